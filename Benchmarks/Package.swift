@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+// Benchmarks live in their own package so the main build and CI stay fast.
+// Run: cd Benchmarks && swift package benchmark            (all)
+//      cd Benchmarks && swift package benchmark --target CryptoBenchmarks
+import PackageDescription
+
+let benchmarkDeps: [Target.Dependency] = [.product(name: "Benchmark", package: "benchmark")]
+let plugins: [Target.PluginUsage] = [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "swift-mtproto", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "TLSchemaBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "TLSchema", package: "swift-mtproto")],
+            path: "Benchmarks/TLSchemaBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "CryptoBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "TransportBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "MTProtoTransport", package: "swift-mtproto")],
+            path: "Benchmarks/TransportBenchmarks", plugins: plugins),
+    ]
+)
