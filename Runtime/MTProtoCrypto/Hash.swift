@@ -1,0 +1,64 @@
+// SHA-1, SHA-256 and HMAC-SHA256 through OpenSSL's one-shot and EVP digest APIs.
+import COpenSSL
+
+/// Message digests used by MTProto: SHA-1 (auth key ids, MTProto 1.0, key exchange) and SHA-256 (MTProto 2.0,
+/// RSA_PAD, obfuscated2 secrets, fake-TLS).
+public enum Hash {
+    public static func sha1(_ data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
+        data.withUnsafeBufferPointer { input in
+            out.withUnsafeMutableBufferPointer { o in
+                _ = SHA1(input.baseAddress, input.count, o.baseAddress)
+            }
+        }
+        return out
+    }
+
+    public static func sha256(_ data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        data.withUnsafeBufferPointer { input in
+            out.withUnsafeMutableBufferPointer { o in
+                _ = SHA256(input.baseAddress, input.count, o.baseAddress)
+            }
+        }
+        return out
+    }
+
+    /// SHA-256 of the concatenation of `parts`, without building the concatenation.
+    public static func sha256(_ parts: [UInt8]...) -> [UInt8] {
+        digest(EVP_sha256(), parts)
+    }
+
+    /// SHA-1 of the concatenation of `parts`, without building the concatenation.
+    public static func sha1(_ parts: [UInt8]...) -> [UInt8] {
+        digest(EVP_sha1(), parts)
+    }
+
+    public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        var outLength: UInt32 = 0
+        key.withUnsafeBytes { k in
+            data.withUnsafeBufferPointer { d in
+                out.withUnsafeMutableBufferPointer { o in
+                    _ = HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), d.baseAddress, d.count,
+                             o.baseAddress, &outLength)
+                }
+            }
+        }
+        return out
+    }
+
+    private static func digest(_ md: OpaquePointer?, _ parts: [[UInt8]]) -> [UInt8] {
+        let size = Int(EVP_MD_get_size(md))
+        var out = [UInt8](repeating: 0, count: size)
+        guard let ctx = EVP_MD_CTX_new() else { return out }
+        defer { EVP_MD_CTX_free(ctx) }
+        EVP_DigestInit_ex(ctx, md, nil)
+        for part in parts {
+            part.withUnsafeBytes { _ = EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) }
+        }
+        var length: UInt32 = 0
+        out.withUnsafeMutableBufferPointer { _ = EVP_DigestFinal_ex(ctx, $0.baseAddress, &length) }
+        return out
+    }
+}
