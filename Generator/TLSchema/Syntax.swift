@@ -1,0 +1,108 @@
+// The syntax tree of a TL schema, as written: names, IDs, parameters and type expressions with their positions.
+// The checker resolves it into the semantic model (Model.swift).
+
+/// A type as written: `int`, `Vector<long>`, `messages.Messages`, `%Message`, `!X`, `#`.
+public struct TypeExpression: Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var arguments: [TypeExpression]
+    /// `!X`: a function call of the generic type X travels here.
+    public var isBang: Bool
+    /// `%T`: the bare form of boxed type T.
+    public var isPercent: Bool
+    public var location: SourceLocation
+    /// Whether the arguments were written `T<A>` (true) or `T A` (false; only in result types like `Vector t`).
+    public var angleBrackets: Bool
+
+    public init(name: String, arguments: [TypeExpression] = [], isBang: Bool = false, isPercent: Bool = false,
+                location: SourceLocation, angleBrackets: Bool = true) {
+        self.name = name
+        self.arguments = arguments
+        self.isBang = isBang
+        self.isPercent = isPercent
+        self.location = location
+        self.angleBrackets = angleBrackets
+    }
+
+    /// As written in the schema, e.g. `Vector<long>`.
+    public var description: String {
+        let prefix = isBang ? "!" : (isPercent ? "%" : "")
+        guard !arguments.isEmpty else { return prefix + name }
+        if angleBrackets { return prefix + name + "<" + arguments.map(\.description).joined(separator: ",") + ">" }
+        return prefix + ([name] + arguments.map(\.description)).joined(separator: " ")
+    }
+
+    /// The constructor-ID normal form: `<` becomes a space and `>` disappears (PROVENANCE.md, rule 3).
+    var normalized: String {
+        let prefix = isBang ? "!" : (isPercent ? "%" : "")
+        return prefix + ([name] + arguments.map(\.normalized)).joined(separator: " ")
+    }
+}
+
+/// `flags.3?` in `name:flags.3?Type`.
+public struct FlagCondition: Sendable, Hashable {
+    public var field: String
+    public var bit: Int
+    public var location: SourceLocation
+    public var bitLocation: SourceLocation
+}
+
+public struct Parameter: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// `name:Type` or `name:flags.N?Type`.
+        case field(name: String, type: TypeExpression, condition: FlagCondition?)
+        /// `{X:Type}`.
+        case generic(name: String, kind: TypeExpression)
+        /// Builtin-only syntax such as the vector's `# [ t ]`, kept as normalized text.
+        case raw(String)
+    }
+
+    public var kind: Kind
+    public var location: SourceLocation
+}
+
+public struct Declaration: Sendable, Hashable {
+    public enum Section: String, Sendable, Hashable {
+        case types
+        case functions
+    }
+
+    /// Full name including the namespace: `messages.sendMessage`.
+    public var name: String
+    /// The ID written after `#`, if any.
+    public var explicitID: UInt32?
+    public var idLocation: SourceLocation?
+    public var parameters: [Parameter]
+    public var result: TypeExpression
+    public var section: Section
+    public var location: SourceLocation
+    /// A declaration of a primitive (`int ? = Int;`, `bytes = Bytes;`, `int128 4*[ int ] = Int128;`):
+    /// part of the language, not a constructor.
+    public var isPrimitiveDeclaration: Bool
+
+    /// The text whose CRC32 is the constructor ID (PROVENANCE.md, "Constructor-ID rule").
+    /// - Parameter bytesAsString: rule 4 (`bytes` written as `string`); Telegram assigned a few IDs without it.
+    public func normalizedText(bytesAsString: Bool = true) -> String {
+        var parts = [name]
+        for parameter in parameters {
+            switch parameter.kind {
+            case .generic(let name, let kind):
+                parts.append("\(name):\(kind.normalized)")
+            case .raw(let text):
+                parts.append(text)
+            case .field(let name, let type, let condition):
+                if condition != nil, type.name == "true", type.arguments.isEmpty, !type.isBang, !type.isPercent {
+                    continue // rule 2: bare `true` flags do not count
+                }
+                var typeText = type.normalized
+                if bytesAsString, type.name == "bytes", type.arguments.isEmpty, !type.isPercent { typeText = "string" }
+                let conditionText = condition.map { "\($0.field).\($0.bit)?" } ?? ""
+                parts.append("\(name):\(conditionText)\(typeText)")
+            }
+        }
+        parts.append("=")
+        parts.append(result.normalized)
+        return parts.joined(separator: " ")
+    }
+
+    public var computedID: UInt32 { CRC32.checksum(normalizedText()) }
+}
