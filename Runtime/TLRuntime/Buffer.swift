@@ -1,0 +1,252 @@
+// The growable byte buffer that TL serialization appends into.
+//
+// Generated `serialize(_ buffer:, _ boxed:)` methods write every field through the `append…` methods below, so they
+// are `@inlinable` and touch a manually managed region directly: the common case is one capacity compare, one
+// unaligned store and one add. Growth doubles, so appends are amortized O(1); the region is freed in `deinit`.
+// `Buffer` is a mutable class shared by reference (like Telegram-iOS's `Buffer`) and is deliberately not `Sendable`.
+
+/// A growable, contiguous byte buffer with little-endian TL appends.
+public final class Buffer {
+    /// Start of the allocated region; always a valid allocation of `_capacity` bytes.
+    @usableFromInline var _base: UnsafeMutableRawPointer
+    /// Number of bytes written.
+    @usableFromInline var _count: Int
+    /// Number of bytes allocated.
+    @usableFromInline var _capacity: Int
+
+    /// Smallest allocation, so that tiny buffers do not regrow on their first few appends.
+    @usableFromInline static let minimumCapacity = 64
+
+    /// An empty buffer.
+    public convenience init() {
+        self.init(capacity: Buffer.minimumCapacity)
+    }
+
+    /// An empty buffer that can hold `capacity` bytes before it grows.
+    public init(capacity: Int) {
+        let capacity = Swift.max(capacity, Buffer.minimumCapacity)
+        _base = .allocate(byteCount: capacity, alignment: 16)
+        _count = 0
+        _capacity = capacity
+    }
+
+    /// A buffer holding a copy of `bytes`.
+    public convenience init(bytes: [UInt8]) {
+        self.init(capacity: bytes.count)
+        appendRaw(bytes)
+    }
+
+    deinit {
+        _base.deallocate()
+    }
+
+    /// Number of bytes written so far.
+    @inlinable public var count: Int { _count }
+
+    /// Number of bytes the buffer can hold before it reallocates.
+    @inlinable public var capacity: Int { _capacity }
+
+    /// A copy of the written bytes.
+    public var bytes: [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: _count) { out, initialized in
+            if _count > 0, let dst = out.baseAddress {
+                UnsafeMutableRawPointer(dst).copyMemory(from: _base, byteCount: _count)
+            }
+            initialized = _count
+        }
+    }
+
+    /// Calls `body` with the written bytes; the pointer is valid only inside `body`, and `body` must not append.
+    @inlinable
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeRawBufferPointer(start: _base, count: _count))
+    }
+
+    /// Makes room for at least `n` bytes in total.
+    public func reserveCapacity(_ n: Int) {
+        if n > _capacity { _reallocate(capacity: n) }
+    }
+
+    /// Forgets the written bytes; with `keepingCapacity`, the allocation is reused (the encode-into-reused-buffer path).
+    public func removeAll(keepingCapacity: Bool) {
+        _count = 0
+        if !keepingCapacity && _capacity > Buffer.minimumCapacity {
+            _base.deallocate()
+            _base = .allocate(byteCount: Buffer.minimumCapacity, alignment: 16)
+            _capacity = Buffer.minimumCapacity
+        }
+    }
+
+    // MARK: Growth
+
+    /// Ensures `n` more bytes fit; the slow path is out of line so the inlined appends stay small.
+    @inlinable @inline(__always)
+    func _reserveAdditional(_ n: Int) {
+        if _capacity &- _count < n { _grow(adding: n) }
+    }
+
+    @usableFromInline @inline(never)
+    func _grow(adding n: Int) {
+        let needed = _count + n
+        _reallocate(capacity: Swift.max(needed, _capacity &* 2))
+    }
+
+    @usableFromInline
+    func _reallocate(capacity: Int) {
+        let newBase = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        newBase.copyMemory(from: _base, byteCount: _count)
+        _base.deallocate()
+        _base = newBase
+        _capacity = capacity
+    }
+
+    // MARK: Fixed-size appends
+
+    @inlinable @inline(__always)
+    func _store<T: FixedWidthInteger>(_ v: T) {
+        _reserveAdditional(MemoryLayout<T>.size)
+        (_base + _count).storeBytes(of: v.littleEndian, as: T.self)
+        _count &+= MemoryLayout<T>.size
+    }
+
+    /// TL `int`.
+    @inlinable public func appendInt32(_ v: Int32) { _store(v) }
+
+    /// A constructor ID or a `#` (flags) field.
+    @inlinable public func appendUInt32(_ v: UInt32) { _store(v) }
+
+    /// TL `long`.
+    @inlinable public func appendInt64(_ v: Int64) { _store(v) }
+
+    /// TL `double`: the IEEE-754 bit pattern, little-endian, so -0.0 and every payload survive.
+    @inlinable public func appendDouble(_ v: Double) { _store(v.bitPattern) }
+
+    /// TL `int128`, in wire order.
+    @inlinable public func appendInt128(_ v: TLInt128) {
+        _reserveAdditional(16)
+        (_base + _count).storeBytes(of: v._w0.littleEndian, as: UInt64.self)
+        (_base + _count + 8).storeBytes(of: v._w1.littleEndian, as: UInt64.self)
+        _count &+= 16
+    }
+
+    /// TL `int256`, in wire order.
+    @inlinable public func appendInt256(_ v: TLInt256) {
+        _reserveAdditional(32)
+        (_base + _count).storeBytes(of: v._w0.littleEndian, as: UInt64.self)
+        (_base + _count + 8).storeBytes(of: v._w1.littleEndian, as: UInt64.self)
+        (_base + _count + 16).storeBytes(of: v._w2.littleEndian, as: UInt64.self)
+        (_base + _count + 24).storeBytes(of: v._w3.littleEndian, as: UInt64.self)
+        _count &+= 32
+    }
+
+    /// TL `Bool`, which is always boxed: `boolTrue#997275b5` or `boolFalse#bc799737`.
+    @inlinable public func appendBool(_ v: Bool) {
+        _store(v ? TLConstructorID.boolTrue : TLConstructorID.boolFalse)
+    }
+
+    /// A vector prefix: `vector#1cb5c415` when boxed, then the element count as an `int`.
+    @inlinable public func appendVectorHeader(count: Int, boxed: Bool) {
+        if boxed { _store(TLConstructorID.vector) }
+        _store(Int32(truncatingIfNeeded: count))
+    }
+
+    // MARK: Variable-size appends
+
+    /// Bytes as they are, without a length prefix or padding.
+    @inlinable public func appendRaw(_ v: [UInt8]) {
+        v.withUnsafeBytes { appendRaw($0) }
+    }
+
+    /// Bytes as they are, without a length prefix or padding.
+    @inlinable public func appendRaw(_ v: UnsafeRawBufferPointer) {
+        let n = v.count
+        guard n > 0, let src = v.baseAddress else { return }
+        _reserveAdditional(n)
+        (_base + _count).copyMemory(from: src, byteCount: n)
+        _count &+= n
+    }
+
+    /// Everything written to `other` (which may be `self`).
+    public func append(_ other: Buffer) {
+        let n = other._count
+        guard n > 0 else { return }
+        _reserveAdditional(n)
+        // After a reallocation of `self`, `other._base` is the new region too when `other === self`.
+        (_base + _count).copyMemory(from: other._base, byteCount: n)
+        _count &+= n
+    }
+
+    /// TL `bytes`: length prefix, data, zero padding to a multiple of 4 counting the prefix.
+    @inlinable public func appendTLBytes(_ v: [UInt8]) {
+        v.withUnsafeBytes { appendTLBytes($0) }
+    }
+
+    /// TL `string`: the UTF-8 encoding as TL `bytes`.
+    @inlinable public func appendTLString(_ v: String) {
+        let written: Bool? = v.utf8.withContiguousStorageIfAvailable {
+            appendTLBytes(UnsafeRawBufferPointer($0))
+            return true
+        }
+        if written == nil { appendTLBytes(Array(v.utf8)) }
+    }
+
+    /// TL `bytes` from raw memory.
+    ///
+    /// A length of 2^24 or more cannot be expressed by the 3-byte prefix; Telegram caps payloads far below that, so
+    /// such a value is a programming error and traps rather than writing a corrupt stream.
+    @inlinable public func appendTLBytes(_ v: UnsafeRawBufferPointer) {
+        let n = v.count
+        let header = n <= 253 ? 1 : 4
+        let total = (header &+ n &+ 3) & ~3
+        _reserveAdditional(total)
+        let p = _base + _count
+        if header == 1 {
+            p.storeBytes(of: UInt8(truncatingIfNeeded: n), as: UInt8.self)
+        } else {
+            precondition(n < 1 << 24, "TL bytes longer than 16 MiB cannot be encoded")
+            p.storeBytes(of: (UInt32(truncatingIfNeeded: n) << 8 | 0xfe).littleEndian, as: UInt32.self)
+        }
+        if n > 0, let src = v.baseAddress {
+            (p + header).copyMemory(from: src, byteCount: n)
+        }
+        let used = header &+ n
+        if total > used {
+            (p + used).initializeMemory(as: UInt8.self, repeating: 0, count: total &- used)
+        }
+        _count &+= total
+    }
+
+    /// A vector of serializable elements, with its header. `boxedElements` is passed to each element's `serialize`
+    /// (`Vector<User>` holds boxed elements, `vector<%Message>` bare ones; integers and strings ignore it).
+    @inlinable
+    public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool = true) {
+        appendVectorHeader(count: elements.count, boxed: boxed)
+        for element in elements { element.serialize(self, boxedElements) }
+    }
+
+    /// A vector of TL `bytes` (`Vector<bytes>`), with its header.
+    @inlinable
+    public func appendBytesVector(_ elements: [[UInt8]], boxed: Bool) {
+        appendVectorHeader(count: elements.count, boxed: boxed)
+        for element in elements { appendTLBytes(element) }
+    }
+}
+
+extension Buffer: CustomStringConvertible {
+    /// The length and the leading bytes in hex, for debugging.
+    public var description: String {
+        withUnsafeBytes { "Buffer(\($0.count) bytes: \(Hex.short($0, limit: 32)))" }
+    }
+}
+
+/// Constructor IDs the runtime itself knows.
+public enum TLConstructorID {
+    /// `boolTrue#997275b5 = Bool`
+    @inlinable public static var boolTrue: UInt32 { 0x9972_75b5 }
+    /// `boolFalse#bc799737 = Bool`
+    @inlinable public static var boolFalse: UInt32 { 0xbc79_9737 }
+    /// `vector#1cb5c415 {t:Type} # [ t ] = Vector t`
+    @inlinable public static var vector: UInt32 { 0x1cb5_c415 }
+    /// `gzip_packed#3072cfa1 packed_data:bytes = Object`
+    @inlinable public static var gzipPacked: UInt32 { 0x3072_cfa1 }
+}

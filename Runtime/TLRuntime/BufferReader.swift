@@ -1,0 +1,283 @@
+// The bounds-checked cursor that generated parse functions read TL values through.
+//
+// Every read checks the remaining length first and throws `TLDecodingError.truncated` with the read's start offset,
+// so malformed input never traps. The bytes live in an immutable `ReaderStorage` that the reader retains:
+// `BufferReader(buffer)` copies the buffer's bytes once (a single `memcpy`), which gives snapshot semantics — later
+// appends to, or reallocation of, the `Buffer` cannot affect the reader — and lets reads go through a stored pointer
+// with unaligned little-endian loads, inlined into the generated code.
+
+/// Immutable bytes that readers point into; freed when the last reader is gone.
+@usableFromInline
+final class ReaderStorage: @unchecked Sendable {  // Sendable: the bytes are never written after init.
+    @usableFromInline let base: UnsafeRawPointer
+    @usableFromInline let count: Int
+
+    /// A copy of `bytes`.
+    init(copying bytes: UnsafeRawBufferPointer) {
+        let region = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(bytes.count, 1), alignment: 16)
+        if let src = bytes.baseAddress, bytes.count > 0 {
+            region.copyMemory(from: src, byteCount: bytes.count)
+        }
+        base = UnsafeRawPointer(region)
+        count = bytes.count
+    }
+
+    /// Storage that frees `base` (allocated with `UnsafeMutableRawPointer.allocate`) when it goes.
+    init(owning base: UnsafeRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit {
+        UnsafeMutableRawPointer(mutating: base).deallocate()
+    }
+}
+
+/// A cursor over immutable TL bytes. Generated code passes it `inout`.
+public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points into `_storage`, immutable and retained.
+    @usableFromInline let _storage: ReaderStorage
+    @usableFromInline let _base: UnsafeRawPointer
+    @usableFromInline let _end: Int
+    @usableFromInline var _position: Int
+
+    @usableFromInline var _depth: Int = 0
+    /// How deeply boxed objects may nest before decoding fails, so hostile input cannot exhaust the stack.
+    public var maxDepth: Int = 64
+    /// The most bytes one `gzip_packed` value may inflate to.
+    public var maxUnpackedSize: Int = GZip.defaultMaxSize
+
+    /// A reader over a snapshot of `buffer`'s current bytes (copied once).
+    public init(_ buffer: Buffer) {
+        self.init(storage: buffer.withUnsafeBytes { ReaderStorage(copying: $0) })
+    }
+
+    /// A reader over a copy of `bytes`.
+    public init(bytes: [UInt8]) {
+        self.init(storage: bytes.withUnsafeBytes { ReaderStorage(copying: $0) })
+    }
+
+    /// A reader over a copy of `bytes`.
+    public init(copying bytes: UnsafeRawBufferPointer) {
+        self.init(storage: ReaderStorage(copying: bytes))
+    }
+
+    init(storage: ReaderStorage) {
+        _storage = storage
+        _base = storage.base
+        _end = storage.count
+        _position = 0
+    }
+
+    /// Bytes consumed so far: the offset of the next read.
+    @inlinable public var offset: Int { _position }
+
+    /// Objects currently entered (`enterObject` minus `leaveObject`).
+    @inlinable public var depth: Int { _depth }
+
+    /// Bytes not yet read.
+    @inlinable public var remaining: Int { _end &- _position }
+
+    // MARK: Fixed-size reads
+
+    /// Consumes `n` bytes and returns where they start, or throws `.truncated` without consuming anything.
+    @inlinable @inline(__always)
+    mutating func _take(_ n: Int) throws(TLDecodingError) -> Int {
+        let start = _position
+        guard n <= _end &- start else { throw Self._truncated(needed: n, available: _end &- start, at: start) }
+        _position = start &+ n
+        return start
+    }
+
+    @usableFromInline @inline(never)
+    static func _truncated(needed: Int, available: Int, at offset: Int) -> TLDecodingError {
+        TLDecodingError(.truncated(needed: needed, available: available), offset: offset)
+    }
+
+    @inlinable @inline(__always)
+    mutating func _load<T: FixedWidthInteger>(_: T.Type) throws(TLDecodingError) -> T {
+        let at = try _take(MemoryLayout<T>.size)
+        return T(littleEndian: _base.loadUnaligned(fromByteOffset: at, as: T.self))
+    }
+
+    /// TL `int`.
+    @inlinable public mutating func readInt32() throws(TLDecodingError) -> Int32 { try _load(Int32.self) }
+
+    /// A constructor ID or a `#` (flags) field.
+    @inlinable public mutating func readUInt32() throws(TLDecodingError) -> UInt32 { try _load(UInt32.self) }
+
+    /// TL `long`.
+    @inlinable public mutating func readInt64() throws(TLDecodingError) -> Int64 { try _load(Int64.self) }
+
+    /// TL `double`, bit-exact.
+    @inlinable public mutating func readDouble() throws(TLDecodingError) -> Double {
+        Double(bitPattern: try _load(UInt64.self))
+    }
+
+    /// TL `int128`.
+    @inlinable public mutating func readInt128() throws(TLDecodingError) -> TLInt128 {
+        let at = try _take(16)
+        return TLInt128(
+            UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at, as: UInt64.self)),
+            UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at &+ 8, as: UInt64.self)))
+    }
+
+    /// TL `int256`.
+    @inlinable public mutating func readInt256() throws(TLDecodingError) -> TLInt256 {
+        let at = try _take(32)
+        return TLInt256(
+            UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at, as: UInt64.self)),
+            UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at &+ 8, as: UInt64.self)),
+            UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at &+ 16, as: UInt64.self)),
+            UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at &+ 24, as: UInt64.self)))
+    }
+
+    /// TL `Bool` (always boxed); any ID other than `boolTrue`/`boolFalse` is an error.
+    @inlinable public mutating func readBool() throws(TLDecodingError) -> Bool {
+        let at = _position
+        let id = try _load(UInt32.self)
+        switch id {
+        case TLConstructorID.boolTrue: return true
+        case TLConstructorID.boolFalse: return false
+        default: throw TLDecodingError(.invalidBool(id), offset: at)
+        }
+    }
+
+    /// The next 4 bytes as a constructor ID, without consuming them; nil when fewer than 4 are left.
+    @inlinable public func peekUInt32() -> UInt32? {
+        guard _end &- _position >= 4 else { return nil }
+        return UInt32(littleEndian: _base.loadUnaligned(fromByteOffset: _position, as: UInt32.self))
+    }
+
+    // MARK: Variable-size reads
+
+    /// Reads a TL `bytes`/`string` header and consumes the whole value; returns where the data starts and its length.
+    ///
+    /// Prefix byte ≤ 253 is the length; 0xfe is followed by a 3-byte little-endian length; 0xff is invalid. The
+    /// padding (to a multiple of 4, counting the prefix) must be present but its content is not checked.
+    @inlinable @inline(__always)
+    mutating func _takeTLBytes() throws(TLDecodingError) -> (start: Int, count: Int) {
+        let at = _position
+        let available = _end &- at
+        guard available >= 1 else { throw Self._truncated(needed: 1, available: available, at: at) }
+        let first = _base.load(fromByteOffset: at, as: UInt8.self)
+        let header: Int
+        let length: Int
+        if first < 0xfe {
+            header = 1
+            length = Int(first)
+        } else if first == 0xfe {
+            guard available >= 4 else { throw Self._truncated(needed: 4, available: available, at: at) }
+            header = 4
+            length = Int(UInt32(littleEndian: _base.loadUnaligned(fromByteOffset: at, as: UInt32.self)) >> 8)
+        } else {
+            throw TLDecodingError(.invalidValue("TL bytes length prefix 0xff"), offset: at)
+        }
+        let total = (header &+ length &+ 3) & ~3
+        guard total <= available else { throw Self._truncated(needed: total, available: available, at: at) }
+        _position = at &+ total
+        return (at &+ header, length)
+    }
+
+    /// TL `bytes`.
+    @inlinable public mutating func readTLBytes() throws(TLDecodingError) -> [UInt8] {
+        let (start, count) = try _takeTLBytes()
+        return _copy(from: start, count: count)
+    }
+
+    /// TL `string`. Invalid UTF-8 is repaired with U+FFFD rather than rejected, as Telegram's clients do.
+    @inlinable public mutating func readTLString() throws(TLDecodingError) -> String {
+        let (start, count) = try _takeTLBytes()
+        let utf8 = UnsafeBufferPointer(start: (_base + start).assumingMemoryBound(to: UInt8.self), count: count)
+        return String(decoding: utf8, as: UTF8.self)
+    }
+
+    /// `count` bytes as they are.
+    @inlinable public mutating func readRaw(count: Int) throws(TLDecodingError) -> [UInt8] {
+        guard count >= 0 else { throw TLDecodingError(.invalidLength(count), offset: _position) }
+        let at = try _take(count)
+        return _copy(from: at, count: count)
+    }
+
+    /// Everything not yet read (an opaque trailing `Object`, for example).
+    @inlinable public mutating func readRemaining() -> [UInt8] {
+        let at = _position
+        _position = _end
+        return _copy(from: at, count: _end &- at)
+    }
+
+    /// Skips `count` bytes.
+    @inlinable public mutating func skip(count: Int) throws(TLDecodingError) {
+        guard count >= 0 else { throw TLDecodingError(.invalidLength(count), offset: _position) }
+        _ = try _take(count)
+    }
+
+    @inlinable
+    func _copy(from start: Int, count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            if count > 0, let dst = out.baseAddress {
+                UnsafeMutableRawPointer(dst).copyMemory(from: _base + start, byteCount: count)
+            }
+            initialized = count
+        }
+    }
+
+    // MARK: Vectors
+
+    /// A vector's element count, after checking `vector#1cb5c415` when boxed.
+    ///
+    /// Every TL element takes at least 4 bytes, so a count above `remaining / 4` (or below 0) is rejected before
+    /// anything is allocated for it.
+    @inlinable public mutating func readVectorCount(boxed: Bool) throws(TLDecodingError) -> Int {
+        if boxed {
+            let at = _position
+            let id = try _load(UInt32.self)
+            guard id == TLConstructorID.vector else { throw TLDecodingError(.invalidVectorID(id), offset: at) }
+        }
+        let at = _position
+        let count = try _load(Int32.self)
+        guard count >= 0, Int(count) <= (_end &- _position) / 4 else {
+            throw TLDecodingError(.invalidCount(Int64(count)), offset: at)
+        }
+        return Int(count)
+    }
+
+    /// A vector of TL-parsable elements.
+    @inlinable
+    public mutating func readVector<T: TLParsable>(boxed: Bool, of: T.Type) throws(TLDecodingError) -> [T] {
+        let count = try readVectorCount(boxed: boxed)
+        var result: [T] = []
+        result.reserveCapacity(count)
+        for _ in 0..<count { result.append(try T.parse(&self)) }
+        return result
+    }
+
+    /// A vector of TL `bytes` (`Vector<bytes>`), which is not `TLParsable` because `[UInt8]` is an array.
+    @inlinable
+    public mutating func readBytesVector(boxed: Bool) throws(TLDecodingError) -> [[UInt8]] {
+        let count = try readVectorCount(boxed: boxed)
+        var result: [[UInt8]] = []
+        result.reserveCapacity(count)
+        for _ in 0..<count { result.append(try readTLBytes()) }
+        return result
+    }
+
+    // MARK: Structure
+
+    /// Marks entry into a nested boxed object; fails once more than `maxDepth` are open.
+    @inlinable public mutating func enterObject() throws(TLDecodingError) {
+        guard _depth < maxDepth else { throw TLDecodingError(.depthExceeded(limit: maxDepth), offset: _position) }
+        _depth &+= 1
+    }
+
+    /// Marks the end of the object opened by the matching `enterObject`.
+    @inlinable public mutating func leaveObject() {
+        if _depth > 0 { _depth &-= 1 }
+    }
+
+    /// Fails when bytes are left over.
+    @inlinable public func expectEnd() throws(TLDecodingError) {
+        guard _position == _end else {
+            throw TLDecodingError(.trailingBytes(_end &- _position), offset: _position)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+// The one error type of TL decoding. It says what went wrong (`Reason`), at which byte the failing read started
+// (`offset`), and where in the object tree it happened (`path`, outermost first). Generated parse functions add path
+// frames only on the error path (`inside(constructor:fields:index:)`), so a successful parse pays nothing for them.
+
+/// A TL decoding failure: what, at which byte, and inside which constructor fields.
+public struct TLDecodingError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What went wrong.
+    public enum Reason: Sendable, Equatable {
+        /// A read needed more bytes than were left.
+        case truncated(needed: Int, available: Int)
+        /// A constructor ID that the expected type (or registry) does not have.
+        case unknownConstructor(UInt32, type: String)
+        /// A `Bool` that is neither `boolTrue` nor `boolFalse`.
+        case invalidBool(UInt32)
+        /// A boxed `Vector` whose ID is not `0x1cb5c415`.
+        case invalidVectorID(UInt32)
+        /// A vector count that is negative or larger than the remaining bytes could hold.
+        case invalidCount(Int64)
+        /// A length that cannot be right (negative, or the wrong size for a fixed-size value).
+        case invalidLength(Int)
+        /// Objects nested deeper than the reader's `maxDepth`.
+        case depthExceeded(limit: Int)
+        /// Bytes left over after a value that should have filled the input.
+        case trailingBytes(Int)
+        /// A value that the wire format allows but the type does not.
+        case invalidValue(String)
+        /// `gzip_packed` data that zlib rejects.
+        case decompression(String)
+        /// `gzip_packed` data that inflates to more than the allowed size (a zip bomb, or a too-small limit).
+        case unpackedTooLarge(limit: Int)
+    }
+
+    /// One level of the object tree: a constructor (or function) name and the field being read, if any.
+    public struct Frame: Sendable, Equatable {
+        public var constructor: String
+        public var field: String?
+
+        public init(constructor: String, field: String?) {
+            self.constructor = constructor
+            self.field = field
+        }
+    }
+
+    public var reason: Reason
+    /// Byte offset, in the reader's input, where the failing read started.
+    public var offset: Int
+    /// The object tree from the outermost value down to the failing field.
+    public var path: [Frame]
+
+    public init(_ reason: Reason, offset: Int, path: [Frame] = []) {
+        self.reason = reason
+        self.offset = offset
+        self.path = path
+    }
+
+    /// The same error seen from one level up: `constructor`'s field number `index` was being read.
+    ///
+    /// `fields` is the constructor's field names joined by ","; an `index` past the last field (the count) means the
+    /// error happened after every field, so the frame has no field.
+    public func inside(constructor: StaticString, fields: StaticString, index: Int) -> TLDecodingError {
+        var field: String?
+        if index >= 0 {
+            var i = 0
+            for name in fields.description.split(separator: ",", omittingEmptySubsequences: false) {
+                if i == index {
+                    field = String(name)
+                    break
+                }
+                i += 1
+            }
+        }
+        return inside(Frame(constructor: constructor.description, field: field))
+    }
+
+    /// The same error seen from one level up, inside `frame`.
+    public func inside(_ frame: Frame) -> TLDecodingError {
+        var copy = self
+        copy.path.insert(frame, at: 0)
+        return copy
+    }
+
+    /// For example `truncated at byte 37: needed 8 bytes, 3 available (in user.phone <- messages.messages.users)`:
+    /// innermost frame first, the way one reads "in this field of that object".
+    public var description: String {
+        var text = reasonDescription
+        if !path.isEmpty {
+            let frames = path.reversed().map { frame in
+                frame.field.map { "\(frame.constructor).\($0)" } ?? frame.constructor
+            }
+            text += " (in " + frames.joined(separator: " <- ") + ")"
+        }
+        return text
+    }
+
+    var reasonDescription: String {
+        switch reason {
+        case let .truncated(needed, available):
+            "truncated at byte \(offset): needed \(needed) \(needed == 1 ? "byte" : "bytes"), \(available) available"
+        case let .unknownConstructor(id, type):
+            "unknown constructor \(Hex.id(id)) for \(type) at byte \(offset)"
+        case let .invalidBool(id):
+            "invalid Bool \(Hex.id(id)) at byte \(offset) (expected boolTrue 0x997275b5 or boolFalse 0xbc799737)"
+        case let .invalidVectorID(id):
+            "invalid vector ID \(Hex.id(id)) at byte \(offset) (expected 0x1cb5c415)"
+        case let .invalidCount(count):
+            "invalid vector count \(count) at byte \(offset)"
+        case let .invalidLength(length):
+            "invalid length \(length) at byte \(offset)"
+        case let .depthExceeded(limit):
+            "objects nested deeper than \(limit) at byte \(offset)"
+        case let .trailingBytes(count):
+            "\(count) trailing \(count == 1 ? "byte" : "bytes") at byte \(offset)"
+        case let .invalidValue(what):
+            "invalid value at byte \(offset): \(what)"
+        case let .decompression(what):
+            "gzip_packed at byte \(offset) does not inflate: \(what)"
+        case let .unpackedTooLarge(limit):
+            "gzip_packed at byte \(offset) inflates to more than \(limit) bytes"
+        }
+    }
+}

@@ -1,0 +1,117 @@
+// The protocols generated code conforms to, the conformances of the TL primitives, and `TLValue`, the field-value
+// view used by logs and tl-json. Generated types implement `serialize` and `parse` with the `Buffer` and
+// `BufferReader` primitives; the runtime only needs these protocols where it handles values generically (vectors,
+// function results, the registry, descriptions).
+
+/// A value that can be read in the form it takes as a vector element or a function result.
+///
+/// `SendableMetatype`: result parsers are `@Sendable` closures that use the element type.
+public protocol TLParsable: SendableMetatype {
+    static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Self
+}
+
+/// A value that can append itself to a buffer; `boxed` says whether a constructor ID goes first.
+public protocol TLSerializable {
+    func serialize(_ buffer: Buffer, _ boxed: Bool)
+}
+
+/// A value that can describe itself field by field, for logs.
+public protocol TypeConstructorDescription {
+    /// The constructor or function TL name with its namespace (`"messages.sendMessage"`), and its fields in schema
+    /// order, absent optional fields omitted.
+    func descriptionFields() -> (String, [(String, TLValue)])
+}
+
+/// A generated constructor or function value.
+public protocol TLObject: TypeConstructorDescription, TLSerializable, Sendable {}
+
+/// A request payload; `serialize(_, true)` writes its ID and parameters.
+public protocol TLFunction: TLObject {}
+
+/// A type the registry can parse once the constructor ID has been read.
+///
+/// Depth accounting belongs to the implementation: it should call `reader.enterObject()` first and
+/// `reader.leaveObject()` when done. `TLRegistry` does not change the depth itself.
+public protocol TLRegistrable: TLObject {
+    static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Self
+}
+
+/// A TL field value, as logs and tl-json see it.
+public indirect enum TLValue: Sendable {
+    case int(Int32)
+    case long(Int64)
+    case double(Double)
+    case int128(TLInt128)
+    case int256(TLInt256)
+    case string(String)
+    case bytes([UInt8])
+    case bool(Bool)
+    /// A `#` field.
+    case flags(UInt32)
+    /// A set `flags.N?true` field.
+    case trueFlag
+    case vector([TLValue])
+    case object(any TLObject)
+    /// An opaque embedded object (MTProto `Object`), as serialized.
+    case raw([UInt8])
+}
+
+// MARK: Primitive conformances
+
+extension Int32: TLParsable, TLSerializable {
+    @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Int32 {
+        try reader.readInt32()
+    }
+
+    @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt32(self) }
+}
+
+extension Int64: TLParsable, TLSerializable {
+    @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Int64 {
+        try reader.readInt64()
+    }
+
+    @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt64(self) }
+}
+
+extension Double: TLParsable, TLSerializable {
+    @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Double {
+        try reader.readDouble()
+    }
+
+    @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendDouble(self) }
+}
+
+/// TL `string`.
+extension String: TLParsable, TLSerializable {
+    @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> String {
+        try reader.readTLString()
+    }
+
+    @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendTLString(self) }
+}
+
+/// TL `Bool`, which only exists boxed: `boxed` is ignored.
+extension Bool: TLParsable, TLSerializable {
+    @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Bool {
+        try reader.readBool()
+    }
+
+    @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendBool(self) }
+}
+
+extension TLInt128: TLParsable, TLSerializable {
+    @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TLInt128 {
+        try reader.readInt128()
+    }
+
+    @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt128(self) }
+}
+
+extension TLInt256: TLParsable, TLSerializable {
+    @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TLInt256 {
+        try reader.readInt256()
+    }
+
+    @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt256(self) }
+}
