@@ -1,0 +1,225 @@
+// AES-256 in Infinite Garble Extension mode, as MTProto uses it (core.telegram.org/mtproto/description,
+// "Defining AES Key and Initialization Vector"): c_i = E(p_i ⊕ c_{i−1}) ⊕ p_{i−1}. The 32-byte IV is
+// c_0 ‖ p_0 (the MTProto / OpenSSL order).
+//
+// OpenSSL 3 has no IGE in EVP (AES_ige_encrypt is deprecated and uses the slow non-AES-NI block code), so the
+// chaining is composed here around OpenSSL's AES; the block cipher itself is never hand-rolled.
+//
+// Encryption runs as one CBC pass. With y_i = c_i ⊕ p_{i−1} the IGE rule becomes
+//     y_i = E(p_i ⊕ c_{i−1}) = E((p_i ⊕ p_{i−2}) ⊕ y_{i−1}),
+// i.e. CBC over x_i = p_i ⊕ p_{i−2} with IV c_0 (taking p_{−1} = 0, so y_0 = c_0). So: pre-XOR, AES-CBC
+// (OpenSSL's AES-NI code), post-XOR c_i = y_i ⊕ p_{i−1}. IGE encryption thus runs at nearly CBC speed.
+//
+// Decryption, p_i = D(c_i ⊕ p_{i−1}) ⊕ c_{i−1}, feeds each output into the next block's decryption. That is a
+// chain of AES *decryptions*, which no EVP mode provides, so it runs one ECB block call per block on a
+// reused context.
+import COpenSSL
+
+/// AES-256-IGE with a fixed key and 32-byte IV. Each call starts from the IV; there is no state between calls.
+public struct AES256IGE: Sendable {
+    public let key: [UInt8]
+    public let iv: [UInt8]
+
+    /// - Parameters:
+    ///   - key: 32 bytes.
+    ///   - iv: 32 bytes: the initial "previous ciphertext" block, then the initial "previous plaintext" block.
+    public init(key: [UInt8], iv: [UInt8]) throws(CryptoError) {
+        guard key.count == 32 else { throw .invalidKeyLength(what: "AES-256-IGE key", expected: 32, actual: key.count) }
+        try self.init(anyKey: key, iv: iv)
+    }
+
+    /// Also accepts 16- and 24-byte keys; only for pinning the chaining with OpenSSL's AES-128 IGE test vectors.
+    init(anyKey key: [UInt8], iv: [UInt8]) throws(CryptoError) {
+        guard [16, 24, 32].contains(key.count) else {
+            throw .invalidKeyLength(what: "AES-IGE key", expected: 32, actual: key.count)
+        }
+        guard iv.count == 32 else { throw .invalidIVLength(what: "AES-IGE IV", expected: 32, actual: iv.count) }
+        self.key = key
+        self.iv = iv
+    }
+
+    /// One-shot encryption with a fresh key and IV.
+    public static func encrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try AES256IGE(key: key, iv: iv).encrypt(plaintext)
+    }
+
+    /// One-shot decryption with a fresh key and IV.
+    public static func decrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try AES256IGE(key: key, iv: iv).decrypt(ciphertext)
+    }
+
+    public func encrypt(_ plaintext: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var out = plaintext
+        try encrypt(inPlace: &out)
+        return out
+    }
+
+    public func decrypt(_ ciphertext: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var out = ciphertext
+        try decrypt(inPlace: &out)
+        return out
+    }
+
+    public func encrypt(inPlace data: inout [UInt8]) throws(CryptoError) {
+        let result: Result<Void, CryptoError> = data.withUnsafeMutableBytes { buffer in
+            Result { () throws(CryptoError) in try encrypt(buffer) }
+        }
+        try result.get()
+    }
+
+    public func decrypt(inPlace data: inout [UInt8]) throws(CryptoError) {
+        let result: Result<Void, CryptoError> = data.withUnsafeMutableBytes { buffer in
+            Result { () throws(CryptoError) in try decrypt(buffer) }
+        }
+        try result.get()
+    }
+
+    /// Encrypts `buffer` in place. Its length must be a multiple of 16.
+    public func encrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        let ctx = try CipherContext(cipher: cbcCipher(keyLength: key.count), key: key,
+                                    iv: Array(iv[0..<16]), encrypt: true)
+        var pm2 = Block.zero                       // p_{i−2}; p_{−1} = 0 makes x_1 = p_1
+        var pm1 = Block(iv, offset: 16)            // p_{i−1}; p_0 from the IV
+        // Work in cache-sized pieces, keeping each piece's plaintext for the post-XOR; the CBC context carries
+        // the chaining value between pieces.
+        let pieceSize = 4096
+        try withUnsafeTemporaryAllocation(byteCount: pieceSize, alignment: 16) { (saved) throws(CryptoError) in
+            guard let savedBase = saved.baseAddress else { return }
+            var start = 0
+            while start < buffer.count {
+                let length = min(pieceSize, buffer.count - start)
+                let piece = base + start
+                savedBase.copyMemory(from: piece, byteCount: length)
+                let pieceStart = pm1
+                var a = pm2, b = pm1
+                var offset = 0
+                while offset < length {
+                    let p = Block(savedBase, offset: offset)
+                    (p ^ a).store(to: piece, offset: offset)
+                    a = b
+                    b = p
+                    offset += 16
+                }
+                try ctx.update(piece, length: length)
+                var previous = pieceStart
+                offset = 0
+                while offset < length {
+                    (Block(piece, offset: offset) ^ previous).store(to: piece, offset: offset)
+                    previous = Block(savedBase, offset: offset)
+                    offset += 16
+                }
+                pm2 = a
+                pm1 = b
+                start += length
+            }
+        }
+    }
+
+    /// Decrypts `buffer` in place. Its length must be a multiple of 16.
+    public func decrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        let ctx = try CipherContext(cipher: ecbCipher(keyLength: key.count), key: key, iv: nil, encrypt: false)
+        var cPrev = Block(iv, offset: 0)
+        var pPrev = Block(iv, offset: 16)
+        var offset = 0
+        while offset < buffer.count {
+            let c = Block(base, offset: offset)
+            (c ^ pPrev).store(to: base, offset: offset)
+            try ctx.update(base + offset, length: 16)
+            let p = Block(base, offset: offset) ^ cPrev
+            p.store(to: base, offset: offset)
+            pPrev = p
+            cPrev = c
+            offset += 16
+        }
+    }
+}
+
+/// One 16-byte block as two words, for the XOR passes.
+struct Block {
+    var low: UInt64
+    var high: UInt64
+
+    static let zero = Block(low: 0, high: 0)
+
+    init(low: UInt64, high: UInt64) {
+        self.low = low
+        self.high = high
+    }
+
+    init(_ pointer: UnsafeMutableRawPointer, offset: Int) {
+        low = pointer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        high = pointer.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+    }
+
+    /// Reads bytes offset..<offset+16 of `bytes`; callers guarantee the length.
+    init(_ bytes: [UInt8], offset: Int) {
+        (low, high) = bytes.withUnsafeBytes { raw in
+            (raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+             raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+        }
+    }
+
+    func store(to pointer: UnsafeMutableRawPointer, offset: Int) {
+        pointer.storeBytes(of: low, toByteOffset: offset, as: UInt64.self)
+        pointer.storeBytes(of: high, toByteOffset: offset + 8, as: UInt64.self)
+    }
+
+    static func ^ (lhs: Block, rhs: Block) -> Block {
+        Block(low: lhs.low ^ rhs.low, high: lhs.high ^ rhs.high)
+    }
+}
+
+private func cbcCipher(keyLength: Int) -> OpaquePointer? {
+    switch keyLength {
+    case 16: EVP_aes_128_cbc()
+    case 24: EVP_aes_192_cbc()
+    default: EVP_aes_256_cbc()
+    }
+}
+
+private func ecbCipher(keyLength: Int) -> OpaquePointer? {
+    switch keyLength {
+    case 16: EVP_aes_128_ecb()
+    case 24: EVP_aes_192_ecb()
+    default: EVP_aes_256_ecb()
+    }
+}
+
+/// An EVP cipher context without padding, freed when released.
+final class CipherContext {
+    private let ctx: OpaquePointer
+
+    init(cipher: OpaquePointer?, key: [UInt8], iv: [UInt8]?, encrypt: Bool) throws(CryptoError) {
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw openSSLFailure("EVP_CIPHER_CTX_new") }
+        let ok: Int32
+        if let iv {
+            ok = EVP_CipherInit_ex(ctx, cipher, nil, key, iv, encrypt ? 1 : 0)
+        } else {
+            ok = EVP_CipherInit_ex(ctx, cipher, nil, key, nil, encrypt ? 1 : 0)
+        }
+        guard ok == 1, EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 else {
+            EVP_CIPHER_CTX_free(ctx)
+            throw openSSLFailure("EVP_CipherInit_ex")
+        }
+        self.ctx = ctx
+    }
+
+    deinit { EVP_CIPHER_CTX_free(ctx) }
+
+    /// Transforms `length` bytes (a multiple of the block size) in place.
+    func update(_ pointer: UnsafeMutableRawPointer, length: Int) throws(CryptoError) {
+        let bytes = pointer.assumingMemoryBound(to: UInt8.self)
+        var offset = 0
+        while offset < length {
+            let chunk = min(length - offset, 1 << 30)
+            var written: Int32 = 0
+            guard EVP_CipherUpdate(ctx, bytes + offset, &written, bytes + offset, Int32(chunk)) == 1,
+                  Int(written) == chunk else { throw openSSLFailure("EVP_CipherUpdate") }
+            offset += chunk
+        }
+    }
+}
