@@ -180,15 +180,15 @@ extension BufferReader {
         return inner
     }
 
-    /// Reads one boxed value with `body`, looking through `gzip_packed`: when the next value is compressed, `body`
-    /// reads the inflated bytes, which it must consume entirely. Errors inside carry a `gzip_packed.packed_data` frame
+    /// Reads one boxed value with `body`, looking through `gzip_packed`: when the next value is compressed (possibly
+    /// more than once), `body` reads the inflated bytes, which it must consume entirely. Errors inside carry a `gzip_packed.packed_data` frame
     /// and offsets within the inflated bytes.
     public mutating func withUnpackedGzip<R>(
         _ body: (inout BufferReader) throws(TLDecodingError) -> R
     ) throws(TLDecodingError) -> R {
         guard var inner = try unpackingGzip() else { return try body(&self) }
         do {
-            let value = try body(&inner)
+            let value = try inner.withUnpackedGzip(body)  // nested wrappers, bounded by the depth limit
             try inner.expectEnd()
             return value
         } catch {
