@@ -29,6 +29,13 @@ public struct DHParameters: Sendable {
         self.g = g
     }
 
+    /// Parameters taken without any check; only for replaying historical samples whose prime predates the
+    /// current rules.
+    init(unchecked prime: [UInt8], g: Int) {
+        self.prime = prime
+        self.g = g
+    }
+
     private static func generatorConditionHolds(g: Int, prime p: BigNum) -> Bool {
         switch g {
         case 2: p.remainder(8) == 7
