@@ -81,11 +81,12 @@ public struct MTProto2Cipher: Sendable {
 
     /// Appends random padding to `plaintext` (header and message_data) and encrypts it. The padding is the
     /// smallest length of at least 12 bytes that makes the total a multiple of 16, plus `extraBlocks` × 16
-    /// bytes (senders may add more to hide the length).
+    /// bytes (senders may add more to hide the length), capped so padding stays within 1024 bytes.
     public func encrypt(plaintext: [UInt8], direction: MessageDirection, random: some RandomSource,
                         extraBlocks: Int = 0) throws(CryptoError) -> [UInt8] {
-        var padding = 12 + (16 - (plaintext.count + 12) % 16) % 16 + 16 * max(0, extraBlocks)
-        padding = min(padding, Self.paddingRange.upperBound - (Self.paddingRange.upperBound - padding) % 16)
+        let minimum = 12 + (16 - (plaintext.count + 12) % 16) % 16
+        let roomForExtra = (Self.paddingRange.upperBound - minimum) / 16
+        let padding = minimum + 16 * min(max(0, extraBlocks), roomForExtra)
         return try encrypt(paddedPlaintext: plaintext + random.bytes(padding), direction: direction)
     }
 
