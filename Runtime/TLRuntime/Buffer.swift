@@ -7,12 +7,15 @@
 
 /// A growable, contiguous byte buffer with little-endian TL appends.
 public final class Buffer {
+    // Dynamic exclusivity checks on these three cost ~15 % of encode time (measured); no method of `Buffer` holds an
+    // access to one of them across a call that could touch it again, so the checks could never fire.
+
     /// Start of the allocated region; always a valid allocation of `_capacity` bytes.
-    @usableFromInline var _base: UnsafeMutableRawPointer
+    @exclusivity(unchecked) @usableFromInline var _base: UnsafeMutableRawPointer
     /// Number of bytes written.
-    @usableFromInline var _count: Int
+    @exclusivity(unchecked) @usableFromInline var _count: Int
     /// Number of bytes allocated.
-    @usableFromInline var _capacity: Int
+    @exclusivity(unchecked) @usableFromInline var _capacity: Int
 
     /// Smallest allocation, so that tiny buffers do not regrow on their first few appends.
     @usableFromInline static let minimumCapacity = 64
