@@ -13,18 +13,18 @@ final class ReaderStorage: @unchecked Sendable {  // Sendable: the bytes are nev
     @usableFromInline let count: Int
 
     /// A copy of `bytes`.
-    init(copying bytes: UnsafeRawBufferPointer) {
+    convenience init(copying bytes: UnsafeRawBufferPointer) {
         let region = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(bytes.count, 1), alignment: 16)
         if let src = bytes.baseAddress, bytes.count > 0 {
             region.copyMemory(from: src, byteCount: bytes.count)
         }
-        base = UnsafeRawPointer(region)
-        count = bytes.count
+        self.init(owning: UnsafeRawPointer(region), count: bytes.count)
     }
 
     /// Storage that frees `base` (allocated with `UnsafeMutableRawPointer.allocate`) when it goes.
     init(owning base: UnsafeRawPointer, count: Int) {
-        self.base = base
+        // Bound as bytes, so strings can be decoded through a typed `UInt8` pointer without rebinding.
+        self.base = UnsafeRawPointer(UnsafeMutableRawPointer(mutating: base).bindMemory(to: UInt8.self, capacity: count))
         self.count = count
     }
 
