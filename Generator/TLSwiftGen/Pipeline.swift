@@ -1,0 +1,114 @@
+// The generator pipeline: configuration -> read schemas -> check -> emit -> files on disk (or a comparison with
+// them). Each stage is a plain function, so tests can run any of them alone.
+
+import Foundation
+import TLSchema
+
+public struct OutputFile: Sendable, Equatable {
+    /// Path relative to the configuration file's directory.
+    public var path: String
+    public var contents: String
+}
+
+public enum GeneratorPipeline {
+    /// Every file the configuration produces, in a stable order.
+    public static func render(configurationPath: String) throws -> [OutputFile] {
+        let configuration = try GeneratorConfiguration.load(from: configurationPath)
+        let base = (configurationPath as NSString).deletingLastPathComponent
+        var outputs: [OutputFile] = []
+        for module in configuration.modules {
+            for entry in module.schemas {
+                let schemaPath = (base as NSString).appendingPathComponent(entry.schema)
+                guard let data = FileManager.default.contents(atPath: schemaPath) else {
+                    throw GeneratorError.schemaFile(path: schemaPath, message: "cannot read the schema")
+                }
+                guard let text = String(data: data, encoding: .utf8) else {
+                    throw GeneratorError.schemaFile(path: schemaPath, message: "the schema is not valid UTF-8")
+                }
+                let files = try emit(schemaText: text, displayName: entry.schema, namespace: entry.namespace,
+                                     fileCount: entry.files, embedSchema: entry.embedSchema ?? false)
+                for file in files {
+                    outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
+                                              contents: file.contents))
+                }
+            }
+        }
+        return outputs
+    }
+
+    /// Check a schema and emit its files; a schema with errors emits nothing.
+    public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,
+                            embedSchema: Bool) throws -> [GeneratedFile] {
+        let schema = Checker.check(file: displayName, text: schemaText)
+        guard schema.errors.isEmpty else { throw GeneratorError.invalidSchema(SchemaErrors(schema.errors)) }
+        let options = EmitOptions(namespace: namespace, fileCount: fileCount, schemaName: displayName,
+                                  schemaSHA256: SHA256.hex(Array(schemaText.utf8)),
+                                  schemaText: embedSchema ? schemaText : nil)
+        return SwiftEmitter(schema: schema, options: options).emit()
+    }
+
+    public enum Drift: Sendable, Equatable, CustomStringConvertible {
+        case missing(String)
+        case changed(String)
+        case extra(String)
+
+        public var description: String {
+            switch self {
+            case .missing(let path): "missing: \(path)"
+            case .changed(let path): "differs: \(path)"
+            case .extra(let path): "not generated (stale): \(path)"
+            }
+        }
+    }
+
+    /// Directories the configuration owns, relative to its directory.
+    public static func outputDirectories(configurationPath: String) throws -> [String] {
+        try GeneratorConfiguration.load(from: configurationPath).modules.map(\.directory)
+    }
+
+    /// Writes the files, removing stale `.swift` files from the output directories. Returns how many changed.
+    @discardableResult
+    public static func write(_ files: [OutputFile], configurationPath: String) throws -> Int {
+        let base = (configurationPath as NSString).deletingLastPathComponent
+        let fm = FileManager.default
+        var changed = 0
+        for drift in try compare(files, configurationPath: configurationPath) {
+            if case .extra(let path) = drift {
+                try fm.removeItem(atPath: (base as NSString).appendingPathComponent(path))
+                changed += 1
+            }
+        }
+        for file in files {
+            let full = (base as NSString).appendingPathComponent(file.path)
+            if fm.contents(atPath: full).map({ String(decoding: $0, as: UTF8.self) }) == file.contents { continue }
+            try fm.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(file.contents.utf8).write(to: URL(fileURLWithPath: full))
+            changed += 1
+        }
+        return changed
+    }
+
+    /// What differs between `files` and what is on disk.
+    public static func compare(_ files: [OutputFile], configurationPath: String) throws -> [Drift] {
+        let base = (configurationPath as NSString).deletingLastPathComponent
+        let fm = FileManager.default
+        var drifts: [Drift] = []
+        let expected = Set(files.map(\.path))
+        for file in files {
+            let full = (base as NSString).appendingPathComponent(file.path)
+            guard let data = fm.contents(atPath: full) else {
+                drifts.append(.missing(file.path))
+                continue
+            }
+            if String(decoding: data, as: UTF8.self) != file.contents { drifts.append(.changed(file.path)) }
+        }
+        for directory in try outputDirectories(configurationPath: configurationPath) {
+            let full = (base as NSString).appendingPathComponent(directory)
+            for name in (try? fm.contentsOfDirectory(atPath: full)) ?? [] where name.hasSuffix(".swift") {
+                let path = (directory as NSString).appendingPathComponent(name)
+                if !expected.contains(path) { drifts.append(.extra(path)) }
+            }
+        }
+        return drifts.sorted { $0.description < $1.description }
+    }
+}
