@@ -1,0 +1,1 @@
+// tl-json: schema-driven reading and writing of TL values.
