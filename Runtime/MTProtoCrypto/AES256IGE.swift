@@ -91,12 +91,12 @@ public struct AES256IGE: Sendable {
             while start < buffer.count {
                 let length = min(pieceSize, buffer.count - start)
                 let piece = base + start
-                savedBase.copyMemory(from: piece, byteCount: length)
                 let pieceStart = pm1
                 var a = pm2, b = pm1
                 var offset = 0
                 while offset < length {
-                    let p = Block(savedBase, offset: offset)
+                    let p = Block(piece, offset: offset)
+                    p.store(to: savedBase, offset: offset)
                     (p ^ a).store(to: piece, offset: offset)
                     a = b
                     b = p
