@@ -1,0 +1,118 @@
+// A growable FIFO of bytes for incremental decoders: appended at the back, consumed from the front, compacted
+// lazily so that consuming is O(1) amortised. Every accessor checks bounds, so a decoder that miscounts gets
+// `nil`, never a trap.
+
+/// Bytes received but not yet consumed by a decoder.
+public struct ByteQueue: Sendable {
+    private var storage: [UInt8] = []
+    private var head = 0
+
+    public init() {}
+
+    public init(_ bytes: [UInt8]) { storage = bytes }
+
+    /// How many bytes are waiting.
+    public var count: Int { storage.count - head }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// Appends bytes at the back.
+    public mutating func append(_ bytes: [UInt8]) {
+        if head == storage.count {
+            // Everything was consumed: reuse the array without copying old bytes.
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 4096 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        storage.append(contentsOf: bytes)
+    }
+
+    /// Appends the bytes of a raw buffer.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 4096 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        storage.append(contentsOf: bytes)
+    }
+
+    /// The byte `offset` positions from the front.
+    public func byte(at offset: Int) -> UInt8? {
+        guard offset >= 0, offset < count else { return nil }
+        return storage[head + offset]
+    }
+
+    /// A little-endian UInt32 starting `offset` bytes from the front.
+    public func uint32LE(at offset: Int) -> UInt32? {
+        guard offset >= 0, offset + 4 <= count else { return nil }
+        let i = head + offset
+        return UInt32(storage[i]) | UInt32(storage[i + 1]) << 8 | UInt32(storage[i + 2]) << 16
+            | UInt32(storage[i + 3]) << 24
+    }
+
+    /// A copy of `length` bytes starting `offset` from the front, without consuming them.
+    public func peek(_ length: Int, at offset: Int = 0) -> [UInt8]? {
+        guard offset >= 0, length >= 0, offset + length <= count else { return nil }
+        return Array(storage[(head + offset)..<(head + offset + length)])
+    }
+
+    /// Removes and returns the first `length` bytes.
+    public mutating func read(_ length: Int) -> [UInt8]? {
+        guard let bytes = peek(length) else { return nil }
+        head += length
+        return bytes
+    }
+
+    /// Drops the first `length` bytes.
+    @discardableResult
+    public mutating func skip(_ length: Int) -> Bool {
+        guard length >= 0, length <= count else { return false }
+        head += length
+        return true
+    }
+
+    /// Removes and returns everything.
+    public mutating func readAll() -> [UInt8] {
+        let bytes = Array(storage[head...])
+        storage.removeAll(keepingCapacity: true)
+        head = 0
+        return bytes
+    }
+
+    /// Calls `body` with the waiting bytes, without copying.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[head...])) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func appendUInt32LE(_ value: UInt32) {
+        append(UInt8(truncatingIfNeeded: value))
+        append(UInt8(truncatingIfNeeded: value >> 8))
+        append(UInt8(truncatingIfNeeded: value >> 16))
+        append(UInt8(truncatingIfNeeded: value >> 24))
+    }
+
+    mutating func appendUInt16BE(_ value: Int) {
+        append(UInt8(truncatingIfNeeded: value >> 8))
+        append(UInt8(truncatingIfNeeded: value))
+    }
+
+    /// Reads a little-endian UInt32 at `offset`; nil when out of bounds.
+    func uint32LE(at offset: Int) -> UInt32? {
+        guard offset >= 0, offset + 4 <= count else { return nil }
+        return UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16
+            | UInt32(self[offset + 3]) << 24
+    }
+
+    /// Reads a big-endian UInt16 at `offset`; nil when out of bounds.
+    func uint16BE(at offset: Int) -> Int? {
+        guard offset >= 0, offset + 2 <= count else { return nil }
+        return Int(self[offset]) << 8 | Int(self[offset + 1])
+    }
+}

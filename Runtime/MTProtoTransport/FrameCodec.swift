@@ -1,0 +1,469 @@
+// The four MTProto framings as sans-IO codecs: `encode` turns one payload into wire bytes, `decode(feed:)` takes
+// whatever bytes arrived (any split) and returns every event now complete. Rules quoted from "MTProto
+// transports" (core.telegram.org/mtproto/mtproto-transports).
+import CZlib
+import MTProtoCrypto
+
+/// A framing codec for one direction pair of one connection. After it throws, discard it: the stream position
+/// is lost.
+public protocol FrameCodec: Sendable {
+    var kind: TransportKind { get }
+    var role: TransportRole { get }
+
+    /// Frames `payload`. `quickAck` (client only) asks the server for a quick acknowledgment.
+    mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8]
+
+    /// Appends `bytes` to the stream and returns every event completed by them, in order.
+    mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent]
+
+    /// Call at end of stream: throws `.truncated` if part of a frame is still buffered.
+    func finish() throws(TransportError)
+
+    /// Server only: the 4-byte quick-ack reply for `token` (its most significant bit is set on the wire).
+    func encodeQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8]
+
+    /// Server only: a transport error packet, e.g. −404.
+    mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8]
+}
+
+/// Payload size limits shared by the codecs.
+public enum FrameLimits {
+    /// The smallest payload: a 4-byte error code.
+    public static let minimumPayload = 4
+    /// Default cap on one payload. Telegram's largest messages (file parts, 512 KiB) are far below it; the cap
+    /// keeps a hostile length from reserving unbounded memory.
+    public static let defaultMaximumPayload = 16 * 1024 * 1024
+}
+
+/// Creates the codec for `kind`.
+public func makeFrameCodec(
+    kind: TransportKind, role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
+    random: any RandomSource = SystemRandom(), padding: PaddingPolicy = .mtproto
+) -> any FrameCodec {
+    switch kind {
+    case .abridged: AbridgedCodec(role: role, maximumPayload: maximumPayload)
+    case .intermediate: IntermediateCodec(role: role, maximumPayload: maximumPayload)
+    case .paddedIntermediate:
+        PaddedIntermediateCodec(role: role, maximumPayload: maximumPayload, random: random, padding: padding)
+    case .full: FullCodec(role: role, maximumPayload: maximumPayload)
+    }
+}
+
+/// A 4-byte payload holding a negative int32 is a transport error ("Transport errors": "the server may send a
+/// 4-byte packet with a negative error code, e.g. -404").
+func transportEvent(payload: [UInt8], quickAckRequested: Bool, role: TransportRole) -> TransportEvent {
+    if role == .client, payload.count == 4, let raw = payload.uint32LE(at: 0), Int32(bitPattern: raw) < 0 {
+        return .transportError(code: Int32(bitPattern: raw))
+    }
+    return .frame(payload, quickAckRequested: quickAckRequested)
+}
+
+func checkPayloadLength(_ count: Int, kind: TransportKind, maximum: Int) throws(TransportError) {
+    guard count >= FrameLimits.minimumPayload, count <= maximum else {
+        throw .lengthOutOfRange(kind: kind, length: Int64(count), minimum: FrameLimits.minimumPayload,
+                                maximum: maximum, offset: -1)
+    }
+}
+
+func requireRole(_ role: TransportRole, _ expected: TransportRole, _ what: String) throws(TransportError) {
+    guard role == expected else { throw .wrongRole("\(what) is sent by the \(expected) only") }
+}
+
+// MARK: - Abridged
+
+/// Abridged: "payload length, divided by four, encoded as a single byte (0x01..0x7e)", or "a single byte of value
+/// 0x7f, then the length divided by four in 3 bytes, little endian". A client asks for a quick ack by setting the
+/// length byte's top bit (`0x80 | n`, or `0xff` before a 3-byte length); "the server will send quick ACK tokens by
+/// bswapping them", so its reply's first byte has the top bit set.
+public struct AbridgedCodec: FrameCodec {
+    public let role: TransportRole
+    public var kind: TransportKind { .abridged }
+    private let maximumPayload: Int
+    private var buffer = ByteQueue()
+    private var offset = 0
+
+    public init(role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload) {
+        self.role = role
+        self.maximumPayload = min(maximumPayload, 0xff_ffff * 4)
+    }
+
+    public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
+        if quickAck { try requireRole(role, .client, "a quick-ack request") }
+        guard payload.count % 4 == 0 else { throw .unalignedPayload(kind: .abridged, length: payload.count) }
+        try checkPayloadLength(payload.count, kind: .abridged, maximum: maximumPayload)
+        let words = payload.count / 4
+        let flag: UInt8 = quickAck ? 0x80 : 0
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count + 4)
+        if words < 0x7f {
+            out.append(UInt8(words) | flag)
+        } else {
+            out.append(0x7f | flag)
+            out.append(UInt8(truncatingIfNeeded: words))
+            out.append(UInt8(truncatingIfNeeded: words >> 8))
+            out.append(UInt8(truncatingIfNeeded: words >> 16))
+        }
+        out.append(contentsOf: payload)
+        return out
+    }
+
+    public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        buffer.append(bytes)
+        var events: [TransportEvent] = []
+        while let first = buffer.byte(at: 0) {
+            if role == .client, first & 0x80 != 0 {
+                // A quick-ack token, big-endian on the wire.
+                guard let token = buffer.read(4) else { break }
+                events.append(.quickAck(token.reduce(0) { $0 << 8 | UInt32($1) }))
+                offset += 4
+                continue
+            }
+            let quickAck = role == .server && first & 0x80 != 0
+            let short = first & 0x7f
+            let headerLength: Int
+            let words: Int
+            if short == 0x7f {
+                guard let word = buffer.uint32LE(at: 0) else { break }
+                words = Int(word >> 8)
+                headerLength = 4
+            } else {
+                words = Int(short)
+                headerLength = 1
+            }
+            let length = words * 4
+            guard length >= FrameLimits.minimumPayload, length <= maximumPayload else {
+                throw .lengthOutOfRange(kind: .abridged, length: Int64(length), minimum: FrameLimits.minimumPayload,
+                                        maximum: maximumPayload, offset: offset)
+            }
+            guard buffer.count >= headerLength + length else { break }
+            buffer.skip(headerLength)
+            guard let payload = buffer.read(length) else { break }
+            offset += headerLength + length
+            events.append(transportEvent(payload: payload, quickAckRequested: quickAck, role: role))
+        }
+        return events
+    }
+
+    public func finish() throws(TransportError) {
+        if !buffer.isEmpty { throw .truncated(context: "abridged frame", buffered: buffer.count) }
+    }
+
+    public func encodeQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a quick-ack reply")
+        let value = token | 0x8000_0000
+        return [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> UInt32($0)) }
+    }
+
+    public mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a transport error code")
+        var out: [UInt8] = [1]
+        out.appendUInt32LE(UInt32(bitPattern: code))
+        return out
+    }
+}
+
+// MARK: - Intermediate
+
+/// Intermediate: "payload length encoded as 4 length bytes (little endian)", then the payload. Quick ack: the
+/// client sets the length's most significant bit; the server answers with the 4-byte token, top bit set, in
+/// place of a length.
+public struct IntermediateCodec: FrameCodec {
+    public let role: TransportRole
+    public var kind: TransportKind { .intermediate }
+    private var reader: LengthPrefixedReader
+
+    public init(role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload) {
+        self.role = role
+        reader = LengthPrefixedReader(kind: .intermediate, role: role, maximumPayload: maximumPayload)
+    }
+
+    public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
+        if quickAck { try requireRole(role, .client, "a quick-ack request") }
+        try checkPayloadLength(payload.count, kind: .intermediate, maximum: reader.maximumPayload)
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count + 4)
+        out.appendUInt32LE(UInt32(payload.count) | (quickAck ? 0x8000_0000 : 0))
+        out.append(contentsOf: payload)
+        return out
+    }
+
+    public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        try reader.decode(feed: bytes) { payload, _ in payload }
+    }
+
+    public func finish() throws(TransportError) { try reader.finish() }
+
+    public func encodeQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a quick-ack reply")
+        var out: [UInt8] = []
+        out.appendUInt32LE(token | 0x8000_0000)
+        return out
+    }
+
+    public mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a transport error code")
+        var out: [UInt8] = [4, 0, 0, 0]
+        out.appendUInt32LE(UInt32(bitPattern: code))
+        return out
+    }
+}
+
+// MARK: - Padded intermediate
+
+/// How a padded-intermediate reader finds where the payload ends.
+public enum PaddingPolicy: Sendable, Hashable {
+    /// Strip the 0–15 padding bytes using the shape of an MTProto payload (see
+    /// `PaddedIntermediateCodec.stripPadding`). The default.
+    case mtproto
+    /// Hand over payload and padding together, for payloads that are not MTProto messages.
+    case keep
+}
+
+/// Padded intermediate: like intermediate, but "the total length includes padding": the payload is followed by
+/// 0–15 random bytes ("to use with obfuscation enabled to bypass ISP blocks").
+public struct PaddedIntermediateCodec: FrameCodec {
+    public let role: TransportRole
+    public var kind: TransportKind { .paddedIntermediate }
+    private var reader: LengthPrefixedReader
+    private let random: any RandomSource
+    private let padding: PaddingPolicy
+
+    public init(
+        role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
+        random: any RandomSource = SystemRandom(), padding: PaddingPolicy = .mtproto
+    ) {
+        self.role = role
+        self.random = random
+        self.padding = padding
+        reader = LengthPrefixedReader(kind: .paddedIntermediate, role: role, maximumPayload: maximumPayload + 15)
+    }
+
+    /// Draws the padding from the random source: one byte whose low 4 bits give the count, then the bytes.
+    public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
+        let count = Int(random.bytes(1)[0] & 0x0f)
+        return try encode(payload, padding: random.bytes(count), quickAck: quickAck)
+    }
+
+    /// Frames `payload` followed by the given padding (0–15 bytes).
+    public func encode(_ payload: [UInt8], padding: [UInt8], quickAck: Bool = false) throws(TransportError)
+        -> [UInt8]
+    {
+        if quickAck { try requireRole(role, .client, "a quick-ack request") }
+        try checkPayloadLength(payload.count, kind: .paddedIntermediate, maximum: reader.maximumPayload - 15)
+        guard padding.count <= 15 else { throw .invalidPadding(length: padding.count, offset: -1) }
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count + padding.count + 4)
+        out.appendUInt32LE(UInt32(payload.count + padding.count) | (quickAck ? 0x8000_0000 : 0))
+        out.append(contentsOf: payload)
+        out.append(contentsOf: padding)
+        return out
+    }
+
+    public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        let policy = padding
+        return try reader.decode(feed: bytes) { (payload, offset) throws(TransportError) in
+            guard policy == .mtproto else { return payload }
+            guard let stripped = Self.stripPadding(payload) else {
+                throw .invalidPadding(length: payload.count, offset: offset)
+            }
+            return stripped
+        }
+    }
+
+    public func finish() throws(TransportError) { try reader.finish() }
+
+    public func encodeQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a quick-ack reply")
+        var out: [UInt8] = []
+        out.appendUInt32LE(token | 0x8000_0000)
+        return out
+    }
+
+    /// Error codes go unpadded: 4 bytes are always a valid padded-intermediate payload.
+    public mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a transport error code")
+        var out: [UInt8] = [4, 0, 0, 0]
+        out.appendUInt32LE(UInt32(bitPattern: code))
+        return out
+    }
+
+    /// Removes the 0–15 padding bytes from `data`, using what every MTProto payload looks like:
+    /// - unencrypted (auth_key_id 0): 8 + 8 + 4 header bytes then `message_data_length` bytes;
+    /// - encrypted: auth_key_id (8) ‖ msg_key (16) ‖ data in 16-byte blocks, so the length is 24 + 16k;
+    /// - anything shorter: a 4-byte error code.
+    /// Returns nil when no reading leaves 0–15 padding bytes.
+    public static func stripPadding(_ data: [UInt8]) -> [UInt8]? {
+        let length = data.count
+        if length >= 8, data[0..<8].allSatisfy({ $0 == 0 }) {
+            guard let declared = data.uint32LE(at: 16) else { return nil }
+            let end = 20 + Int(declared)
+            guard end <= length, length - end <= 15 else { return nil }
+            return Array(data[0..<end])
+        }
+        if length >= 24 {
+            return Array(data[0..<(length - (length - 24) % 16)])
+        }
+        guard length >= 4, length - 4 <= 15 else { return nil }
+        return Array(data[0..<4])
+    }
+}
+
+/// The shared reader of intermediate and padded intermediate: a 4-byte little-endian length, top bit meaning
+/// quick ack (request from a client, reply from a server).
+struct LengthPrefixedReader: Sendable {
+    let kind: TransportKind
+    let role: TransportRole
+    let maximumPayload: Int
+    private var buffer = ByteQueue()
+    private var offset = 0
+
+    init(kind: TransportKind, role: TransportRole, maximumPayload: Int) {
+        self.kind = kind
+        self.role = role
+        self.maximumPayload = min(maximumPayload, Int(Int32.max))
+    }
+
+    mutating func decode(
+        feed bytes: [UInt8], transform: ([UInt8], Int) throws(TransportError) -> [UInt8]
+    ) throws(TransportError) -> [TransportEvent] {
+        buffer.append(bytes)
+        var events: [TransportEvent] = []
+        while let header = buffer.uint32LE(at: 0) {
+            let topBit = header & 0x8000_0000 != 0
+            if role == .client, topBit {
+                buffer.skip(4)
+                offset += 4
+                events.append(.quickAck(header))
+                continue
+            }
+            let length = Int(header & 0x7fff_ffff)
+            guard length >= FrameLimits.minimumPayload, length <= maximumPayload else {
+                throw .lengthOutOfRange(kind: kind, length: Int64(length), minimum: FrameLimits.minimumPayload,
+                                        maximum: maximumPayload, offset: offset)
+            }
+            guard buffer.count >= 4 + length else { break }
+            buffer.skip(4)
+            guard let raw = buffer.read(length) else { break }
+            let payload = try transform(raw, offset)
+            offset += 4 + length
+            events.append(transportEvent(payload: payload, quickAckRequested: topBit, role: role))
+        }
+        return events
+    }
+
+    func finish() throws(TransportError) {
+        if !buffer.isEmpty { throw .truncated(context: "\(kind) frame", buffered: buffer.count) }
+    }
+}
+
+// MARK: - Full
+
+/// Full: "length (4 bytes, little endian, of the whole packet: length, seqno, payload and crc), seqno (4 bytes,
+/// starting at 0 for each direction), payload, crc (4 bytes, CRC32 of length, seqno and payload)". There is no
+/// tag and no quick ack. A wrong sequence number or CRC ends the connection.
+public struct FullCodec: FrameCodec {
+    public let role: TransportRole
+    public var kind: TransportKind { .full }
+    private let maximumPayload: Int
+    private var buffer = ByteQueue()
+    private var offset = 0
+    private var sendSequence: Int32 = 0
+    private var receiveSequence: Int32 = 0
+
+    /// `sendSequence` and `receiveSequence` start at 0 on a new connection; other values are for replaying
+    /// recorded streams.
+    public init(
+        role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload, sendSequence: Int32 = 0,
+        receiveSequence: Int32 = 0
+    ) {
+        self.role = role
+        self.maximumPayload = min(maximumPayload, Int(Int32.max) - 12)
+        self.sendSequence = sendSequence
+        self.receiveSequence = receiveSequence
+    }
+
+    /// The sequence number the next encoded frame will carry.
+    public var nextSendSequence: Int32 { sendSequence }
+
+    public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
+        if quickAck { throw .quickAckUnsupported(.full) }
+        try checkPayloadLength(payload.count, kind: .full, maximum: maximumPayload)
+        return frame(payload)
+    }
+
+    private mutating func frame(_ payload: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count + 12)
+        out.appendUInt32LE(UInt32(payload.count + 12))
+        out.appendUInt32LE(UInt32(bitPattern: sendSequence))
+        out.append(contentsOf: payload)
+        out.appendUInt32LE(CRC32.checksum(out))
+        sendSequence &+= 1
+        return out
+    }
+
+    public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        buffer.append(bytes)
+        var events: [TransportEvent] = []
+        while let rawLength = buffer.uint32LE(at: 0) {
+            let declared = Int32(bitPattern: rawLength)
+            guard declared >= Int32(12 + FrameLimits.minimumPayload), Int(declared) - 12 <= maximumPayload else {
+                throw .lengthOutOfRange(kind: .full, length: Int64(declared), minimum: 12 + FrameLimits.minimumPayload,
+                                        maximum: maximumPayload + 12, offset: offset)
+            }
+            let length = Int(declared)
+            guard buffer.count >= length, let packet = buffer.read(length) else { break }
+            let body = length - 4
+            let received = packet.uint32LE(at: body) ?? 0
+            let expected = packet.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<body])) }
+            guard received == expected else {
+                throw .checksumMismatch(expected: expected, received: received, offset: offset)
+            }
+            let sequence = Int32(bitPattern: packet.uint32LE(at: 4) ?? 0)
+            guard sequence == receiveSequence else {
+                throw .sequenceMismatch(expected: receiveSequence, received: sequence, offset: offset)
+            }
+            receiveSequence &+= 1
+            offset += length
+            events.append(transportEvent(payload: Array(packet[8..<body]), quickAckRequested: false, role: role))
+        }
+        return events
+    }
+
+    public func finish() throws(TransportError) {
+        if !buffer.isEmpty { throw .truncated(context: "full frame", buffered: buffer.count) }
+    }
+
+    public func encodeQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8] {
+        throw .quickAckUnsupported(.full)
+    }
+
+    public mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a transport error code")
+        var payload: [UInt8] = []
+        payload.appendUInt32LE(UInt32(bitPattern: code))
+        return frame(payload)
+    }
+}
+
+// MARK: - CRC32
+
+/// IEEE CRC32 through zlib.
+public enum CRC32 {
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { checksum($0) }
+    }
+
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        var crc = crc32(0, nil, 0)
+        var offset = 0
+        while offset < bytes.count {
+            // zlib takes a 32-bit length.
+            let chunk = min(bytes.count - offset, 1 << 30)
+            crc = crc32(crc, base.advanced(by: offset).assumingMemoryBound(to: Bytef.self), uInt(chunk))
+            offset += chunk
+        }
+        return UInt32(truncatingIfNeeded: crc)
+    }
+}

@@ -1,0 +1,404 @@
+// The layers composed for one connection: framing inside obfuscated2 inside TLS records, each optional. The
+// client knows its configuration up front; the server learns it from the client's first bytes. Both are sans-IO:
+// feed received bytes, get events and bytes to send back; hand over payloads, get bytes to send.
+import MTProtoCrypto
+
+/// How a client connects.
+public struct TransportConfiguration: Sendable, Hashable {
+    /// What wraps the framing.
+    public enum Obfuscation: Sendable, Hashable {
+        /// The plain tag, then frames.
+        case none
+        /// obfuscated2 with no secret (direct connections to Telegram).
+        case obfuscated2
+        /// obfuscated2 keyed with an MTProxy secret; fake-TLS on top for `ee` secrets.
+        case mtproxy(MTProxySecret)
+    }
+
+    public var kind: TransportKind
+    public var obfuscation: Obfuscation
+    /// The DC id written into the obfuscated2 header (required through an MTProxy, which routes by it).
+    public var dcId: Int16?
+    /// The ClientHello layout for fake-TLS.
+    public var fakeTLSTemplate: FakeTLSTemplate
+    public var maximumPayload: Int
+    public var padding: PaddingPolicy
+
+    public init(
+        kind: TransportKind, obfuscation: Obfuscation = .none, dcId: Int16? = nil,
+        fakeTLSTemplate: FakeTLSTemplate = .current, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
+        padding: PaddingPolicy = .mtproto
+    ) {
+        self.kind = kind
+        self.obfuscation = obfuscation
+        self.dcId = dcId
+        self.fakeTLSTemplate = fakeTLSTemplate
+        self.maximumPayload = maximumPayload
+        self.padding = padding
+    }
+
+    /// The framing in use: `dd` and `ee` secrets force padded intermediate.
+    public var effectiveKind: TransportKind {
+        if case let .mtproxy(secret) = obfuscation, let required = secret.requiredKind { return required }
+        return kind
+    }
+}
+
+/// What one call to `receive` produced.
+public struct TransportOutput: Sendable, Hashable {
+    /// Decoded frames, quick acks and error codes, in stream order.
+    public var events: [TransportEvent]
+    /// Bytes to write to the peer now (handshake replies, or frames held until the handshake finished).
+    public var outbound: [UInt8]
+
+    public init(events: [TransportEvent] = [], outbound: [UInt8] = []) {
+        self.events = events
+        self.outbound = outbound
+    }
+}
+
+/// The established layers, shared by both roles.
+struct TransportPipeline: Sendable {
+    var codec: any FrameCodec
+    var cipher: Obfuscated2Cipher?
+    var writer: TLSRecordWriter?
+    var reader: TLSRecordReader?
+
+    /// Obfuscates and wraps already-framed bytes.
+    func seal(_ frame: [UInt8], writer: inout TLSRecordWriter?) -> [UInt8] {
+        var bytes = frame
+        cipher?.encrypt(&bytes)
+        guard var tls = writer else { return bytes }
+        let wrapped = tls.wrap(bytes)
+        writer = tls
+        return wrapped
+    }
+
+    mutating func open(_ wire: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        var bytes = wire
+        if var tls = reader {
+            bytes = try tls.feed(bytes)
+            reader = tls
+        }
+        return try openUnwrapped(bytes)
+    }
+
+    /// Bytes already taken out of their TLS records.
+    mutating func openUnwrapped(_ bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        var bytes = bytes
+        cipher?.decrypt(&bytes)
+        return try codec.decode(feed: bytes)
+    }
+
+    func finish() throws(TransportError) {
+        try reader?.finish()
+        try codec.finish()
+    }
+}
+
+// MARK: - Client
+
+/// The client end of a connection: builds the opening bytes (tag, obfuscated2 header or ClientHello), frames
+/// payloads, and decodes what the server sends. After any error it stays failed.
+public struct ClientTransport: Sendable {
+    public let configuration: TransportConfiguration
+    private var pipeline: TransportPipeline
+    private var opening: [UInt8]?
+    /// Fake-TLS: obfuscated bytes held until the ServerHello is verified, and what that needs.
+    private var held: [UInt8] = []
+    private var handshake: (digest: [UInt8], key: [UInt8], buffer: ByteQueue)?
+    private var failure: TransportError?
+
+    /// - Parameters:
+    ///   - random: the source of the obfuscated2 header, padding and ClientHello.
+    ///   - unixTime: the clock mixed into a fake-TLS ClientHello.
+    ///   - helloRandomness: recorded ClientHello randomness to replay instead of drawing it (tests).
+    public init(
+        configuration: TransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int32,
+        echChoice: Int = 0, helloRandomness: ClientHelloRandomness? = nil
+    ) throws(TransportError) {
+        self.configuration = configuration
+        let kind = configuration.effectiveKind
+        let codec = makeFrameCodec(kind: kind, role: .client, maximumPayload: configuration.maximumPayload,
+                                   random: random, padding: configuration.padding)
+        pipeline = TransportPipeline(codec: codec)
+        switch configuration.obfuscation {
+        case .none:
+            opening = kind.plainTag
+        case .obfuscated2:
+            let made = try Obfuscated2.clientHeader(kind: kind, dcId: configuration.dcId, secret: nil, random: random)
+            pipeline.cipher = made.cipher
+            opening = made.header
+        case let .mtproxy(secret):
+            guard let dcId = configuration.dcId else {
+                throw .invalidConfiguration("an MTProxy connection needs the DC id to route to")
+            }
+            if case let .fakeTLS(domain) = secret.kind {
+                let randomness: ClientHelloRandomness
+                if let helloRandomness {
+                    randomness = helloRandomness
+                } else {
+                    randomness = try ClientHelloRandomness.generate(
+                        for: configuration.fakeTLSTemplate, echChoice: echChoice, random: random)
+                }
+                let hello = try FakeTLSClientHello(template: configuration.fakeTLSTemplate, domain: domain,
+                                                   key: secret.key, unixTime: unixTime, randomness: randomness)
+                let made = try Obfuscated2.clientHeader(kind: kind, dcId: dcId, secret: secret.key, random: random)
+                pipeline.cipher = made.cipher
+                pipeline.writer = TLSRecordWriter(maximumRecordPayload: TLSRecordWriter.clientRecordLimit,
+                                                  sendChangeCipherSpec: true)
+                pipeline.reader = TLSRecordReader()
+                opening = hello.bytes
+                held = made.header
+                handshake = (hello.digest, secret.key, ByteQueue())
+            } else {
+                let made = try Obfuscated2.clientHeader(kind: kind, dcId: dcId, secret: secret.key, random: random)
+                pipeline.cipher = made.cipher
+                opening = made.header
+            }
+        }
+    }
+
+    /// True until a fake-TLS ServerHello has been verified.
+    public var isAwaitingServerHello: Bool { handshake != nil }
+
+    /// The bytes that open the connection; empty after the first call. `send` includes them if not yet taken.
+    public mutating func start() -> [UInt8] {
+        defer { opening = nil }
+        return opening ?? []
+    }
+
+    /// Frames, obfuscates and wraps one payload. During a fake-TLS handshake the bytes are held and come out of
+    /// the `receive` that verifies the ServerHello.
+    public mutating func send(_ payload: [UInt8], quickAck: Bool = false) throws(TransportError) -> [UInt8] {
+        if let failure { throw failure }
+        let frame = try pipeline.codec.encode(payload, quickAck: quickAck)
+        var out = start()
+        if handshake != nil {
+            var bytes = frame
+            pipeline.cipher?.encrypt(&bytes)
+            held += bytes
+        } else {
+            out += pipeline.seal(frame, writer: &pipeline.writer)
+        }
+        return out
+    }
+
+    /// Feeds bytes from the server.
+    public mutating func receive(_ bytes: [UInt8]) throws(TransportError) -> TransportOutput {
+        if let failure { throw failure }
+        do {
+            var output = TransportOutput()
+            var data = bytes
+            if var pending = handshake {
+                pending.buffer.append(data)
+                guard let length = try FakeTLSHandshake.serverHelloLength(pending.buffer),
+                    let response = pending.buffer.read(length)
+                else {
+                    handshake = pending
+                    return output
+                }
+                try FakeTLSHandshake.verifyServerHello(response, clientDigest: pending.digest, key: pending.key)
+                handshake = nil
+                data = pending.buffer.readAll()
+                if var writer = pipeline.writer {
+                    output.outbound = writer.wrap(held)
+                    pipeline.writer = writer
+                }
+                held = []
+            }
+            output.events = try pipeline.open(data)
+            return output
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Call when the server closed the connection: throws if it ended inside a frame or the handshake.
+    public func finish() throws(TransportError) {
+        if let failure { throw failure }
+        if let handshake { throw .truncated(context: "the fake-TLS ServerHello", buffered: handshake.buffer.count) }
+        try pipeline.finish()
+    }
+}
+
+// MARK: - Server
+
+/// What a server accepts.
+public struct ServerTransportConfiguration: Sendable, Hashable {
+    /// nil: a Telegram-like endpoint accepting the plain tags, the full transport and obfuscated2 without secret.
+    /// A plain secret: obfuscated2 keyed with it, any framing. `dd`: padded intermediate only. `ee`: fake-TLS only.
+    public var secret: MTProxySecret?
+    /// How far (seconds) a fake-TLS client's clock may be from ours.
+    public var allowedClockSkew: ClosedRange<Int64>
+    public var maximumPayload: Int
+    public var padding: PaddingPolicy
+
+    public init(
+        secret: MTProxySecret? = nil, allowedClockSkew: ClosedRange<Int64> = -600...600,
+        maximumPayload: Int = FrameLimits.defaultMaximumPayload, padding: PaddingPolicy = .mtproto
+    ) {
+        self.secret = secret
+        self.allowedClockSkew = allowedClockSkew
+        self.maximumPayload = maximumPayload
+        self.padding = padding
+    }
+}
+
+/// What the server learnt about a client.
+public struct NegotiatedTransport: Sendable, Hashable {
+    public let kind: TransportKind
+    public let obfuscated: Bool
+    public let fakeTLS: Bool
+    /// The DC id from an obfuscated2 header.
+    public let dcId: Int16?
+}
+
+/// The server end of a connection: recognises the client's protocol from its first bytes, then decodes frames
+/// and frames replies. After any error it stays failed.
+public struct ServerTransport: Sendable {
+    public let configuration: ServerTransportConfiguration
+    private let random: any RandomSource
+    private let unixTime: Int64
+    private var pipeline: TransportPipeline?
+    private var pending = ByteQueue()
+    private var helloDone = false
+    private var tlsReader: TLSRecordReader?
+    private var failure: TransportError?
+    public private(set) var negotiated: NegotiatedTransport?
+
+    /// - Parameter unixTime: the server's clock, checked against a fake-TLS ClientHello.
+    public init(configuration: ServerTransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int64) {
+        self.configuration = configuration
+        self.random = random
+        self.unixTime = unixTime
+    }
+
+    /// Feeds bytes from the client.
+    public mutating func receive(_ bytes: [UInt8]) throws(TransportError) -> TransportOutput {
+        if let failure { throw failure }
+        do {
+            if pipeline != nil {
+                return TransportOutput(events: try pipeline?.open(bytes) ?? [])
+            }
+            var output = TransportOutput()
+            guard let rest = try negotiate(bytes, outbound: &output.outbound) else { return output }
+            // What followed the opening is free of TLS records already.
+            output.events = try pipeline?.openUnwrapped(rest) ?? []
+            return output
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Returns the bytes left after the opening (out of their TLS records) once the protocol is known, nil while
+    /// more are needed.
+    private mutating func negotiate(_ bytes: [UInt8], outbound: inout [UInt8]) throws(TransportError) -> [UInt8]? {
+        let secret = configuration.secret
+        if case let .fakeTLS(domain) = secret?.kind, let key = secret?.key {
+            if !helloDone {
+                pending.append(bytes)
+                guard let length = try FakeTLSHandshake.clientHelloLength(pending), let hello = pending.read(length)
+                else { return nil }
+                let info = try FakeTLSHandshake.verifyClientHello(
+                    hello, key: key, domain: domain, now: unixTime, allowedSkew: configuration.allowedClockSkew)
+                outbound = try FakeTLSHandshake.serverHello(for: info, key: key, random: random)
+                helloDone = true
+                tlsReader = TLSRecordReader()
+                return try negotiate(pending.readAll(), outbound: &outbound)
+            }
+            // After the hello everything arrives in records; the obfuscated2 header is their first 64 bytes.
+            guard var reader = tlsReader else { return nil }
+            let plain = try reader.feed(bytes)
+            tlsReader = reader
+            pending.append(plain)
+            return try acceptObfuscated(key: key, requiredKind: .paddedIntermediate, fakeTLS: true)
+        }
+        pending.append(bytes)
+        if let secret {
+            let required: TransportKind? = secret.kind == .paddedIntermediate ? .paddedIntermediate : nil
+            return try acceptObfuscated(key: secret.key, requiredKind: required, fakeTLS: false)
+        }
+        guard let first = pending.byte(at: 0) else { return nil }
+        if first == 0xef {
+            pending.skip(1)
+            return established(kind: .abridged)
+        }
+        guard let word = pending.uint32LE(at: 0) else { return nil }
+        if word == 0xeeee_eeee || word == 0xdddd_dddd {
+            pending.skip(4)
+            return established(kind: word == 0xeeee_eeee ? .intermediate : .paddedIntermediate)
+        }
+        guard let second = pending.uint32LE(at: 4) else { return nil }
+        // An obfuscated2 header never has zero here ("the second int must not be 0"); a full frame's seqno 0 does.
+        if second == 0 { return established(kind: .full) }
+        return try acceptObfuscated(key: nil, requiredKind: nil, fakeTLS: false)
+    }
+
+    private mutating func established(kind: TransportKind) -> [UInt8] {
+        pipeline = TransportPipeline(codec: makeCodec(kind))
+        negotiated = NegotiatedTransport(kind: kind, obfuscated: false, fakeTLS: false, dcId: nil)
+        return pending.readAll()
+    }
+
+    private func makeCodec(_ kind: TransportKind) -> any FrameCodec {
+        makeFrameCodec(kind: kind, role: .server, maximumPayload: configuration.maximumPayload, random: random,
+                       padding: configuration.padding)
+    }
+
+    private mutating func acceptObfuscated(
+        key: [UInt8]?, requiredKind: TransportKind?, fakeTLS: Bool
+    ) throws(TransportError) -> [UInt8]? {
+        guard let header = pending.read(64) else { return nil }
+        let accepted = try Obfuscated2.acceptClientHeader(header, secret: key)
+        if let requiredKind, accepted.kind != requiredKind {
+            throw .obfuscation("this secret requires \(requiredKind), the client asked for \(accepted.kind)")
+        }
+        var pipeline = TransportPipeline(codec: makeCodec(accepted.kind), cipher: accepted.cipher)
+        if fakeTLS {
+            pipeline.writer = TLSRecordWriter(maximumRecordPayload: TLSRecordWriter.serverRecordLimit,
+                                              sendChangeCipherSpec: false)
+            pipeline.reader = tlsReader
+        }
+        self.pipeline = pipeline
+        negotiated = NegotiatedTransport(kind: accepted.kind, obfuscated: true, fakeTLS: fakeTLS, dcId: accepted.dcId)
+        return pending.readAll()
+    }
+
+    /// Frames, obfuscates and wraps one payload for the client.
+    public mutating func send(_ payload: [UInt8]) throws(TransportError) -> [UInt8] {
+        try seal { (codec: inout any FrameCodec) throws(TransportError) in try codec.encode(payload, quickAck: false) }
+    }
+
+    /// Sends a quick-ack reply for `token`.
+    public mutating func sendQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8] {
+        try seal { (codec: inout any FrameCodec) throws(TransportError) in try codec.encodeQuickAck(token) }
+    }
+
+    /// Sends a transport error code (e.g. −404).
+    public mutating func sendTransportError(_ code: Int32) throws(TransportError) -> [UInt8] {
+        try seal { (codec: inout any FrameCodec) throws(TransportError) in try codec.encodeTransportError(code) }
+    }
+
+    private mutating func seal(
+        _ encode: (inout any FrameCodec) throws(TransportError) -> [UInt8]
+    ) throws(TransportError) -> [UInt8] {
+        if let failure { throw failure }
+        guard var established = pipeline else { throw .notEstablished("the client's protocol is not known yet") }
+        let frame = try encode(&established.codec)
+        let out = established.seal(frame, writer: &established.writer)
+        pipeline = established
+        return out
+    }
+
+    /// Call when the client closed the connection: throws if it ended inside the opening or a frame.
+    public func finish() throws(TransportError) {
+        if let failure { throw failure }
+        guard let pipeline else {
+            throw .truncated(context: "the connection's opening bytes", buffered: pending.count)
+        }
+        try pipeline.finish()
+    }
+}
