@@ -20,6 +20,20 @@ let package = Package(
             dependencies: benchmarkDeps + [.product(name: "TLSchema", package: "swift-mtproto")],
             path: "Benchmarks/TLSchemaBenchmarks", plugins: plugins),
         .executableTarget(
+            name: "TLRuntimeBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "TLRuntime", package: "swift-mtproto")],
+            path: "Benchmarks/TLRuntimeBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "TLCodecBenchmarks",
+            dependencies: benchmarkDeps + [
+                .product(name: "TelegramApi", package: "swift-mtproto"),
+                .product(name: "MTProtoApi", package: "swift-mtproto"),
+                .product(name: "TLRuntime", package: "swift-mtproto"),
+                .product(name: "TLJSON", package: "swift-mtproto"),
+                .product(name: "TLSwiftGen", package: "swift-mtproto"),
+            ],
+            path: "Benchmarks/TLCodecBenchmarks", plugins: plugins),
+        .executableTarget(
             name: "CryptoBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
             path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
