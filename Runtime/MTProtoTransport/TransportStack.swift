@@ -253,6 +253,13 @@ public struct NegotiatedTransport: Sendable, Hashable {
     public let fakeTLS: Bool
     /// The DC id from an obfuscated2 header.
     public let dcId: Int16?
+
+    public init(kind: TransportKind, obfuscated: Bool, fakeTLS: Bool, dcId: Int16?) {
+        self.kind = kind
+        self.obfuscated = obfuscated
+        self.fakeTLS = fakeTLS
+        self.dcId = dcId
+    }
 }
 
 /// The server end of a connection: recognises the client's protocol from its first bytes, then decodes frames
