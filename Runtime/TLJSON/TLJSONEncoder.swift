@@ -154,6 +154,9 @@ public struct TLJSONEncoder: Sendable {
             buffer.appendDouble(v)
         case .string:
             guard case .string(let s) = json else { throw TLJSONError(path: path, message: "expected a string, found \(kind(json))") }
+            guard s.utf8.count < 1 << 24 else {
+                throw TLJSONError(path: path, message: "\(s.utf8.count) bytes of UTF-8 is over TL's limit of 16 MiB - 1")
+            }
             buffer.appendTLString(s)
         case .bytes, .anyObject:
             buffer.appendTLBytesOrRaw(try hexBytes(json, path: path), raw: type == .anyObject)
@@ -192,6 +195,10 @@ public struct TLJSONEncoder: Sendable {
     private func hexBytes(_ json: JSONValue, path: String) throws(TLJSONError) -> [UInt8] {
         guard case .string(let s) = json else { throw TLJSONError(path: path, message: "expected a hex string, found \(kind(json))") }
         guard let bytes = Hex.decode(s) else { throw TLJSONError(path: path, message: "'\(s.prefix(40))' is not hex") }
+        // TL's 3-byte length prefix cannot express 16 MiB or more (the buffer would refuse to write it).
+        guard bytes.count < 1 << 24 else {
+            throw TLJSONError(path: path, message: "\(bytes.count) bytes is over TL's limit of 16 MiB - 1")
+        }
         return bytes
     }
 
