@@ -47,9 +47,8 @@ struct Lexer {
     init(file: String, text: String) {
         self.file = file
         self.scalars = Array(text.unicodeScalars)
-        self.lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
-        }
+        // "\r\n" is one Character in Swift, so splitting on "\n" alone would not split CRLF files.
+        self.lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }.map(String.init)
     }
 
     func sourceLine(_ line: Int) -> String {
