@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "TelegramApi", targets: ["TelegramApi"]),
         .library(name: "MTProtoApi", targets: ["MTProtoApi"]),
         .library(name: "SecretApi", targets: ["SecretApi"]),
+        .library(name: "TLJSON", targets: ["TLJSON"]),
         .library(name: "MTProtoCrypto", targets: ["MTProtoCrypto"]),
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
     ],

@@ -24,6 +24,16 @@ let package = Package(
             dependencies: benchmarkDeps + [.product(name: "TLRuntime", package: "swift-mtproto")],
             path: "Benchmarks/TLRuntimeBenchmarks", plugins: plugins),
         .executableTarget(
+            name: "TLCodecBenchmarks",
+            dependencies: benchmarkDeps + [
+                .product(name: "TelegramApi", package: "swift-mtproto"),
+                .product(name: "MTProtoApi", package: "swift-mtproto"),
+                .product(name: "TLRuntime", package: "swift-mtproto"),
+                .product(name: "TLJSON", package: "swift-mtproto"),
+                .product(name: "TLSwiftGen", package: "swift-mtproto"),
+            ],
+            path: "Benchmarks/TLCodecBenchmarks", plugins: plugins),
+        .executableTarget(
             name: "CryptoBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
             path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
