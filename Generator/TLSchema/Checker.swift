@@ -91,7 +91,7 @@ private struct Context {
                 // (e.g. TDLib's *Prefix helpers reuse the IDs of the invokeWith* wrappers).
                 if idIsValid(d) && idIsValid(first) {
                     error("duplicate constructor ID #\(hex(id)) of '\(d.name)': already used by '\(first.name)' at \(first.location)",
-                          at: d.idLocation ?? d.location, length: d.explicitID == nil ? d.name.count : 9)
+                          at: d.idLocation ?? d.location, length: d.explicitID == nil ? d.name.count : d.idLength)
                 }
             } else {
                 ids[id] = d
@@ -108,7 +108,7 @@ private struct Context {
         guard let id = d.explicitID, !idIsValid(d) else { return }
         let computed = d.computedID
         error("constructor ID #\(hex(id)) of '\(d.name)' does not match CRC32 of its normalized definition, #\(hex(computed)) (\"\(d.normalizedText())\")",
-              at: d.idLocation ?? d.location, length: 9)
+              at: d.idLocation ?? d.location, length: d.idLength)
     }
 
     // MARK: Resolution

@@ -99,7 +99,7 @@ private struct State {
     }
 
     func peekToken(_ offset: Int) -> Token {
-        tokens[min(index + offset, tokens.count - 1)]
+        tokens[max(0, min(index + offset, tokens.count - 1))]
     }
 
     mutating func expect(_ c: Character, _ what: String) throws(SyntaxError) {
@@ -131,12 +131,14 @@ private struct State {
         let (name, nameToken) = try qualifiedName("a constructor or function name")
         var explicitID: UInt32?
         var idLocation: SourceLocation?
+        var idLength = 9
         if case .constructorID(let hex) = current.kind {
             guard hex.count <= 8, let value = UInt32(hex, radix: 16) else {
                 throw SyntaxError(message: "constructor ID '#\(hex)' is not a 32-bit hexadecimal number", token: current)
             }
             explicitID = value
             idLocation = location(current)
+            idLength = current.length
             advance()
         }
         var parameters: [Parameter] = []
@@ -153,17 +155,35 @@ private struct State {
             if isPunct(";") {
                 throw SyntaxError(message: "expected '=' and a result type before ';'", token: current)
             }
+            let parameterStart = current
             let (parameter, builtinOnly) = try parseParameter()
-            if builtinOnly { isPrimitive = isPrimitive || name != "vector" }
+            if builtinOnly {
+                // `#` and `[ … ]` belong to the language's own declarations (`vector`, `int128 4*[ int ]`).
+                guard name == "vector" || Checker.primitiveNames.contains(name) else {
+                    throw SyntaxError(message: "'\(parameterStart.text)' is only allowed in the builtin vector and primitive declarations; "
+                                      + "did you mean a field such as 'flags:#'?", token: parameterStart)
+                }
+                isPrimitive = isPrimitive || name != "vector"
+            }
             parameters.append(parameter)
         }
         advance() // '='
         let result = try parseResultType()
+        if !isPunct(";"), case .endOfFile = current.kind {} else if !isPunct(";"), current.line > peekToken(-1).line {
+            // A missing `;` at the end of a line: report it there and go on with the next line as a new declaration.
+            let last = peekToken(-1)
+            diagnostics.append(Diagnostic(.error, "expected ';' after the result type '\(result)'",
+                                          at: SourceLocation(file: file, line: last.line, column: last.column + last.length),
+                                          sourceLine: lexer.sourceLine(last.line)))
+            return Declaration(name: name, explicitID: explicitID, idLocation: idLocation, idLength: idLength,
+                               parameters: parameters, result: result, section: section, location: location(nameToken),
+                               isPrimitiveDeclaration: isPrimitive)
+        }
         try expect(";", "';' after the result type")
         // `bytes = Bytes;` (TDLib's preamble): a primitive re-declared, no ID, no fields.
         if explicitID == nil, parameters.isEmpty, Checker.primitiveNames.contains(name) { isPrimitive = true }
-        return Declaration(name: name, explicitID: explicitID, idLocation: idLocation, parameters: parameters,
-                           result: result, section: section, location: location(nameToken),
+        return Declaration(name: name, explicitID: explicitID, idLocation: idLocation, idLength: idLength,
+                           parameters: parameters, result: result, section: section, location: location(nameToken),
                            isPrimitiveDeclaration: isPrimitive)
     }
 
@@ -245,11 +265,12 @@ private struct State {
                               location: location(start))
     }
 
-    /// Result types also allow juxtaposition: `= Vector t;`.
+    /// Result types also allow juxtaposition: `= Vector t;`, on the same line (so a missing `;` does not swallow
+    /// the next declaration).
     mutating func parseResultType() throws(SyntaxError) -> TypeExpression {
         var type = try parseType()
         var arguments: [TypeExpression] = []
-        while case .identifier = current.kind {
+        while case .identifier = current.kind, current.line == peekToken(-1).line {
             arguments.append(try parseType())
         }
         if !arguments.isEmpty {

@@ -71,6 +71,8 @@ public struct Declaration: Sendable, Hashable {
     /// The ID written after `#`, if any.
     public var explicitID: UInt32?
     public var idLocation: SourceLocation?
+    /// Columns the `#id` token spans (IDs may be written without leading zeros: `#dbaeae9`).
+    public var idLength: Int = 9
     public var parameters: [Parameter]
     public var result: TypeExpression
     public var section: Section

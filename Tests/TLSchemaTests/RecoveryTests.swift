@@ -4,10 +4,9 @@
 import Testing
 @testable import TLSchema
 
-@Suite struct RecoveryGapTests {
-    /// A missing `;` must be reported on its own line, and must not swallow the next declaration: today the next
-    /// line's name is read as a juxtaposed type argument (`= A b`), the error lands on line 2 and hides line 2's own
-    /// error.
+@Suite struct RecoveryTests {
+    /// A missing `;` must be reported on its own line, and must not swallow the next declaration (the next line's
+    /// name must not be read as a juxtaposed type argument, `= A b`).
     @Test func aMissingSemicolonDoesNotSwallowTheNextLine() {
         let diagnostics = reported("a x:int = A\nb y:Missing = B;")
         #expect(diagnostics.first?.hasPrefix("t.tl:1:") == true, "\(diagnostics)")
@@ -15,7 +14,7 @@ import Testing
     }
 
     /// `user # id:long = User;` (a stray `#` with a space) must not turn a constructor into a silently dropped
-    /// "primitive declaration": today it yields no constructor and no diagnostic.
+    /// "primitive declaration" with no constructor and no diagnostic.
     @Test func aStrayHashDoesNotSilentlyDropAConstructor() {
         let schema = check("user # id:long = User;")
         #expect(!schema.diagnostics.isEmpty || schema.constructors.map(\.name) == ["user"],
