@@ -238,10 +238,12 @@ public struct PaddedIntermediateCodec: FrameCodec {
         reader = LengthPrefixedReader(kind: .paddedIntermediate, role: role, maximumPayload: maximumPayload + 15)
     }
 
-    /// Draws the padding from the random source: one byte whose low 4 bits give the count, then the bytes.
+    /// Draws the padding with one call for 16 random bytes: the low 4 bits of the first give the count, the
+    /// padding is the next `count` bytes. (One call, because the system generator costs more than the framing.)
     public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
-        let count = Int(random.bytes(1)[0] & 0x0f)
-        return try encode(payload, padding: random.bytes(count), quickAck: quickAck)
+        let draw = random.bytes(16)
+        let count = Int(draw[0] & 0x0f)
+        return try encode(payload, padding: Array(draw[1..<(1 + count)]), quickAck: quickAck)
     }
 
     /// Frames `payload` followed by the given padding (0–15 bytes).
@@ -263,9 +265,11 @@ public struct PaddedIntermediateCodec: FrameCodec {
         let policy = padding
         return try reader.decode(feed: bytes) { (payload, offset) throws(TransportError) in
             guard policy == .mtproto else { return payload }
-            guard let stripped = Self.stripPadding(payload) else {
+            guard let padding = Self.paddingLength(payload) else {
                 throw .invalidPadding(length: payload.count, offset: offset)
             }
+            var stripped = payload
+            stripped.removeLast(padding)
             return stripped
         }
     }
@@ -287,24 +291,28 @@ public struct PaddedIntermediateCodec: FrameCodec {
         return out
     }
 
-    /// Removes the 0–15 padding bytes from `data`, using what every MTProto payload looks like:
+    /// Removes the 0–15 padding bytes from `data` (see `paddingLength`); nil when that finds none.
+    public static func stripPadding(_ data: [UInt8]) -> [UInt8]? {
+        guard let padding = paddingLength(data) else { return nil }
+        return Array(data.dropLast(padding))
+    }
+
+    /// How many of the trailing bytes of `data` are padding, using what every MTProto payload looks like:
     /// - unencrypted (auth_key_id 0): 8 + 8 + 4 header bytes then `message_data_length` bytes;
     /// - encrypted: auth_key_id (8) ‖ msg_key (16) ‖ data in 16-byte blocks, so the length is 24 + 16k;
     /// - anything shorter: a 4-byte error code.
     /// Returns nil when no reading leaves 0–15 padding bytes.
-    public static func stripPadding(_ data: [UInt8]) -> [UInt8]? {
+    public static func paddingLength(_ data: [UInt8]) -> Int? {
         let length = data.count
         if length >= 8, data[0..<8].allSatisfy({ $0 == 0 }) {
             guard let declared = data.uint32LE(at: 16) else { return nil }
             let end = 20 + Int(declared)
             guard end <= length, length - end <= 15 else { return nil }
-            return Array(data[0..<end])
+            return length - end
         }
-        if length >= 24 {
-            return Array(data[0..<(length - (length - 24) % 16)])
-        }
+        if length >= 24 { return (length - 24) % 16 }
         guard length >= 4, length - 4 <= 15 else { return nil }
-        return Array(data[0..<4])
+        return length - 4
     }
 }
 

@@ -404,6 +404,8 @@ public struct ServerTransport: Sendable {
     public func finish() throws(TransportError) {
         if let failure { throw failure }
         guard let pipeline else {
+            // A client that closes before sending anything is not an error.
+            if pending.isEmpty, !helloDone { return }
             throw .truncated(context: "the connection's opening bytes", buffered: pending.count)
         }
         try pipeline.finish()

@@ -225,7 +225,7 @@ func helloOps(_ json: Any) -> [HelloOp] {
             let frame = hex(v.firstFrame)
             let payload = try #require(PaddedIntermediateCodec.stripPadding(Array(frame.dropFirst(4))))
             let padding = Array(frame.dropFirst(4 + payload.count))
-            let random = ReplayRandom(hex(v.obfRandom64) + [UInt8(padding.count)] + padding)
+            let random = ReplayRandom(hex(v.obfRandom64) + paddingDraw(padding))
             let randomness = try HelloMatcher.randomness(of: hex(v.clientHello), template: template, domain: v.domain)
             var client = try ClientTransport(
                 configuration: TransportConfiguration(kind: .abridged, obfuscation: .mtproxy(secret), dcId: v.dcId,

@@ -17,9 +17,9 @@ import Testing
             #expect(try intermediate.encode(payload, quickAck: false) == hex(v.intermediate))
             let padded = PaddedIntermediateCodec(role: .client)
             #expect(try padded.encode(payload, padding: hex(v.paddedIntermediatePadding)) == hex(v.paddedIntermediate))
-            // The codec draws its padding as one count byte then the bytes; replay that.
+            // The codec draws 16 bytes per frame: a count, then the padding; replay that.
             let padding = hex(v.paddedIntermediatePadding)
-            let replay = ReplayRandom([UInt8(padding.count)] + padding)
+            let replay = ReplayRandom(paddingDraw(padding))
             var drawn = PaddedIntermediateCodec(role: .client, random: replay)
             #expect(try drawn.encode(payload, quickAck: false) == hex(v.paddedIntermediate))
             #expect(replay.overrun == 0)

@@ -45,8 +45,8 @@ import Testing
     @Test func packetsReplayThroughTheStacks() throws {
         for v in try Vectors.crypto().obfuscated2 {
             let kind = v.kind
-            // Padded vectors carry intermediate frames, i.e. zero padding: one count byte of 0 per frame.
-            let zeroPadding = [UInt8](repeating: 0, count: v.packets.count)
+            // Padded vectors carry intermediate frames, i.e. zero padding: a draw with count 0 per frame.
+            let zeroPadding = v.packets.flatMap { _ in paddingDraw([]) }
             let clientRandom = ReplayRandom(hex(v.random64) + (kind == .paddedIntermediate ? zeroPadding : []))
             let obfuscation: TransportConfiguration.Obfuscation =
                 if let secret = v.secret { .mtproxy(try MTProxySecret(bytes: hex(secret))) } else { .obfuscated2 }

@@ -227,6 +227,19 @@ struct Scenario: Sendable, CustomStringConvertible {
         #expect(throws: error) { try server.finish() }
     }
 
+    @Test func closingBeforeAnyByteIsCleanButMidOpeningIsNot() throws {
+        let silent = Scenario(kind: .abridged, mode: .obfuscated2).makeServer(seed: 1)
+        try silent.finish()
+        var partial = Scenario(kind: .abridged, mode: .ee).makeServer(seed: 1)
+        #expect(try partial.receive([0x16, 0x03, 0x01, 0x02]) == TransportOutput())
+        #expect(throws: TransportError.truncated(context: "the connection's opening bytes", buffered: 4)) {
+            try partial.finish()
+        }
+        var client = try Scenario(kind: .abridged, mode: .ee).makeClient(seed: 2)
+        _ = client.start()
+        #expect(throws: TransportError.truncated(context: "the fake-TLS ServerHello", buffered: 0)) { try client.finish() }
+    }
+
     @Test func wrongSecretAndWrongTagAreRejected() throws {
         let good = Scenario(kind: .intermediate, mode: .dd)
         var client = try good.makeClient(seed: 1)

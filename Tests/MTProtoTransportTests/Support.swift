@@ -171,3 +171,8 @@ func mtprotoPayload(random: SeededRandom, maxBlocks: Int = 40) -> [UInt8] {
     payload += [UInt8(count & 0xff), UInt8(count >> 8 & 0xff), UInt8(count >> 16 & 0xff), UInt8(count >> 24)]
     return payload + body
 }
+
+/// The 16 random bytes from which `PaddedIntermediateCodec` takes `padding`: its count, the bytes, then filler.
+func paddingDraw(_ padding: [UInt8]) -> [UInt8] {
+    [UInt8(padding.count)] + padding + [UInt8](repeating: 0xaa, count: 15 - padding.count)
+}
