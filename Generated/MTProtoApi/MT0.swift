@@ -71,13 +71,12 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .resPQ(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("pq", .bytes(c.pq)))
-                    fields.append(("server_public_key_fingerprints", .vector(c.serverPublicKeyFingerprints.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("resPQ", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.bytes("pq", c.pq)
+                    fields.longs("server_public_key_fingerprints", c.serverPublicKeyFingerprints)
+                    return ("resPQ", fields.fields)
             }
         }
     }
@@ -182,19 +181,17 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .server_DH_params_fail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce_hash", .int128(c.newNonceHash)))
-                    return ("server_DH_params_fail", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int128("new_nonce_hash", c.newNonceHash)
+                    return ("server_DH_params_fail", fields.fields)
                 case .server_DH_params_ok(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("encrypted_answer", .bytes(c.encryptedAnswer)))
-                    return ("server_DH_params_ok", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.bytes("encrypted_answer", c.encryptedAnswer)
+                    return ("server_DH_params_ok", fields.fields)
             }
         }
     }
@@ -336,26 +333,23 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .dh_gen_ok(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce_hash1", .int128(c.newNonceHash1)))
-                    return ("dh_gen_ok", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int128("new_nonce_hash1", c.newNonceHash1)
+                    return ("dh_gen_ok", fields.fields)
                 case .dh_gen_retry(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce_hash2", .int128(c.newNonceHash2)))
-                    return ("dh_gen_retry", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int128("new_nonce_hash2", c.newNonceHash2)
+                    return ("dh_gen_retry", fields.fields)
                 case .dh_gen_fail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce_hash3", .int128(c.newNonceHash3)))
-                    return ("dh_gen_fail", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int128("new_nonce_hash3", c.newNonceHash3)
+                    return ("dh_gen_fail", fields.fields)
             }
         }
     }
@@ -477,10 +471,9 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msgs_ack(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("msg_ids", .vector(c.msgIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("msgs_ack", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("msg_ids", c.msgIds)
+                    return ("msgs_ack", fields.fields)
             }
         }
     }
@@ -590,20 +583,18 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .bad_msg_notification(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("bad_msg_id", .long(c.badMsgId)))
-                    fields.append(("bad_msg_seqno", .int(c.badMsgSeqno)))
-                    fields.append(("error_code", .int(c.errorCode)))
-                    return ("bad_msg_notification", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("bad_msg_id", c.badMsgId)
+                    fields.int("bad_msg_seqno", c.badMsgSeqno)
+                    fields.int("error_code", c.errorCode)
+                    return ("bad_msg_notification", fields.fields)
                 case .bad_server_salt(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("bad_msg_id", .long(c.badMsgId)))
-                    fields.append(("bad_msg_seqno", .int(c.badMsgSeqno)))
-                    fields.append(("error_code", .int(c.errorCode)))
-                    fields.append(("new_server_salt", .long(c.newServerSalt)))
-                    return ("bad_server_salt", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("bad_msg_id", c.badMsgId)
+                    fields.int("bad_msg_seqno", c.badMsgSeqno)
+                    fields.int("error_code", c.errorCode)
+                    fields.long("new_server_salt", c.newServerSalt)
+                    return ("bad_server_salt", fields.fields)
             }
         }
     }
@@ -660,10 +651,9 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msgs_state_req(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("msg_ids", .vector(c.msgIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("msgs_state_req", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("msg_ids", c.msgIds)
+                    return ("msgs_state_req", fields.fields)
             }
         }
     }
@@ -726,11 +716,10 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msgs_state_info(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("req_msg_id", .long(c.reqMsgId)))
-                    fields.append(("info", .string(c.info)))
-                    return ("msgs_state_info", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("req_msg_id", c.reqMsgId)
+                    fields.string("info", c.info)
+                    return ("msgs_state_info", fields.fields)
             }
         }
     }
@@ -793,11 +782,10 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msgs_all_info(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("msg_ids", .vector(c.msgIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    fields.append(("info", .string(c.info)))
-                    return ("msgs_all_info", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.longs("msg_ids", c.msgIds)
+                    fields.string("info", c.info)
+                    return ("msgs_all_info", fields.fields)
             }
         }
     }
@@ -907,20 +895,18 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msg_detailed_info(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("msg_id", .long(c.msgId)))
-                    fields.append(("answer_msg_id", .long(c.answerMsgId)))
-                    fields.append(("bytes", .int(c.bytes)))
-                    fields.append(("status", .int(c.status)))
-                    return ("msg_detailed_info", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("msg_id", c.msgId)
+                    fields.long("answer_msg_id", c.answerMsgId)
+                    fields.int("bytes", c.bytes)
+                    fields.int("status", c.status)
+                    return ("msg_detailed_info", fields.fields)
                 case .msg_new_detailed_info(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("answer_msg_id", .long(c.answerMsgId)))
-                    fields.append(("bytes", .int(c.bytes)))
-                    fields.append(("status", .int(c.status)))
-                    return ("msg_new_detailed_info", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("answer_msg_id", c.answerMsgId)
+                    fields.int("bytes", c.bytes)
+                    fields.int("status", c.status)
+                    return ("msg_new_detailed_info", fields.fields)
             }
         }
     }
@@ -983,11 +969,10 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .rpc_error(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("error_code", .int(c.errorCode)))
-                    fields.append(("error_message", .string(c.errorMessage)))
-                    return ("rpc_error", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("error_code", c.errorCode)
+                    fields.string("error_message", c.errorMessage)
+                    return ("rpc_error", fields.fields)
             }
         }
     }
@@ -1055,12 +1040,11 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .future_salt(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("valid_since", .int(c.validSince)))
-                    fields.append(("valid_until", .int(c.validUntil)))
-                    fields.append(("salt", .long(c.salt)))
-                    return ("future_salt", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("valid_since", c.validSince)
+                    fields.int("valid_until", c.validUntil)
+                    fields.long("salt", c.salt)
+                    return ("future_salt", fields.fields)
             }
         }
     }
@@ -1133,13 +1117,12 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .message(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("msg_id", .long(c.msgId)))
-                    fields.append(("seqno", .int(c.seqno)))
-                    fields.append(("bytes", .int(c.bytes)))
-                    fields.append(("body", .raw(c.body)))
-                    return ("message", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("msg_id", c.msgId)
+                    fields.int("seqno", c.seqno)
+                    fields.int("bytes", c.bytes)
+                    fields.raw("body", c.body)
+                    return ("message", fields.fields)
             }
         }
     }
@@ -1196,10 +1179,9 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .gzip_packed(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("packed_data", .bytes(c.packedData)))
-                    return ("gzip_packed", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bytes("packed_data", c.packedData)
+                    return ("gzip_packed", fields.fields)
             }
         }
     }
@@ -1267,12 +1249,11 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .http_wait(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("max_delay", .int(c.maxDelay)))
-                    fields.append(("wait_after", .int(c.waitAfter)))
-                    fields.append(("max_wait", .int(c.maxWait)))
-                    return ("http_wait", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("max_delay", c.maxDelay)
+                    fields.int("wait_after", c.waitAfter)
+                    fields.int("max_wait", c.maxWait)
+                    return ("http_wait", fields.fields)
             }
         }
     }
@@ -1340,12 +1321,11 @@ extension MT.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .configSimple(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("expires", .int(c.expires)))
-                    fields.append(("rules", .vector(c.rules.map { (e0: MT.AccessPointRule) -> TLValue in .object(e0) })))
-                    return ("help.configSimple", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("date", c.date)
+                    fields.int("expires", c.expires)
+                    fields.objects("rules", c.rules)
+                    return ("help.configSimple", fields.fields)
             }
         }
     }
@@ -1383,10 +1363,9 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("nonce", .int128(self.nonce)))
-            return ("req_pq", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int128("nonce", self.nonce)
+            return ("req_pq", fields.fields)
         }
     }
 
@@ -1428,10 +1407,9 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("nonce", .int128(self.nonce)))
-            return ("req_pq_multi", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int128("nonce", self.nonce)
+            return ("req_pq_multi", fields.fields)
         }
     }
 
@@ -1499,15 +1477,14 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("nonce", .int128(self.nonce)))
-            fields.append(("server_nonce", .int128(self.serverNonce)))
-            fields.append(("p", .bytes(self.p)))
-            fields.append(("q", .bytes(self.q)))
-            fields.append(("public_key_fingerprint", .long(self.publicKeyFingerprint)))
-            fields.append(("encrypted_data", .bytes(self.encryptedData)))
-            return ("req_DH_params", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.int128("nonce", self.nonce)
+            fields.int128("server_nonce", self.serverNonce)
+            fields.bytes("p", self.p)
+            fields.bytes("q", self.q)
+            fields.long("public_key_fingerprint", self.publicKeyFingerprint)
+            fields.bytes("encrypted_data", self.encryptedData)
+            return ("req_DH_params", fields.fields)
         }
     }
 
@@ -1560,12 +1537,11 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("nonce", .int128(self.nonce)))
-            fields.append(("server_nonce", .int128(self.serverNonce)))
-            fields.append(("encrypted_data", .bytes(self.encryptedData)))
-            return ("set_client_DH_params", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.int128("nonce", self.nonce)
+            fields.int128("server_nonce", self.serverNonce)
+            fields.bytes("encrypted_data", self.encryptedData)
+            return ("set_client_DH_params", fields.fields)
         }
     }
 
@@ -1607,10 +1583,9 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("req_msg_id", .long(self.reqMsgId)))
-            return ("rpc_drop_answer", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("req_msg_id", self.reqMsgId)
+            return ("rpc_drop_answer", fields.fields)
         }
     }
 
@@ -1652,10 +1627,9 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("num", .int(self.num)))
-            return ("get_future_salts", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("num", self.num)
+            return ("get_future_salts", fields.fields)
         }
     }
 
@@ -1697,10 +1671,9 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("ping_id", .long(self.pingId)))
-            return ("ping", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("ping_id", self.pingId)
+            return ("ping", fields.fields)
         }
     }
 

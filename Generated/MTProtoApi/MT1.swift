@@ -257,49 +257,45 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .p_q_inner_data(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("pq", .bytes(c.pq)))
-                    fields.append(("p", .bytes(c.p)))
-                    fields.append(("q", .bytes(c.q)))
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce", .int256(c.newNonce)))
-                    return ("p_q_inner_data", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.bytes("pq", c.pq)
+                    fields.bytes("p", c.p)
+                    fields.bytes("q", c.q)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int256("new_nonce", c.newNonce)
+                    return ("p_q_inner_data", fields.fields)
                 case .p_q_inner_data_dc(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("pq", .bytes(c.pq)))
-                    fields.append(("p", .bytes(c.p)))
-                    fields.append(("q", .bytes(c.q)))
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce", .int256(c.newNonce)))
-                    fields.append(("dc", .int(c.dc)))
-                    return ("p_q_inner_data_dc", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.bytes("pq", c.pq)
+                    fields.bytes("p", c.p)
+                    fields.bytes("q", c.q)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int256("new_nonce", c.newNonce)
+                    fields.int("dc", c.dc)
+                    return ("p_q_inner_data_dc", fields.fields)
                 case .p_q_inner_data_temp(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("pq", .bytes(c.pq)))
-                    fields.append(("p", .bytes(c.p)))
-                    fields.append(("q", .bytes(c.q)))
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce", .int256(c.newNonce)))
-                    fields.append(("expires_in", .int(c.expiresIn)))
-                    return ("p_q_inner_data_temp", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.bytes("pq", c.pq)
+                    fields.bytes("p", c.p)
+                    fields.bytes("q", c.q)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int256("new_nonce", c.newNonce)
+                    fields.int("expires_in", c.expiresIn)
+                    return ("p_q_inner_data_temp", fields.fields)
                 case .p_q_inner_data_temp_dc(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("pq", .bytes(c.pq)))
-                    fields.append(("p", .bytes(c.p)))
-                    fields.append(("q", .bytes(c.q)))
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("new_nonce", .int256(c.newNonce)))
-                    fields.append(("dc", .int(c.dc)))
-                    fields.append(("expires_in", .int(c.expiresIn)))
-                    return ("p_q_inner_data_temp_dc", fields)
+                    var fields = TLFieldList(capacity: 8)
+                    fields.bytes("pq", c.pq)
+                    fields.bytes("p", c.p)
+                    fields.bytes("q", c.q)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int256("new_nonce", c.newNonce)
+                    fields.int("dc", c.dc)
+                    fields.int("expires_in", c.expiresIn)
+                    return ("p_q_inner_data_temp_dc", fields.fields)
             }
         }
     }
@@ -377,14 +373,13 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .bind_auth_key_inner(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("nonce", .long(c.nonce)))
-                    fields.append(("temp_auth_key_id", .long(c.tempAuthKeyId)))
-                    fields.append(("perm_auth_key_id", .long(c.permAuthKeyId)))
-                    fields.append(("temp_session_id", .long(c.tempSessionId)))
-                    fields.append(("expires_at", .int(c.expiresAt)))
-                    return ("bind_auth_key_inner", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("nonce", c.nonce)
+                    fields.long("temp_auth_key_id", c.tempAuthKeyId)
+                    fields.long("perm_auth_key_id", c.permAuthKeyId)
+                    fields.long("temp_session_id", c.tempSessionId)
+                    fields.int("expires_at", c.expiresAt)
+                    return ("bind_auth_key_inner", fields.fields)
             }
         }
     }
@@ -467,15 +462,14 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .server_DH_inner_data(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("g", .int(c.g)))
-                    fields.append(("dh_prime", .bytes(c.dhPrime)))
-                    fields.append(("g_a", .bytes(c.gA)))
-                    fields.append(("server_time", .int(c.serverTime)))
-                    return ("server_DH_inner_data", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.int("g", c.g)
+                    fields.bytes("dh_prime", c.dhPrime)
+                    fields.bytes("g_a", c.gA)
+                    fields.int("server_time", c.serverTime)
+                    return ("server_DH_inner_data", fields.fields)
             }
         }
     }
@@ -548,13 +542,12 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .client_DH_inner_data(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("server_nonce", .int128(c.serverNonce)))
-                    fields.append(("retry_id", .long(c.retryId)))
-                    fields.append(("g_b", .bytes(c.gB)))
-                    return ("client_DH_inner_data", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int128("nonce", c.nonce)
+                    fields.int128("server_nonce", c.serverNonce)
+                    fields.long("retry_id", c.retryId)
+                    fields.bytes("g_b", c.gB)
+                    return ("client_DH_inner_data", fields.fields)
             }
         }
     }
@@ -611,10 +604,9 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msg_resend_req(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("msg_ids", .vector(c.msgIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("msg_resend_req", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("msg_ids", c.msgIds)
+                    return ("msg_resend_req", fields.fields)
             }
         }
     }
@@ -677,11 +669,10 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .rpc_result(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("req_msg_id", .long(c.reqMsgId)))
-                    fields.append(("result", .raw(c.result)))
-                    return ("rpc_result", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("req_msg_id", c.reqMsgId)
+                    fields.raw("result", c.result)
+                    return ("rpc_result", fields.fields)
             }
         }
     }
@@ -773,12 +764,11 @@ extension MT {
                 case .rpc_answer_dropped_running:
                     return ("rpc_answer_dropped_running", [])
                 case .rpc_answer_dropped(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("msg_id", .long(c.msgId)))
-                    fields.append(("seq_no", .int(c.seqNo)))
-                    fields.append(("bytes", .int(c.bytes)))
-                    return ("rpc_answer_dropped", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("msg_id", c.msgId)
+                    fields.int("seq_no", c.seqNo)
+                    fields.int("bytes", c.bytes)
+                    return ("rpc_answer_dropped", fields.fields)
             }
         }
     }
@@ -853,12 +843,11 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .future_salts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("req_msg_id", .long(c.reqMsgId)))
-                    fields.append(("now", .int(c.now)))
-                    fields.append(("salts", .vector(c.salts.map { (e0: MT.FutureSalt) -> TLValue in .object(e0) })))
-                    return ("future_salts", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("req_msg_id", c.reqMsgId)
+                    fields.int("now", c.now)
+                    fields.objects("salts", c.salts)
+                    return ("future_salts", fields.fields)
             }
         }
     }
@@ -921,11 +910,10 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .pong(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("msg_id", .long(c.msgId)))
-                    fields.append(("ping_id", .long(c.pingId)))
-                    return ("pong", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("msg_id", c.msgId)
+                    fields.long("ping_id", c.pingId)
+                    return ("pong", fields.fields)
             }
         }
     }
@@ -1008,15 +996,13 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .destroy_session_ok(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("session_id", .long(c.sessionId)))
-                    return ("destroy_session_ok", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("session_id", c.sessionId)
+                    return ("destroy_session_ok", fields.fields)
                 case .destroy_session_none(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("session_id", .long(c.sessionId)))
-                    return ("destroy_session_none", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("session_id", c.sessionId)
+                    return ("destroy_session_none", fields.fields)
             }
         }
     }
@@ -1084,12 +1070,11 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .new_session_created(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("first_msg_id", .long(c.firstMsgId)))
-                    fields.append(("unique_id", .long(c.uniqueId)))
-                    fields.append(("server_salt", .long(c.serverSalt)))
-                    return ("new_session_created", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("first_msg_id", c.firstMsgId)
+                    fields.long("unique_id", c.uniqueId)
+                    fields.long("server_salt", c.serverSalt)
+                    return ("new_session_created", fields.fields)
             }
         }
     }
@@ -1153,10 +1138,9 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msg_container(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("messages", .vector(c.messages.map { (e0: MT.Message) -> TLValue in .object(e0) })))
-                    return ("msg_container", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("messages", c.messages)
+                    return ("msg_container", fields.fields)
             }
         }
     }
@@ -1213,10 +1197,9 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msg_copy(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("orig_message", .object(c.origMessage)))
-                    return ("msg_copy", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("orig_message", c.origMessage)
+                    return ("msg_copy", fields.fields)
             }
         }
     }
@@ -1316,18 +1299,16 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .ipPort(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("ipv4", .int(c.ipv4)))
-                    fields.append(("port", .int(c.port)))
-                    return ("ipPort", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("ipv4", c.ipv4)
+                    fields.int("port", c.port)
+                    return ("ipPort", fields.fields)
                 case .ipPortSecret(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("ipv4", .int(c.ipv4)))
-                    fields.append(("port", .int(c.port)))
-                    fields.append(("secret", .bytes(c.secret)))
-                    return ("ipPortSecret", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("ipv4", c.ipv4)
+                    fields.int("port", c.port)
+                    fields.bytes("secret", c.secret)
+                    return ("ipPortSecret", fields.fields)
             }
         }
     }
@@ -1395,12 +1376,11 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .accessPointRule(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("phone_prefix_rules", .string(c.phonePrefixRules)))
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("ips", .vector(c.ips.map { (e0: MT.IpPort) -> TLValue in .object(e0) })))
-                    return ("accessPointRule", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("phone_prefix_rules", c.phonePrefixRules)
+                    fields.int("dc_id", c.dcId)
+                    fields.objects("ips", c.ips)
+                    return ("accessPointRule", fields.fields)
             }
         }
     }
@@ -1457,10 +1437,9 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .tlsClientHello(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: MT.TlsBlock) -> TLValue in .object(e0) })))
-                    return ("tlsClientHello", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("blocks", c.blocks)
+                    return ("tlsClientHello", fields.fields)
             }
         }
     }
@@ -1641,34 +1620,29 @@ extension MT {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .tlsBlockString(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("data", .string(c.data)))
-                    return ("tlsBlockString", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("data", c.data)
+                    return ("tlsBlockString", fields.fields)
                 case .tlsBlockRandom(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("length", .int(c.length)))
-                    return ("tlsBlockRandom", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("length", c.length)
+                    return ("tlsBlockRandom", fields.fields)
                 case .tlsBlockZero(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("length", .int(c.length)))
-                    return ("tlsBlockZero", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("length", c.length)
+                    return ("tlsBlockZero", fields.fields)
                 case .tlsBlockDomain:
                     return ("tlsBlockDomain", [])
                 case .tlsBlockGrease(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("seed", .int(c.seed)))
-                    return ("tlsBlockGrease", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("seed", c.seed)
+                    return ("tlsBlockGrease", fields.fields)
                 case .tlsBlockPublicKey:
                     return ("tlsBlockPublicKey", [])
                 case .tlsBlockScope(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("entries", .vector(c.entries.map { (e0: MT.TlsBlock) -> TLValue in .object(e0) })))
-                    return ("tlsBlockScope", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("entries", c.entries)
+                    return ("tlsBlockScope", fields.fields)
             }
         }
     }
@@ -1744,11 +1718,10 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("ping_id", .long(self.pingId)))
-            fields.append(("disconnect_delay", .int(self.disconnectDelay)))
-            return ("ping_delay_disconnect", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("ping_id", self.pingId)
+            fields.int("disconnect_delay", self.disconnectDelay)
+            return ("ping_delay_disconnect", fields.fields)
         }
     }
 
@@ -1790,10 +1763,9 @@ extension MT.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("session_id", .long(self.sessionId)))
-            return ("destroy_session", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("session_id", self.sessionId)
+            return ("destroy_session", fields.fields)
         }
     }
 

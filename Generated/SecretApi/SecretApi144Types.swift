@@ -513,96 +513,87 @@ extension SecretApi144 {
                 case .decryptedMessageMediaEmpty:
                     return ("decryptedMessageMediaEmpty", [])
                 case .decryptedMessageMediaGeoPoint(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("lat", .double(c.lat)))
-                    fields.append(("long", .double(c.long)))
-                    return ("decryptedMessageMediaGeoPoint", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.double("lat", c.lat)
+                    fields.double("long", c.long)
+                    return ("decryptedMessageMediaGeoPoint", fields.fields)
                 case .decryptedMessageMediaContact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("user_id", .int(c.userId)))
-                    return ("decryptedMessageMediaContact", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.int("user_id", c.userId)
+                    return ("decryptedMessageMediaContact", fields.fields)
                 case .decryptedMessageMediaAudio(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("duration", .int(c.duration)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    return ("decryptedMessageMediaAudio", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("duration", c.duration)
+                    fields.string("mime_type", c.mimeType)
+                    fields.int("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    return ("decryptedMessageMediaAudio", fields.fields)
                 case .decryptedMessageMediaExternalDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("thumb", .object(c.thumb)))
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: SecretApi144.DocumentAttribute) -> TLValue in .object(e0) })))
-                    return ("decryptedMessageMediaExternalDocument", fields)
+                    var fields = TLFieldList(capacity: 8)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.string("mime_type", c.mimeType)
+                    fields.int("size", c.size)
+                    fields.object("thumb", c.thumb)
+                    fields.int("dc_id", c.dcId)
+                    fields.objects("attributes", c.attributes)
+                    return ("decryptedMessageMediaExternalDocument", fields.fields)
                 case .decryptedMessageMediaPhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("thumb", .bytes(c.thumb)))
-                    fields.append(("thumb_w", .int(c.thumbW)))
-                    fields.append(("thumb_h", .int(c.thumbH)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    fields.append(("caption", .string(c.caption)))
-                    return ("decryptedMessageMediaPhoto", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.bytes("thumb", c.thumb)
+                    fields.int("thumb_w", c.thumbW)
+                    fields.int("thumb_h", c.thumbH)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    fields.string("caption", c.caption)
+                    return ("decryptedMessageMediaPhoto", fields.fields)
                 case .decryptedMessageMediaVideo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("thumb", .bytes(c.thumb)))
-                    fields.append(("thumb_w", .int(c.thumbW)))
-                    fields.append(("thumb_h", .int(c.thumbH)))
-                    fields.append(("duration", .int(c.duration)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    fields.append(("caption", .string(c.caption)))
-                    return ("decryptedMessageMediaVideo", fields)
+                    var fields = TLFieldList(capacity: 11)
+                    fields.bytes("thumb", c.thumb)
+                    fields.int("thumb_w", c.thumbW)
+                    fields.int("thumb_h", c.thumbH)
+                    fields.int("duration", c.duration)
+                    fields.string("mime_type", c.mimeType)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    fields.string("caption", c.caption)
+                    return ("decryptedMessageMediaVideo", fields.fields)
                 case .decryptedMessageMediaVenue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("lat", .double(c.lat)))
-                    fields.append(("long", .double(c.long)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("address", .string(c.address)))
-                    fields.append(("provider", .string(c.provider)))
-                    fields.append(("venue_id", .string(c.venueId)))
-                    return ("decryptedMessageMediaVenue", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.double("lat", c.lat)
+                    fields.double("long", c.long)
+                    fields.string("title", c.title)
+                    fields.string("address", c.address)
+                    fields.string("provider", c.provider)
+                    fields.string("venue_id", c.venueId)
+                    return ("decryptedMessageMediaVenue", fields.fields)
                 case .decryptedMessageMediaWebPage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("decryptedMessageMediaWebPage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("decryptedMessageMediaWebPage", fields.fields)
                 case .decryptedMessageMediaDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("thumb", .bytes(c.thumb)))
-                    fields.append(("thumb_w", .int(c.thumbW)))
-                    fields.append(("thumb_h", .int(c.thumbH)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("size", .long(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: SecretApi144.DocumentAttribute) -> TLValue in .object(e0) })))
-                    fields.append(("caption", .string(c.caption)))
-                    return ("decryptedMessageMediaDocument", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.bytes("thumb", c.thumb)
+                    fields.int("thumb_w", c.thumbW)
+                    fields.int("thumb_h", c.thumbH)
+                    fields.string("mime_type", c.mimeType)
+                    fields.long("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    fields.objects("attributes", c.attributes)
+                    fields.string("caption", c.caption)
+                    return ("decryptedMessageMediaDocument", fields.fields)
             }
         }
     }
@@ -942,62 +933,52 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .decryptedMessageActionSetMessageTTL(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("ttl_seconds", .int(c.ttlSeconds)))
-                    return ("decryptedMessageActionSetMessageTTL", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("ttl_seconds", c.ttlSeconds)
+                    return ("decryptedMessageActionSetMessageTTL", fields.fields)
                 case .decryptedMessageActionReadMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random_ids", .vector(c.randomIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("decryptedMessageActionReadMessages", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("random_ids", c.randomIds)
+                    return ("decryptedMessageActionReadMessages", fields.fields)
                 case .decryptedMessageActionDeleteMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random_ids", .vector(c.randomIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("decryptedMessageActionDeleteMessages", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("random_ids", c.randomIds)
+                    return ("decryptedMessageActionDeleteMessages", fields.fields)
                 case .decryptedMessageActionScreenshotMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random_ids", .vector(c.randomIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("decryptedMessageActionScreenshotMessages", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("random_ids", c.randomIds)
+                    return ("decryptedMessageActionScreenshotMessages", fields.fields)
                 case .decryptedMessageActionFlushHistory:
                     return ("decryptedMessageActionFlushHistory", [])
                 case .decryptedMessageActionResend(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("start_seq_no", .int(c.startSeqNo)))
-                    fields.append(("end_seq_no", .int(c.endSeqNo)))
-                    return ("decryptedMessageActionResend", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("start_seq_no", c.startSeqNo)
+                    fields.int("end_seq_no", c.endSeqNo)
+                    return ("decryptedMessageActionResend", fields.fields)
                 case .decryptedMessageActionNotifyLayer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("layer", .int(c.layer)))
-                    return ("decryptedMessageActionNotifyLayer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("layer", c.layer)
+                    return ("decryptedMessageActionNotifyLayer", fields.fields)
                 case .decryptedMessageActionRequestKey(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("exchange_id", .long(c.exchangeId)))
-                    fields.append(("g_a", .bytes(c.gA)))
-                    return ("decryptedMessageActionRequestKey", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("exchange_id", c.exchangeId)
+                    fields.bytes("g_a", c.gA)
+                    return ("decryptedMessageActionRequestKey", fields.fields)
                 case .decryptedMessageActionAcceptKey(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("exchange_id", .long(c.exchangeId)))
-                    fields.append(("g_b", .bytes(c.gB)))
-                    fields.append(("key_fingerprint", .long(c.keyFingerprint)))
-                    return ("decryptedMessageActionAcceptKey", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("exchange_id", c.exchangeId)
+                    fields.bytes("g_b", c.gB)
+                    fields.long("key_fingerprint", c.keyFingerprint)
+                    return ("decryptedMessageActionAcceptKey", fields.fields)
                 case .decryptedMessageActionAbortKey(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("exchange_id", .long(c.exchangeId)))
-                    return ("decryptedMessageActionAbortKey", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("exchange_id", c.exchangeId)
+                    return ("decryptedMessageActionAbortKey", fields.fields)
                 case .decryptedMessageActionCommitKey(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("exchange_id", .long(c.exchangeId)))
-                    fields.append(("key_fingerprint", .long(c.keyFingerprint)))
-                    return ("decryptedMessageActionCommitKey", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("exchange_id", c.exchangeId)
+                    fields.long("key_fingerprint", c.keyFingerprint)
+                    return ("decryptedMessageActionCommitKey", fields.fields)
                 case .decryptedMessageActionNoop:
                     return ("decryptedMessageActionNoop", [])
             }
@@ -1055,13 +1036,13 @@ extension SecretApi144 {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { flags |= 0x2 }
-                if silent { flags |= 0x20 }
-                if media != nil { flags |= 0x200 }
-                if entities != nil { flags |= 0x80 }
-                if viaBotName != nil { flags |= 0x800 }
-                if replyToRandomId != nil { flags |= 0x8 }
-                if groupedId != nil { flags |= 0x20000 }
+                if noWebpage { tlSetFlag(&flags, 0x2) }
+                if silent { tlSetFlag(&flags, 0x20) }
+                if media != nil { tlSetFlag(&flags, 0x200) }
+                if entities != nil { tlSetFlag(&flags, 0x80) }
+                if viaBotName != nil { tlSetFlag(&flags, 0x800) }
+                if replyToRandomId != nil { tlSetFlag(&flags, 0x8) }
+                if groupedId != nil { tlSetFlag(&flags, 0x20000) }
                 return flags
             }
         }
@@ -1079,19 +1060,19 @@ extension SecretApi144 {
                     buffer.appendInt64(c.randomId)
                     buffer.appendInt32(c.ttl)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x200 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotName {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyToRandomId {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyToRandomId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.groupedId {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
                         buffer.appendInt64(value)
                     }
             }
@@ -1130,9 +1111,9 @@ extension SecretApi144 {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x2 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -1141,27 +1122,27 @@ extension SecretApi144 {
                 let _message = try reader.readTLString()
                 field = 6
                 var _media: SecretApi144.DecryptedMessageMedia? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _media = try SecretApi144.DecryptedMessageMedia.parse(&reader)
                 }
                 field = 7
                 var _entities: [SecretApi144.MessageEntity]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _entities = try reader.readVector(boxed: true, of: SecretApi144.MessageEntity.self)
                 }
                 field = 8
                 var _viaBotName: String? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _viaBotName = try reader.readTLString()
                 }
                 field = 9
                 var _replyToRandomId: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _replyToRandomId = try reader.readInt64()
                 }
                 field = 10
                 var _groupedId: Int64? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _groupedId = try reader.readInt64()
                 }
                 return .decryptedMessage(Cons_decryptedMessage(noWebpage: _noWebpage, silent: _silent, randomId: _randomId, ttl: _ttl, message: _message, media: _media, entities: _entities, viaBotName: _viaBotName, replyToRandomId: _replyToRandomId, groupedId: _groupedId))
@@ -1174,37 +1155,35 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .decryptedMessageService(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("action", .object(c.action)))
-                    return ("decryptedMessageService", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("random_id", c.randomId)
+                    fields.object("action", c.action)
+                    return ("decryptedMessageService", fields.fields)
                 case .decryptedMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-                    if c.silent { fields.append(("silent", .trueFlag)) }
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("ttl", .int(c.ttl)))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x200 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("no_webpage", c.noWebpage)
+                    fields.trueFlag("silent", c.silent)
+                    fields.long("random_id", c.randomId)
+                    fields.int("ttl", c.ttl)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
+                        fields.object("media", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: SecretApi144.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotName {
-                        fields.append(("via_bot_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotName {
+                        fields.string("via_bot_name", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyToRandomId {
-                        fields.append(("reply_to_random_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyToRandomId {
+                        fields.long("reply_to_random_id", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.groupedId {
-                        fields.append(("grouped_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
+                        fields.long("grouped_id", value)
                     }
-                    return ("decryptedMessage", fields)
+                    return ("decryptedMessage", fields.fields)
             }
         }
     }
@@ -1282,14 +1261,13 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .decryptedMessageLayer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("random_bytes", .bytes(c.randomBytes)))
-                    fields.append(("layer", .int(c.layer)))
-                    fields.append(("in_seq_no", .int(c.inSeqNo)))
-                    fields.append(("out_seq_no", .int(c.outSeqNo)))
-                    fields.append(("message", .object(c.message)))
-                    return ("decryptedMessageLayer", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.bytes("random_bytes", c.randomBytes)
+                    fields.int("layer", c.layer)
+                    fields.int("in_seq_no", c.inSeqNo)
+                    fields.int("out_seq_no", c.outSeqNo)
+                    fields.object("message", c.message)
+                    return ("decryptedMessageLayer", fields.fields)
             }
         }
     }
@@ -1367,10 +1345,10 @@ extension SecretApi144 {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if voice { flags |= 0x400 }
-                if title != nil { flags |= 0x1 }
-                if performer != nil { flags |= 0x2 }
-                if waveform != nil { flags |= 0x4 }
+                if voice { tlSetFlag(&flags, 0x400) }
+                if title != nil { tlSetFlag(&flags, 0x1) }
+                if performer != nil { tlSetFlag(&flags, 0x2) }
+                if waveform != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1392,7 +1370,7 @@ extension SecretApi144 {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if roundMessage { flags |= 0x1 }
+                if roundMessage { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1417,13 +1395,13 @@ extension SecretApi144 {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.duration)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.performer {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.waveform {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
                         buffer.appendTLBytes(value)
                     }
                 case .documentAttributeVideo(let c):
@@ -1500,22 +1478,22 @@ extension SecretApi144 {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _voice = _flags & 0x400 != 0
+                let _voice = tlFlagIsSet(_flags, 0x400)
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _performer: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _performer = try reader.readTLString()
                 }
                 field = 5
                 var _waveform: [UInt8]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _waveform = try reader.readTLBytes()
                 }
                 return .documentAttributeAudio(Cons_documentAttributeAudio(voice: _voice, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
@@ -1530,7 +1508,7 @@ extension SecretApi144 {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _roundMessage = _flags & 0x1 != 0
+                let _roundMessage = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
@@ -1547,51 +1525,46 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .documentAttributeImageSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    return ("documentAttributeImageSize", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    return ("documentAttributeImageSize", fields.fields)
                 case .documentAttributeAnimated:
                     return ("documentAttributeAnimated", [])
                 case .documentAttributeFilename(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("file_name", .string(c.fileName)))
-                    return ("documentAttributeFilename", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("file_name", c.fileName)
+                    return ("documentAttributeFilename", fields.fields)
                 case .documentAttributeSticker(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("alt", .string(c.alt)))
-                    fields.append(("stickerset", .object(c.stickerset)))
-                    return ("documentAttributeSticker", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("alt", c.alt)
+                    fields.object("stickerset", c.stickerset)
+                    return ("documentAttributeSticker", fields.fields)
                 case .documentAttributeAudio(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.voice { fields.append(("voice", .trueFlag)) }
-                    fields.append(("duration", .int(c.duration)))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("voice", c.voice)
+                    fields.int("duration", c.duration)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.performer {
-                        fields.append(("performer", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
+                        fields.string("performer", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.waveform {
-                        fields.append(("waveform", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
+                        fields.bytes("waveform", value)
                     }
-                    return ("documentAttributeAudio", fields)
+                    return ("documentAttributeAudio", fields.fields)
                 case .documentAttributeVideo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.roundMessage { fields.append(("round_message", .trueFlag)) }
-                    fields.append(("duration", .int(c.duration)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    return ("documentAttributeVideo", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("round_message", c.roundMessage)
+                    fields.int("duration", c.duration)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    return ("documentAttributeVideo", fields.fields)
             }
         }
     }
@@ -1742,28 +1715,25 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .photoSizeEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("type", .string(c.type)))
-                    return ("photoSizeEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("type", c.type)
+                    return ("photoSizeEmpty", fields.fields)
                 case .photoSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("location", .object(c.location)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("size", .int(c.size)))
-                    return ("photoSize", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.string("type", c.type)
+                    fields.object("location", c.location)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("size", c.size)
+                    return ("photoSize", fields.fields)
                 case .photoCachedSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("location", .object(c.location)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("photoCachedSize", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.string("type", c.type)
+                    fields.object("location", c.location)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.bytes("bytes", c.bytes)
+                    return ("photoCachedSize", fields.fields)
             }
         }
     }
@@ -1873,20 +1843,18 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .fileLocationUnavailable(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("volume_id", .long(c.volumeId)))
-                    fields.append(("local_id", .int(c.localId)))
-                    fields.append(("secret", .long(c.secret)))
-                    return ("fileLocationUnavailable", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("volume_id", c.volumeId)
+                    fields.int("local_id", c.localId)
+                    fields.long("secret", c.secret)
+                    return ("fileLocationUnavailable", fields.fields)
                 case .fileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("volume_id", .long(c.volumeId)))
-                    fields.append(("local_id", .int(c.localId)))
-                    fields.append(("secret", .long(c.secret)))
-                    return ("fileLocation", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("dc_id", c.dcId)
+                    fields.long("volume_id", c.volumeId)
+                    fields.int("local_id", c.localId)
+                    fields.long("secret", c.secret)
+                    return ("fileLocation", fields.fields)
             }
         }
     }
@@ -2444,104 +2412,88 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messageEntityUnknown(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityUnknown", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityUnknown", fields.fields)
                 case .messageEntityMention(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityMention", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityMention", fields.fields)
                 case .messageEntityHashtag(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityHashtag", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityHashtag", fields.fields)
                 case .messageEntityBotCommand(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityBotCommand", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityBotCommand", fields.fields)
                 case .messageEntityUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityUrl", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityUrl", fields.fields)
                 case .messageEntityEmail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityEmail", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityEmail", fields.fields)
                 case .messageEntityBold(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityBold", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityBold", fields.fields)
                 case .messageEntityItalic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityItalic", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityItalic", fields.fields)
                 case .messageEntityCode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityCode", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityCode", fields.fields)
                 case .messageEntityPre(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("language", .string(c.language)))
-                    return ("messageEntityPre", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.string("language", c.language)
+                    return ("messageEntityPre", fields.fields)
                 case .messageEntityTextUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("url", .string(c.url)))
-                    return ("messageEntityTextUrl", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.string("url", c.url)
+                    return ("messageEntityTextUrl", fields.fields)
                 case .messageEntityUnderline(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityUnderline", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityUnderline", fields.fields)
                 case .messageEntityStrike(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityStrike", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityStrike", fields.fields)
                 case .messageEntityBlockquote(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityBlockquote", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityBlockquote", fields.fields)
                 case .messageEntitySpoiler(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntitySpoiler", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntitySpoiler", fields.fields)
                 case .messageEntityCustomEmoji(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("document_id", .long(c.documentId)))
-                    return ("messageEntityCustomEmoji", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.long("document_id", c.documentId)
+                    return ("messageEntityCustomEmoji", fields.fields)
             }
         }
     }
@@ -2608,10 +2560,9 @@ extension SecretApi144 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputStickerSetShortName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("short_name", .string(c.shortName)))
-                    return ("inputStickerSetShortName", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("short_name", c.shortName)
+                    return ("inputStickerSetShortName", fields.fields)
                 case .inputStickerSetEmpty:
                     return ("inputStickerSetEmpty", [])
             }

@@ -108,20 +108,18 @@ extension SecretApi8 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .decryptedMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("random_bytes", .bytes(c.randomBytes)))
-                    fields.append(("message", .string(c.message)))
-                    fields.append(("media", .object(c.media)))
-                    return ("decryptedMessage", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("random_id", c.randomId)
+                    fields.bytes("random_bytes", c.randomBytes)
+                    fields.string("message", c.message)
+                    fields.object("media", c.media)
+                    return ("decryptedMessage", fields.fields)
                 case .decryptedMessageService(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("random_bytes", .bytes(c.randomBytes)))
-                    fields.append(("action", .object(c.action)))
-                    return ("decryptedMessageService", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("random_id", c.randomId)
+                    fields.bytes("random_bytes", c.randomBytes)
+                    fields.object("action", c.action)
+                    return ("decryptedMessageService", fields.fields)
             }
         }
     }
@@ -471,64 +469,58 @@ extension SecretApi8 {
                 case .decryptedMessageMediaEmpty:
                     return ("decryptedMessageMediaEmpty", [])
                 case .decryptedMessageMediaPhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("thumb", .bytes(c.thumb)))
-                    fields.append(("thumb_w", .int(c.thumbW)))
-                    fields.append(("thumb_h", .int(c.thumbH)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    return ("decryptedMessageMediaPhoto", fields)
+                    var fields = TLFieldList(capacity: 8)
+                    fields.bytes("thumb", c.thumb)
+                    fields.int("thumb_w", c.thumbW)
+                    fields.int("thumb_h", c.thumbH)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    return ("decryptedMessageMediaPhoto", fields.fields)
                 case .decryptedMessageMediaVideo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("thumb", .bytes(c.thumb)))
-                    fields.append(("thumb_w", .int(c.thumbW)))
-                    fields.append(("thumb_h", .int(c.thumbH)))
-                    fields.append(("duration", .int(c.duration)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    return ("decryptedMessageMediaVideo", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.bytes("thumb", c.thumb)
+                    fields.int("thumb_w", c.thumbW)
+                    fields.int("thumb_h", c.thumbH)
+                    fields.int("duration", c.duration)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    return ("decryptedMessageMediaVideo", fields.fields)
                 case .decryptedMessageMediaGeoPoint(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("lat", .double(c.lat)))
-                    fields.append(("long", .double(c.long)))
-                    return ("decryptedMessageMediaGeoPoint", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.double("lat", c.lat)
+                    fields.double("long", c.long)
+                    return ("decryptedMessageMediaGeoPoint", fields.fields)
                 case .decryptedMessageMediaContact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("user_id", .int(c.userId)))
-                    return ("decryptedMessageMediaContact", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.int("user_id", c.userId)
+                    return ("decryptedMessageMediaContact", fields.fields)
                 case .decryptedMessageMediaDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("thumb", .bytes(c.thumb)))
-                    fields.append(("thumb_w", .int(c.thumbW)))
-                    fields.append(("thumb_h", .int(c.thumbH)))
-                    fields.append(("file_name", .string(c.fileName)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    return ("decryptedMessageMediaDocument", fields)
+                    var fields = TLFieldList(capacity: 8)
+                    fields.bytes("thumb", c.thumb)
+                    fields.int("thumb_w", c.thumbW)
+                    fields.int("thumb_h", c.thumbH)
+                    fields.string("file_name", c.fileName)
+                    fields.string("mime_type", c.mimeType)
+                    fields.int("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    return ("decryptedMessageMediaDocument", fields.fields)
                 case .decryptedMessageMediaAudio(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("duration", .int(c.duration)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("key", .bytes(c.key)))
-                    fields.append(("iv", .bytes(c.iv)))
-                    return ("decryptedMessageMediaAudio", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("duration", c.duration)
+                    fields.int("size", c.size)
+                    fields.bytes("key", c.key)
+                    fields.bytes("iv", c.iv)
+                    return ("decryptedMessageMediaAudio", fields.fields)
             }
         }
     }
@@ -699,32 +691,27 @@ extension SecretApi8 {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .decryptedMessageActionSetMessageTTL(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("ttl_seconds", .int(c.ttlSeconds)))
-                    return ("decryptedMessageActionSetMessageTTL", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("ttl_seconds", c.ttlSeconds)
+                    return ("decryptedMessageActionSetMessageTTL", fields.fields)
                 case .decryptedMessageActionReadMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random_ids", .vector(c.randomIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("decryptedMessageActionReadMessages", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("random_ids", c.randomIds)
+                    return ("decryptedMessageActionReadMessages", fields.fields)
                 case .decryptedMessageActionDeleteMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random_ids", .vector(c.randomIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("decryptedMessageActionDeleteMessages", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("random_ids", c.randomIds)
+                    return ("decryptedMessageActionDeleteMessages", fields.fields)
                 case .decryptedMessageActionScreenshotMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random_ids", .vector(c.randomIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("decryptedMessageActionScreenshotMessages", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("random_ids", c.randomIds)
+                    return ("decryptedMessageActionScreenshotMessages", fields.fields)
                 case .decryptedMessageActionFlushHistory:
                     return ("decryptedMessageActionFlushHistory", [])
                 case .decryptedMessageActionNotifyLayer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("layer", .int(c.layer)))
-                    return ("decryptedMessageActionNotifyLayer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("layer", c.layer)
+                    return ("decryptedMessageActionNotifyLayer", fields.fields)
             }
         }
     }

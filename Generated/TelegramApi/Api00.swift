@@ -46,17 +46,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if imported { flags |= 0x80 }
-                if savedOut { flags |= 0x800 }
-                if fromId != nil { flags |= 0x1 }
-                if fromName != nil { flags |= 0x20 }
-                if channelPost != nil { flags |= 0x4 }
-                if postAuthor != nil { flags |= 0x8 }
-                if savedFromPeer != nil && savedFromMsgId != nil { flags |= 0x10 }
-                if savedFromId != nil { flags |= 0x100 }
-                if savedFromName != nil { flags |= 0x200 }
-                if savedDate != nil { flags |= 0x400 }
-                if psaType != nil { flags |= 0x40 }
+                if imported { tlSetFlag(&flags, 0x80) }
+                if savedOut { tlSetFlag(&flags, 0x800) }
+                if fromId != nil { tlSetFlag(&flags, 0x1) }
+                if fromName != nil { tlSetFlag(&flags, 0x20) }
+                if channelPost != nil { tlSetFlag(&flags, 0x4) }
+                if postAuthor != nil { tlSetFlag(&flags, 0x8) }
+                if savedFromPeer != nil && savedFromMsgId != nil { tlSetFlag(&flags, 0x10) }
+                if savedFromId != nil { tlSetFlag(&flags, 0x100) }
+                if savedFromName != nil { tlSetFlag(&flags, 0x200) }
+                if savedDate != nil { tlSetFlag(&flags, 0x400) }
+                if psaType != nil { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -67,35 +67,35 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4e4df4bb) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.fromName {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.fromName {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.date)
-                    if _flags & 0x4 != 0, let value = c.channelPost {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.channelPost {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.postAuthor {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.postAuthor {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.savedFromPeer {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.savedFromPeer {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10 != 0, let value = c.savedFromMsgId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.savedFromMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.savedFromId {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.savedFromId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x200 != 0, let value = c.savedFromName {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.savedFromName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x400 != 0, let value = c.savedDate {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.savedDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.psaType {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.psaType {
                         buffer.appendTLString(value)
                     }
             }
@@ -120,59 +120,59 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _imported = _flags & 0x80 != 0
+                let _imported = tlFlagIsSet(_flags, 0x80)
                 field = 2
-                let _savedOut = _flags & 0x800 != 0
+                let _savedOut = tlFlagIsSet(_flags, 0x800)
                 field = 3
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 4
                 var _fromName: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _fromName = try reader.readTLString()
                 }
                 field = 5
                 let _date = try reader.readInt32()
                 field = 6
                 var _channelPost: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _channelPost = try reader.readInt32()
                 }
                 field = 7
                 var _postAuthor: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _postAuthor = try reader.readTLString()
                 }
                 field = 8
                 var _savedFromPeer: Api.Peer? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _savedFromPeer = try Api.Peer.parse(&reader)
                 }
                 field = 9
                 var _savedFromMsgId: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _savedFromMsgId = try reader.readInt32()
                 }
                 field = 10
                 var _savedFromId: Api.Peer? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _savedFromId = try Api.Peer.parse(&reader)
                 }
                 field = 11
                 var _savedFromName: String? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _savedFromName = try reader.readTLString()
                 }
                 field = 12
                 var _savedDate: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _savedDate = try reader.readInt32()
                 }
                 field = 13
                 var _psaType: String? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _psaType = try reader.readTLString()
                 }
                 return .messageFwdHeader(Cons_messageFwdHeader(imported: _imported, savedOut: _savedOut, fromId: _fromId, fromName: _fromName, date: _date, channelPost: _channelPost, postAuthor: _postAuthor, savedFromPeer: _savedFromPeer, savedFromMsgId: _savedFromMsgId, savedFromId: _savedFromId, savedFromName: _savedFromName, savedDate: _savedDate, psaType: _psaType))
@@ -186,43 +186,42 @@ extension Api {
             switch self {
                 case .messageFwdHeader(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(14)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.imported { fields.append(("imported", .trueFlag)) }
-                    if c.savedOut { fields.append(("saved_out", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    var fields = TLFieldList(capacity: 14)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("imported", c.imported)
+                    fields.trueFlag("saved_out", c.savedOut)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.fromName {
-                        fields.append(("from_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.fromName {
+                        fields.string("from_name", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x4 != 0, let value = c.channelPost {
-                        fields.append(("channel_post", .int(value)))
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.channelPost {
+                        fields.int("channel_post", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.postAuthor {
-                        fields.append(("post_author", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.postAuthor {
+                        fields.string("post_author", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.savedFromPeer {
-                        fields.append(("saved_from_peer", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.savedFromPeer {
+                        fields.object("saved_from_peer", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.savedFromMsgId {
-                        fields.append(("saved_from_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.savedFromMsgId {
+                        fields.int("saved_from_msg_id", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.savedFromId {
-                        fields.append(("saved_from_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.savedFromId {
+                        fields.object("saved_from_id", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.savedFromName {
-                        fields.append(("saved_from_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.savedFromName {
+                        fields.string("saved_from_name", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.savedDate {
-                        fields.append(("saved_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.savedDate {
+                        fields.int("saved_date", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.psaType {
-                        fields.append(("psa_type", .string(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.psaType {
+                        fields.string("psa_type", value)
                     }
-                    return ("messageFwdHeader", fields)
+                    return ("messageFwdHeader", fields.fields)
             }
         }
     }
@@ -274,18 +273,18 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if test { flags |= 0x1 }
-                if nameRequested { flags |= 0x2 }
-                if phoneRequested { flags |= 0x4 }
-                if emailRequested { flags |= 0x8 }
-                if shippingAddressRequested { flags |= 0x10 }
-                if flexible { flags |= 0x20 }
-                if phoneToProvider { flags |= 0x40 }
-                if emailToProvider { flags |= 0x80 }
-                if recurring { flags |= 0x200 }
-                if maxTipAmount != nil && suggestedTipAmounts != nil { flags |= 0x100 }
-                if termsUrl != nil { flags |= 0x400 }
-                if subscriptionPeriod != nil { flags |= 0x800 }
+                if test { tlSetFlag(&flags, 0x1) }
+                if nameRequested { tlSetFlag(&flags, 0x2) }
+                if phoneRequested { tlSetFlag(&flags, 0x4) }
+                if emailRequested { tlSetFlag(&flags, 0x8) }
+                if shippingAddressRequested { tlSetFlag(&flags, 0x10) }
+                if flexible { tlSetFlag(&flags, 0x20) }
+                if phoneToProvider { tlSetFlag(&flags, 0x40) }
+                if emailToProvider { tlSetFlag(&flags, 0x80) }
+                if recurring { tlSetFlag(&flags, 0x200) }
+                if maxTipAmount != nil && suggestedTipAmounts != nil { tlSetFlag(&flags, 0x100) }
+                if termsUrl != nil { tlSetFlag(&flags, 0x400) }
+                if subscriptionPeriod != nil { tlSetFlag(&flags, 0x800) }
                 return flags
             }
         }
@@ -298,16 +297,16 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.currency)
                     buffer.appendVector(c.prices, boxed: true)
-                    if _flags & 0x100 != 0, let value = c.maxTipAmount {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.maxTipAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.suggestedTipAmounts {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.suggestedTipAmounts {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x400 != 0, let value = c.termsUrl {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.termsUrl {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.subscriptionPeriod {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.subscriptionPeriod {
                         buffer.appendInt32(value)
                     }
             }
@@ -332,45 +331,45 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _test = _flags & 0x1 != 0
+                let _test = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _nameRequested = _flags & 0x2 != 0
+                let _nameRequested = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _phoneRequested = _flags & 0x4 != 0
+                let _phoneRequested = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _emailRequested = _flags & 0x8 != 0
+                let _emailRequested = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _shippingAddressRequested = _flags & 0x10 != 0
+                let _shippingAddressRequested = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _flexible = _flags & 0x20 != 0
+                let _flexible = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _phoneToProvider = _flags & 0x40 != 0
+                let _phoneToProvider = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _emailToProvider = _flags & 0x80 != 0
+                let _emailToProvider = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _recurring = _flags & 0x200 != 0
+                let _recurring = tlFlagIsSet(_flags, 0x200)
                 field = 10
                 let _currency = try reader.readTLString()
                 field = 11
                 let _prices = try reader.readVector(boxed: true, of: Api.LabeledPrice.self)
                 field = 12
                 var _maxTipAmount: Int64? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _maxTipAmount = try reader.readInt64()
                 }
                 field = 13
                 var _suggestedTipAmounts: [Int64]? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _suggestedTipAmounts = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 field = 14
                 var _termsUrl: String? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _termsUrl = try reader.readTLString()
                 }
                 field = 15
                 var _subscriptionPeriod: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _subscriptionPeriod = try reader.readInt32()
                 }
                 return .invoice(Cons_invoice(test: _test, nameRequested: _nameRequested, phoneRequested: _phoneRequested, emailRequested: _emailRequested, shippingAddressRequested: _shippingAddressRequested, flexible: _flexible, phoneToProvider: _phoneToProvider, emailToProvider: _emailToProvider, recurring: _recurring, currency: _currency, prices: _prices, maxTipAmount: _maxTipAmount, suggestedTipAmounts: _suggestedTipAmounts, termsUrl: _termsUrl, subscriptionPeriod: _subscriptionPeriod))
@@ -384,33 +383,32 @@ extension Api {
             switch self {
                 case .invoice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(16)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.test { fields.append(("test", .trueFlag)) }
-                    if c.nameRequested { fields.append(("name_requested", .trueFlag)) }
-                    if c.phoneRequested { fields.append(("phone_requested", .trueFlag)) }
-                    if c.emailRequested { fields.append(("email_requested", .trueFlag)) }
-                    if c.shippingAddressRequested { fields.append(("shipping_address_requested", .trueFlag)) }
-                    if c.flexible { fields.append(("flexible", .trueFlag)) }
-                    if c.phoneToProvider { fields.append(("phone_to_provider", .trueFlag)) }
-                    if c.emailToProvider { fields.append(("email_to_provider", .trueFlag)) }
-                    if c.recurring { fields.append(("recurring", .trueFlag)) }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("prices", .vector(c.prices.map { (e0: Api.LabeledPrice) -> TLValue in .object(e0) })))
-                    if _flags & 0x100 != 0, let value = c.maxTipAmount {
-                        fields.append(("max_tip_amount", .long(value)))
+                    var fields = TLFieldList(capacity: 16)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("test", c.test)
+                    fields.trueFlag("name_requested", c.nameRequested)
+                    fields.trueFlag("phone_requested", c.phoneRequested)
+                    fields.trueFlag("email_requested", c.emailRequested)
+                    fields.trueFlag("shipping_address_requested", c.shippingAddressRequested)
+                    fields.trueFlag("flexible", c.flexible)
+                    fields.trueFlag("phone_to_provider", c.phoneToProvider)
+                    fields.trueFlag("email_to_provider", c.emailToProvider)
+                    fields.trueFlag("recurring", c.recurring)
+                    fields.string("currency", c.currency)
+                    fields.objects("prices", c.prices)
+                    if tlFlagIsSet(_flags, 0x100), let value = c.maxTipAmount {
+                        fields.long("max_tip_amount", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.suggestedTipAmounts {
-                        fields.append(("suggested_tip_amounts", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.suggestedTipAmounts {
+                        fields.longs("suggested_tip_amounts", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.termsUrl {
-                        fields.append(("terms_url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.termsUrl {
+                        fields.string("terms_url", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.subscriptionPeriod {
-                        fields.append(("subscription_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.subscriptionPeriod {
+                        fields.int("subscription_period", value)
                     }
-                    return ("invoice", fields)
+                    return ("invoice", fields.fields)
             }
         }
     }
@@ -483,13 +481,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .savedPhoneContact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("phone", .string(c.phone)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("date", .int(c.date)))
-                    return ("savedPhoneContact", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("phone", c.phone)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.int("date", c.date)
+                    return ("savedPhoneContact", fields.fields)
             }
         }
     }
@@ -552,11 +549,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .pageCaption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("credit", .object(c.credit)))
-                    return ("pageCaption", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.object("credit", c.credit)
+                    return ("pageCaption", fields.fields)
             }
         }
     }
@@ -612,19 +608,19 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if closed { flags |= 0x1 }
-                if publicVoters { flags |= 0x2 }
-                if multipleChoice { flags |= 0x4 }
-                if quiz { flags |= 0x8 }
-                if openAnswers { flags |= 0x40 }
-                if revotingDisabled { flags |= 0x80 }
-                if shuffleAnswers { flags |= 0x100 }
-                if hideResultsUntilClose { flags |= 0x200 }
-                if creator { flags |= 0x400 }
-                if subscribersOnly { flags |= 0x800 }
-                if closePeriod != nil { flags |= 0x10 }
-                if closeDate != nil { flags |= 0x20 }
-                if countriesIso2 != nil { flags |= 0x1000 }
+                if closed { tlSetFlag(&flags, 0x1) }
+                if publicVoters { tlSetFlag(&flags, 0x2) }
+                if multipleChoice { tlSetFlag(&flags, 0x4) }
+                if quiz { tlSetFlag(&flags, 0x8) }
+                if openAnswers { tlSetFlag(&flags, 0x40) }
+                if revotingDisabled { tlSetFlag(&flags, 0x80) }
+                if shuffleAnswers { tlSetFlag(&flags, 0x100) }
+                if hideResultsUntilClose { tlSetFlag(&flags, 0x200) }
+                if creator { tlSetFlag(&flags, 0x400) }
+                if subscribersOnly { tlSetFlag(&flags, 0x800) }
+                if closePeriod != nil { tlSetFlag(&flags, 0x10) }
+                if closeDate != nil { tlSetFlag(&flags, 0x20) }
+                if countriesIso2 != nil { tlSetFlag(&flags, 0x1000) }
                 return flags
             }
         }
@@ -638,13 +634,13 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.question.serialize(buffer, true)
                     buffer.appendVector(c.answers, boxed: true)
-                    if _flags & 0x10 != 0, let value = c.closePeriod {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.closePeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.closeDate {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.closeDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.countriesIso2 {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt64(c.hash)
@@ -672,42 +668,42 @@ extension Api {
                 field = 1
                 let _flags = try reader.readInt32()
                 field = 2
-                let _closed = _flags & 0x1 != 0
+                let _closed = tlFlagIsSet(_flags, 0x1)
                 field = 3
-                let _publicVoters = _flags & 0x2 != 0
+                let _publicVoters = tlFlagIsSet(_flags, 0x2)
                 field = 4
-                let _multipleChoice = _flags & 0x4 != 0
+                let _multipleChoice = tlFlagIsSet(_flags, 0x4)
                 field = 5
-                let _quiz = _flags & 0x8 != 0
+                let _quiz = tlFlagIsSet(_flags, 0x8)
                 field = 6
-                let _openAnswers = _flags & 0x40 != 0
+                let _openAnswers = tlFlagIsSet(_flags, 0x40)
                 field = 7
-                let _revotingDisabled = _flags & 0x80 != 0
+                let _revotingDisabled = tlFlagIsSet(_flags, 0x80)
                 field = 8
-                let _shuffleAnswers = _flags & 0x100 != 0
+                let _shuffleAnswers = tlFlagIsSet(_flags, 0x100)
                 field = 9
-                let _hideResultsUntilClose = _flags & 0x200 != 0
+                let _hideResultsUntilClose = tlFlagIsSet(_flags, 0x200)
                 field = 10
-                let _creator = _flags & 0x400 != 0
+                let _creator = tlFlagIsSet(_flags, 0x400)
                 field = 11
-                let _subscribersOnly = _flags & 0x800 != 0
+                let _subscribersOnly = tlFlagIsSet(_flags, 0x800)
                 field = 12
                 let _question = try Api.TextWithEntities.parse(&reader)
                 field = 13
                 let _answers = try reader.readVector(boxed: true, of: Api.PollAnswer.self)
                 field = 14
                 var _closePeriod: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _closePeriod = try reader.readInt32()
                 }
                 field = 15
                 var _closeDate: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _closeDate = try reader.readInt32()
                 }
                 field = 16
                 var _countriesIso2: [String]? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _countriesIso2 = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 17
@@ -723,33 +719,32 @@ extension Api {
             switch self {
                 case .poll(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(18)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.closed { fields.append(("closed", .trueFlag)) }
-                    if c.publicVoters { fields.append(("public_voters", .trueFlag)) }
-                    if c.multipleChoice { fields.append(("multiple_choice", .trueFlag)) }
-                    if c.quiz { fields.append(("quiz", .trueFlag)) }
-                    if c.openAnswers { fields.append(("open_answers", .trueFlag)) }
-                    if c.revotingDisabled { fields.append(("revoting_disabled", .trueFlag)) }
-                    if c.shuffleAnswers { fields.append(("shuffle_answers", .trueFlag)) }
-                    if c.hideResultsUntilClose { fields.append(("hide_results_until_close", .trueFlag)) }
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.subscribersOnly { fields.append(("subscribers_only", .trueFlag)) }
-                    fields.append(("question", .object(c.question)))
-                    fields.append(("answers", .vector(c.answers.map { (e0: Api.PollAnswer) -> TLValue in .object(e0) })))
-                    if _flags & 0x10 != 0, let value = c.closePeriod {
-                        fields.append(("close_period", .int(value)))
+                    var fields = TLFieldList(capacity: 18)
+                    fields.long("id", c.id)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("closed", c.closed)
+                    fields.trueFlag("public_voters", c.publicVoters)
+                    fields.trueFlag("multiple_choice", c.multipleChoice)
+                    fields.trueFlag("quiz", c.quiz)
+                    fields.trueFlag("open_answers", c.openAnswers)
+                    fields.trueFlag("revoting_disabled", c.revotingDisabled)
+                    fields.trueFlag("shuffle_answers", c.shuffleAnswers)
+                    fields.trueFlag("hide_results_until_close", c.hideResultsUntilClose)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("subscribers_only", c.subscribersOnly)
+                    fields.object("question", c.question)
+                    fields.objects("answers", c.answers)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.closePeriod {
+                        fields.int("close_period", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.closeDate {
-                        fields.append(("close_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.closeDate {
+                        fields.int("close_date", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.countriesIso2 {
-                        fields.append(("countries_iso2", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.countriesIso2 {
+                        fields.strings("countries_iso2", value)
                     }
-                    fields.append(("hash", .long(c.hash)))
-                    return ("poll", fields)
+                    fields.long("hash", c.hash)
+                    return ("poll", fields.fields)
             }
         }
     }
@@ -783,10 +778,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requested { flags |= 0x1 }
-                if viaChatlist { flags |= 0x8 }
-                if about != nil { flags |= 0x4 }
-                if approvedBy != nil { flags |= 0x2 }
+                if requested { tlSetFlag(&flags, 0x1) }
+                if viaChatlist { tlSetFlag(&flags, 0x8) }
+                if about != nil { tlSetFlag(&flags, 0x4) }
+                if approvedBy != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -799,10 +794,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x4 != 0, let value = c.about {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.about {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.approvedBy {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.approvedBy {
                         buffer.appendInt64(value)
                     }
             }
@@ -827,21 +822,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requested = _flags & 0x1 != 0
+                let _requested = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _viaChatlist = _flags & 0x8 != 0
+                let _viaChatlist = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
                 let _date = try reader.readInt32()
                 field = 5
                 var _about: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _about = try reader.readTLString()
                 }
                 field = 6
                 var _approvedBy: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _approvedBy = try reader.readInt64()
                 }
                 return .chatInviteImporter(Cons_chatInviteImporter(requested: _requested, viaChatlist: _viaChatlist, userId: _userId, date: _date, about: _about, approvedBy: _approvedBy))
@@ -855,20 +850,19 @@ extension Api {
             switch self {
                 case .chatInviteImporter(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.requested { fields.append(("requested", .trueFlag)) }
-                    if c.viaChatlist { fields.append(("via_chatlist", .trueFlag)) }
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x4 != 0, let value = c.about {
-                        fields.append(("about", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("requested", c.requested)
+                    fields.trueFlag("via_chatlist", c.viaChatlist)
+                    fields.long("user_id", c.userId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.about {
+                        fields.string("about", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.approvedBy {
-                        fields.append(("approved_by", .long(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.approvedBy {
+                        fields.long("approved_by", value)
                     }
-                    return ("chatInviteImporter", fields)
+                    return ("chatInviteImporter", fields.fields)
             }
         }
     }
@@ -910,12 +904,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inactive { flags |= 0x1 }
-                if hasSettings { flags |= 0x2 }
-                if requestWriteAccess { flags |= 0x4 }
-                if showInSideMenu { flags |= 0x10 }
-                if sideMenuDisclaimerNeeded { flags |= 0x20 }
-                if peerTypes != nil { flags |= 0x8 }
+                if inactive { tlSetFlag(&flags, 0x1) }
+                if hasSettings { tlSetFlag(&flags, 0x2) }
+                if requestWriteAccess { tlSetFlag(&flags, 0x4) }
+                if showInSideMenu { tlSetFlag(&flags, 0x10) }
+                if sideMenuDisclaimerNeeded { tlSetFlag(&flags, 0x20) }
+                if peerTypes != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -928,7 +922,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.botId)
                     buffer.appendTLString(c.shortName)
-                    if _flags & 0x8 != 0, let value = c.peerTypes {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peerTypes {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.icons, boxed: true)
@@ -954,23 +948,23 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inactive = _flags & 0x1 != 0
+                let _inactive = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _hasSettings = _flags & 0x2 != 0
+                let _hasSettings = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _requestWriteAccess = _flags & 0x4 != 0
+                let _requestWriteAccess = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 field = 5
-                let _showInSideMenu = _flags & 0x10 != 0
+                let _showInSideMenu = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _sideMenuDisclaimerNeeded = _flags & 0x20 != 0
+                let _sideMenuDisclaimerNeeded = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _botId = try reader.readInt64()
                 field = 8
                 let _shortName = try reader.readTLString()
                 field = 9
                 var _peerTypes: [Api.AttachMenuPeerType]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _peerTypes = try reader.readVector(boxed: true, of: Api.AttachMenuPeerType.self)
                 }
                 field = 10
@@ -986,22 +980,21 @@ extension Api {
             switch self {
                 case .attachMenuBot(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.inactive { fields.append(("inactive", .trueFlag)) }
-                    if c.hasSettings { fields.append(("has_settings", .trueFlag)) }
-                    if c.requestWriteAccess { fields.append(("request_write_access", .trueFlag)) }
-                    if c.showInAttachMenu { fields.append(("show_in_attach_menu", .trueFlag)) }
-                    if c.showInSideMenu { fields.append(("show_in_side_menu", .trueFlag)) }
-                    if c.sideMenuDisclaimerNeeded { fields.append(("side_menu_disclaimer_needed", .trueFlag)) }
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("short_name", .string(c.shortName)))
-                    if _flags & 0x8 != 0, let value = c.peerTypes {
-                        fields.append(("peer_types", .vector(value.map { (e0: Api.AttachMenuPeerType) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("inactive", c.inactive)
+                    fields.trueFlag("has_settings", c.hasSettings)
+                    fields.trueFlag("request_write_access", c.requestWriteAccess)
+                    fields.trueFlag("show_in_attach_menu", c.showInAttachMenu)
+                    fields.trueFlag("show_in_side_menu", c.showInSideMenu)
+                    fields.trueFlag("side_menu_disclaimer_needed", c.sideMenuDisclaimerNeeded)
+                    fields.long("bot_id", c.botId)
+                    fields.string("short_name", c.shortName)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peerTypes {
+                        fields.objects("peer_types", value)
                     }
-                    fields.append(("icons", .vector(c.icons.map { (e0: Api.AttachMenuBotIcon) -> TLValue in .object(e0) })))
-                    return ("attachMenuBot", fields)
+                    fields.objects("icons", c.icons)
+                    return ("attachMenuBot", fields.fields)
             }
         }
     }
@@ -1056,7 +1049,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasMore { flags |= 0x1 }
+                if hasMore { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1117,7 +1110,7 @@ extension Api.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasMore = _flags & 0x1 != 0
+                let _hasMore = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -1141,25 +1134,23 @@ extension Api.stories {
             switch self {
                 case .allStoriesNotModified(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("state", .string(c.state)))
-                    fields.append(("stealth_mode", .object(c.stealthMode)))
-                    return ("stories.allStoriesNotModified", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.string("state", c.state)
+                    fields.object("stealth_mode", c.stealthMode)
+                    return ("stories.allStoriesNotModified", fields.fields)
                 case .allStories(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasMore { fields.append(("has_more", .trueFlag)) }
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("state", .string(c.state)))
-                    fields.append(("peer_stories", .vector(c.peerStories.map { (e0: Api.PeerStories) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("stealth_mode", .object(c.stealthMode)))
-                    return ("stories.allStories", fields)
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_more", c.hasMore)
+                    fields.int("count", c.count)
+                    fields.string("state", c.state)
+                    fields.objects("peer_stories", c.peerStories)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    fields.object("stealth_mode", c.stealthMode)
+                    return ("stories.allStories", fields.fields)
             }
         }
     }
@@ -1191,11 +1182,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if placeholderPath != nil { flags |= 0x1 }
-                if backgroundColor != nil { flags |= 0x2 }
-                if backgroundDarkColor != nil { flags |= 0x4 }
-                if headerColor != nil { flags |= 0x8 }
-                if headerDarkColor != nil { flags |= 0x10 }
+                if placeholderPath != nil { tlSetFlag(&flags, 0x1) }
+                if backgroundColor != nil { tlSetFlag(&flags, 0x2) }
+                if backgroundDarkColor != nil { tlSetFlag(&flags, 0x4) }
+                if headerColor != nil { tlSetFlag(&flags, 0x8) }
+                if headerDarkColor != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -1206,19 +1197,19 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xc99b1950) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.placeholderPath {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.placeholderPath {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.backgroundColor {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.backgroundDarkColor {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.backgroundDarkColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.headerColor {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.headerColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.headerDarkColor {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.headerDarkColor {
                         buffer.appendInt32(value)
                     }
             }
@@ -1244,27 +1235,27 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _placeholderPath: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _placeholderPath = try reader.readTLBytes()
                 }
                 field = 2
                 var _backgroundColor: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _backgroundColor = try reader.readInt32()
                 }
                 field = 3
                 var _backgroundDarkColor: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _backgroundDarkColor = try reader.readInt32()
                 }
                 field = 4
                 var _headerColor: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _headerColor = try reader.readInt32()
                 }
                 field = 5
                 var _headerDarkColor: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _headerDarkColor = try reader.readInt32()
                 }
                 return .botAppSettings(Cons_botAppSettings(placeholderPath: _placeholderPath, backgroundColor: _backgroundColor, backgroundDarkColor: _backgroundDarkColor, headerColor: _headerColor, headerDarkColor: _headerDarkColor))
@@ -1278,25 +1269,24 @@ extension Api {
             switch self {
                 case .botAppSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.placeholderPath {
-                        fields.append(("placeholder_path", .bytes(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.placeholderPath {
+                        fields.bytes("placeholder_path", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.backgroundColor {
-                        fields.append(("background_color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundColor {
+                        fields.int("background_color", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.backgroundDarkColor {
-                        fields.append(("background_dark_color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.backgroundDarkColor {
+                        fields.int("background_dark_color", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.headerColor {
-                        fields.append(("header_color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.headerColor {
+                        fields.int("header_color", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.headerDarkColor {
-                        fields.append(("header_dark_color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.headerDarkColor {
+                        fields.int("header_dark_color", value)
                     }
-                    return ("botAppSettings", fields)
+                    return ("botAppSettings", fields.fields)
             }
         }
     }
@@ -1326,9 +1316,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if top { flags |= 0x1 }
-                if my { flags |= 0x2 }
-                if peerId != nil { flags |= 0x8 }
+                if top { tlSetFlag(&flags, 0x1) }
+                if my { tlSetFlag(&flags, 0x2) }
+                if peerId != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -1339,7 +1329,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xee430c85) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.peerId {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.stars)
@@ -1365,12 +1355,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _top = _flags & 0x1 != 0
+                let _top = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _my = _flags & 0x2 != 0
+                let _my = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _peerId: Api.Peer? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _peerId = try Api.Peer.parse(&reader)
                 }
                 field = 4
@@ -1386,16 +1376,15 @@ extension Api {
             switch self {
                 case .groupCallDonor(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.top { fields.append(("top", .trueFlag)) }
-                    if c.my { fields.append(("my", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.peerId {
-                        fields.append(("peer_id", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("top", c.top)
+                    fields.trueFlag("my", c.my)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
+                        fields.object("peer_id", value)
                     }
-                    fields.append(("stars", .long(c.stars)))
-                    return ("groupCallDonor", fields)
+                    fields.long("stars", c.stars)
+                    return ("groupCallDonor", fields.fields)
             }
         }
     }
@@ -1452,10 +1441,9 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .translatedRichMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("result", .vector(c.result.map { (e0: Api.RichMessage) -> TLValue in .object(e0) })))
-                    return ("messages.translatedRichMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("result", c.result)
+                    return ("messages.translatedRichMessage", fields.fields)
             }
         }
     }
@@ -1485,10 +1473,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bgPrimary { flags |= 0x1 }
-                if bgDanger { flags |= 0x2 }
-                if bgSuccess { flags |= 0x4 }
-                if link { flags |= 0x8 }
+                if bgPrimary { tlSetFlag(&flags, 0x1) }
+                if bgDanger { tlSetFlag(&flags, 0x2) }
+                if bgSuccess { tlSetFlag(&flags, 0x4) }
+                if link { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -1521,13 +1509,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _bgPrimary = _flags & 0x1 != 0
+                let _bgPrimary = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _bgDanger = _flags & 0x2 != 0
+                let _bgDanger = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _bgSuccess = _flags & 0x4 != 0
+                let _bgSuccess = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _link = _flags & 0x8 != 0
+                let _link = tlFlagIsSet(_flags, 0x8)
                 return .richButtonStyle(Cons_richButtonStyle(bgPrimary: _bgPrimary, bgDanger: _bgDanger, bgSuccess: _bgSuccess, link: _link))
             }
             catch {
@@ -1539,14 +1527,13 @@ extension Api {
             switch self {
                 case .richButtonStyle(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.bgPrimary { fields.append(("bg_primary", .trueFlag)) }
-                    if c.bgDanger { fields.append(("bg_danger", .trueFlag)) }
-                    if c.bgSuccess { fields.append(("bg_success", .trueFlag)) }
-                    if c.link { fields.append(("link", .trueFlag)) }
-                    return ("richButtonStyle", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("bg_primary", c.bgPrimary)
+                    fields.trueFlag("bg_danger", c.bgDanger)
+                    fields.trueFlag("bg_success", c.bgSuccess)
+                    fields.trueFlag("link", c.link)
+                    return ("richButtonStyle", fields.fields)
             }
         }
     }
@@ -1604,7 +1591,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if forChat { flags |= 0x1 }
+            if forChat { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1627,7 +1614,7 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forChat = _flags & 0x1 != 0
+                let _forChat = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _file = try Api.InputFile.parse(&reader)
                 field = 3
@@ -1643,14 +1630,13 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.forChat { fields.append(("for_chat", .trueFlag)) }
-            fields.append(("file", .object(self.file)))
-            fields.append(("mime_type", .string(self.mimeType)))
-            fields.append(("settings", .object(self.settings)))
-            return ("account.uploadWallPaper", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("for_chat", self.forChat)
+            fields.object("file", self.file)
+            fields.string("mime_type", self.mimeType)
+            fields.object("settings", self.settings)
+            return ("account.uploadWallPaper", fields.fields)
         }
     }
 
@@ -1678,8 +1664,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if unread { flags |= 0x1 }
-            if parentPeer != nil { flags |= 0x2 }
+            if unread { tlSetFlag(&flags, 0x1) }
+            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1687,7 +1673,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x8c5006f8) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
             self.peer.serialize(buffer, true)
@@ -1703,10 +1689,10 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unread = _flags & 0x1 != 0
+                let _unread = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 3
@@ -1720,15 +1706,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.unread { fields.append(("unread", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("unread", self.unread)
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.markDialogUnread", fields)
+            fields.object("peer", self.peer)
+            return ("messages.markDialogUnread", fields.fields)
         }
     }
 
@@ -1776,11 +1761,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.deleteScheduledMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("messages.deleteScheduledMessages", fields.fields)
         }
     }
 
@@ -1812,8 +1796,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if option != nil { flags |= 0x1 }
-            if offset != nil { flags |= 0x2 }
+            if option != nil { tlSetFlag(&flags, 0x1) }
+            if offset != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1823,10 +1807,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x1 != 0, let value = self.option {
+            if tlFlagIsSet(_flags, 0x1), let value = self.option {
                 buffer.appendTLBytes(value)
             }
-            if _flags & 0x2 != 0, let value = self.offset {
+            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.limit)
@@ -1847,12 +1831,12 @@ extension Api.functions.messages {
                 let _id = try reader.readInt32()
                 field = 3
                 var _option: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _option = try reader.readTLBytes()
                 }
                 field = 4
                 var _offset: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _offset = try reader.readTLString()
                 }
                 field = 5
@@ -1866,19 +1850,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x1 != 0, let value = self.option {
-                fields.append(("option", .bytes(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x1), let value = self.option {
+                fields.bytes("option", value)
             }
-            if _flags & 0x2 != 0, let value = self.offset {
-                fields.append(("offset", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
+                fields.string("offset", value)
             }
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getPollVotes", fields)
+            fields.int("limit", self.limit)
+            return ("messages.getPollVotes", fields.fields)
         }
     }
 
@@ -1910,9 +1893,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if parentPeer != nil { flags |= 0x1 }
-            if minDate != nil { flags |= 0x4 }
-            if maxDate != nil { flags |= 0x8 }
+            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
+            if minDate != nil { tlSetFlag(&flags, 0x4) }
+            if maxDate != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -1920,15 +1903,15 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x4dc5085f) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.maxId)
-            if _flags & 0x4 != 0, let value = self.minDate {
+            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x8 != 0, let value = self.maxDate {
+            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
                 buffer.appendInt32(value)
             }
         }
@@ -1944,7 +1927,7 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
@@ -1953,12 +1936,12 @@ extension Api.functions.messages {
                 let _maxId = try reader.readInt32()
                 field = 4
                 var _minDate: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _minDate = try reader.readInt32()
                 }
                 field = 5
                 var _maxDate: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _maxDate = try reader.readInt32()
                 }
                 return DeleteSavedHistory(parentPeer: _parentPeer, peer: _peer, maxId: _maxId, minDate: _minDate, maxDate: _maxDate)
@@ -1970,21 +1953,20 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("max_id", .int(self.maxId)))
-            if _flags & 0x4 != 0, let value = self.minDate {
-                fields.append(("min_date", .int(value)))
+            fields.object("peer", self.peer)
+            fields.int("max_id", self.maxId)
+            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
+                fields.int("min_date", value)
             }
-            if _flags & 0x8 != 0, let value = self.maxDate {
-                fields.append(("max_date", .int(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
+                fields.int("max_date", value)
             }
-            return ("messages.deleteSavedHistory", fields)
+            return ("messages.deleteSavedHistory", fields.fields)
         }
     }
 
@@ -2032,11 +2014,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .vector(self.msgId.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.getFactCheck", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("msg_id", self.msgId)
+            return ("messages.getFactCheck", fields.fields)
         }
     }
 
@@ -2064,7 +2045,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if push { flags |= 0x1 }
+            if push { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2086,7 +2067,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _push = _flags & 0x1 != 0
+                let _push = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -2100,13 +2081,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.push { fields.append(("push", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.reportMessagesDelivery", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("push", self.push)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("messages.reportMessagesDelivery", fields.fields)
         }
     }
 
@@ -2148,10 +2128,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("channel", .object(self.channel)))
-            return ("channels.leaveChannel", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("channel", self.channel)
+            return ("channels.leaveChannel", fields.fields)
         }
     }
 
@@ -2181,9 +2160,9 @@ extension Api.functions.bots {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if enabled { flags |= 0x2 }
-            if bot != nil { flags |= 0x1 }
-            if customDescription != nil { flags |= 0x4 }
+            if enabled { tlSetFlag(&flags, 0x2) }
+            if bot != nil { tlSetFlag(&flags, 0x1) }
+            if customDescription != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2191,11 +2170,11 @@ extension Api.functions.bots {
             if boxed { buffer.appendUInt32(0x8b89dfbd) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.bot {
+            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
                 value.serialize(buffer, true)
             }
             self.peer.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.customDescription {
+            if tlFlagIsSet(_flags, 0x4), let value = self.customDescription {
                 buffer.appendTLString(value)
             }
         }
@@ -2210,17 +2189,17 @@ extension Api.functions.bots {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _enabled = _flags & 0x2 != 0
+                let _enabled = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _bot: Api.InputUser? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _bot = try Api.InputUser.parse(&reader)
                 }
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 var _customDescription: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _customDescription = try reader.readTLString()
                 }
                 return SetCustomVerification(enabled: _enabled, bot: _bot, peer: _peer, customDescription: _customDescription)
@@ -2232,18 +2211,17 @@ extension Api.functions.bots {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.enabled { fields.append(("enabled", .trueFlag)) }
-            if _flags & 0x1 != 0, let value = self.bot {
-                fields.append(("bot", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("enabled", self.enabled)
+            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
+                fields.object("bot", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x4 != 0, let value = self.customDescription {
-                fields.append(("custom_description", .string(value)))
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x4), let value = self.customDescription {
+                fields.string("custom_description", value)
             }
-            return ("bots.setCustomVerification", fields)
+            return ("bots.setCustomVerification", fields.fields)
         }
     }
 
@@ -2291,11 +2269,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("revoke", .bool(self.revoke)))
-            return ("bots.exportBotToken", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("bot", self.bot)
+            fields.bool("revoke", self.revoke)
+            return ("bots.exportBotToken", fields.fields)
         }
     }
 
@@ -2323,7 +2300,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if revoked { flags |= 0x1 }
+            if revoked { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2345,7 +2322,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoked = _flags & 0x1 != 0
+                let _revoked = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -2359,13 +2336,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.revoked { fields.append(("revoked", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("link", .string(self.link)))
-            return ("payments.editConnectedStarRefBot", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("revoked", self.revoked)
+            fields.object("peer", self.peer)
+            fields.string("link", self.link)
+            return ("payments.editConnectedStarRefBot", fields.fields)
         }
     }
 
@@ -2391,8 +2367,8 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if past { flags |= 0x1 }
-            if future { flags |= 0x2 }
+            if past { tlSetFlag(&flags, 0x1) }
+            if future { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2412,9 +2388,9 @@ extension Api.functions.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _past = _flags & 0x1 != 0
+                let _past = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _future = _flags & 0x2 != 0
+                let _future = tlFlagIsSet(_flags, 0x2)
                 return ActivateStealthMode(past: _past, future: _future)
             }
             catch {
@@ -2424,12 +2400,11 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.past { fields.append(("past", .trueFlag)) }
-            if self.future { fields.append(("future", .trueFlag)) }
-            return ("stories.activateStealthMode", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("past", self.past)
+            fields.trueFlag("future", self.future)
+            return ("stories.activateStealthMode", fields.fields)
         }
     }
 
@@ -2471,10 +2446,9 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("stories.getPeerStories", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("stories.getPeerStories", fields.fields)
         }
     }
 

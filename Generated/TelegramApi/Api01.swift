@@ -61,11 +61,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .error(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("code", .int(c.code)))
-                    fields.append(("text", .string(c.text)))
-                    return ("error", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("code", c.code)
+                    fields.string("text", c.text)
+                    return ("error", fields.fields)
             }
         }
     }
@@ -107,13 +106,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ipv6 { flags |= 0x1 }
-                if mediaOnly { flags |= 0x2 }
-                if tcpoOnly { flags |= 0x4 }
-                if cdn { flags |= 0x8 }
-                if `static` { flags |= 0x10 }
-                if thisPortOnly { flags |= 0x20 }
-                if secret != nil { flags |= 0x400 }
+                if ipv6 { tlSetFlag(&flags, 0x1) }
+                if mediaOnly { tlSetFlag(&flags, 0x2) }
+                if tcpoOnly { tlSetFlag(&flags, 0x4) }
+                if cdn { tlSetFlag(&flags, 0x8) }
+                if `static` { tlSetFlag(&flags, 0x10) }
+                if thisPortOnly { tlSetFlag(&flags, 0x20) }
+                if secret != nil { tlSetFlag(&flags, 0x400) }
                 return flags
             }
         }
@@ -127,7 +126,7 @@ extension Api {
                     buffer.appendInt32(c.id)
                     buffer.appendTLString(c.ipAddress)
                     buffer.appendInt32(c.port)
-                    if _flags & 0x400 != 0, let value = c.secret {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.secret {
                         buffer.appendTLBytes(value)
                     }
             }
@@ -152,17 +151,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ipv6 = _flags & 0x1 != 0
+                let _ipv6 = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _mediaOnly = _flags & 0x2 != 0
+                let _mediaOnly = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _tcpoOnly = _flags & 0x4 != 0
+                let _tcpoOnly = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _cdn = _flags & 0x8 != 0
+                let _cdn = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _static = _flags & 0x10 != 0
+                let _static = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _thisPortOnly = _flags & 0x20 != 0
+                let _thisPortOnly = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _id = try reader.readInt32()
                 field = 8
@@ -171,7 +170,7 @@ extension Api {
                 let _port = try reader.readInt32()
                 field = 10
                 var _secret: [UInt8]? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _secret = try reader.readTLBytes()
                 }
                 return .dcOption(Cons_dcOption(ipv6: _ipv6, mediaOnly: _mediaOnly, tcpoOnly: _tcpoOnly, cdn: _cdn, static: _static, thisPortOnly: _thisPortOnly, id: _id, ipAddress: _ipAddress, port: _port, secret: _secret))
@@ -185,22 +184,21 @@ extension Api {
             switch self {
                 case .dcOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.ipv6 { fields.append(("ipv6", .trueFlag)) }
-                    if c.mediaOnly { fields.append(("media_only", .trueFlag)) }
-                    if c.tcpoOnly { fields.append(("tcpo_only", .trueFlag)) }
-                    if c.cdn { fields.append(("cdn", .trueFlag)) }
-                    if c.`static` { fields.append(("static", .trueFlag)) }
-                    if c.thisPortOnly { fields.append(("this_port_only", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("ip_address", .string(c.ipAddress)))
-                    fields.append(("port", .int(c.port)))
-                    if _flags & 0x400 != 0, let value = c.secret {
-                        fields.append(("secret", .bytes(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("ipv6", c.ipv6)
+                    fields.trueFlag("media_only", c.mediaOnly)
+                    fields.trueFlag("tcpo_only", c.tcpoOnly)
+                    fields.trueFlag("cdn", c.cdn)
+                    fields.trueFlag("static", c.`static`)
+                    fields.trueFlag("this_port_only", c.thisPortOnly)
+                    fields.int("id", c.id)
+                    fields.string("ip_address", c.ipAddress)
+                    fields.int("port", c.port)
+                    if tlFlagIsSet(_flags, 0x400), let value = c.secret {
+                        fields.bytes("secret", value)
                     }
-                    return ("dcOption", fields)
+                    return ("dcOption", fields.fields)
             }
         }
     }
@@ -268,12 +266,11 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .privacyRules(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("rules", .vector(c.rules.map { (e0: Api.PrivacyRule) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("account.privacyRules", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("rules", c.rules)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("account.privacyRules", fields.fields)
             }
         }
     }
@@ -348,11 +345,10 @@ extension Api.messages {
                 case .stickersNotModified:
                     return ("messages.stickersNotModified", [])
                 case .stickers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("stickers", .vector(c.stickers.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("messages.stickers", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("stickers", c.stickers)
+                    return ("messages.stickers", fields.fields)
             }
         }
     }
@@ -397,8 +393,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if subscriptionUntilDate != nil { flags |= 0x1 }
-                if rank != nil { flags |= 0x4 }
+                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x1) }
+                if rank != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -424,9 +420,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaRequest { flags |= 0x1 }
-                if subscriptionUntilDate != nil { flags |= 0x2 }
-                if rank != nil { flags |= 0x4 }
+                if viaRequest { tlSetFlag(&flags, 0x1) }
+                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x2) }
+                if rank != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -446,7 +442,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { flags |= 0x1 }
+                if rank != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -476,9 +472,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canEdit { flags |= 0x1 }
-                if inviterId != nil { flags |= 0x2 }
-                if rank != nil { flags |= 0x4 }
+                if canEdit { tlSetFlag(&flags, 0x1) }
+                if inviterId != nil { tlSetFlag(&flags, 0x2) }
+                if rank != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -504,8 +500,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if left { flags |= 0x1 }
-                if rank != nil { flags |= 0x4 }
+                if left { tlSetFlag(&flags, 0x1) }
+                if rank != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -527,10 +523,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x1 != 0, let value = c.subscriptionUntilDate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.subscriptionUntilDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantSelf(let c):
@@ -540,10 +536,10 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     buffer.appendInt64(c.inviterId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x2 != 0, let value = c.subscriptionUntilDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptionUntilDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantCreator(let c):
@@ -552,7 +548,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
                     c.adminRights.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantAdmin(let c):
@@ -560,13 +556,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
-                    if _flags & 0x2 != 0, let value = c.inviterId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.inviterId {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt64(c.promotedBy)
                     buffer.appendInt32(c.date)
                     c.adminRights.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantBanned(let c):
@@ -577,7 +573,7 @@ extension Api {
                     buffer.appendInt64(c.kickedBy)
                     buffer.appendInt32(c.date)
                     c.bannedRights.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantLeft(let c):
@@ -615,12 +611,12 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 3
                 var _subscriptionUntilDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _subscriptionUntilDate = try reader.readInt32()
                 }
                 field = 4
                 var _rank: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
                 return .channelParticipant(Cons_channelParticipant(userId: _userId, date: _date, subscriptionUntilDate: _subscriptionUntilDate, rank: _rank))
@@ -635,7 +631,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaRequest = _flags & 0x1 != 0
+                let _viaRequest = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _userId = try reader.readInt64()
                 field = 3
@@ -644,12 +640,12 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 5
                 var _subscriptionUntilDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _subscriptionUntilDate = try reader.readInt32()
                 }
                 field = 6
                 var _rank: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
                 return .channelParticipantSelf(Cons_channelParticipantSelf(viaRequest: _viaRequest, userId: _userId, inviterId: _inviterId, date: _date, subscriptionUntilDate: _subscriptionUntilDate, rank: _rank))
@@ -669,7 +665,7 @@ extension Api {
                 let _adminRights = try Api.ChatAdminRights.parse(&reader)
                 field = 3
                 var _rank: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
                 return .channelParticipantCreator(Cons_channelParticipantCreator(userId: _userId, adminRights: _adminRights, rank: _rank))
@@ -684,13 +680,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canEdit = _flags & 0x1 != 0
+                let _canEdit = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
                 var _inviterId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _inviterId = try reader.readInt64()
                 }
                 field = 5
@@ -701,7 +697,7 @@ extension Api {
                 let _adminRights = try Api.ChatAdminRights.parse(&reader)
                 field = 8
                 var _rank: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
                 return .channelParticipantAdmin(Cons_channelParticipantAdmin(canEdit: _canEdit, userId: _userId, inviterId: _inviterId, promotedBy: _promotedBy, date: _date, adminRights: _adminRights, rank: _rank))
@@ -716,7 +712,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _left = _flags & 0x1 != 0
+                let _left = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -727,7 +723,7 @@ extension Api {
                 let _bannedRights = try Api.ChatBannedRights.parse(&reader)
                 field = 6
                 var _rank: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
                 return .channelParticipantBanned(Cons_channelParticipantBanned(left: _left, peer: _peer, kickedBy: _kickedBy, date: _date, bannedRights: _bannedRights, rank: _rank))
@@ -751,82 +747,76 @@ extension Api {
             switch self {
                 case .channelParticipant(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x1 != 0, let value = c.subscriptionUntilDate {
-                        fields.append(("subscription_until_date", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.subscriptionUntilDate {
+                        fields.int("subscription_until_date", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("channelParticipant", fields)
+                    return ("channelParticipant", fields.fields)
                 case .channelParticipantSelf(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.viaRequest { fields.append(("via_request", .trueFlag)) }
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("inviter_id", .long(c.inviterId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x2 != 0, let value = c.subscriptionUntilDate {
-                        fields.append(("subscription_until_date", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("via_request", c.viaRequest)
+                    fields.long("user_id", c.userId)
+                    fields.long("inviter_id", c.inviterId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptionUntilDate {
+                        fields.int("subscription_until_date", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("channelParticipantSelf", fields)
+                    return ("channelParticipantSelf", fields.fields)
                 case .channelParticipantCreator(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("admin_rights", .object(c.adminRights)))
-                    if _flags & 0x1 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    fields.object("admin_rights", c.adminRights)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("channelParticipantCreator", fields)
+                    return ("channelParticipantCreator", fields.fields)
                 case .channelParticipantAdmin(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canEdit { fields.append(("can_edit", .trueFlag)) }
-                    if c.isSelf { fields.append(("self", .trueFlag)) }
-                    fields.append(("user_id", .long(c.userId)))
-                    if _flags & 0x2 != 0, let value = c.inviterId {
-                        fields.append(("inviter_id", .long(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_edit", c.canEdit)
+                    fields.trueFlag("self", c.isSelf)
+                    fields.long("user_id", c.userId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.inviterId {
+                        fields.long("inviter_id", value)
                     }
-                    fields.append(("promoted_by", .long(c.promotedBy)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_rights", .object(c.adminRights)))
-                    if _flags & 0x4 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    fields.long("promoted_by", c.promotedBy)
+                    fields.int("date", c.date)
+                    fields.object("admin_rights", c.adminRights)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("channelParticipantAdmin", fields)
+                    return ("channelParticipantAdmin", fields.fields)
                 case .channelParticipantBanned(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.left { fields.append(("left", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("kicked_by", .long(c.kickedBy)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("banned_rights", .object(c.bannedRights)))
-                    if _flags & 0x4 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("left", c.left)
+                    fields.object("peer", c.peer)
+                    fields.long("kicked_by", c.kickedBy)
+                    fields.int("date", c.date)
+                    fields.object("banned_rights", c.bannedRights)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("channelParticipantBanned", fields)
+                    return ("channelParticipantBanned", fields.fields)
                 case .channelParticipantLeft(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("channelParticipantLeft", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("channelParticipantLeft", fields.fields)
             }
         }
     }
@@ -894,12 +884,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .secureSecretSettings(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("secure_algo", .object(c.secureAlgo)))
-                    fields.append(("secure_secret", .bytes(c.secureSecret)))
-                    fields.append(("secure_secret_id", .long(c.secureSecretId)))
-                    return ("secureSecretSettings", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("secure_algo", c.secureAlgo)
+                    fields.bytes("secure_secret", c.secureSecret)
+                    fields.long("secure_secret_id", c.secureSecretId)
+                    return ("secureSecretSettings", fields.fields)
             }
         }
     }
@@ -974,11 +963,10 @@ extension Api.account {
                 case .wallPapersNotModified:
                     return ("account.wallPapersNotModified", [])
                 case .wallPapers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("wallpapers", .vector(c.wallpapers.map { (e0: Api.WallPaper) -> TLValue in .object(e0) })))
-                    return ("account.wallPapers", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("wallpapers", c.wallpapers)
+                    return ("account.wallPapers", fields.fields)
             }
         }
     }
@@ -1018,14 +1006,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if allowFlashcall { flags |= 0x1 }
-                if currentNumber { flags |= 0x2 }
-                if allowAppHash { flags |= 0x10 }
-                if allowMissedCall { flags |= 0x20 }
-                if allowFirebase { flags |= 0x80 }
-                if unknownNumber { flags |= 0x200 }
-                if logoutTokens != nil { flags |= 0x40 }
-                if token != nil && appSandbox != nil { flags |= 0x100 }
+                if allowFlashcall { tlSetFlag(&flags, 0x1) }
+                if currentNumber { tlSetFlag(&flags, 0x2) }
+                if allowAppHash { tlSetFlag(&flags, 0x10) }
+                if allowMissedCall { tlSetFlag(&flags, 0x20) }
+                if allowFirebase { tlSetFlag(&flags, 0x80) }
+                if unknownNumber { tlSetFlag(&flags, 0x200) }
+                if logoutTokens != nil { tlSetFlag(&flags, 0x40) }
+                if token != nil && appSandbox != nil { tlSetFlag(&flags, 0x100) }
                 return flags
             }
         }
@@ -1036,13 +1024,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xad253d78) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x40 != 0, let value = c.logoutTokens {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.logoutTokens {
                         buffer.appendBytesVector(value, boxed: true)
                     }
-                    if _flags & 0x100 != 0, let value = c.token {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.token {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.appSandbox {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.appSandbox {
                         buffer.appendBool(value)
                     }
             }
@@ -1067,30 +1055,30 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _allowFlashcall = _flags & 0x1 != 0
+                let _allowFlashcall = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _currentNumber = _flags & 0x2 != 0
+                let _currentNumber = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _allowAppHash = _flags & 0x10 != 0
+                let _allowAppHash = tlFlagIsSet(_flags, 0x10)
                 field = 4
-                let _allowMissedCall = _flags & 0x20 != 0
+                let _allowMissedCall = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _allowFirebase = _flags & 0x80 != 0
+                let _allowFirebase = tlFlagIsSet(_flags, 0x80)
                 field = 6
-                let _unknownNumber = _flags & 0x200 != 0
+                let _unknownNumber = tlFlagIsSet(_flags, 0x200)
                 field = 7
                 var _logoutTokens: [[UInt8]]? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _logoutTokens = try reader.readBytesVector(boxed: true)
                 }
                 field = 8
                 var _token: String? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _token = try reader.readTLString()
                 }
                 field = 9
                 var _appSandbox: Bool? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _appSandbox = try reader.readBool()
                 }
                 return .codeSettings(Cons_codeSettings(allowFlashcall: _allowFlashcall, currentNumber: _currentNumber, allowAppHash: _allowAppHash, allowMissedCall: _allowMissedCall, allowFirebase: _allowFirebase, unknownNumber: _unknownNumber, logoutTokens: _logoutTokens, token: _token, appSandbox: _appSandbox))
@@ -1104,25 +1092,24 @@ extension Api {
             switch self {
                 case .codeSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.allowFlashcall { fields.append(("allow_flashcall", .trueFlag)) }
-                    if c.currentNumber { fields.append(("current_number", .trueFlag)) }
-                    if c.allowAppHash { fields.append(("allow_app_hash", .trueFlag)) }
-                    if c.allowMissedCall { fields.append(("allow_missed_call", .trueFlag)) }
-                    if c.allowFirebase { fields.append(("allow_firebase", .trueFlag)) }
-                    if c.unknownNumber { fields.append(("unknown_number", .trueFlag)) }
-                    if _flags & 0x40 != 0, let value = c.logoutTokens {
-                        fields.append(("logout_tokens", .vector(value.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("allow_flashcall", c.allowFlashcall)
+                    fields.trueFlag("current_number", c.currentNumber)
+                    fields.trueFlag("allow_app_hash", c.allowAppHash)
+                    fields.trueFlag("allow_missed_call", c.allowMissedCall)
+                    fields.trueFlag("allow_firebase", c.allowFirebase)
+                    fields.trueFlag("unknown_number", c.unknownNumber)
+                    if tlFlagIsSet(_flags, 0x40), let value = c.logoutTokens {
+                        fields.bytesList("logout_tokens", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.token {
-                        fields.append(("token", .string(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.token {
+                        fields.string("token", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.appSandbox {
-                        fields.append(("app_sandbox", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.appSandbox {
+                        fields.bool("app_sandbox", value)
                     }
-                    return ("codeSettings", fields)
+                    return ("codeSettings", fields.fields)
             }
         }
     }
@@ -1197,11 +1184,10 @@ extension Api {
                 case .emojiListNotModified:
                     return ("emojiListNotModified", [])
                 case .emojiList(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("document_id", .vector(c.documentId.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("emojiList", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.longs("document_id", c.documentId)
+                    return ("emojiList", fields.fields)
             }
         }
     }
@@ -1235,7 +1221,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if radius != nil { flags |= 0x1 }
+                if radius != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1251,7 +1237,7 @@ extension Api {
                     buffer.appendDouble(c.w)
                     buffer.appendDouble(c.h)
                     buffer.appendDouble(c.rotation)
-                    if _flags & 0x1 != 0, let value = c.radius {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.radius {
                         buffer.appendDouble(value)
                     }
             }
@@ -1287,7 +1273,7 @@ extension Api {
                 let _rotation = try reader.readDouble()
                 field = 6
                 var _radius: Double? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _radius = try reader.readDouble()
                 }
                 return .mediaAreaCoordinates(Cons_mediaAreaCoordinates(x: _x, y: _y, w: _w, h: _h, rotation: _rotation, radius: _radius))
@@ -1301,18 +1287,17 @@ extension Api {
             switch self {
                 case .mediaAreaCoordinates(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("x", .double(c.x)))
-                    fields.append(("y", .double(c.y)))
-                    fields.append(("w", .double(c.w)))
-                    fields.append(("h", .double(c.h)))
-                    fields.append(("rotation", .double(c.rotation)))
-                    if _flags & 0x1 != 0, let value = c.radius {
-                        fields.append(("radius", .double(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.double("x", c.x)
+                    fields.double("y", c.y)
+                    fields.double("w", c.w)
+                    fields.double("h", c.h)
+                    fields.double("rotation", c.rotation)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.radius {
+                        fields.double("radius", value)
                     }
-                    return ("mediaAreaCoordinates", fields)
+                    return ("mediaAreaCoordinates", fields.fields)
             }
         }
     }
@@ -1350,9 +1335,9 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
-                if attributes != nil && attributesHash != nil { flags |= 0x2 }
-                if counters != nil { flags |= 0x4 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                if attributes != nil && attributesHash != nil { tlSetFlag(&flags, 0x2) }
+                if counters != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1365,17 +1350,17 @@ extension Api.payments {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.count)
                     buffer.appendVector(c.gifts, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.attributes {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.attributes {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.attributesHash {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.attributesHash {
                         buffer.appendInt64(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
-                    if _flags & 0x4 != 0, let value = c.counters {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.counters {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -1406,24 +1391,24 @@ extension Api.payments {
                 let _gifts = try reader.readVector(boxed: true, of: Api.StarGift.self)
                 field = 3
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 4
                 var _attributes: [Api.StarGiftAttribute]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _attributes = try reader.readVector(boxed: true, of: Api.StarGiftAttribute.self)
                 }
                 field = 5
                 var _attributesHash: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _attributesHash = try reader.readInt64()
                 }
                 field = 6
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 7
                 var _counters: [Api.StarGiftAttributeCounter]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _counters = try reader.readVector(boxed: true, of: Api.StarGiftAttributeCounter.self)
                 }
                 field = 8
@@ -1439,26 +1424,25 @@ extension Api.payments {
             switch self {
                 case .resaleStarGifts(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("gifts", .vector(c.gifts.map { (e0: Api.StarGift) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("gifts", c.gifts)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.attributes {
-                        fields.append(("attributes", .vector(value.map { (e0: Api.StarGiftAttribute) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.attributes {
+                        fields.objects("attributes", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.attributesHash {
-                        fields.append(("attributes_hash", .long(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.attributesHash {
+                        fields.long("attributes_hash", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    if _flags & 0x4 != 0, let value = c.counters {
-                        fields.append(("counters", .vector(value.map { (e0: Api.StarGiftAttributeCounter) -> TLValue in .object(e0) })))
+                    fields.objects("chats", c.chats)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.counters {
+                        fields.objects("counters", value)
                     }
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.resaleStarGifts", fields)
+                    fields.objects("users", c.users)
+                    return ("payments.resaleStarGifts", fields.fields)
             }
         }
     }
@@ -1526,12 +1510,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emojiGameOutcome(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("seed", .bytes(c.seed)))
-                    fields.append(("stake_ton_amount", .long(c.stakeTonAmount)))
-                    fields.append(("ton_amount", .long(c.tonAmount)))
-                    return ("messages.emojiGameOutcome", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.bytes("seed", c.seed)
+                    fields.long("stake_ton_amount", c.stakeTonAmount)
+                    fields.long("ton_amount", c.tonAmount)
+                    return ("messages.emojiGameOutcome", fields.fields)
             }
         }
     }
@@ -1575,11 +1558,10 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("token", .string(self.token)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithReCaptcha", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("token", self.token)
+            fields.object("query", self.query)
+            return ("invokeWithReCaptcha", fields.fields)
         }
     }
 
@@ -1621,10 +1603,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("account.getNotifySettings", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("account.getNotifySettings", fields.fields)
         }
     }
 
@@ -1672,11 +1653,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("purpose", .object(self.purpose)))
-            fields.append(("email", .string(self.email)))
-            return ("account.sendVerifyEmailCode", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("purpose", self.purpose)
+            fields.string("email", self.email)
+            return ("account.sendVerifyEmailCode", fields.fields)
         }
     }
 
@@ -1756,11 +1736,10 @@ extension Api.functions.users {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("birthday", .object(self.birthday)))
-            return ("users.suggestBirthday", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.object("birthday", self.birthday)
+            return ("users.suggestBirthday", fields.fields)
         }
     }
 
@@ -1834,10 +1813,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("chat_id", .long(self.chatId)))
-            return ("messages.migrateChat", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("chat_id", self.chatId)
+            return ("messages.migrateChat", fields.fields)
         }
     }
 
@@ -1863,7 +1841,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1872,7 +1850,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
         }
@@ -1890,7 +1868,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 return ReadMentions(peer: _peer, topMsgId: _topMsgId)
@@ -1902,14 +1880,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            return ("messages.readMentions", fields)
+            return ("messages.readMentions", fields.fields)
         }
     }
 
@@ -1957,11 +1934,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("bot_query_id", .string(self.botQueryId)))
-            fields.append(("result", .object(self.result)))
-            return ("messages.sendWebViewResultMessage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("bot_query_id", self.botQueryId)
+            fields.object("result", self.result)
+            return ("messages.sendWebViewResultMessage", fields.fields)
         }
     }
 
@@ -1997,7 +1973,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2006,7 +1982,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
             buffer.appendInt32(self.offsetId)
@@ -2029,7 +2005,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
@@ -2051,19 +2027,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("add_offset", .int(self.addOffset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            return ("messages.getUnreadPollVotes", fields)
+            fields.int("offset_id", self.offsetId)
+            fields.int("add_offset", self.addOffset)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            return ("messages.getUnreadPollVotes", fields.fields)
         }
     }
 
@@ -2116,12 +2091,11 @@ extension Api.functions.upload {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("location", .object(self.location)))
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("upload.getWebFile", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("location", self.location)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("upload.getWebFile", fields.fields)
         }
     }
 
@@ -2169,11 +2143,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("channels.togglePreHistoryHidden", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            return ("channels.togglePreHistoryHidden", fields.fields)
         }
     }
 
@@ -2205,10 +2178,10 @@ extension Api.functions.bots {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if bot != nil { flags |= 0x4 }
-            if name != nil { flags |= 0x8 }
-            if about != nil { flags |= 0x1 }
-            if description != nil { flags |= 0x2 }
+            if bot != nil { tlSetFlag(&flags, 0x4) }
+            if name != nil { tlSetFlag(&flags, 0x8) }
+            if about != nil { tlSetFlag(&flags, 0x1) }
+            if description != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2216,17 +2189,17 @@ extension Api.functions.bots {
             if boxed { buffer.appendUInt32(0x10cf3123) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x4 != 0, let value = self.bot {
+            if tlFlagIsSet(_flags, 0x4), let value = self.bot {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.langCode)
-            if _flags & 0x8 != 0, let value = self.name {
+            if tlFlagIsSet(_flags, 0x8), let value = self.name {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x1 != 0, let value = self.about {
+            if tlFlagIsSet(_flags, 0x1), let value = self.about {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.description {
+            if tlFlagIsSet(_flags, 0x2), let value = self.description {
                 buffer.appendTLString(value)
             }
         }
@@ -2242,24 +2215,24 @@ extension Api.functions.bots {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _bot: Api.InputUser? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _bot = try Api.InputUser.parse(&reader)
                 }
                 field = 2
                 let _langCode = try reader.readTLString()
                 field = 3
                 var _name: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _name = try reader.readTLString()
                 }
                 field = 4
                 var _about: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _about = try reader.readTLString()
                 }
                 field = 5
                 var _description: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _description = try reader.readTLString()
                 }
                 return SetBotInfo(bot: _bot, langCode: _langCode, name: _name, about: _about, description: _description)
@@ -2271,23 +2244,22 @@ extension Api.functions.bots {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x4 != 0, let value = self.bot {
-                fields.append(("bot", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x4), let value = self.bot {
+                fields.object("bot", value)
             }
-            fields.append(("lang_code", .string(self.langCode)))
-            if _flags & 0x8 != 0, let value = self.name {
-                fields.append(("name", .string(value)))
+            fields.string("lang_code", self.langCode)
+            if tlFlagIsSet(_flags, 0x8), let value = self.name {
+                fields.string("name", value)
             }
-            if _flags & 0x1 != 0, let value = self.about {
-                fields.append(("about", .string(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.about {
+                fields.string("about", value)
             }
-            if _flags & 0x2 != 0, let value = self.description {
-                fields.append(("description", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.description {
+                fields.string("description", value)
             }
-            return ("bots.setBotInfo", fields)
+            return ("bots.setBotInfo", fields.fields)
         }
     }
 
@@ -2315,7 +2287,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if canceled != nil { flags |= 0x1 }
+            if canceled != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2325,7 +2297,7 @@ extension Api.functions.payments {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendTLString(self.subscriptionId)
-            if _flags & 0x1 != 0, let value = self.canceled {
+            if tlFlagIsSet(_flags, 0x1), let value = self.canceled {
                 buffer.appendBool(value)
             }
         }
@@ -2345,7 +2317,7 @@ extension Api.functions.payments {
                 let _subscriptionId = try reader.readTLString()
                 field = 3
                 var _canceled: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _canceled = try reader.readBool()
                 }
                 return ChangeStarsSubscription(peer: _peer, subscriptionId: _subscriptionId, canceled: _canceled)
@@ -2357,15 +2329,14 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("subscription_id", .string(self.subscriptionId)))
-            if _flags & 0x1 != 0, let value = self.canceled {
-                fields.append(("canceled", .bool(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.string("subscription_id", self.subscriptionId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.canceled {
+                fields.bool("canceled", value)
             }
-            return ("payments.changeStarsSubscription", fields)
+            return ("payments.changeStarsSubscription", fields.fields)
         }
     }
 
@@ -2413,11 +2384,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("bot", .object(self.bot)))
-            return ("payments.connectStarRefBot", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("bot", self.bot)
+            return ("payments.connectStarRefBot", fields.fields)
         }
     }
 
@@ -2459,10 +2429,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("gift_id", .long(self.giftId)))
-            return ("payments.checkCanSendGift", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("gift_id", self.giftId)
+            return ("payments.checkCanSendGift", fields.fields)
         }
     }
 
@@ -2510,11 +2479,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("limit", .int(self.limit)))
-            return ("phone.getGroupCall", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.int("limit", self.limit)
+            return ("phone.getGroupCall", fields.fields)
         }
     }
 
@@ -2544,8 +2512,8 @@ extension Api.functions.chatlists {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if title != nil { flags |= 0x2 }
-            if peers != nil { flags |= 0x4 }
+            if title != nil { tlSetFlag(&flags, 0x2) }
+            if peers != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2555,10 +2523,10 @@ extension Api.functions.chatlists {
             buffer.appendInt32(_flags)
             self.chatlist.serialize(buffer, true)
             buffer.appendTLString(self.slug)
-            if _flags & 0x2 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x2), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.peers {
+            if tlFlagIsSet(_flags, 0x4), let value = self.peers {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -2578,12 +2546,12 @@ extension Api.functions.chatlists {
                 let _slug = try reader.readTLString()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _peers: [Api.InputPeer]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _peers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
                 }
                 return EditExportedInvite(chatlist: _chatlist, slug: _slug, title: _title, peers: _peers)
@@ -2595,18 +2563,17 @@ extension Api.functions.chatlists {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("chatlist", .object(self.chatlist)))
-            fields.append(("slug", .string(self.slug)))
-            if _flags & 0x2 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("chatlist", self.chatlist)
+            fields.string("slug", self.slug)
+            if tlFlagIsSet(_flags, 0x2), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x4 != 0, let value = self.peers {
-                fields.append(("peers", .vector(value.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x4), let value = self.peers {
+                fields.objects("peers", value)
             }
-            return ("chatlists.editExportedInvite", fields)
+            return ("chatlists.editExportedInvite", fields.fields)
         }
     }
 

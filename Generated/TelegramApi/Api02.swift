@@ -123,23 +123,20 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputMessageID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .int(c.id)))
-                    return ("inputMessageID", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("id", c.id)
+                    return ("inputMessageID", fields.fields)
                 case .inputMessageReplyTo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .int(c.id)))
-                    return ("inputMessageReplyTo", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("id", c.id)
+                    return ("inputMessageReplyTo", fields.fields)
                 case .inputMessagePinned:
                     return ("inputMessagePinned", [])
                 case .inputMessageCallbackQuery(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("query_id", .long(c.queryId)))
-                    return ("inputMessageCallbackQuery", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("id", c.id)
+                    fields.long("query_id", c.queryId)
+                    return ("inputMessageCallbackQuery", fields.fields)
             }
         }
     }
@@ -212,13 +209,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputAppEvent(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("time", .double(c.time)))
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("peer", .long(c.peer)))
-                    fields.append(("data", .object(c.data)))
-                    return ("inputAppEvent", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.double("time", c.time)
+                    fields.string("type", c.type)
+                    fields.long("peer", c.peer)
+                    fields.object("data", c.data)
+                    return ("inputAppEvent", fields.fields)
             }
         }
     }
@@ -256,14 +252,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if header { flags |= 0x1 }
-                if alignCenter { flags |= 0x8 }
-                if alignRight { flags |= 0x10 }
-                if valignMiddle { flags |= 0x20 }
-                if valignBottom { flags |= 0x40 }
-                if text != nil { flags |= 0x80 }
-                if colspan != nil { flags |= 0x2 }
-                if rowspan != nil { flags |= 0x4 }
+                if header { tlSetFlag(&flags, 0x1) }
+                if alignCenter { tlSetFlag(&flags, 0x8) }
+                if alignRight { tlSetFlag(&flags, 0x10) }
+                if valignMiddle { tlSetFlag(&flags, 0x20) }
+                if valignBottom { tlSetFlag(&flags, 0x40) }
+                if text != nil { tlSetFlag(&flags, 0x80) }
+                if colspan != nil { tlSetFlag(&flags, 0x2) }
+                if rowspan != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -274,13 +270,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x34566b6a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x80 != 0, let value = c.text {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.text {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.colspan {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.colspan {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.rowspan {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rowspan {
                         buffer.appendInt32(value)
                     }
             }
@@ -305,28 +301,28 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _header = _flags & 0x1 != 0
+                let _header = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _alignCenter = _flags & 0x8 != 0
+                let _alignCenter = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _alignRight = _flags & 0x10 != 0
+                let _alignRight = tlFlagIsSet(_flags, 0x10)
                 field = 4
-                let _valignMiddle = _flags & 0x20 != 0
+                let _valignMiddle = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _valignBottom = _flags & 0x40 != 0
+                let _valignBottom = tlFlagIsSet(_flags, 0x40)
                 field = 6
                 var _text: Api.RichText? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _text = try Api.RichText.parse(&reader)
                 }
                 field = 7
                 var _colspan: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _colspan = try reader.readInt32()
                 }
                 field = 8
                 var _rowspan: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rowspan = try reader.readInt32()
                 }
                 return .pageTableCell(Cons_pageTableCell(header: _header, alignCenter: _alignCenter, alignRight: _alignRight, valignMiddle: _valignMiddle, valignBottom: _valignBottom, text: _text, colspan: _colspan, rowspan: _rowspan))
@@ -340,24 +336,23 @@ extension Api {
             switch self {
                 case .pageTableCell(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.header { fields.append(("header", .trueFlag)) }
-                    if c.alignCenter { fields.append(("align_center", .trueFlag)) }
-                    if c.alignRight { fields.append(("align_right", .trueFlag)) }
-                    if c.valignMiddle { fields.append(("valign_middle", .trueFlag)) }
-                    if c.valignBottom { fields.append(("valign_bottom", .trueFlag)) }
-                    if _flags & 0x80 != 0, let value = c.text {
-                        fields.append(("text", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("header", c.header)
+                    fields.trueFlag("align_center", c.alignCenter)
+                    fields.trueFlag("align_right", c.alignRight)
+                    fields.trueFlag("valign_middle", c.valignMiddle)
+                    fields.trueFlag("valign_bottom", c.valignBottom)
+                    if tlFlagIsSet(_flags, 0x80), let value = c.text {
+                        fields.object("text", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.colspan {
-                        fields.append(("colspan", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.colspan {
+                        fields.int("colspan", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.rowspan {
-                        fields.append(("rowspan", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rowspan {
+                        fields.int("rowspan", value)
                     }
-                    return ("pageTableCell", fields)
+                    return ("pageTableCell", fields.fields)
             }
         }
     }
@@ -392,8 +387,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if media != nil { flags |= 0x1 }
-                if addedBy != nil && date != nil { flags |= 0x2 }
+                if media != nil { tlSetFlag(&flags, 0x1) }
+                if addedBy != nil && date != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -411,7 +406,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if media != nil { flags |= 0x1 }
+                if media != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -424,13 +419,13 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
                     buffer.appendTLBytes(c.option)
-                    if _flags & 0x1 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.addedBy {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.addedBy {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.date {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
                         buffer.appendInt32(value)
                     }
                 case .inputPollAnswer(let c):
@@ -438,7 +433,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
                         value.serialize(buffer, true)
                     }
             }
@@ -469,17 +464,17 @@ extension Api {
                 let _option = try reader.readTLBytes()
                 field = 3
                 var _media: Api.MessageMedia? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _media = try Api.MessageMedia.parse(&reader)
                 }
                 field = 4
                 var _addedBy: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _addedBy = try Api.Peer.parse(&reader)
                 }
                 field = 5
                 var _date: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _date = try reader.readInt32()
                 }
                 return .pollAnswer(Cons_pollAnswer(text: _text, option: _option, media: _media, addedBy: _addedBy, date: _date))
@@ -497,7 +492,7 @@ extension Api {
                 let _text = try Api.TextWithEntities.parse(&reader)
                 field = 2
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 return .inputPollAnswer(Cons_inputPollAnswer(text: _text, media: _media))
@@ -511,31 +506,29 @@ extension Api {
             switch self {
                 case .pollAnswer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("option", .bytes(c.option)))
-                    if _flags & 0x1 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.object("text", c.text)
+                    fields.bytes("option", c.option)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
+                        fields.object("media", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.addedBy {
-                        fields.append(("added_by", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.addedBy {
+                        fields.object("added_by", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.date {
-                        fields.append(("date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
+                        fields.int("date", value)
                     }
-                    return ("pollAnswer", fields)
+                    return ("pollAnswer", fields.fields)
                 case .inputPollAnswer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("text", .object(c.text)))
-                    if _flags & 0x1 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.object("text", c.text)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
+                        fields.object("media", value)
                     }
-                    return ("inputPollAnswer", fields)
+                    return ("inputPollAnswer", fields.fields)
             }
         }
     }
@@ -608,13 +601,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emojiKeywordsDifference(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("lang_code", .string(c.langCode)))
-                    fields.append(("from_version", .int(c.fromVersion)))
-                    fields.append(("version", .int(c.version)))
-                    fields.append(("keywords", .vector(c.keywords.map { (e0: Api.EmojiKeyword) -> TLValue in .object(e0) })))
-                    return ("emojiKeywordsDifference", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("lang_code", c.langCode)
+                    fields.int("from_version", c.fromVersion)
+                    fields.int("version", c.version)
+                    fields.objects("keywords", c.keywords)
+                    return ("emojiKeywordsDifference", fields.fields)
             }
         }
     }
@@ -689,11 +681,10 @@ extension Api.help {
                 case .countriesListNotModified:
                     return ("help.countriesListNotModified", [])
                 case .countriesList(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("countries", .vector(c.countries.map { (e0: Api.help.Country) -> TLValue in .object(e0) })))
-                    fields.append(("hash", .int(c.hash)))
-                    return ("help.countriesList", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("countries", c.countries)
+                    fields.int("hash", c.hash)
+                    return ("help.countriesList", fields.fields)
             }
         }
     }
@@ -729,7 +720,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if orderByCreateDate { flags |= 0x1 }
+                if orderByCreateDate { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -768,7 +759,7 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _orderByCreateDate = _flags & 0x1 != 0
+                let _orderByCreateDate = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -792,17 +783,16 @@ extension Api.messages {
             switch self {
                 case .forumTopics(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.orderByCreateDate { fields.append(("order_by_create_date", .trueFlag)) }
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("topics", .vector(c.topics.map { (e0: Api.ForumTopic) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("pts", .int(c.pts)))
-                    return ("messages.forumTopics", fields)
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("order_by_create_date", c.orderByCreateDate)
+                    fields.int("count", c.count)
+                    fields.objects("topics", c.topics)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    fields.int("pts", c.pts)
+                    return ("messages.forumTopics", fields.fields)
             }
         }
     }
@@ -865,11 +855,10 @@ extension Api.chatlists {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedChatlistInvite(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("filter", .object(c.filter)))
-                    fields.append(("invite", .object(c.invite)))
-                    return ("chatlists.exportedChatlistInvite", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("filter", c.filter)
+                    fields.object("invite", c.invite)
+                    return ("chatlists.exportedChatlistInvite", fields.fields)
             }
         }
     }
@@ -899,7 +888,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if offlineOnly { flags |= 0x1 }
+                if offlineOnly { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -935,7 +924,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _offlineOnly = _flags & 0x1 != 0
+                let _offlineOnly = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _shortcutId = try reader.readInt32()
                 field = 3
@@ -953,14 +942,13 @@ extension Api {
             switch self {
                 case .inputBusinessAwayMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.offlineOnly { fields.append(("offline_only", .trueFlag)) }
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    fields.append(("schedule", .object(c.schedule)))
-                    fields.append(("recipients", .object(c.recipients)))
-                    return ("inputBusinessAwayMessage", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("offline_only", c.offlineOnly)
+                    fields.int("shortcut_id", c.shortcutId)
+                    fields.object("schedule", c.schedule)
+                    fields.object("recipients", c.recipients)
+                    return ("inputBusinessAwayMessage", fields.fields)
             }
         }
     }
@@ -1028,12 +1016,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .timezone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("utc_offset", .int(c.utcOffset)))
-                    return ("timezone", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("id", c.id)
+                    fields.string("name", c.name)
+                    fields.int("utc_offset", c.utcOffset)
+                    return ("timezone", fields.fields)
             }
         }
     }
@@ -1096,11 +1083,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .contactBirthday(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("contact_id", .long(c.contactId)))
-                    fields.append(("birthday", .object(c.birthday)))
-                    return ("contactBirthday", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("contact_id", c.contactId)
+                    fields.object("birthday", c.birthday)
+                    return ("contactBirthday", fields.fields)
             }
         }
     }
@@ -1180,12 +1166,11 @@ extension Api.messages {
                 case .availableEffectsNotModified:
                     return ("messages.availableEffectsNotModified", [])
                 case .availableEffects(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("hash", .int(c.hash)))
-                    fields.append(("effects", .vector(c.effects.map { (e0: Api.AvailableEffect) -> TLValue in .object(e0) })))
-                    fields.append(("documents", .vector(c.documents.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("messages.availableEffects", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("hash", c.hash)
+                    fields.objects("effects", c.effects)
+                    fields.objects("documents", c.documents)
+                    return ("messages.availableEffects", fields.fields)
             }
         }
     }
@@ -1253,12 +1238,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .webPagePreview(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("media", .object(c.media)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.webPagePreview", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("media", c.media)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.webPagePreview", fields.fields)
             }
         }
     }
@@ -1282,7 +1266,7 @@ extension Api.functions.auth {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reason != nil { flags |= 0x1 }
+            if reason != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1292,7 +1276,7 @@ extension Api.functions.auth {
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.phoneNumber)
             buffer.appendTLString(self.phoneCodeHash)
-            if _flags & 0x1 != 0, let value = self.reason {
+            if tlFlagIsSet(_flags, 0x1), let value = self.reason {
                 buffer.appendTLString(value)
             }
         }
@@ -1312,7 +1296,7 @@ extension Api.functions.auth {
                 let _phoneCodeHash = try reader.readTLString()
                 field = 3
                 var _reason: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _reason = try reader.readTLString()
                 }
                 return ResendCode(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, reason: _reason)
@@ -1324,15 +1308,14 @@ extension Api.functions.auth {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            if _flags & 0x1 != 0, let value = self.reason {
-                fields.append(("reason", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            if tlFlagIsSet(_flags, 0x1), let value = self.reason {
+                fields.string("reason", value)
             }
-            return ("auth.resendCode", fields)
+            return ("auth.resendCode", fields.fields)
         }
     }
 
@@ -1412,11 +1395,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("user_id", .object(self.userId)))
-            return ("messages.getInlineGameHighScores", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.object("user_id", self.userId)
+            return ("messages.getInlineGameHighScores", fields.fields)
         }
     }
 
@@ -1458,10 +1440,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("order", .vector(self.order.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.updateDialogFiltersOrder", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.ints("order", self.order)
+            return ("messages.updateDialogFiltersOrder", fields.fields)
         }
     }
 
@@ -1509,11 +1490,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("random_id", .bytes(self.randomId)))
-            fields.append(("option", .bytes(self.option)))
-            return ("messages.reportSponsoredMessage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.bytes("random_id", self.randomId)
+            fields.bytes("option", self.option)
+            return ("messages.reportSponsoredMessage", fields.fields)
         }
     }
 
@@ -1566,12 +1546,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("answer", .object(self.answer)))
-            return ("messages.addPollAnswer", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.object("answer", self.answer)
+            return ("messages.addPollAnswer", fields.fields)
         }
     }
 
@@ -1619,11 +1598,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("participant", .object(self.participant)))
-            return ("messages.deleteParticipantReactions", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("participant", self.participant)
+            return ("messages.deleteParticipantReactions", fields.fields)
         }
     }
 
@@ -1671,11 +1649,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("max_id", .int(self.maxId)))
-            return ("channels.readHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.int("max_id", self.maxId)
+            return ("channels.readHistory", fields.fields)
         }
     }
 
@@ -1723,11 +1700,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputMessage) -> TLValue in .object(e0) })))
-            return ("channels.getMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.objects("id", self.id)
+            return ("channels.getMessages", fields.fields)
         }
     }
 
@@ -1775,11 +1751,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("boosts", .int(self.boosts)))
-            return ("channels.setBoostsToUnblockRestrictions", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.int("boosts", self.boosts)
+            return ("channels.setBoostsToUnblockRestrictions", fields.fields)
         }
     }
 
@@ -1809,8 +1784,8 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if ton { flags |= 0x1 }
-            if amount != nil { flags |= 0x2 }
+            if ton { tlSetFlag(&flags, 0x1) }
+            if amount != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1819,7 +1794,7 @@ extension Api.functions.payments {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.amount {
+            if tlFlagIsSet(_flags, 0x2), let value = self.amount {
                 buffer.appendInt64(value)
             }
             self.password.serialize(buffer, true)
@@ -1835,12 +1810,12 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ton = _flags & 0x1 != 0
+                let _ton = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 var _amount: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _amount = try reader.readInt64()
                 }
                 field = 4
@@ -1854,16 +1829,15 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.ton { fields.append(("ton", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x2 != 0, let value = self.amount {
-                fields.append(("amount", .long(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("ton", self.ton)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x2), let value = self.amount {
+                fields.long("amount", value)
             }
-            fields.append(("password", .object(self.password)))
-            return ("payments.getStarsRevenueWithdrawalUrl", fields)
+            fields.object("password", self.password)
+            return ("payments.getStarsRevenueWithdrawalUrl", fields.fields)
         }
     }
 
@@ -1911,11 +1885,10 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("sticker", .object(self.sticker)))
-            fields.append(("position", .int(self.position)))
-            return ("stickers.changeStickerPosition", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("sticker", self.sticker)
+            fields.int("position", self.position)
+            return ("stickers.changeStickerPosition", fields.fields)
         }
     }
 
@@ -1963,11 +1936,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("subscribed", .bool(self.subscribed)))
-            return ("phone.toggleGroupCallStartSubscription", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.bool("subscribed", self.subscribed)
+            return ("phone.toggleGroupCallStartSubscription", fields.fields)
         }
     }
 
@@ -2015,11 +1987,10 @@ extension Api.functions.aicompose {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("tone", .object(self.tone)))
-            fields.append(("num", .int(self.num)))
-            return ("aicompose.getToneExample", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("tone", self.tone)
+            fields.int("num", self.num)
+            return ("aicompose.getToneExample", fields.fields)
         }
     }
 

@@ -61,11 +61,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .importedContact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("client_id", .long(c.clientId)))
-                    return ("importedContact", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.long("client_id", c.clientId)
+                    return ("importedContact", fields.fields)
             }
         }
     }
@@ -97,8 +96,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if udpP2p { flags |= 0x1 }
-                if udpReflector { flags |= 0x2 }
+                if udpP2p { tlSetFlag(&flags, 0x1) }
+                if udpReflector { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -134,9 +133,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _udpP2p = _flags & 0x1 != 0
+                let _udpP2p = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _udpReflector = _flags & 0x2 != 0
+                let _udpReflector = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _minLayer = try reader.readInt32()
                 field = 4
@@ -154,15 +153,14 @@ extension Api {
             switch self {
                 case .phoneCallProtocol(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.udpP2p { fields.append(("udp_p2p", .trueFlag)) }
-                    if c.udpReflector { fields.append(("udp_reflector", .trueFlag)) }
-                    fields.append(("min_layer", .int(c.minLayer)))
-                    fields.append(("max_layer", .int(c.maxLayer)))
-                    fields.append(("library_versions", .vector(c.libraryVersions.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("phoneCallProtocol", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("udp_p2p", c.udpP2p)
+                    fields.trueFlag("udp_reflector", c.udpReflector)
+                    fields.int("min_layer", c.minLayer)
+                    fields.int("max_layer", c.maxLayer)
+                    fields.strings("library_versions", c.libraryVersions)
+                    return ("phoneCallProtocol", fields.fields)
             }
         }
     }
@@ -219,10 +217,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emojiLanguage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("lang_code", .string(c.langCode)))
-                    return ("emojiLanguage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("lang_code", c.langCode)
+                    return ("emojiLanguage", fields.fields)
             }
         }
     }
@@ -290,12 +287,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inactiveChats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("dates", .vector(c.dates.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.inactiveChats", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.ints("dates", c.dates)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.inactiveChats", fields.fields)
             }
         }
     }
@@ -358,11 +354,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsAbsValueAndPrev(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("current", .double(c.current)))
-                    fields.append(("previous", .double(c.previous)))
-                    return ("statsAbsValueAndPrev", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.double("current", c.current)
+                    fields.double("previous", c.previous)
+                    return ("statsAbsValueAndPrev", fields.fields)
             }
         }
     }
@@ -390,9 +385,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pm { flags |= 0x1 }
-                if group { flags |= 0x2 }
-                if title != nil { flags |= 0x4 }
+                if pm { tlSetFlag(&flags, 0x1) }
+                if group { tlSetFlag(&flags, 0x2) }
+                if title != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -403,7 +398,7 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0x5e0fb7b9) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
                         buffer.appendTLString(value)
                     }
             }
@@ -428,12 +423,12 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pm = _flags & 0x1 != 0
+                let _pm = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _group = _flags & 0x2 != 0
+                let _group = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _title = try reader.readTLString()
                 }
                 return .historyImportParsed(Cons_historyImportParsed(pm: _pm, group: _group, title: _title))
@@ -447,15 +442,14 @@ extension Api.messages {
             switch self {
                 case .historyImportParsed(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pm { fields.append(("pm", .trueFlag)) }
-                    if c.group { fields.append(("group", .trueFlag)) }
-                    if _flags & 0x4 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pm", c.pm)
+                    fields.trueFlag("group", c.group)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
+                        fields.string("title", value)
                     }
-                    return ("messages.historyImportParsed", fields)
+                    return ("messages.historyImportParsed", fields.fields)
             }
         }
     }
@@ -550,17 +544,15 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputBotAppID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputBotAppID", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputBotAppID", fields.fields)
                 case .inputBotAppShortName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("bot_id", .object(c.botId)))
-                    fields.append(("short_name", .string(c.shortName)))
-                    return ("inputBotAppShortName", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("bot_id", c.botId)
+                    fields.string("short_name", c.shortName)
+                    return ("inputBotAppShortName", fields.fields)
             }
         }
     }
@@ -598,9 +590,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { flags |= 0x1 }
-                if blockedMyStoriesFrom { flags |= 0x2 }
-                if reaction != nil { flags |= 0x4 }
+                if blocked { tlSetFlag(&flags, 0x1) }
+                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
+                if reaction != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -620,8 +612,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { flags |= 0x1 }
-                if blockedMyStoriesFrom { flags |= 0x2 }
+                if blocked { tlSetFlag(&flags, 0x1) }
+                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -643,8 +635,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { flags |= 0x1 }
-                if blockedMyStoriesFrom { flags |= 0x2 }
+                if blocked { tlSetFlag(&flags, 0x1) }
+                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -657,7 +649,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x4 != 0, let value = c.reaction {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.reaction {
                         value.serialize(buffer, true)
                     }
                 case .storyViewPublicForward(let c):
@@ -695,16 +687,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = _flags & 0x1 != 0
+                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = _flags & 0x2 != 0
+                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
                 let _date = try reader.readInt32()
                 field = 5
                 var _reaction: Api.Reaction? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _reaction = try Api.Reaction.parse(&reader)
                 }
                 return .storyView(Cons_storyView(blocked: _blocked, blockedMyStoriesFrom: _blockedMyStoriesFrom, userId: _userId, date: _date, reaction: _reaction))
@@ -719,9 +711,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = _flags & 0x1 != 0
+                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = _flags & 0x2 != 0
+                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _message = try Api.Message.parse(&reader)
                 return .storyViewPublicForward(Cons_storyViewPublicForward(blocked: _blocked, blockedMyStoriesFrom: _blockedMyStoriesFrom, message: _message))
@@ -736,9 +728,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = _flags & 0x1 != 0
+                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = _flags & 0x2 != 0
+                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 4
@@ -754,36 +746,33 @@ extension Api {
             switch self {
                 case .storyView(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.blocked { fields.append(("blocked", .trueFlag)) }
-                    if c.blockedMyStoriesFrom { fields.append(("blocked_my_stories_from", .trueFlag)) }
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x4 != 0, let value = c.reaction {
-                        fields.append(("reaction", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("blocked", c.blocked)
+                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
+                    fields.long("user_id", c.userId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.reaction {
+                        fields.object("reaction", value)
                     }
-                    return ("storyView", fields)
+                    return ("storyView", fields.fields)
                 case .storyViewPublicForward(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.blocked { fields.append(("blocked", .trueFlag)) }
-                    if c.blockedMyStoriesFrom { fields.append(("blocked_my_stories_from", .trueFlag)) }
-                    fields.append(("message", .object(c.message)))
-                    return ("storyViewPublicForward", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("blocked", c.blocked)
+                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
+                    fields.object("message", c.message)
+                    return ("storyViewPublicForward", fields.fields)
                 case .storyViewPublicRepost(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.blocked { fields.append(("blocked", .trueFlag)) }
-                    if c.blockedMyStoriesFrom { fields.append(("blocked_my_stories_from", .trueFlag)) }
-                    fields.append(("peer_id", .object(c.peerId)))
-                    fields.append(("story", .object(c.story)))
-                    return ("storyViewPublicRepost", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("blocked", c.blocked)
+                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
+                    fields.object("peer_id", c.peerId)
+                    fields.object("story", c.story)
+                    return ("storyViewPublicRepost", fields.fields)
             }
         }
     }
@@ -820,11 +809,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if participating { flags |= 0x1 }
-                if preparingResults { flags |= 0x8 }
-                if joinedTooEarlyDate != nil { flags |= 0x2 }
-                if adminDisallowedChatId != nil { flags |= 0x4 }
-                if disallowedCountry != nil { flags |= 0x10 }
+                if participating { tlSetFlag(&flags, 0x1) }
+                if preparingResults { tlSetFlag(&flags, 0x8) }
+                if joinedTooEarlyDate != nil { tlSetFlag(&flags, 0x2) }
+                if adminDisallowedChatId != nil { tlSetFlag(&flags, 0x4) }
+                if disallowedCountry != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -854,11 +843,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if winner { flags |= 0x1 }
-                if refunded { flags |= 0x2 }
-                if giftCodeSlug != nil { flags |= 0x8 }
-                if starsPrize != nil { flags |= 0x10 }
-                if activatedCount != nil { flags |= 0x4 }
+                if winner { tlSetFlag(&flags, 0x1) }
+                if refunded { tlSetFlag(&flags, 0x2) }
+                if giftCodeSlug != nil { tlSetFlag(&flags, 0x8) }
+                if starsPrize != nil { tlSetFlag(&flags, 0x10) }
+                if activatedCount != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -870,13 +859,13 @@ extension Api.payments {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.startDate)
-                    if _flags & 0x2 != 0, let value = c.joinedTooEarlyDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.joinedTooEarlyDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.adminDisallowedChatId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.adminDisallowedChatId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.disallowedCountry {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.disallowedCountry {
                         buffer.appendTLString(value)
                     }
                 case .giveawayInfoResults(let c):
@@ -884,15 +873,15 @@ extension Api.payments {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.startDate)
-                    if _flags & 0x8 != 0, let value = c.giftCodeSlug {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.giftCodeSlug {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.starsPrize {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.starsPrize {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt32(c.finishDate)
                     buffer.appendInt32(c.winnersCount)
-                    if _flags & 0x4 != 0, let value = c.activatedCount {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.activatedCount {
                         buffer.appendInt32(value)
                     }
             }
@@ -918,24 +907,24 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _participating = _flags & 0x1 != 0
+                let _participating = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _preparingResults = _flags & 0x8 != 0
+                let _preparingResults = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _startDate = try reader.readInt32()
                 field = 4
                 var _joinedTooEarlyDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _joinedTooEarlyDate = try reader.readInt32()
                 }
                 field = 5
                 var _adminDisallowedChatId: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _adminDisallowedChatId = try reader.readInt64()
                 }
                 field = 6
                 var _disallowedCountry: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _disallowedCountry = try reader.readTLString()
                 }
                 return .giveawayInfo(Cons_giveawayInfo(participating: _participating, preparingResults: _preparingResults, startDate: _startDate, joinedTooEarlyDate: _joinedTooEarlyDate, adminDisallowedChatId: _adminDisallowedChatId, disallowedCountry: _disallowedCountry))
@@ -950,19 +939,19 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _winner = _flags & 0x1 != 0
+                let _winner = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _refunded = _flags & 0x2 != 0
+                let _refunded = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _startDate = try reader.readInt32()
                 field = 4
                 var _giftCodeSlug: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _giftCodeSlug = try reader.readTLString()
                 }
                 field = 5
                 var _starsPrize: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _starsPrize = try reader.readInt64()
                 }
                 field = 6
@@ -971,7 +960,7 @@ extension Api.payments {
                 let _winnersCount = try reader.readInt32()
                 field = 8
                 var _activatedCount: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _activatedCount = try reader.readInt32()
                 }
                 return .giveawayInfoResults(Cons_giveawayInfoResults(winner: _winner, refunded: _refunded, startDate: _startDate, giftCodeSlug: _giftCodeSlug, starsPrize: _starsPrize, finishDate: _finishDate, winnersCount: _winnersCount, activatedCount: _activatedCount))
@@ -985,42 +974,40 @@ extension Api.payments {
             switch self {
                 case .giveawayInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.participating { fields.append(("participating", .trueFlag)) }
-                    if c.preparingResults { fields.append(("preparing_results", .trueFlag)) }
-                    fields.append(("start_date", .int(c.startDate)))
-                    if _flags & 0x2 != 0, let value = c.joinedTooEarlyDate {
-                        fields.append(("joined_too_early_date", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("participating", c.participating)
+                    fields.trueFlag("preparing_results", c.preparingResults)
+                    fields.int("start_date", c.startDate)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.joinedTooEarlyDate {
+                        fields.int("joined_too_early_date", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.adminDisallowedChatId {
-                        fields.append(("admin_disallowed_chat_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.adminDisallowedChatId {
+                        fields.long("admin_disallowed_chat_id", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.disallowedCountry {
-                        fields.append(("disallowed_country", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.disallowedCountry {
+                        fields.string("disallowed_country", value)
                     }
-                    return ("payments.giveawayInfo", fields)
+                    return ("payments.giveawayInfo", fields.fields)
                 case .giveawayInfoResults(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.winner { fields.append(("winner", .trueFlag)) }
-                    if c.refunded { fields.append(("refunded", .trueFlag)) }
-                    fields.append(("start_date", .int(c.startDate)))
-                    if _flags & 0x8 != 0, let value = c.giftCodeSlug {
-                        fields.append(("gift_code_slug", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("winner", c.winner)
+                    fields.trueFlag("refunded", c.refunded)
+                    fields.int("start_date", c.startDate)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.giftCodeSlug {
+                        fields.string("gift_code_slug", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.starsPrize {
-                        fields.append(("stars_prize", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.starsPrize {
+                        fields.long("stars_prize", value)
                     }
-                    fields.append(("finish_date", .int(c.finishDate)))
-                    fields.append(("winners_count", .int(c.winnersCount)))
-                    if _flags & 0x4 != 0, let value = c.activatedCount {
-                        fields.append(("activated_count", .int(value)))
+                    fields.int("finish_date", c.finishDate)
+                    fields.int("winners_count", c.winnersCount)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.activatedCount {
+                        fields.int("activated_count", value)
                     }
-                    return ("payments.giveawayInfoResults", fields)
+                    return ("payments.giveawayInfoResults", fields.fields)
             }
         }
     }
@@ -1052,7 +1039,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if icon != nil { flags |= 0x1 }
+                if icon != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1065,7 +1052,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.collectionId)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x1 != 0, let value = c.icon {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.icon {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.giftsCount)
@@ -1097,7 +1084,7 @@ extension Api {
                 let _title = try reader.readTLString()
                 field = 3
                 var _icon: Api.Document? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _icon = try Api.Document.parse(&reader)
                 }
                 field = 4
@@ -1115,17 +1102,16 @@ extension Api {
             switch self {
                 case .starGiftCollection(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("collection_id", .int(c.collectionId)))
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x1 != 0, let value = c.icon {
-                        fields.append(("icon", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("collection_id", c.collectionId)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.icon {
+                        fields.object("icon", value)
                     }
-                    fields.append(("gifts_count", .int(c.giftsCount)))
-                    fields.append(("hash", .long(c.hash)))
-                    return ("starGiftCollection", fields)
+                    fields.int("gifts_count", c.giftsCount)
+                    fields.long("hash", c.hash)
+                    return ("starGiftCollection", fields.fields)
             }
         }
     }
@@ -1159,8 +1145,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fromAdmin { flags |= 0x2 }
-                if paidMessageStars != nil { flags |= 0x1 }
+                if fromAdmin { tlSetFlag(&flags, 0x2) }
+                if paidMessageStars != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1175,7 +1161,7 @@ extension Api {
                     c.fromId.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.message.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.paidMessageStars {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.paidMessageStars {
                         buffer.appendInt64(value)
                     }
             }
@@ -1200,7 +1186,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fromAdmin = _flags & 0x2 != 0
+                let _fromAdmin = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -1211,7 +1197,7 @@ extension Api {
                 let _message = try Api.TextWithEntities.parse(&reader)
                 field = 6
                 var _paidMessageStars: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _paidMessageStars = try reader.readInt64()
                 }
                 return .groupCallMessage(Cons_groupCallMessage(fromAdmin: _fromAdmin, id: _id, fromId: _fromId, date: _date, message: _message, paidMessageStars: _paidMessageStars))
@@ -1225,18 +1211,17 @@ extension Api {
             switch self {
                 case .groupCallMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.fromAdmin { fields.append(("from_admin", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("from_id", .object(c.fromId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("message", .object(c.message)))
-                    if _flags & 0x1 != 0, let value = c.paidMessageStars {
-                        fields.append(("paid_message_stars", .long(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("from_admin", c.fromAdmin)
+                    fields.int("id", c.id)
+                    fields.object("from_id", c.fromId)
+                    fields.int("date", c.date)
+                    fields.object("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.paidMessageStars {
+                        fields.long("paid_message_stars", value)
                     }
-                    return ("groupCallMessage", fields)
+                    return ("groupCallMessage", fields.fields)
             }
         }
     }
@@ -1262,8 +1247,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if live { flags |= 0x1 }
-                if maxId != nil { flags |= 0x2 }
+                if live { tlSetFlag(&flags, 0x1) }
+                if maxId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1274,7 +1259,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x711d692d) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.maxId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.maxId {
                         buffer.appendInt32(value)
                     }
             }
@@ -1299,10 +1284,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _live = _flags & 0x1 != 0
+                let _live = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _maxId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _maxId = try reader.readInt32()
                 }
                 return .recentStory(Cons_recentStory(live: _live, maxId: _maxId))
@@ -1316,14 +1301,13 @@ extension Api {
             switch self {
                 case .recentStory(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.live { fields.append(("live", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.maxId {
-                        fields.append(("max_id", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("live", c.live)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.maxId {
+                        fields.int("max_id", value)
                     }
-                    return ("recentStory", fields)
+                    return ("recentStory", fields.fields)
             }
         }
     }
@@ -1380,10 +1364,9 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .passkeyRegistrationOptions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("options", .object(c.options)))
-                    return ("account.passkeyRegistrationOptions", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("options", c.options)
+                    return ("account.passkeyRegistrationOptions", fields.fields)
             }
         }
     }
@@ -1478,17 +1461,15 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputRichFilePhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("photo", .object(c.photo)))
-                    return ("inputRichFilePhoto", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("id", c.id)
+                    fields.object("photo", c.photo)
+                    return ("inputRichFilePhoto", fields.fields)
                 case .inputRichFileDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("document", .object(c.document)))
-                    return ("inputRichFileDocument", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("id", c.id)
+                    fields.object("document", c.document)
+                    return ("inputRichFileDocument", fields.fields)
             }
         }
     }
@@ -1542,13 +1523,12 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("api_id", .int(self.apiId)))
-            fields.append(("api_hash", .string(self.apiHash)))
-            fields.append(("settings", .object(self.settings)))
-            return ("auth.sendCode", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.string("phone_number", self.phoneNumber)
+            fields.int("api_id", self.apiId)
+            fields.string("api_hash", self.apiHash)
+            fields.object("settings", self.settings)
+            return ("auth.sendCode", fields.fields)
         }
     }
 
@@ -1576,7 +1556,7 @@ extension Api.functions.auth {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if noJoinedNotifications { flags |= 0x1 }
+            if noJoinedNotifications { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1598,7 +1578,7 @@ extension Api.functions.auth {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noJoinedNotifications = _flags & 0x1 != 0
+                let _noJoinedNotifications = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _firstName = try reader.readTLString()
                 field = 3
@@ -1612,13 +1592,12 @@ extension Api.functions.auth {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.noJoinedNotifications { fields.append(("no_joined_notifications", .trueFlag)) }
-            fields.append(("first_name", .string(self.firstName)))
-            fields.append(("last_name", .string(self.lastName)))
-            return ("auth.firebasePnvSignUp", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("no_joined_notifications", self.noJoinedNotifications)
+            fields.string("first_name", self.firstName)
+            fields.string("last_name", self.lastName)
+            return ("auth.firebasePnvSignUp", fields.fields)
         }
     }
 
@@ -1666,11 +1645,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("format", .string(self.format)))
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getThemes", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("format", self.format)
+            fields.long("hash", self.hash)
+            return ("account.getThemes", fields.fields)
         }
     }
 
@@ -1744,10 +1722,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getSavedMusicIds", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getSavedMusicIds", fields.fields)
         }
     }
 
@@ -1775,8 +1752,8 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if background { flags |= 0x2 }
-            if selfExpires != nil { flags |= 0x1 }
+            if background { tlSetFlag(&flags, 0x2) }
+            if selfExpires != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1785,7 +1762,7 @@ extension Api.functions.contacts {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.geoPoint.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.selfExpires {
+            if tlFlagIsSet(_flags, 0x1), let value = self.selfExpires {
                 buffer.appendInt32(value)
             }
         }
@@ -1800,12 +1777,12 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _background = _flags & 0x2 != 0
+                let _background = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 field = 3
                 var _selfExpires: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _selfExpires = try reader.readInt32()
                 }
                 return GetLocated(background: _background, geoPoint: _geoPoint, selfExpires: _selfExpires)
@@ -1817,15 +1794,14 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.background { fields.append(("background", .trueFlag)) }
-            fields.append(("geo_point", .object(self.geoPoint)))
-            if _flags & 0x1 != 0, let value = self.selfExpires {
-                fields.append(("self_expires", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("background", self.background)
+            fields.object("geo_point", self.geoPoint)
+            if tlFlagIsSet(_flags, 0x1), let value = self.selfExpires {
+                fields.int("self_expires", value)
             }
-            return ("contacts.getLocated", fields)
+            return ("contacts.getLocated", fields.fields)
         }
     }
 
@@ -1878,12 +1854,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("g_b", .bytes(self.gB)))
-            fields.append(("key_fingerprint", .long(self.keyFingerprint)))
-            return ("messages.acceptEncryption", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.bytes("g_b", self.gB)
+            fields.long("key_fingerprint", self.keyFingerprint)
+            return ("messages.acceptEncryption", fields.fields)
         }
     }
 
@@ -1925,10 +1900,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peers", .vector(self.peers.map { (e0: Api.InputDialogPeer) -> TLValue in .object(e0) })))
-            return ("messages.getPeerDialogs", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("peers", self.peers)
+            return ("messages.getPeerDialogs", fields.fields)
         }
     }
 
@@ -1958,8 +1932,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if savedPeerId != nil { flags |= 0x4 }
-            if topMsgId != nil { flags |= 0x1 }
+            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1968,10 +1942,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
             buffer.appendVector(self.filters, boxed: true)
@@ -1990,12 +1964,12 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _savedPeerId: Api.InputPeer? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _savedPeerId = try Api.InputPeer.parse(&reader)
                 }
                 field = 3
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 4
@@ -2009,18 +1983,17 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
-                fields.append(("saved_peer_id", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
+                fields.object("saved_peer_id", value)
             }
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            fields.append(("filters", .vector(self.filters.map { (e0: Api.MessagesFilter) -> TLValue in .object(e0) })))
-            return ("messages.getSearchCounters", fields)
+            fields.objects("filters", self.filters)
+            return ("messages.getSearchCounters", fields.fields)
         }
     }
 
@@ -2048,7 +2021,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if requestMsgId != nil { flags |= 0x1 }
+            if requestMsgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2058,7 +2031,7 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendBool(self.enabled)
-            if _flags & 0x1 != 0, let value = self.requestMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.requestMsgId {
                 buffer.appendInt32(value)
             }
         }
@@ -2078,7 +2051,7 @@ extension Api.functions.messages {
                 let _enabled = try reader.readBool()
                 field = 3
                 var _requestMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _requestMsgId = try reader.readInt32()
                 }
                 return ToggleNoForwards(peer: _peer, enabled: _enabled, requestMsgId: _requestMsgId)
@@ -2090,15 +2063,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("enabled", .bool(self.enabled)))
-            if _flags & 0x1 != 0, let value = self.requestMsgId {
-                fields.append(("request_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.bool("enabled", self.enabled)
+            if tlFlagIsSet(_flags, 0x1), let value = self.requestMsgId {
+                fields.int("request_msg_id", value)
             }
-            return ("messages.toggleNoForwards", fields)
+            return ("messages.toggleNoForwards", fields.fields)
         }
     }
 
@@ -2130,9 +2102,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if peer != nil && id != nil { flags |= 0x1 }
-            if text != nil { flags |= 0x2 }
-            if tone != nil { flags |= 0x4 }
+            if peer != nil && id != nil { tlSetFlag(&flags, 0x1) }
+            if text != nil { tlSetFlag(&flags, 0x2) }
+            if tone != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2140,17 +2112,17 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0xa5eec345) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x1 != 0, let value = self.id {
+            if tlFlagIsSet(_flags, 0x1), let value = self.id {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x2 != 0, let value = self.text {
+            if tlFlagIsSet(_flags, 0x2), let value = self.text {
                 buffer.appendVector(value, boxed: true)
             }
             buffer.appendTLString(self.toLang)
-            if _flags & 0x4 != 0, let value = self.tone {
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
                 buffer.appendTLString(value)
             }
         }
@@ -2166,24 +2138,24 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
                 var _id: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _id = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 3
                 var _text: [Api.TextWithEntities]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _text = try reader.readVector(boxed: true, of: Api.TextWithEntities.self)
                 }
                 field = 4
                 let _toLang = try reader.readTLString()
                 field = 5
                 var _tone: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _tone = try reader.readTLString()
                 }
                 return TranslateText(peer: _peer, id: _id, text: _text, toLang: _toLang, tone: _tone)
@@ -2195,23 +2167,22 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
+                fields.object("peer", value)
             }
-            if _flags & 0x1 != 0, let value = self.id {
-                fields.append(("id", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            if tlFlagIsSet(_flags, 0x1), let value = self.id {
+                fields.ints("id", value)
             }
-            if _flags & 0x2 != 0, let value = self.text {
-                fields.append(("text", .vector(value.map { (e0: Api.TextWithEntities) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.text {
+                fields.objects("text", value)
             }
-            fields.append(("to_lang", .string(self.toLang)))
-            if _flags & 0x4 != 0, let value = self.tone {
-                fields.append(("tone", .string(value)))
+            fields.string("to_lang", self.toLang)
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
+                fields.string("tone", value)
             }
-            return ("messages.translateText", fields)
+            return ("messages.translateText", fields.fields)
         }
     }
 
@@ -2253,10 +2224,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("period", .int(self.period)))
-            return ("messages.setDefaultHistoryTTL", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("period", self.period)
+            return ("messages.setDefaultHistoryTTL", fields.fields)
         }
     }
 
@@ -2314,13 +2284,12 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("completed", .vector(self.completed.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("incompleted", .vector(self.incompleted.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.toggleTodoCompleted", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.ints("completed", self.completed)
+            fields.ints("incompleted", self.incompleted)
+            return ("messages.toggleTodoCompleted", fields.fields)
         }
     }
 
@@ -2400,11 +2369,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("participant", .object(self.participant)))
-            return ("channels.getParticipant", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.object("participant", self.participant)
+            return ("channels.getParticipant", fields.fields)
         }
     }
 
@@ -2434,8 +2402,8 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if grouped { flags |= 0x1 }
-            if thread { flags |= 0x2 }
+            if grouped { tlSetFlag(&flags, 0x1) }
+            if thread { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2457,9 +2425,9 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _grouped = _flags & 0x1 != 0
+                let _grouped = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _thread = _flags & 0x2 != 0
+                let _thread = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _channel = try Api.InputChannel.parse(&reader)
                 field = 4
@@ -2473,14 +2441,13 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.grouped { fields.append(("grouped", .trueFlag)) }
-            if self.thread { fields.append(("thread", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("id", .int(self.id)))
-            return ("channels.exportMessageLink", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("grouped", self.grouped)
+            fields.trueFlag("thread", self.thread)
+            fields.object("channel", self.channel)
+            fields.int("id", self.id)
+            return ("channels.exportMessageLink", fields.fields)
         }
     }
 
@@ -2522,10 +2489,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("channel", .object(self.channel)))
-            return ("channels.convertToGigagroup", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("channel", self.channel)
+            return ("channels.convertToGigagroup", fields.fields)
         }
     }
 
@@ -2555,8 +2521,8 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if applyToInvites { flags |= 0x2 }
-            if guardBot != nil { flags |= 0x1 }
+            if applyToInvites { tlSetFlag(&flags, 0x2) }
+            if guardBot != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2566,7 +2532,7 @@ extension Api.functions.channels {
             buffer.appendInt32(_flags)
             self.channel.serialize(buffer, true)
             buffer.appendBool(self.enabled)
-            if _flags & 0x1 != 0, let value = self.guardBot {
+            if tlFlagIsSet(_flags, 0x1), let value = self.guardBot {
                 value.serialize(buffer, true)
             }
         }
@@ -2581,14 +2547,14 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _applyToInvites = _flags & 0x2 != 0
+                let _applyToInvites = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 field = 3
                 let _enabled = try reader.readBool()
                 field = 4
                 var _guardBot: Api.InputUser? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _guardBot = try Api.InputUser.parse(&reader)
                 }
                 return ToggleJoinRequest(applyToInvites: _applyToInvites, channel: _channel, enabled: _enabled, guardBot: _guardBot)
@@ -2600,16 +2566,15 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.applyToInvites { fields.append(("apply_to_invites", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            if _flags & 0x1 != 0, let value = self.guardBot {
-                fields.append(("guard_bot", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("apply_to_invites", self.applyToInvites)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            if tlFlagIsSet(_flags, 0x1), let value = self.guardBot {
+                fields.object("guard_bot", value)
             }
-            return ("channels.toggleJoinRequest", fields)
+            return ("channels.toggleJoinRequest", fields.fields)
         }
     }
 
@@ -2633,7 +2598,7 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if channel != nil { flags |= 0x1 }
+            if channel != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2641,7 +2606,7 @@ extension Api.functions.channels {
             if boxed { buffer.appendUInt32(0x25a71742) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.channel {
+            if tlFlagIsSet(_flags, 0x1), let value = self.channel {
                 value.serialize(buffer, true)
             }
         }
@@ -2657,7 +2622,7 @@ extension Api.functions.channels {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _channel: Api.InputChannel? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _channel = try Api.InputChannel.parse(&reader)
                 }
                 return GetChannelRecommendations(channel: _channel)
@@ -2669,13 +2634,12 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.channel {
-                fields.append(("channel", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.channel {
+                fields.object("channel", value)
             }
-            return ("channels.getChannelRecommendations", fields)
+            return ("channels.getChannelRecommendations", fields.fields)
         }
     }
 
@@ -2709,9 +2673,9 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if requestedInfoId != nil { flags |= 0x1 }
-            if shippingOptionId != nil { flags |= 0x2 }
-            if tipAmount != nil { flags |= 0x4 }
+            if requestedInfoId != nil { tlSetFlag(&flags, 0x1) }
+            if shippingOptionId != nil { tlSetFlag(&flags, 0x2) }
+            if tipAmount != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2721,14 +2685,14 @@ extension Api.functions.payments {
             buffer.appendInt32(_flags)
             buffer.appendInt64(self.formId)
             self.invoice.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.requestedInfoId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.requestedInfoId {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.shippingOptionId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptionId {
                 buffer.appendTLString(value)
             }
             self.credentials.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.tipAmount {
+            if tlFlagIsSet(_flags, 0x4), let value = self.tipAmount {
                 buffer.appendInt64(value)
             }
         }
@@ -2748,19 +2712,19 @@ extension Api.functions.payments {
                 let _invoice = try Api.InputInvoice.parse(&reader)
                 field = 3
                 var _requestedInfoId: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _requestedInfoId = try reader.readTLString()
                 }
                 field = 4
                 var _shippingOptionId: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _shippingOptionId = try reader.readTLString()
                 }
                 field = 5
                 let _credentials = try Api.InputPaymentCredentials.parse(&reader)
                 field = 6
                 var _tipAmount: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _tipAmount = try reader.readInt64()
                 }
                 return SendPaymentForm(formId: _formId, invoice: _invoice, requestedInfoId: _requestedInfoId, shippingOptionId: _shippingOptionId, credentials: _credentials, tipAmount: _tipAmount)
@@ -2772,22 +2736,21 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("form_id", .long(self.formId)))
-            fields.append(("invoice", .object(self.invoice)))
-            if _flags & 0x1 != 0, let value = self.requestedInfoId {
-                fields.append(("requested_info_id", .string(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.long("form_id", self.formId)
+            fields.object("invoice", self.invoice)
+            if tlFlagIsSet(_flags, 0x1), let value = self.requestedInfoId {
+                fields.string("requested_info_id", value)
             }
-            if _flags & 0x2 != 0, let value = self.shippingOptionId {
-                fields.append(("shipping_option_id", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptionId {
+                fields.string("shipping_option_id", value)
             }
-            fields.append(("credentials", .object(self.credentials)))
-            if _flags & 0x4 != 0, let value = self.tipAmount {
-                fields.append(("tip_amount", .long(value)))
+            fields.object("credentials", self.credentials)
+            if tlFlagIsSet(_flags, 0x4), let value = self.tipAmount {
+                fields.long("tip_amount", value)
             }
-            return ("payments.sendPaymentForm", fields)
+            return ("payments.sendPaymentForm", fields.fields)
         }
     }
 
@@ -2825,11 +2788,11 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if inbound { flags |= 0x1 }
-            if outbound { flags |= 0x2 }
-            if ascending { flags |= 0x4 }
-            if ton { flags |= 0x10 }
-            if subscriptionId != nil { flags |= 0x8 }
+            if inbound { tlSetFlag(&flags, 0x1) }
+            if outbound { tlSetFlag(&flags, 0x2) }
+            if ascending { tlSetFlag(&flags, 0x4) }
+            if ton { tlSetFlag(&flags, 0x10) }
+            if subscriptionId != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -2837,7 +2800,7 @@ extension Api.functions.payments {
             if boxed { buffer.appendUInt32(0x69da4557) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x8 != 0, let value = self.subscriptionId {
+            if tlFlagIsSet(_flags, 0x8), let value = self.subscriptionId {
                 buffer.appendTLString(value)
             }
             self.peer.serialize(buffer, true)
@@ -2855,16 +2818,16 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inbound = _flags & 0x1 != 0
+                let _inbound = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _outbound = _flags & 0x2 != 0
+                let _outbound = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _ascending = _flags & 0x4 != 0
+                let _ascending = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _ton = _flags & 0x10 != 0
+                let _ton = tlFlagIsSet(_flags, 0x10)
                 field = 5
                 var _subscriptionId: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _subscriptionId = try reader.readTLString()
                 }
                 field = 6
@@ -2882,20 +2845,19 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.inbound { fields.append(("inbound", .trueFlag)) }
-            if self.outbound { fields.append(("outbound", .trueFlag)) }
-            if self.ascending { fields.append(("ascending", .trueFlag)) }
-            if self.ton { fields.append(("ton", .trueFlag)) }
-            if _flags & 0x8 != 0, let value = self.subscriptionId {
-                fields.append(("subscription_id", .string(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.trueFlag("inbound", self.inbound)
+            fields.trueFlag("outbound", self.outbound)
+            fields.trueFlag("ascending", self.ascending)
+            fields.trueFlag("ton", self.ton)
+            if tlFlagIsSet(_flags, 0x8), let value = self.subscriptionId {
+                fields.string("subscription_id", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("payments.getStarsTransactions", fields)
+            fields.object("peer", self.peer)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("payments.getStarsTransactions", fields.fields)
         }
     }
 
@@ -2923,7 +2885,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if ton { flags |= 0x1 }
+            if ton { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2945,7 +2907,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ton = _flags & 0x1 != 0
+                let _ton = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -2959,13 +2921,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.ton { fields.append(("ton", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputStarsTransaction) -> TLValue in .object(e0) })))
-            return ("payments.getStarsTransactionsByID", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("ton", self.ton)
+            fields.object("peer", self.peer)
+            fields.objects("id", self.id)
+            return ("payments.getStarsTransactionsByID", fields.fields)
         }
     }
 
@@ -2997,8 +2958,8 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if orderByRevenue { flags |= 0x1 }
-            if orderByDate { flags |= 0x2 }
+            if orderByRevenue { tlSetFlag(&flags, 0x1) }
+            if orderByDate { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3021,9 +2982,9 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _orderByRevenue = _flags & 0x1 != 0
+                let _orderByRevenue = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _orderByDate = _flags & 0x2 != 0
+                let _orderByDate = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
@@ -3039,15 +3000,14 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.orderByRevenue { fields.append(("order_by_revenue", .trueFlag)) }
-            if self.orderByDate { fields.append(("order_by_date", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("payments.getSuggestedStarRefBots", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("order_by_revenue", self.orderByRevenue)
+            fields.trueFlag("order_by_date", self.orderByDate)
+            fields.object("peer", self.peer)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("payments.getSuggestedStarRefBots", fields.fields)
         }
     }
 
@@ -3095,11 +3055,10 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("stickerset", .object(self.stickerset)))
-            fields.append(("sticker", .object(self.sticker)))
-            return ("stickers.addStickerToSet", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("stickerset", self.stickerset)
+            fields.object("sticker", self.sticker)
+            return ("stickers.addStickerToSet", fields.fields)
         }
     }
 
@@ -3131,7 +3090,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if video { flags |= 0x1 }
+            if video { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3155,7 +3114,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = _flags & 0x1 != 0
+                let _video = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _userId = try Api.InputUser.parse(&reader)
                 field = 3
@@ -3173,15 +3132,14 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.video { fields.append(("video", .trueFlag)) }
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("random_id", .int(self.randomId)))
-            fields.append(("g_a_hash", .bytes(self.gAHash)))
-            fields.append(("protocol", .object(self.`protocol`)))
-            return ("phone.requestCall", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("video", self.video)
+            fields.object("user_id", self.userId)
+            fields.int("random_id", self.randomId)
+            fields.bytes("g_a_hash", self.gAHash)
+            fields.object("protocol", self.`protocol`)
+            return ("phone.requestCall", fields.fields)
         }
     }
 
@@ -3207,7 +3165,7 @@ extension Api.functions.stats {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if dark { flags |= 0x1 }
+            if dark { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3228,7 +3186,7 @@ extension Api.functions.stats {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 return GetBroadcastStats(dark: _dark, channel: _channel)
@@ -3240,12 +3198,11 @@ extension Api.functions.stats {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.dark { fields.append(("dark", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            return ("stats.getBroadcastStats", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("dark", self.dark)
+            fields.object("channel", self.channel)
+            return ("stats.getBroadcastStats", fields.fields)
         }
     }
 
@@ -3293,11 +3250,10 @@ extension Api.functions.ephemeral {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            return ("ephemeral.deleteWelcomeMessage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            return ("ephemeral.deleteWelcomeMessage", fields.fields)
         }
     }
 

@@ -34,7 +34,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { flags |= 0x1 }
+                if rank != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -52,7 +52,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { flags |= 0x1 }
+                if rank != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -74,7 +74,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { flags |= 0x1 }
+                if rank != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -88,7 +88,7 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     buffer.appendInt64(c.inviterId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x1 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .chatParticipantCreator(let c):
@@ -96,7 +96,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
-                    if _flags & 0x1 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .chatParticipantAdmin(let c):
@@ -106,7 +106,7 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     buffer.appendInt64(c.inviterId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x1 != 0, let value = c.rank {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
             }
@@ -140,7 +140,7 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 4
                 var _rank: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
                 return .chatParticipant(Cons_chatParticipant(userId: _userId, inviterId: _inviterId, date: _date, rank: _rank))
@@ -158,7 +158,7 @@ extension Api {
                 let _userId = try reader.readInt64()
                 field = 2
                 var _rank: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
                 return .chatParticipantCreator(Cons_chatParticipantCreator(userId: _userId, rank: _rank))
@@ -180,7 +180,7 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 4
                 var _rank: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
                 return .chatParticipantAdmin(Cons_chatParticipantAdmin(userId: _userId, inviterId: _inviterId, date: _date, rank: _rank))
@@ -194,38 +194,35 @@ extension Api {
             switch self {
                 case .chatParticipant(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("inviter_id", .long(c.inviterId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x1 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    fields.long("inviter_id", c.inviterId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("chatParticipant", fields)
+                    return ("chatParticipant", fields.fields)
                 case .chatParticipantCreator(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    if _flags & 0x1 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("chatParticipantCreator", fields)
+                    return ("chatParticipantCreator", fields.fields)
                 case .chatParticipantAdmin(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("inviter_id", .long(c.inviterId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x1 != 0, let value = c.rank {
-                        fields.append(("rank", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    fields.long("inviter_id", c.inviterId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                        fields.string("rank", value)
                     }
-                    return ("chatParticipantAdmin", fields)
+                    return ("chatParticipantAdmin", fields.fields)
             }
         }
     }
@@ -260,9 +257,9 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if otherwiseReloginDays != nil { flags |= 0x2 }
-                if tmpSessions != nil { flags |= 0x1 }
-                if futureAuthToken != nil { flags |= 0x4 }
+                if otherwiseReloginDays != nil { tlSetFlag(&flags, 0x2) }
+                if tmpSessions != nil { tlSetFlag(&flags, 0x1) }
+                if futureAuthToken != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -278,7 +275,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if termsOfService != nil { flags |= 0x1 }
+                if termsOfService != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -289,13 +286,13 @@ extension Api.auth {
                     if boxed { buffer.appendUInt32(0x2ea2c0d4) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.otherwiseReloginDays {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.otherwiseReloginDays {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.tmpSessions {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.futureAuthToken {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.futureAuthToken {
                         buffer.appendTLBytes(value)
                     }
                     c.user.serialize(buffer, true)
@@ -303,7 +300,7 @@ extension Api.auth {
                     if boxed { buffer.appendUInt32(0x44747e9a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.termsOfService {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.termsOfService {
                         value.serialize(buffer, true)
                     }
             }
@@ -331,17 +328,17 @@ extension Api.auth {
                 field = 1
                 field = 2
                 var _otherwiseReloginDays: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _otherwiseReloginDays = try reader.readInt32()
                 }
                 field = 3
                 var _tmpSessions: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _tmpSessions = try reader.readInt32()
                 }
                 field = 4
                 var _futureAuthToken: [UInt8]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _futureAuthToken = try reader.readTLBytes()
                 }
                 field = 5
@@ -359,7 +356,7 @@ extension Api.auth {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _termsOfService: Api.help.TermsOfService? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _termsOfService = try Api.help.TermsOfService.parse(&reader)
                 }
                 return .authorizationSignUpRequired(Cons_authorizationSignUpRequired(termsOfService: _termsOfService))
@@ -373,30 +370,28 @@ extension Api.auth {
             switch self {
                 case .authorization(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.setupPasswordRequired { fields.append(("setup_password_required", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.otherwiseReloginDays {
-                        fields.append(("otherwise_relogin_days", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("setup_password_required", c.setupPasswordRequired)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.otherwiseReloginDays {
+                        fields.int("otherwise_relogin_days", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.tmpSessions {
-                        fields.append(("tmp_sessions", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
+                        fields.int("tmp_sessions", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.futureAuthToken {
-                        fields.append(("future_auth_token", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.futureAuthToken {
+                        fields.bytes("future_auth_token", value)
                     }
-                    fields.append(("user", .object(c.user)))
-                    return ("auth.authorization", fields)
+                    fields.object("user", c.user)
+                    return ("auth.authorization", fields.fields)
                 case .authorizationSignUpRequired(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.termsOfService {
-                        fields.append(("terms_of_service", .object(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.termsOfService {
+                        fields.object("terms_of_service", value)
                     }
-                    return ("auth.authorizationSignUpRequired", fields)
+                    return ("auth.authorizationSignUpRequired", fields.fields)
             }
         }
     }
@@ -485,16 +480,14 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    return ("messages.chats", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("chats", c.chats)
+                    return ("messages.chats", fields.fields)
                 case .chatsSlice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    return ("messages.chatsSlice", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("count", c.count)
+                    fields.objects("chats", c.chats)
+                    return ("messages.chatsSlice", fields.fields)
             }
         }
     }
@@ -548,8 +541,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if thumbs != nil { flags |= 0x1 }
-                if videoThumbs != nil { flags |= 0x2 }
+                if thumbs != nil { tlSetFlag(&flags, 0x1) }
+                if videoThumbs != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -569,10 +562,10 @@ extension Api {
                     buffer.appendInt32(c.date)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendInt64(c.size)
-                    if _flags & 0x1 != 0, let value = c.thumbs {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.thumbs {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.videoThumbs {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.videoThumbs {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.dcId)
@@ -623,12 +616,12 @@ extension Api {
                 let _size = try reader.readInt64()
                 field = 7
                 var _thumbs: [Api.PhotoSize]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _thumbs = try reader.readVector(boxed: true, of: Api.PhotoSize.self)
                 }
                 field = 8
                 var _videoThumbs: [Api.VideoSize]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _videoThumbs = try reader.readVector(boxed: true, of: Api.VideoSize.self)
                 }
                 field = 9
@@ -645,30 +638,28 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .documentEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("documentEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("documentEmpty", fields.fields)
                 case .document(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("size", .long(c.size)))
-                    if _flags & 0x1 != 0, let value = c.thumbs {
-                        fields.append(("thumbs", .vector(value.map { (e0: Api.PhotoSize) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.bytes("file_reference", c.fileReference)
+                    fields.int("date", c.date)
+                    fields.string("mime_type", c.mimeType)
+                    fields.long("size", c.size)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.thumbs {
+                        fields.objects("thumbs", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.videoThumbs {
-                        fields.append(("video_thumbs", .vector(value.map { (e0: Api.VideoSize) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.videoThumbs {
+                        fields.objects("video_thumbs", value)
                     }
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: Api.DocumentAttribute) -> TLValue in .object(e0) })))
-                    return ("document", fields)
+                    fields.int("dc_id", c.dcId)
+                    fields.objects("attributes", c.attributes)
+                    return ("document", fields.fields)
             }
         }
     }
@@ -700,9 +691,9 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if newAlgo != nil && newPasswordHash != nil && hint != nil { flags |= 0x1 }
-                if email != nil { flags |= 0x2 }
-                if newSecureSettings != nil { flags |= 0x4 }
+                if newAlgo != nil && newPasswordHash != nil && hint != nil { tlSetFlag(&flags, 0x1) }
+                if email != nil { tlSetFlag(&flags, 0x2) }
+                if newSecureSettings != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -713,19 +704,19 @@ extension Api.account {
                     if boxed { buffer.appendUInt32(0xc23727c9) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.newAlgo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.newAlgo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1 != 0, let value = c.newPasswordHash {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.newPasswordHash {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.hint {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.hint {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.email {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.newSecureSettings {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.newSecureSettings {
                         value.serialize(buffer, true)
                     }
             }
@@ -751,27 +742,27 @@ extension Api.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _newAlgo: Api.PasswordKdfAlgo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _newAlgo = try Api.PasswordKdfAlgo.parse(&reader)
                 }
                 field = 2
                 var _newPasswordHash: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _newPasswordHash = try reader.readTLBytes()
                 }
                 field = 3
                 var _hint: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _hint = try reader.readTLString()
                 }
                 field = 4
                 var _email: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _email = try reader.readTLString()
                 }
                 field = 5
                 var _newSecureSettings: Api.SecureSecretSettings? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _newSecureSettings = try Api.SecureSecretSettings.parse(&reader)
                 }
                 return .passwordInputSettings(Cons_passwordInputSettings(newAlgo: _newAlgo, newPasswordHash: _newPasswordHash, hint: _hint, email: _email, newSecureSettings: _newSecureSettings))
@@ -785,25 +776,24 @@ extension Api.account {
             switch self {
                 case .passwordInputSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.newAlgo {
-                        fields.append(("new_algo", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.newAlgo {
+                        fields.object("new_algo", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.newPasswordHash {
-                        fields.append(("new_password_hash", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.newPasswordHash {
+                        fields.bytes("new_password_hash", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.hint {
-                        fields.append(("hint", .string(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.hint {
+                        fields.string("hint", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.email {
-                        fields.append(("email", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.email {
+                        fields.string("email", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.newSecureSettings {
-                        fields.append(("new_secure_settings", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.newSecureSettings {
+                        fields.object("new_secure_settings", value)
                     }
-                    return ("account.passwordInputSettings", fields)
+                    return ("account.passwordInputSettings", fields.fields)
             }
         }
     }
@@ -861,16 +851,16 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if archived { flags |= 0x2 }
-                if official { flags |= 0x4 }
-                if masks { flags |= 0x8 }
-                if emojis { flags |= 0x80 }
-                if textColor { flags |= 0x200 }
-                if channelEmojiStatus { flags |= 0x400 }
-                if creator { flags |= 0x800 }
-                if installedDate != nil { flags |= 0x1 }
-                if thumbs != nil && thumbDcId != nil && thumbVersion != nil { flags |= 0x10 }
-                if thumbDocumentId != nil { flags |= 0x100 }
+                if archived { tlSetFlag(&flags, 0x2) }
+                if official { tlSetFlag(&flags, 0x4) }
+                if masks { tlSetFlag(&flags, 0x8) }
+                if emojis { tlSetFlag(&flags, 0x80) }
+                if textColor { tlSetFlag(&flags, 0x200) }
+                if channelEmojiStatus { tlSetFlag(&flags, 0x400) }
+                if creator { tlSetFlag(&flags, 0x800) }
+                if installedDate != nil { tlSetFlag(&flags, 0x1) }
+                if thumbs != nil && thumbDcId != nil && thumbVersion != nil { tlSetFlag(&flags, 0x10) }
+                if thumbDocumentId != nil { tlSetFlag(&flags, 0x100) }
                 return flags
             }
         }
@@ -881,23 +871,23 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x2dd14edc) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.installedDate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.installedDate {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt64(c.id)
                     buffer.appendInt64(c.accessHash)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.shortName)
-                    if _flags & 0x10 != 0, let value = c.thumbs {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbs {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumbDcId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbDcId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumbVersion {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbVersion {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.thumbDocumentId {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.thumbDocumentId {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt32(c.count)
@@ -924,22 +914,22 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _archived = _flags & 0x2 != 0
+                let _archived = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _official = _flags & 0x4 != 0
+                let _official = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _masks = _flags & 0x8 != 0
+                let _masks = tlFlagIsSet(_flags, 0x8)
                 field = 4
-                let _emojis = _flags & 0x80 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _textColor = _flags & 0x200 != 0
+                let _textColor = tlFlagIsSet(_flags, 0x200)
                 field = 6
-                let _channelEmojiStatus = _flags & 0x400 != 0
+                let _channelEmojiStatus = tlFlagIsSet(_flags, 0x400)
                 field = 7
-                let _creator = _flags & 0x800 != 0
+                let _creator = tlFlagIsSet(_flags, 0x800)
                 field = 8
                 var _installedDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _installedDate = try reader.readInt32()
                 }
                 field = 9
@@ -952,22 +942,22 @@ extension Api {
                 let _shortName = try reader.readTLString()
                 field = 13
                 var _thumbs: [Api.PhotoSize]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _thumbs = try reader.readVector(boxed: true, of: Api.PhotoSize.self)
                 }
                 field = 14
                 var _thumbDcId: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _thumbDcId = try reader.readInt32()
                 }
                 field = 15
                 var _thumbVersion: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _thumbVersion = try reader.readInt32()
                 }
                 field = 16
                 var _thumbDocumentId: Int64? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _thumbDocumentId = try reader.readInt64()
                 }
                 field = 17
@@ -985,38 +975,37 @@ extension Api {
             switch self {
                 case .stickerSet(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(19)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.archived { fields.append(("archived", .trueFlag)) }
-                    if c.official { fields.append(("official", .trueFlag)) }
-                    if c.masks { fields.append(("masks", .trueFlag)) }
-                    if c.emojis { fields.append(("emojis", .trueFlag)) }
-                    if c.textColor { fields.append(("text_color", .trueFlag)) }
-                    if c.channelEmojiStatus { fields.append(("channel_emoji_status", .trueFlag)) }
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.installedDate {
-                        fields.append(("installed_date", .int(value)))
+                    var fields = TLFieldList(capacity: 19)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("archived", c.archived)
+                    fields.trueFlag("official", c.official)
+                    fields.trueFlag("masks", c.masks)
+                    fields.trueFlag("emojis", c.emojis)
+                    fields.trueFlag("text_color", c.textColor)
+                    fields.trueFlag("channel_emoji_status", c.channelEmojiStatus)
+                    fields.trueFlag("creator", c.creator)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.installedDate {
+                        fields.int("installed_date", value)
                     }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("short_name", .string(c.shortName)))
-                    if _flags & 0x10 != 0, let value = c.thumbs {
-                        fields.append(("thumbs", .vector(value.map { (e0: Api.PhotoSize) -> TLValue in .object(e0) })))
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.string("title", c.title)
+                    fields.string("short_name", c.shortName)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbs {
+                        fields.objects("thumbs", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumbDcId {
-                        fields.append(("thumb_dc_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbDcId {
+                        fields.int("thumb_dc_id", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumbVersion {
-                        fields.append(("thumb_version", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbVersion {
+                        fields.int("thumb_version", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.thumbDocumentId {
-                        fields.append(("thumb_document_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.thumbDocumentId {
+                        fields.long("thumb_document_id", value)
                     }
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("hash", .int(c.hash)))
-                    return ("stickerSet", fields)
+                    fields.int("count", c.count)
+                    fields.int("hash", c.hash)
+                    return ("stickerSet", fields.fields)
             }
         }
     }
@@ -1070,9 +1059,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { flags |= 0x8 }
-                if entities != nil { flags |= 0x2 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if invertMedia { tlSetFlag(&flags, 0x8) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1096,10 +1085,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { flags |= 0x1 }
-                if invertMedia { flags |= 0x8 }
-                if entities != nil { flags |= 0x2 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if noWebpage { tlSetFlag(&flags, 0x1) }
+                if invertMedia { tlSetFlag(&flags, 0x8) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1123,10 +1112,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if heading != nil { flags |= 0x1 }
-                if period != nil { flags |= 0x2 }
-                if proximityNotificationRadius != nil { flags |= 0x8 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if heading != nil { tlSetFlag(&flags, 0x1) }
+                if period != nil { tlSetFlag(&flags, 0x2) }
+                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x8) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1154,7 +1143,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { flags |= 0x4 }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1178,7 +1167,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { flags |= 0x4 }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1194,7 +1183,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { flags |= 0x4 }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1224,8 +1213,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { flags |= 0x1 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if photo != nil { tlSetFlag(&flags, 0x1) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1255,12 +1244,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { flags |= 0x8 }
-                if forceLargeMedia { flags |= 0x10 }
-                if forceSmallMedia { flags |= 0x20 }
-                if optional { flags |= 0x40 }
-                if entities != nil { flags |= 0x2 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if invertMedia { tlSetFlag(&flags, 0x8) }
+                if forceLargeMedia { tlSetFlag(&flags, 0x10) }
+                if forceSmallMedia { tlSetFlag(&flags, 0x20) }
+                if optional { tlSetFlag(&flags, 0x40) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1278,7 +1267,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { flags |= 0x4 }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1290,10 +1279,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageText(let c):
@@ -1301,10 +1290,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaGeo(let c):
@@ -1312,16 +1301,16 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.geoPoint.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.heading {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.period {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.proximityNotificationRadius {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaVenue(let c):
@@ -1334,7 +1323,7 @@ extension Api {
                     buffer.appendTLString(c.provider)
                     buffer.appendTLString(c.venueId)
                     buffer.appendTLString(c.venueType)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaContact(let c):
@@ -1345,14 +1334,14 @@ extension Api {
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
                     buffer.appendTLString(c.vcard)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageGame(let c):
                     if boxed { buffer.appendUInt32(0x4b425864) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaInvoice(let c):
@@ -1361,14 +1350,14 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x1 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLBytes(c.payload)
                     buffer.appendTLString(c.provider)
                     c.providerData.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaWebPage(let c):
@@ -1376,18 +1365,18 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendTLString(c.url)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageRichMessage(let c):
                     if boxed { buffer.appendUInt32(0xb43df56c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                     c.richMessage.serialize(buffer, true)
@@ -1421,17 +1410,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = _flags & 0x8 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 4
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageMediaAuto(Cons_inputBotInlineMessageMediaAuto(invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
@@ -1446,19 +1435,19 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x1 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _invertMedia = _flags & 0x8 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _message = try reader.readTLString()
                 field = 4
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 5
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageText(Cons_inputBotInlineMessageText(noWebpage: _noWebpage, invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
@@ -1476,22 +1465,22 @@ extension Api {
                 let _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 field = 2
                 var _heading: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _heading = try reader.readInt32()
                 }
                 field = 3
                 var _period: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _period = try reader.readInt32()
                 }
                 field = 4
                 var _proximityNotificationRadius: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _proximityNotificationRadius = try reader.readInt32()
                 }
                 field = 5
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageMediaGeo(Cons_inputBotInlineMessageMediaGeo(geoPoint: _geoPoint, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius, replyMarkup: _replyMarkup))
@@ -1519,7 +1508,7 @@ extension Api {
                 let _venueType = try reader.readTLString()
                 field = 7
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageMediaVenue(Cons_inputBotInlineMessageMediaVenue(geoPoint: _geoPoint, title: _title, address: _address, provider: _provider, venueId: _venueId, venueType: _venueType, replyMarkup: _replyMarkup))
@@ -1543,7 +1532,7 @@ extension Api {
                 let _vcard = try reader.readTLString()
                 field = 5
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageMediaContact(Cons_inputBotInlineMessageMediaContact(phoneNumber: _phoneNumber, firstName: _firstName, lastName: _lastName, vcard: _vcard, replyMarkup: _replyMarkup))
@@ -1559,7 +1548,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageGame(Cons_inputBotInlineMessageGame(replyMarkup: _replyMarkup))
@@ -1579,7 +1568,7 @@ extension Api {
                 let _description = try reader.readTLString()
                 field = 3
                 var _photo: Api.InputWebDocument? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _photo = try Api.InputWebDocument.parse(&reader)
                 }
                 field = 4
@@ -1592,7 +1581,7 @@ extension Api {
                 let _providerData = try Api.DataJSON.parse(&reader)
                 field = 8
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageMediaInvoice(Cons_inputBotInlineMessageMediaInvoice(title: _title, description: _description, photo: _photo, invoice: _invoice, payload: _payload, provider: _provider, providerData: _providerData, replyMarkup: _replyMarkup))
@@ -1607,25 +1596,25 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = _flags & 0x8 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _forceLargeMedia = _flags & 0x10 != 0
+                let _forceLargeMedia = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _forceSmallMedia = _flags & 0x20 != 0
+                let _forceSmallMedia = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _optional = _flags & 0x40 != 0
+                let _optional = tlFlagIsSet(_flags, 0x40)
                 field = 5
                 let _message = try reader.readTLString()
                 field = 6
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 7
                 let _url = try reader.readTLString()
                 field = 8
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .inputBotInlineMessageMediaWebPage(Cons_inputBotInlineMessageMediaWebPage(invertMedia: _invertMedia, forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, optional: _optional, message: _message, entities: _entities, url: _url, replyMarkup: _replyMarkup))
@@ -1641,7 +1630,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 2
@@ -1657,135 +1646,126 @@ extension Api {
             switch self {
                 case .inputBotInlineMessageMediaAuto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageMediaAuto", fields)
+                    return ("inputBotInlineMessageMediaAuto", fields.fields)
                 case .inputBotInlineMessageText(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("no_webpage", c.noWebpage)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageText", fields)
+                    return ("inputBotInlineMessageText", fields.fields)
                 case .inputBotInlineMessageMediaGeo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("geo_point", .object(c.geoPoint)))
-                    if _flags & 0x1 != 0, let value = c.heading {
-                        fields.append(("heading", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.object("geo_point", c.geoPoint)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
+                        fields.int("heading", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.period {
-                        fields.append(("period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
+                        fields.int("period", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.proximityNotificationRadius {
-                        fields.append(("proximity_notification_radius", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
+                        fields.int("proximity_notification_radius", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageMediaGeo", fields)
+                    return ("inputBotInlineMessageMediaGeo", fields.fields)
                 case .inputBotInlineMessageMediaVenue(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("geo_point", .object(c.geoPoint)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("address", .string(c.address)))
-                    fields.append(("provider", .string(c.provider)))
-                    fields.append(("venue_id", .string(c.venueId)))
-                    fields.append(("venue_type", .string(c.venueType)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.object("geo_point", c.geoPoint)
+                    fields.string("title", c.title)
+                    fields.string("address", c.address)
+                    fields.string("provider", c.provider)
+                    fields.string("venue_id", c.venueId)
+                    fields.string("venue_type", c.venueType)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageMediaVenue", fields)
+                    return ("inputBotInlineMessageMediaVenue", fields.fields)
                 case .inputBotInlineMessageMediaContact(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("vcard", .string(c.vcard)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.string("vcard", c.vcard)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageMediaContact", fields)
+                    return ("inputBotInlineMessageMediaContact", fields.fields)
                 case .inputBotInlineMessageGame(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageGame", fields)
+                    return ("inputBotInlineMessageGame", fields.fields)
                 case .inputBotInlineMessageMediaInvoice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x1 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    fields.append(("invoice", .object(c.invoice)))
-                    fields.append(("payload", .bytes(c.payload)))
-                    fields.append(("provider", .string(c.provider)))
-                    fields.append(("provider_data", .object(c.providerData)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    fields.object("invoice", c.invoice)
+                    fields.bytes("payload", c.payload)
+                    fields.string("provider", c.provider)
+                    fields.object("provider_data", c.providerData)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageMediaInvoice", fields)
+                    return ("inputBotInlineMessageMediaInvoice", fields.fields)
                 case .inputBotInlineMessageMediaWebPage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    if c.forceLargeMedia { fields.append(("force_large_media", .trueFlag)) }
-                    if c.forceSmallMedia { fields.append(("force_small_media", .trueFlag)) }
-                    if c.optional { fields.append(("optional", .trueFlag)) }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.trueFlag("force_large_media", c.forceLargeMedia)
+                    fields.trueFlag("force_small_media", c.forceSmallMedia)
+                    fields.trueFlag("optional", c.optional)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    fields.append(("url", .string(c.url)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    fields.string("url", c.url)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("inputBotInlineMessageMediaWebPage", fields)
+                    return ("inputBotInlineMessageMediaWebPage", fields.fields)
                 case .inputBotInlineMessageRichMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    fields.append(("rich_message", .object(c.richMessage)))
-                    return ("inputBotInlineMessageRichMessage", fields)
+                    fields.object("rich_message", c.richMessage)
+                    return ("inputBotInlineMessageRichMessage", fields.fields)
             }
         }
     }
@@ -1896,10 +1876,10 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if appleSigninAllowed { flags |= 0x1 }
-                if googleSigninAllowed { flags |= 0x2 }
-                if resetAvailablePeriod != nil { flags |= 0x8 }
-                if resetPendingDate != nil { flags |= 0x10 }
+                if appleSigninAllowed { tlSetFlag(&flags, 0x1) }
+                if googleSigninAllowed { tlSetFlag(&flags, 0x2) }
+                if resetAvailablePeriod != nil { tlSetFlag(&flags, 0x8) }
+                if resetPendingDate != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -1917,8 +1897,8 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if appleSigninAllowed { flags |= 0x1 }
-                if googleSigninAllowed { flags |= 0x2 }
+                if appleSigninAllowed { tlSetFlag(&flags, 0x1) }
+                if googleSigninAllowed { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1955,9 +1935,9 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nonce != nil { flags |= 0x1 }
-                if playIntegrityProjectId != nil && playIntegrityNonce != nil { flags |= 0x4 }
-                if receipt != nil && pushTimeout != nil { flags |= 0x2 }
+                if nonce != nil { tlSetFlag(&flags, 0x1) }
+                if playIntegrityProjectId != nil && playIntegrityNonce != nil { tlSetFlag(&flags, 0x4) }
+                if receipt != nil && pushTimeout != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1973,7 +1953,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if beginning != nil { flags |= 0x1 }
+                if beginning != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1989,7 +1969,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if beginning != nil { flags |= 0x1 }
+                if beginning != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2018,10 +1998,10 @@ extension Api.auth {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.emailPattern)
                     buffer.appendInt32(c.length)
-                    if _flags & 0x8 != 0, let value = c.resetAvailablePeriod {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.resetAvailablePeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.resetPendingDate {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.resetPendingDate {
                         buffer.appendInt32(value)
                     }
                 case .sentCodeTypeSetUpEmailRequired(let c):
@@ -2036,19 +2016,19 @@ extension Api.auth {
                     if boxed { buffer.appendUInt32(0x009fd736) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.nonce {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nonce {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.playIntegrityProjectId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.playIntegrityProjectId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.playIntegrityNonce {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.playIntegrityNonce {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.receipt {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.receipt {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.pushTimeout {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.pushTimeout {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.length)
@@ -2056,14 +2036,14 @@ extension Api.auth {
                     if boxed { buffer.appendUInt32(0xa416ac81) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.beginning {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
                         buffer.appendTLString(value)
                     }
                 case .sentCodeTypeSmsPhrase(let c):
                     if boxed { buffer.appendUInt32(0xb37794af) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.beginning {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
                         buffer.appendTLString(value)
                     }
             }
@@ -2151,21 +2131,21 @@ extension Api.auth {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _appleSigninAllowed = _flags & 0x1 != 0
+                let _appleSigninAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _googleSigninAllowed = _flags & 0x2 != 0
+                let _googleSigninAllowed = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _emailPattern = try reader.readTLString()
                 field = 4
                 let _length = try reader.readInt32()
                 field = 5
                 var _resetAvailablePeriod: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _resetAvailablePeriod = try reader.readInt32()
                 }
                 field = 6
                 var _resetPendingDate: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _resetPendingDate = try reader.readInt32()
                 }
                 return .sentCodeTypeEmailCode(Cons_sentCodeTypeEmailCode(appleSigninAllowed: _appleSigninAllowed, googleSigninAllowed: _googleSigninAllowed, emailPattern: _emailPattern, length: _length, resetAvailablePeriod: _resetAvailablePeriod, resetPendingDate: _resetPendingDate))
@@ -2180,9 +2160,9 @@ extension Api.auth {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _appleSigninAllowed = _flags & 0x1 != 0
+                let _appleSigninAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _googleSigninAllowed = _flags & 0x2 != 0
+                let _googleSigninAllowed = tlFlagIsSet(_flags, 0x2)
                 return .sentCodeTypeSetUpEmailRequired(Cons_sentCodeTypeSetUpEmailRequired(appleSigninAllowed: _appleSigninAllowed, googleSigninAllowed: _googleSigninAllowed))
             }
             catch {
@@ -2209,27 +2189,27 @@ extension Api.auth {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _nonce: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nonce = try reader.readTLBytes()
                 }
                 field = 2
                 var _playIntegrityProjectId: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _playIntegrityProjectId = try reader.readInt64()
                 }
                 field = 3
                 var _playIntegrityNonce: [UInt8]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _playIntegrityNonce = try reader.readTLBytes()
                 }
                 field = 4
                 var _receipt: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _receipt = try reader.readTLString()
                 }
                 field = 5
                 var _pushTimeout: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _pushTimeout = try reader.readInt32()
                 }
                 field = 6
@@ -2247,7 +2227,7 @@ extension Api.auth {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _beginning: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _beginning = try reader.readTLString()
                 }
                 return .sentCodeTypeSmsWord(Cons_sentCodeTypeSmsWord(beginning: _beginning))
@@ -2263,7 +2243,7 @@ extension Api.auth {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _beginning: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _beginning = try reader.readTLString()
                 }
                 return .sentCodeTypeSmsPhrase(Cons_sentCodeTypeSmsPhrase(beginning: _beginning))
@@ -2276,101 +2256,90 @@ extension Api.auth {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .sentCodeTypeApp(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("length", .int(c.length)))
-                    return ("auth.sentCodeTypeApp", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("length", c.length)
+                    return ("auth.sentCodeTypeApp", fields.fields)
                 case .sentCodeTypeSms(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("length", .int(c.length)))
-                    return ("auth.sentCodeTypeSms", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("length", c.length)
+                    return ("auth.sentCodeTypeSms", fields.fields)
                 case .sentCodeTypeCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("length", .int(c.length)))
-                    return ("auth.sentCodeTypeCall", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("length", c.length)
+                    return ("auth.sentCodeTypeCall", fields.fields)
                 case .sentCodeTypeFlashCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("pattern", .string(c.pattern)))
-                    return ("auth.sentCodeTypeFlashCall", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("pattern", c.pattern)
+                    return ("auth.sentCodeTypeFlashCall", fields.fields)
                 case .sentCodeTypeMissedCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prefix", .string(c.prefix)))
-                    fields.append(("length", .int(c.length)))
-                    return ("auth.sentCodeTypeMissedCall", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("prefix", c.prefix)
+                    fields.int("length", c.length)
+                    return ("auth.sentCodeTypeMissedCall", fields.fields)
                 case .sentCodeTypeEmailCode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.appleSigninAllowed { fields.append(("apple_signin_allowed", .trueFlag)) }
-                    if c.googleSigninAllowed { fields.append(("google_signin_allowed", .trueFlag)) }
-                    fields.append(("email_pattern", .string(c.emailPattern)))
-                    fields.append(("length", .int(c.length)))
-                    if _flags & 0x8 != 0, let value = c.resetAvailablePeriod {
-                        fields.append(("reset_available_period", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("apple_signin_allowed", c.appleSigninAllowed)
+                    fields.trueFlag("google_signin_allowed", c.googleSigninAllowed)
+                    fields.string("email_pattern", c.emailPattern)
+                    fields.int("length", c.length)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.resetAvailablePeriod {
+                        fields.int("reset_available_period", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.resetPendingDate {
-                        fields.append(("reset_pending_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.resetPendingDate {
+                        fields.int("reset_pending_date", value)
                     }
-                    return ("auth.sentCodeTypeEmailCode", fields)
+                    return ("auth.sentCodeTypeEmailCode", fields.fields)
                 case .sentCodeTypeSetUpEmailRequired(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.appleSigninAllowed { fields.append(("apple_signin_allowed", .trueFlag)) }
-                    if c.googleSigninAllowed { fields.append(("google_signin_allowed", .trueFlag)) }
-                    return ("auth.sentCodeTypeSetUpEmailRequired", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("apple_signin_allowed", c.appleSigninAllowed)
+                    fields.trueFlag("google_signin_allowed", c.googleSigninAllowed)
+                    return ("auth.sentCodeTypeSetUpEmailRequired", fields.fields)
                 case .sentCodeTypeFragmentSms(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("length", .int(c.length)))
-                    return ("auth.sentCodeTypeFragmentSms", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.int("length", c.length)
+                    return ("auth.sentCodeTypeFragmentSms", fields.fields)
                 case .sentCodeTypeFirebaseSms(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.nonce {
-                        fields.append(("nonce", .bytes(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nonce {
+                        fields.bytes("nonce", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.playIntegrityProjectId {
-                        fields.append(("play_integrity_project_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.playIntegrityProjectId {
+                        fields.long("play_integrity_project_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.playIntegrityNonce {
-                        fields.append(("play_integrity_nonce", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.playIntegrityNonce {
+                        fields.bytes("play_integrity_nonce", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.receipt {
-                        fields.append(("receipt", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.receipt {
+                        fields.string("receipt", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.pushTimeout {
-                        fields.append(("push_timeout", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.pushTimeout {
+                        fields.int("push_timeout", value)
                     }
-                    fields.append(("length", .int(c.length)))
-                    return ("auth.sentCodeTypeFirebaseSms", fields)
+                    fields.int("length", c.length)
+                    return ("auth.sentCodeTypeFirebaseSms", fields.fields)
                 case .sentCodeTypeSmsWord(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.beginning {
-                        fields.append(("beginning", .string(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
+                        fields.string("beginning", value)
                     }
-                    return ("auth.sentCodeTypeSmsWord", fields)
+                    return ("auth.sentCodeTypeSmsWord", fields.fields)
                 case .sentCodeTypeSmsPhrase(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.beginning {
-                        fields.append(("beginning", .string(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
+                        fields.string("beginning", value)
                     }
-                    return ("auth.sentCodeTypeSmsPhrase", fields)
+                    return ("auth.sentCodeTypeSmsPhrase", fields.fields)
             }
         }
     }
@@ -2453,15 +2422,13 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .securePlainPhone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("phone", .string(c.phone)))
-                    return ("securePlainPhone", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("phone", c.phone)
+                    return ("securePlainPhone", fields.fields)
                 case .securePlainEmail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("email", .string(c.email)))
-                    return ("securePlainEmail", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("email", c.email)
+                    return ("securePlainEmail", fields.fields)
             }
         }
     }
@@ -2498,11 +2465,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { flags |= 0x1 }
-                if checked { flags |= 0x2 }
-                if num != nil { flags |= 0x4 }
-                if value != nil { flags |= 0x8 }
-                if type != nil { flags |= 0x10 }
+                if checkbox { tlSetFlag(&flags, 0x1) }
+                if checked { tlSetFlag(&flags, 0x2) }
+                if num != nil { tlSetFlag(&flags, 0x4) }
+                if value != nil { tlSetFlag(&flags, 0x8) }
+                if type != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2528,11 +2495,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { flags |= 0x1 }
-                if checked { flags |= 0x2 }
-                if num != nil { flags |= 0x4 }
-                if value != nil { flags |= 0x8 }
-                if type != nil { flags |= 0x10 }
+                if checkbox { tlSetFlag(&flags, 0x1) }
+                if checked { tlSetFlag(&flags, 0x2) }
+                if num != nil { tlSetFlag(&flags, 0x4) }
+                if value != nil { tlSetFlag(&flags, 0x8) }
+                if type != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2543,28 +2510,28 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x15031189) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.num {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
                         buffer.appendTLString(value)
                     }
                     c.text.serialize(buffer, true)
-                    if _flags & 0x8 != 0, let value = c.value {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.type {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
                         buffer.appendTLString(value)
                     }
                 case .pageListOrderedItemBlocks(let c):
                     if boxed { buffer.appendUInt32(0x8ff2d5f0) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.num {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.blocks, boxed: true)
-                    if _flags & 0x8 != 0, let value = c.value {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.type {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
                         buffer.appendTLString(value)
                     }
             }
@@ -2590,24 +2557,24 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = _flags & 0x1 != 0
+                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = _flags & 0x2 != 0
+                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _num: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _num = try reader.readTLString()
                 }
                 field = 4
                 let _text = try Api.RichText.parse(&reader)
                 field = 5
                 var _value: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _value = try reader.readInt32()
                 }
                 field = 6
                 var _type: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _type = try reader.readTLString()
                 }
                 return .pageListOrderedItemText(Cons_pageListOrderedItemText(checkbox: _checkbox, checked: _checked, num: _num, text: _text, value: _value, type: _type))
@@ -2622,24 +2589,24 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = _flags & 0x1 != 0
+                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = _flags & 0x2 != 0
+                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _num: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _num = try reader.readTLString()
                 }
                 field = 4
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 5
                 var _value: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _value = try reader.readInt32()
                 }
                 field = 6
                 var _type: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _type = try reader.readTLString()
                 }
                 return .pageListOrderedItemBlocks(Cons_pageListOrderedItemBlocks(checkbox: _checkbox, checked: _checked, num: _num, blocks: _blocks, value: _value, type: _type))
@@ -2653,40 +2620,38 @@ extension Api {
             switch self {
                 case .pageListOrderedItemText(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.checkbox { fields.append(("checkbox", .trueFlag)) }
-                    if c.checked { fields.append(("checked", .trueFlag)) }
-                    if _flags & 0x4 != 0, let value = c.num {
-                        fields.append(("num", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("checkbox", c.checkbox)
+                    fields.trueFlag("checked", c.checked)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
+                        fields.string("num", value)
                     }
-                    fields.append(("text", .object(c.text)))
-                    if _flags & 0x8 != 0, let value = c.value {
-                        fields.append(("value", .int(value)))
+                    fields.object("text", c.text)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
+                        fields.int("value", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.type {
-                        fields.append(("type", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
+                        fields.string("type", value)
                     }
-                    return ("pageListOrderedItemText", fields)
+                    return ("pageListOrderedItemText", fields.fields)
                 case .pageListOrderedItemBlocks(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.checkbox { fields.append(("checkbox", .trueFlag)) }
-                    if c.checked { fields.append(("checked", .trueFlag)) }
-                    if _flags & 0x4 != 0, let value = c.num {
-                        fields.append(("num", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("checkbox", c.checkbox)
+                    fields.trueFlag("checked", c.checked)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
+                        fields.string("num", value)
                     }
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    if _flags & 0x8 != 0, let value = c.value {
-                        fields.append(("value", .int(value)))
+                    fields.objects("blocks", c.blocks)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
+                        fields.int("value", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.type {
-                        fields.append(("type", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
+                        fields.string("type", value)
                     }
-                    return ("pageListOrderedItemBlocks", fields)
+                    return ("pageListOrderedItemBlocks", fields.fields)
             }
         }
     }
@@ -2756,29 +2721,29 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viewMessages { flags |= 0x1 }
-                if sendMessages { flags |= 0x2 }
-                if sendMedia { flags |= 0x4 }
-                if sendStickers { flags |= 0x8 }
-                if sendGifs { flags |= 0x10 }
-                if sendGames { flags |= 0x20 }
-                if sendInline { flags |= 0x40 }
-                if embedLinks { flags |= 0x80 }
-                if sendPolls { flags |= 0x100 }
-                if changeInfo { flags |= 0x400 }
-                if inviteUsers { flags |= 0x8000 }
-                if pinMessages { flags |= 0x20000 }
-                if manageTopics { flags |= 0x40000 }
-                if sendPhotos { flags |= 0x80000 }
-                if sendVideos { flags |= 0x100000 }
-                if sendRoundvideos { flags |= 0x200000 }
-                if sendAudios { flags |= 0x400000 }
-                if sendVoices { flags |= 0x800000 }
-                if sendDocs { flags |= 0x1000000 }
-                if sendPlain { flags |= 0x2000000 }
-                if editRank { flags |= 0x4000000 }
-                if sendReactions { flags |= 0x8000000 }
-                if manageLinkedPeers { flags |= 0x10000000 }
+                if viewMessages { tlSetFlag(&flags, 0x1) }
+                if sendMessages { tlSetFlag(&flags, 0x2) }
+                if sendMedia { tlSetFlag(&flags, 0x4) }
+                if sendStickers { tlSetFlag(&flags, 0x8) }
+                if sendGifs { tlSetFlag(&flags, 0x10) }
+                if sendGames { tlSetFlag(&flags, 0x20) }
+                if sendInline { tlSetFlag(&flags, 0x40) }
+                if embedLinks { tlSetFlag(&flags, 0x80) }
+                if sendPolls { tlSetFlag(&flags, 0x100) }
+                if changeInfo { tlSetFlag(&flags, 0x400) }
+                if inviteUsers { tlSetFlag(&flags, 0x8000) }
+                if pinMessages { tlSetFlag(&flags, 0x20000) }
+                if manageTopics { tlSetFlag(&flags, 0x40000) }
+                if sendPhotos { tlSetFlag(&flags, 0x80000) }
+                if sendVideos { tlSetFlag(&flags, 0x100000) }
+                if sendRoundvideos { tlSetFlag(&flags, 0x200000) }
+                if sendAudios { tlSetFlag(&flags, 0x400000) }
+                if sendVoices { tlSetFlag(&flags, 0x800000) }
+                if sendDocs { tlSetFlag(&flags, 0x1000000) }
+                if sendPlain { tlSetFlag(&flags, 0x2000000) }
+                if editRank { tlSetFlag(&flags, 0x4000000) }
+                if sendReactions { tlSetFlag(&flags, 0x8000000) }
+                if manageLinkedPeers { tlSetFlag(&flags, 0x10000000) }
                 return flags
             }
         }
@@ -2812,51 +2777,51 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viewMessages = _flags & 0x1 != 0
+                let _viewMessages = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _sendMessages = _flags & 0x2 != 0
+                let _sendMessages = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _sendMedia = _flags & 0x4 != 0
+                let _sendMedia = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _sendStickers = _flags & 0x8 != 0
+                let _sendStickers = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _sendGifs = _flags & 0x10 != 0
+                let _sendGifs = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _sendGames = _flags & 0x20 != 0
+                let _sendGames = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _sendInline = _flags & 0x40 != 0
+                let _sendInline = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _embedLinks = _flags & 0x80 != 0
+                let _embedLinks = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _sendPolls = _flags & 0x100 != 0
+                let _sendPolls = tlFlagIsSet(_flags, 0x100)
                 field = 10
-                let _changeInfo = _flags & 0x400 != 0
+                let _changeInfo = tlFlagIsSet(_flags, 0x400)
                 field = 11
-                let _inviteUsers = _flags & 0x8000 != 0
+                let _inviteUsers = tlFlagIsSet(_flags, 0x8000)
                 field = 12
-                let _pinMessages = _flags & 0x20000 != 0
+                let _pinMessages = tlFlagIsSet(_flags, 0x20000)
                 field = 13
-                let _manageTopics = _flags & 0x40000 != 0
+                let _manageTopics = tlFlagIsSet(_flags, 0x40000)
                 field = 14
-                let _sendPhotos = _flags & 0x80000 != 0
+                let _sendPhotos = tlFlagIsSet(_flags, 0x80000)
                 field = 15
-                let _sendVideos = _flags & 0x100000 != 0
+                let _sendVideos = tlFlagIsSet(_flags, 0x100000)
                 field = 16
-                let _sendRoundvideos = _flags & 0x200000 != 0
+                let _sendRoundvideos = tlFlagIsSet(_flags, 0x200000)
                 field = 17
-                let _sendAudios = _flags & 0x400000 != 0
+                let _sendAudios = tlFlagIsSet(_flags, 0x400000)
                 field = 18
-                let _sendVoices = _flags & 0x800000 != 0
+                let _sendVoices = tlFlagIsSet(_flags, 0x800000)
                 field = 19
-                let _sendDocs = _flags & 0x1000000 != 0
+                let _sendDocs = tlFlagIsSet(_flags, 0x1000000)
                 field = 20
-                let _sendPlain = _flags & 0x2000000 != 0
+                let _sendPlain = tlFlagIsSet(_flags, 0x2000000)
                 field = 21
-                let _editRank = _flags & 0x4000000 != 0
+                let _editRank = tlFlagIsSet(_flags, 0x4000000)
                 field = 22
-                let _sendReactions = _flags & 0x8000000 != 0
+                let _sendReactions = tlFlagIsSet(_flags, 0x8000000)
                 field = 23
-                let _manageLinkedPeers = _flags & 0x10000000 != 0
+                let _manageLinkedPeers = tlFlagIsSet(_flags, 0x10000000)
                 field = 24
                 let _untilDate = try reader.readInt32()
                 return .chatBannedRights(Cons_chatBannedRights(viewMessages: _viewMessages, sendMessages: _sendMessages, sendMedia: _sendMedia, sendStickers: _sendStickers, sendGifs: _sendGifs, sendGames: _sendGames, sendInline: _sendInline, embedLinks: _embedLinks, sendPolls: _sendPolls, changeInfo: _changeInfo, inviteUsers: _inviteUsers, pinMessages: _pinMessages, manageTopics: _manageTopics, sendPhotos: _sendPhotos, sendVideos: _sendVideos, sendRoundvideos: _sendRoundvideos, sendAudios: _sendAudios, sendVoices: _sendVoices, sendDocs: _sendDocs, sendPlain: _sendPlain, editRank: _editRank, sendReactions: _sendReactions, manageLinkedPeers: _manageLinkedPeers, untilDate: _untilDate))
@@ -2870,34 +2835,33 @@ extension Api {
             switch self {
                 case .chatBannedRights(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(25)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.viewMessages { fields.append(("view_messages", .trueFlag)) }
-                    if c.sendMessages { fields.append(("send_messages", .trueFlag)) }
-                    if c.sendMedia { fields.append(("send_media", .trueFlag)) }
-                    if c.sendStickers { fields.append(("send_stickers", .trueFlag)) }
-                    if c.sendGifs { fields.append(("send_gifs", .trueFlag)) }
-                    if c.sendGames { fields.append(("send_games", .trueFlag)) }
-                    if c.sendInline { fields.append(("send_inline", .trueFlag)) }
-                    if c.embedLinks { fields.append(("embed_links", .trueFlag)) }
-                    if c.sendPolls { fields.append(("send_polls", .trueFlag)) }
-                    if c.changeInfo { fields.append(("change_info", .trueFlag)) }
-                    if c.inviteUsers { fields.append(("invite_users", .trueFlag)) }
-                    if c.pinMessages { fields.append(("pin_messages", .trueFlag)) }
-                    if c.manageTopics { fields.append(("manage_topics", .trueFlag)) }
-                    if c.sendPhotos { fields.append(("send_photos", .trueFlag)) }
-                    if c.sendVideos { fields.append(("send_videos", .trueFlag)) }
-                    if c.sendRoundvideos { fields.append(("send_roundvideos", .trueFlag)) }
-                    if c.sendAudios { fields.append(("send_audios", .trueFlag)) }
-                    if c.sendVoices { fields.append(("send_voices", .trueFlag)) }
-                    if c.sendDocs { fields.append(("send_docs", .trueFlag)) }
-                    if c.sendPlain { fields.append(("send_plain", .trueFlag)) }
-                    if c.editRank { fields.append(("edit_rank", .trueFlag)) }
-                    if c.sendReactions { fields.append(("send_reactions", .trueFlag)) }
-                    if c.manageLinkedPeers { fields.append(("manage_linked_peers", .trueFlag)) }
-                    fields.append(("until_date", .int(c.untilDate)))
-                    return ("chatBannedRights", fields)
+                    var fields = TLFieldList(capacity: 25)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("view_messages", c.viewMessages)
+                    fields.trueFlag("send_messages", c.sendMessages)
+                    fields.trueFlag("send_media", c.sendMedia)
+                    fields.trueFlag("send_stickers", c.sendStickers)
+                    fields.trueFlag("send_gifs", c.sendGifs)
+                    fields.trueFlag("send_games", c.sendGames)
+                    fields.trueFlag("send_inline", c.sendInline)
+                    fields.trueFlag("embed_links", c.embedLinks)
+                    fields.trueFlag("send_polls", c.sendPolls)
+                    fields.trueFlag("change_info", c.changeInfo)
+                    fields.trueFlag("invite_users", c.inviteUsers)
+                    fields.trueFlag("pin_messages", c.pinMessages)
+                    fields.trueFlag("manage_topics", c.manageTopics)
+                    fields.trueFlag("send_photos", c.sendPhotos)
+                    fields.trueFlag("send_videos", c.sendVideos)
+                    fields.trueFlag("send_roundvideos", c.sendRoundvideos)
+                    fields.trueFlag("send_audios", c.sendAudios)
+                    fields.trueFlag("send_voices", c.sendVoices)
+                    fields.trueFlag("send_docs", c.sendDocs)
+                    fields.trueFlag("send_plain", c.sendPlain)
+                    fields.trueFlag("edit_rank", c.editRank)
+                    fields.trueFlag("send_reactions", c.sendReactions)
+                    fields.trueFlag("manage_linked_peers", c.manageLinkedPeers)
+                    fields.int("until_date", c.untilDate)
+                    return ("chatBannedRights", fields.fields)
             }
         }
     }
@@ -2980,15 +2944,14 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("participants", .vector(c.participants.map { (e0: Api.GroupCallParticipant) -> TLValue in .object(e0) })))
-                    fields.append(("next_offset", .string(c.nextOffset)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("version", .int(c.version)))
-                    return ("phone.groupParticipants", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.int("count", c.count)
+                    fields.objects("participants", c.participants)
+                    fields.string("next_offset", c.nextOffset)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    fields.int("version", c.version)
+                    return ("phone.groupParticipants", fields.fields)
             }
         }
     }
@@ -3051,11 +3014,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .attachMenuBotIconColor(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("color", .int(c.color)))
-                    return ("attachMenuBotIconColor", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("name", c.name)
+                    fields.int("color", c.color)
+                    return ("attachMenuBotIconColor", fields.fields)
             }
         }
     }
@@ -3130,11 +3092,10 @@ extension Api.account {
                 case .savedRingtonesNotModified:
                     return ("account.savedRingtonesNotModified", [])
                 case .savedRingtones(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("ringtones", .vector(c.ringtones.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("account.savedRingtones", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("ringtones", c.ringtones)
+                    return ("account.savedRingtones", fields.fields)
             }
         }
     }
@@ -3166,8 +3127,8 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pending { flags |= 0x1 }
-                if trialRemainsNum != nil && trialRemainsUntilDate != nil { flags |= 0x2 }
+                if pending { tlSetFlag(&flags, 0x1) }
+                if trialRemainsNum != nil && trialRemainsUntilDate != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -3180,10 +3141,10 @@ extension Api.messages {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.transcriptionId)
                     buffer.appendTLString(c.text)
-                    if _flags & 0x2 != 0, let value = c.trialRemainsNum {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsNum {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.trialRemainsUntilDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsUntilDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -3208,19 +3169,19 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pending = _flags & 0x1 != 0
+                let _pending = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _transcriptionId = try reader.readInt64()
                 field = 3
                 let _text = try reader.readTLString()
                 field = 4
                 var _trialRemainsNum: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _trialRemainsNum = try reader.readInt32()
                 }
                 field = 5
                 var _trialRemainsUntilDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _trialRemainsUntilDate = try reader.readInt32()
                 }
                 return .transcribedAudio(Cons_transcribedAudio(pending: _pending, transcriptionId: _transcriptionId, text: _text, trialRemainsNum: _trialRemainsNum, trialRemainsUntilDate: _trialRemainsUntilDate))
@@ -3234,19 +3195,18 @@ extension Api.messages {
             switch self {
                 case .transcribedAudio(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pending { fields.append(("pending", .trueFlag)) }
-                    fields.append(("transcription_id", .long(c.transcriptionId)))
-                    fields.append(("text", .string(c.text)))
-                    if _flags & 0x2 != 0, let value = c.trialRemainsNum {
-                        fields.append(("trial_remains_num", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pending", c.pending)
+                    fields.long("transcription_id", c.transcriptionId)
+                    fields.string("text", c.text)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsNum {
+                        fields.int("trial_remains_num", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.trialRemainsUntilDate {
-                        fields.append(("trial_remains_until_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsUntilDate {
+                        fields.int("trial_remains_until_date", value)
                     }
-                    return ("messages.transcribedAudio", fields)
+                    return ("messages.transcribedAudio", fields.fields)
             }
         }
     }
@@ -3290,13 +3250,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if gift { flags |= 0x2 }
-                if unclaimed { flags |= 0x8 }
-                if userId != nil { flags |= 0x1 }
-                if giveawayMsgId != nil { flags |= 0x4 }
-                if usedGiftSlug != nil { flags |= 0x10 }
-                if multiplier != nil { flags |= 0x20 }
-                if stars != nil { flags |= 0x40 }
+                if gift { tlSetFlag(&flags, 0x2) }
+                if unclaimed { tlSetFlag(&flags, 0x8) }
+                if userId != nil { tlSetFlag(&flags, 0x1) }
+                if giveawayMsgId != nil { tlSetFlag(&flags, 0x4) }
+                if usedGiftSlug != nil { tlSetFlag(&flags, 0x10) }
+                if multiplier != nil { tlSetFlag(&flags, 0x20) }
+                if stars != nil { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -3308,21 +3268,21 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.id)
-                    if _flags & 0x1 != 0, let value = c.userId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.giveawayMsgId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.giveawayMsgId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.date)
                     buffer.appendInt32(c.expires)
-                    if _flags & 0x10 != 0, let value = c.usedGiftSlug {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.usedGiftSlug {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.multiplier {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.multiplier {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.stars {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.stars {
                         buffer.appendInt64(value)
                     }
             }
@@ -3347,20 +3307,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _gift = _flags & 0x2 != 0
+                let _gift = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 field = 3
-                let _unclaimed = _flags & 0x8 != 0
+                let _unclaimed = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _id = try reader.readTLString()
                 field = 5
                 var _userId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _userId = try reader.readInt64()
                 }
                 field = 6
                 var _giveawayMsgId: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _giveawayMsgId = try reader.readInt32()
                 }
                 field = 7
@@ -3369,17 +3329,17 @@ extension Api {
                 let _expires = try reader.readInt32()
                 field = 9
                 var _usedGiftSlug: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _usedGiftSlug = try reader.readTLString()
                 }
                 field = 10
                 var _multiplier: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _multiplier = try reader.readInt32()
                 }
                 field = 11
                 var _stars: Int64? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _stars = try reader.readInt64()
                 }
                 return .boost(Cons_boost(gift: _gift, unclaimed: _unclaimed, id: _id, userId: _userId, giveawayMsgId: _giveawayMsgId, date: _date, expires: _expires, usedGiftSlug: _usedGiftSlug, multiplier: _multiplier, stars: _stars))
@@ -3393,31 +3353,30 @@ extension Api {
             switch self {
                 case .boost(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.gift { fields.append(("gift", .trueFlag)) }
-                    if c.giveaway { fields.append(("giveaway", .trueFlag)) }
-                    if c.unclaimed { fields.append(("unclaimed", .trueFlag)) }
-                    fields.append(("id", .string(c.id)))
-                    if _flags & 0x1 != 0, let value = c.userId {
-                        fields.append(("user_id", .long(value)))
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("gift", c.gift)
+                    fields.trueFlag("giveaway", c.giveaway)
+                    fields.trueFlag("unclaimed", c.unclaimed)
+                    fields.string("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
+                        fields.long("user_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.giveawayMsgId {
-                        fields.append(("giveaway_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.giveawayMsgId {
+                        fields.int("giveaway_msg_id", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("expires", .int(c.expires)))
-                    if _flags & 0x10 != 0, let value = c.usedGiftSlug {
-                        fields.append(("used_gift_slug", .string(value)))
+                    fields.int("date", c.date)
+                    fields.int("expires", c.expires)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.usedGiftSlug {
+                        fields.string("used_gift_slug", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.multiplier {
-                        fields.append(("multiplier", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.multiplier {
+                        fields.int("multiplier", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.stars {
-                        fields.append(("stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.stars {
+                        fields.long("stars", value)
                     }
-                    return ("boost", fields)
+                    return ("boost", fields.fields)
             }
         }
     }
@@ -3447,7 +3406,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if offlineOnly { flags |= 0x1 }
+                if offlineOnly { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3483,7 +3442,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _offlineOnly = _flags & 0x1 != 0
+                let _offlineOnly = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _shortcutId = try reader.readInt32()
                 field = 3
@@ -3501,14 +3460,13 @@ extension Api {
             switch self {
                 case .businessAwayMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.offlineOnly { fields.append(("offline_only", .trueFlag)) }
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    fields.append(("schedule", .object(c.schedule)))
-                    fields.append(("recipients", .object(c.recipients)))
-                    return ("businessAwayMessage", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("offline_only", c.offlineOnly)
+                    fields.int("shortcut_id", c.shortcutId)
+                    fields.object("schedule", c.schedule)
+                    fields.object("recipients", c.recipients)
+                    return ("businessAwayMessage", fields.fields)
             }
         }
     }
@@ -3534,7 +3492,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if tagsEnabled { flags |= 0x1 }
+                if tagsEnabled { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3568,7 +3526,7 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _tagsEnabled = _flags & 0x1 != 0
+                let _tagsEnabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _filters = try reader.readVector(boxed: true, of: Api.DialogFilter.self)
                 return .dialogFilters(Cons_dialogFilters(tagsEnabled: _tagsEnabled, filters: _filters))
@@ -3582,12 +3540,11 @@ extension Api.messages {
             switch self {
                 case .dialogFilters(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.tagsEnabled { fields.append(("tags_enabled", .trueFlag)) }
-                    fields.append(("filters", .vector(c.filters.map { (e0: Api.DialogFilter) -> TLValue in .object(e0) })))
-                    return ("messages.dialogFilters", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("tags_enabled", c.tagsEnabled)
+                    fields.objects("filters", c.filters)
+                    return ("messages.dialogFilters", fields.fields)
             }
         }
     }
@@ -3617,8 +3574,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sponsorInfo != nil { flags |= 0x1 }
-                if additionalInfo != nil { flags |= 0x2 }
+                if sponsorInfo != nil { tlSetFlag(&flags, 0x1) }
+                if additionalInfo != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -3631,10 +3588,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLBytes(c.randomId)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.sponsorInfo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sponsorInfo {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.additionalInfo {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalInfo {
                         buffer.appendTLString(value)
                     }
             }
@@ -3664,12 +3621,12 @@ extension Api {
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
                 var _sponsorInfo: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _sponsorInfo = try reader.readTLString()
                 }
                 field = 4
                 var _additionalInfo: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _additionalInfo = try reader.readTLString()
                 }
                 return .sponsoredPeer(Cons_sponsoredPeer(randomId: _randomId, peer: _peer, sponsorInfo: _sponsorInfo, additionalInfo: _additionalInfo))
@@ -3683,18 +3640,17 @@ extension Api {
             switch self {
                 case .sponsoredPeer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("random_id", .bytes(c.randomId)))
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x1 != 0, let value = c.sponsorInfo {
-                        fields.append(("sponsor_info", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.bytes("random_id", c.randomId)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sponsorInfo {
+                        fields.string("sponsor_info", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.additionalInfo {
-                        fields.append(("additional_info", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalInfo {
+                        fields.string("additional_info", value)
                     }
-                    return ("sponsoredPeer", fields)
+                    return ("sponsoredPeer", fields.fields)
             }
         }
     }
@@ -3734,11 +3690,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { flags |= 0x1 }
-                if noautolink { flags |= 0x2 }
-                if photos != nil { flags |= 0x4 }
-                if documents != nil { flags |= 0x8 }
-                if users != nil { flags |= 0x10 }
+                if rtl { tlSetFlag(&flags, 0x1) }
+                if noautolink { tlSetFlag(&flags, 0x2) }
+                if photos != nil { tlSetFlag(&flags, 0x4) }
+                if documents != nil { tlSetFlag(&flags, 0x8) }
+                if users != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -3760,9 +3716,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { flags |= 0x1 }
-                if noautolink { flags |= 0x2 }
-                if files != nil { flags |= 0x4 }
+                if rtl { tlSetFlag(&flags, 0x1) }
+                if noautolink { tlSetFlag(&flags, 0x2) }
+                if files != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3784,9 +3740,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { flags |= 0x1 }
-                if noautolink { flags |= 0x2 }
-                if files != nil { flags |= 0x4 }
+                if rtl { tlSetFlag(&flags, 0x1) }
+                if noautolink { tlSetFlag(&flags, 0x2) }
+                if files != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3798,13 +3754,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.blocks, boxed: true)
-                    if _flags & 0x4 != 0, let value = c.photos {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photos {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x8 != 0, let value = c.documents {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.documents {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.users {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputRichMessageHTML(let c):
@@ -3812,7 +3768,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.html)
-                    if _flags & 0x4 != 0, let value = c.files {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputRichMessageMarkdown(let c):
@@ -3820,7 +3776,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.markdown)
-                    if _flags & 0x4 != 0, let value = c.files {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -3847,24 +3803,24 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = _flags & 0x1 != 0
+                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _noautolink = _flags & 0x2 != 0
+                let _noautolink = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 4
                 var _photos: [Api.InputPhoto]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photos = try reader.readVector(boxed: true, of: Api.InputPhoto.self)
                 }
                 field = 5
                 var _documents: [Api.InputDocument]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _documents = try reader.readVector(boxed: true, of: Api.InputDocument.self)
                 }
                 field = 6
                 var _users: [Api.InputUser]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
                 return .inputRichMessage(Cons_inputRichMessage(rtl: _rtl, noautolink: _noautolink, blocks: _blocks, photos: _photos, documents: _documents, users: _users))
@@ -3879,14 +3835,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = _flags & 0x1 != 0
+                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _noautolink = _flags & 0x2 != 0
+                let _noautolink = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _html = try reader.readTLString()
                 field = 4
                 var _files: [Api.InputRichFile]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _files = try reader.readVector(boxed: true, of: Api.InputRichFile.self)
                 }
                 return .inputRichMessageHTML(Cons_inputRichMessageHTML(rtl: _rtl, noautolink: _noautolink, html: _html, files: _files))
@@ -3901,14 +3857,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = _flags & 0x1 != 0
+                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _noautolink = _flags & 0x2 != 0
+                let _noautolink = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _markdown = try reader.readTLString()
                 field = 4
                 var _files: [Api.InputRichFile]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _files = try reader.readVector(boxed: true, of: Api.InputRichFile.self)
                 }
                 return .inputRichMessageMarkdown(Cons_inputRichMessageMarkdown(rtl: _rtl, noautolink: _noautolink, markdown: _markdown, files: _files))
@@ -3922,46 +3878,43 @@ extension Api {
             switch self {
                 case .inputRichMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.rtl { fields.append(("rtl", .trueFlag)) }
-                    if c.noautolink { fields.append(("noautolink", .trueFlag)) }
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    if _flags & 0x4 != 0, let value = c.photos {
-                        fields.append(("photos", .vector(value.map { (e0: Api.InputPhoto) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("rtl", c.rtl)
+                    fields.trueFlag("noautolink", c.noautolink)
+                    fields.objects("blocks", c.blocks)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photos {
+                        fields.objects("photos", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.documents {
-                        fields.append(("documents", .vector(value.map { (e0: Api.InputDocument) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.documents {
+                        fields.objects("documents", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.users {
-                        fields.append(("users", .vector(value.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                        fields.objects("users", value)
                     }
-                    return ("inputRichMessage", fields)
+                    return ("inputRichMessage", fields.fields)
                 case .inputRichMessageHTML(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.rtl { fields.append(("rtl", .trueFlag)) }
-                    if c.noautolink { fields.append(("noautolink", .trueFlag)) }
-                    fields.append(("html", .string(c.html)))
-                    if _flags & 0x4 != 0, let value = c.files {
-                        fields.append(("files", .vector(value.map { (e0: Api.InputRichFile) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("rtl", c.rtl)
+                    fields.trueFlag("noautolink", c.noautolink)
+                    fields.string("html", c.html)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
+                        fields.objects("files", value)
                     }
-                    return ("inputRichMessageHTML", fields)
+                    return ("inputRichMessageHTML", fields.fields)
                 case .inputRichMessageMarkdown(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.rtl { fields.append(("rtl", .trueFlag)) }
-                    if c.noautolink { fields.append(("noautolink", .trueFlag)) }
-                    fields.append(("markdown", .string(c.markdown)))
-                    if _flags & 0x4 != 0, let value = c.files {
-                        fields.append(("files", .vector(value.map { (e0: Api.InputRichFile) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("rtl", c.rtl)
+                    fields.trueFlag("noautolink", c.noautolink)
+                    fields.string("markdown", c.markdown)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
+                        fields.objects("files", value)
                     }
-                    return ("inputRichMessageMarkdown", fields)
+                    return ("inputRichMessageMarkdown", fields.fields)
             }
         }
     }
@@ -3989,7 +3942,7 @@ extension Api.functions.auth {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if noJoinedNotifications { flags |= 0x1 }
+            if noJoinedNotifications { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4013,7 +3966,7 @@ extension Api.functions.auth {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noJoinedNotifications = _flags & 0x1 != 0
+                let _noJoinedNotifications = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _phoneNumber = try reader.readTLString()
                 field = 3
@@ -4031,15 +3984,14 @@ extension Api.functions.auth {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.noJoinedNotifications { fields.append(("no_joined_notifications", .trueFlag)) }
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            fields.append(("first_name", .string(self.firstName)))
-            fields.append(("last_name", .string(self.lastName)))
-            return ("auth.signUp", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("no_joined_notifications", self.noJoinedNotifications)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            fields.string("first_name", self.firstName)
+            fields.string("last_name", self.lastName)
+            return ("auth.signUp", fields.fields)
         }
     }
 
@@ -4087,11 +4039,10 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            return ("auth.resetLoginEmail", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            return ("auth.resetLoginEmail", fields.fields)
         }
     }
 
@@ -4121,8 +4072,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if document != nil { flags |= 0x4 }
-            if settings != nil { flags |= 0x8 }
+            if document != nil { tlSetFlag(&flags, 0x4) }
+            if settings != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -4132,10 +4083,10 @@ extension Api.functions.account {
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.slug)
             buffer.appendTLString(self.title)
-            if _flags & 0x4 != 0, let value = self.document {
+            if tlFlagIsSet(_flags, 0x4), let value = self.document {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.settings {
+            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -4155,12 +4106,12 @@ extension Api.functions.account {
                 let _title = try reader.readTLString()
                 field = 3
                 var _document: Api.InputDocument? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _document = try Api.InputDocument.parse(&reader)
                 }
                 field = 4
                 var _settings: [Api.InputThemeSettings]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _settings = try reader.readVector(boxed: true, of: Api.InputThemeSettings.self)
                 }
                 return CreateTheme(slug: _slug, title: _title, document: _document, settings: _settings)
@@ -4172,18 +4123,17 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("slug", .string(self.slug)))
-            fields.append(("title", .string(self.title)))
-            if _flags & 0x4 != 0, let value = self.document {
-                fields.append(("document", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.string("slug", self.slug)
+            fields.string("title", self.title)
+            if tlFlagIsSet(_flags, 0x4), let value = self.document {
+                fields.object("document", value)
             }
-            if _flags & 0x8 != 0, let value = self.settings {
-                fields.append(("settings", .vector(value.map { (e0: Api.InputThemeSettings) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
+                fields.objects("settings", value)
             }
-            return ("account.createTheme", fields)
+            return ("account.createTheme", fields.fields)
         }
     }
 
@@ -4257,10 +4207,9 @@ extension Api.functions.users {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .object(self.id)))
-            return ("users.getFullUser", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("id", self.id)
+            return ("users.getFullUser", fields.fields)
         }
     }
 
@@ -4288,7 +4237,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if revokeHistory { flags |= 0x1 }
+            if revokeHistory { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4310,7 +4259,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revokeHistory = _flags & 0x1 != 0
+                let _revokeHistory = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _chatId = try reader.readInt64()
                 field = 3
@@ -4324,13 +4273,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.revokeHistory { fields.append(("revoke_history", .trueFlag)) }
-            fields.append(("chat_id", .long(self.chatId)))
-            fields.append(("user_id", .object(self.userId)))
-            return ("messages.deleteChatUser", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("revoke_history", self.revokeHistory)
+            fields.long("chat_id", self.chatId)
+            fields.object("user_id", self.userId)
+            return ("messages.deleteChatUser", fields.fields)
         }
     }
 
@@ -4358,7 +4306,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if ttlPeriod != nil { flags |= 0x1 }
+            if ttlPeriod != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4368,7 +4316,7 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             buffer.appendVector(self.users, boxed: true)
             buffer.appendTLString(self.title)
-            if _flags & 0x1 != 0, let value = self.ttlPeriod {
+            if tlFlagIsSet(_flags, 0x1), let value = self.ttlPeriod {
                 buffer.appendInt32(value)
             }
         }
@@ -4388,7 +4336,7 @@ extension Api.functions.messages {
                 let _title = try reader.readTLString()
                 field = 3
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return CreateChat(users: _users, title: _title, ttlPeriod: _ttlPeriod)
@@ -4400,15 +4348,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("users", .vector(self.users.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-            fields.append(("title", .string(self.title)))
-            if _flags & 0x1 != 0, let value = self.ttlPeriod {
-                fields.append(("ttl_period", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.objects("users", self.users)
+            fields.string("title", self.title)
+            if tlFlagIsSet(_flags, 0x1), let value = self.ttlPeriod {
+                fields.int("ttl_period", value)
             }
-            return ("messages.createChat", fields)
+            return ("messages.createChat", fields.fields)
         }
     }
 
@@ -4456,11 +4403,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("stickerset", .object(self.stickerset)))
-            fields.append(("archived", .bool(self.archived)))
-            return ("messages.installStickerSet", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("stickerset", self.stickerset)
+            fields.bool("archived", self.archived)
+            return ("messages.installStickerSet", fields.fields)
         }
     }
 
@@ -4488,7 +4434,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if excludeFeatured { flags |= 0x1 }
+            if excludeFeatured { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4510,7 +4456,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _excludeFeatured = _flags & 0x1 != 0
+                let _excludeFeatured = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _q = try reader.readTLString()
                 field = 3
@@ -4524,13 +4470,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.excludeFeatured { fields.append(("exclude_featured", .trueFlag)) }
-            fields.append(("q", .string(self.q)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.searchStickerSets", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("exclude_featured", self.excludeFeatured)
+            fields.string("q", self.q)
+            fields.long("hash", self.hash)
+            return ("messages.searchStickerSets", fields.fields)
         }
     }
 
@@ -4572,10 +4517,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("messages.getEmojiKeywords", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("lang_code", self.langCode)
+            return ("messages.getEmojiKeywords", fields.fields)
         }
     }
 
@@ -4660,12 +4604,11 @@ extension Api.functions.upload {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("file_token", .bytes(self.fileToken)))
-            fields.append(("offset", .long(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("upload.getCdnFile", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.bytes("file_token", self.fileToken)
+            fields.long("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("upload.getCdnFile", fields.fields)
         }
     }
 
@@ -4707,10 +4650,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("channel", .object(self.channel)))
-            return ("channels.deleteChannel", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("channel", self.channel)
+            return ("channels.deleteChannel", fields.fields)
         }
     }
 
@@ -4758,11 +4700,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("seconds", .int(self.seconds)))
-            return ("channels.toggleSlowMode", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.int("seconds", self.seconds)
+            return ("channels.toggleSlowMode", fields.fields)
         }
     }
 
@@ -4815,12 +4756,11 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("order", .vector(self.order.map { (e0: Api.InputMedia) -> TLValue in .object(e0) })))
-            return ("bots.reorderPreviewMedias", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("bot", self.bot)
+            fields.string("lang_code", self.langCode)
+            fields.objects("order", self.order)
+            return ("bots.reorderPreviewMedias", fields.fields)
         }
     }
 
@@ -4862,10 +4802,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("invoice_media", .object(self.invoiceMedia)))
-            return ("payments.exportInvoice", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("invoice_media", self.invoiceMedia)
+            return ("payments.exportInvoice", fields.fields)
         }
     }
 
@@ -4891,7 +4830,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if unsave { flags |= 0x1 }
+            if unsave { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4912,7 +4851,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unsave = _flags & 0x1 != 0
+                let _unsave = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stargift = try Api.InputSavedStarGift.parse(&reader)
                 return SaveStarGift(unsave: _unsave, stargift: _stargift)
@@ -4924,12 +4863,11 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.unsave { fields.append(("unsave", .trueFlag)) }
-            fields.append(("stargift", .object(self.stargift)))
-            return ("payments.saveStarGift", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("unsave", self.unsave)
+            fields.object("stargift", self.stargift)
+            return ("payments.saveStarGift", fields.fields)
         }
     }
 
@@ -4971,10 +4909,9 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("chatlist", .object(self.chatlist)))
-            return ("chatlists.getExportedInvites", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("chatlist", self.chatlist)
+            return ("chatlists.getExportedInvites", fields.fields)
         }
     }
 
@@ -5026,16 +4963,16 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if pinned { flags |= 0x4 }
-            if noforwards { flags |= 0x10 }
-            if fwdModified { flags |= 0x80 }
-            if mediaAreas != nil { flags |= 0x20 }
-            if caption != nil { flags |= 0x1 }
-            if entities != nil { flags |= 0x2 }
-            if period != nil { flags |= 0x8 }
-            if fwdFromId != nil && fwdFromStory != nil { flags |= 0x40 }
-            if albums != nil { flags |= 0x100 }
-            if music != nil { flags |= 0x200 }
+            if pinned { tlSetFlag(&flags, 0x4) }
+            if noforwards { tlSetFlag(&flags, 0x10) }
+            if fwdModified { tlSetFlag(&flags, 0x80) }
+            if mediaAreas != nil { tlSetFlag(&flags, 0x20) }
+            if caption != nil { tlSetFlag(&flags, 0x1) }
+            if entities != nil { tlSetFlag(&flags, 0x2) }
+            if period != nil { tlSetFlag(&flags, 0x8) }
+            if fwdFromId != nil && fwdFromStory != nil { tlSetFlag(&flags, 0x40) }
+            if albums != nil { tlSetFlag(&flags, 0x100) }
+            if music != nil { tlSetFlag(&flags, 0x200) }
             return flags
         }
 
@@ -5045,30 +4982,30 @@ extension Api.functions.stories {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             self.media.serialize(buffer, true)
-            if _flags & 0x20 != 0, let value = self.mediaAreas {
+            if tlFlagIsSet(_flags, 0x20), let value = self.mediaAreas {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x1 != 0, let value = self.caption {
+            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
             buffer.appendVector(self.privacyRules, boxed: true)
             buffer.appendInt64(self.randomId)
-            if _flags & 0x8 != 0, let value = self.period {
+            if tlFlagIsSet(_flags, 0x8), let value = self.period {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x40 != 0, let value = self.fwdFromId {
+            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromId {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x40 != 0, let value = self.fwdFromStory {
+            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromStory {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x100 != 0, let value = self.albums {
+            if tlFlagIsSet(_flags, 0x100), let value = self.albums {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x200 != 0, let value = self.music {
+            if tlFlagIsSet(_flags, 0x200), let value = self.music {
                 value.serialize(buffer, true)
             }
         }
@@ -5083,28 +5020,28 @@ extension Api.functions.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x4 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _noforwards = _flags & 0x10 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _fwdModified = _flags & 0x80 != 0
+                let _fwdModified = tlFlagIsSet(_flags, 0x80)
                 field = 4
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 5
                 let _media = try Api.InputMedia.parse(&reader)
                 field = 6
                 var _mediaAreas: [Api.MediaArea]? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _mediaAreas = try reader.readVector(boxed: true, of: Api.MediaArea.self)
                 }
                 field = 7
                 var _caption: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _caption = try reader.readTLString()
                 }
                 field = 8
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 9
@@ -5113,27 +5050,27 @@ extension Api.functions.stories {
                 let _randomId = try reader.readInt64()
                 field = 11
                 var _period: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _period = try reader.readInt32()
                 }
                 field = 12
                 var _fwdFromId: Api.InputPeer? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _fwdFromId = try Api.InputPeer.parse(&reader)
                 }
                 field = 13
                 var _fwdFromStory: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _fwdFromStory = try reader.readInt32()
                 }
                 field = 14
                 var _albums: [Int32]? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _albums = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 15
                 var _music: Api.InputDocument? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _music = try Api.InputDocument.parse(&reader)
                 }
                 return SendStory(pinned: _pinned, noforwards: _noforwards, fwdModified: _fwdModified, peer: _peer, media: _media, mediaAreas: _mediaAreas, caption: _caption, entities: _entities, privacyRules: _privacyRules, randomId: _randomId, period: _period, fwdFromId: _fwdFromId, fwdFromStory: _fwdFromStory, albums: _albums, music: _music)
@@ -5145,41 +5082,40 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(16)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.pinned { fields.append(("pinned", .trueFlag)) }
-            if self.noforwards { fields.append(("noforwards", .trueFlag)) }
-            if self.fwdModified { fields.append(("fwd_modified", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("media", .object(self.media)))
-            if _flags & 0x20 != 0, let value = self.mediaAreas {
-                fields.append(("media_areas", .vector(value.map { (e0: Api.MediaArea) -> TLValue in .object(e0) })))
+            var fields = TLFieldList(capacity: 16)
+            fields.flags("flags", _flags)
+            fields.trueFlag("pinned", self.pinned)
+            fields.trueFlag("noforwards", self.noforwards)
+            fields.trueFlag("fwd_modified", self.fwdModified)
+            fields.object("peer", self.peer)
+            fields.object("media", self.media)
+            if tlFlagIsSet(_flags, 0x20), let value = self.mediaAreas {
+                fields.objects("media_areas", value)
             }
-            if _flags & 0x1 != 0, let value = self.caption {
-                fields.append(("caption", .string(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
+                fields.string("caption", value)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
+                fields.objects("entities", value)
             }
-            fields.append(("privacy_rules", .vector(self.privacyRules.map { (e0: Api.InputPrivacyRule) -> TLValue in .object(e0) })))
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x8 != 0, let value = self.period {
-                fields.append(("period", .int(value)))
+            fields.objects("privacy_rules", self.privacyRules)
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x8), let value = self.period {
+                fields.int("period", value)
             }
-            if _flags & 0x40 != 0, let value = self.fwdFromId {
-                fields.append(("fwd_from_id", .object(value)))
+            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromId {
+                fields.object("fwd_from_id", value)
             }
-            if _flags & 0x40 != 0, let value = self.fwdFromStory {
-                fields.append(("fwd_from_story", .int(value)))
+            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromStory {
+                fields.int("fwd_from_story", value)
             }
-            if _flags & 0x100 != 0, let value = self.albums {
-                fields.append(("albums", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            if tlFlagIsSet(_flags, 0x100), let value = self.albums {
+                fields.ints("albums", value)
             }
-            if _flags & 0x200 != 0, let value = self.music {
-                fields.append(("music", .object(value)))
+            if tlFlagIsSet(_flags, 0x200), let value = self.music {
+                fields.object("music", value)
             }
-            return ("stories.sendStory", fields)
+            return ("stories.sendStory", fields.fields)
         }
     }
 

@@ -89,10 +89,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { flags |= 0x4 }
-                if stickers != nil { flags |= 0x1 }
-                if ttlSeconds != nil { flags |= 0x2 }
-                if video != nil { flags |= 0x8 }
+                if spoiler { tlSetFlag(&flags, 0x4) }
+                if stickers != nil { tlSetFlag(&flags, 0x1) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x2) }
+                if video != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -116,9 +116,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { flags |= 0x2 }
-                if ttlSeconds != nil { flags |= 0x1 }
-                if video != nil { flags |= 0x4 }
+                if spoiler { tlSetFlag(&flags, 0x2) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
+                if video != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -178,14 +178,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nosoundVideo { flags |= 0x8 }
-                if forceFile { flags |= 0x10 }
-                if spoiler { flags |= 0x20 }
-                if thumb != nil { flags |= 0x4 }
-                if stickers != nil { flags |= 0x1 }
-                if videoCover != nil { flags |= 0x40 }
-                if videoTimestamp != nil { flags |= 0x80 }
-                if ttlSeconds != nil { flags |= 0x2 }
+                if nosoundVideo { tlSetFlag(&flags, 0x8) }
+                if forceFile { tlSetFlag(&flags, 0x10) }
+                if spoiler { tlSetFlag(&flags, 0x20) }
+                if thumb != nil { tlSetFlag(&flags, 0x4) }
+                if stickers != nil { tlSetFlag(&flags, 0x1) }
+                if videoCover != nil { tlSetFlag(&flags, 0x40) }
+                if videoTimestamp != nil { tlSetFlag(&flags, 0x80) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -211,11 +211,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { flags |= 0x4 }
-                if videoCover != nil { flags |= 0x8 }
-                if videoTimestamp != nil { flags |= 0x10 }
-                if ttlSeconds != nil { flags |= 0x1 }
-                if query != nil { flags |= 0x2 }
+                if spoiler { tlSetFlag(&flags, 0x4) }
+                if videoCover != nil { tlSetFlag(&flags, 0x8) }
+                if videoTimestamp != nil { tlSetFlag(&flags, 0x10) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
+                if query != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -254,8 +254,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { flags |= 0x2 }
-                if ttlSeconds != nil { flags |= 0x1 }
+                if spoiler { tlSetFlag(&flags, 0x2) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -279,10 +279,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { flags |= 0x2 }
-                if ttlSeconds != nil { flags |= 0x1 }
-                if videoCover != nil { flags |= 0x4 }
-                if videoTimestamp != nil { flags |= 0x8 }
+                if spoiler { tlSetFlag(&flags, 0x2) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
+                if videoCover != nil { tlSetFlag(&flags, 0x4) }
+                if videoTimestamp != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -323,10 +323,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { flags |= 0x1 }
-                if provider != nil { flags |= 0x8 }
-                if startParam != nil { flags |= 0x2 }
-                if extendedMedia != nil { flags |= 0x4 }
+                if photo != nil { tlSetFlag(&flags, 0x1) }
+                if provider != nil { tlSetFlag(&flags, 0x8) }
+                if startParam != nil { tlSetFlag(&flags, 0x2) }
+                if extendedMedia != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -350,10 +350,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if stopped { flags |= 0x1 }
-                if heading != nil { flags |= 0x4 }
-                if period != nil { flags |= 0x2 }
-                if proximityNotificationRadius != nil { flags |= 0x8 }
+                if stopped { tlSetFlag(&flags, 0x1) }
+                if heading != nil { tlSetFlag(&flags, 0x4) }
+                if period != nil { tlSetFlag(&flags, 0x2) }
+                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -379,10 +379,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if correctAnswers != nil { flags |= 0x1 }
-                if attachedMedia != nil { flags |= 0x8 }
-                if solution != nil && solutionEntities != nil { flags |= 0x2 }
-                if solutionMedia != nil { flags |= 0x4 }
+                if correctAnswers != nil { tlSetFlag(&flags, 0x1) }
+                if attachedMedia != nil { tlSetFlag(&flags, 0x8) }
+                if solution != nil && solutionEntities != nil { tlSetFlag(&flags, 0x2) }
+                if solutionMedia != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -424,9 +424,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if forceLargeMedia { flags |= 0x1 }
-                if forceSmallMedia { flags |= 0x2 }
-                if optional { flags |= 0x4 }
+                if forceLargeMedia { tlSetFlag(&flags, 0x1) }
+                if forceSmallMedia { tlSetFlag(&flags, 0x2) }
+                if optional { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -446,7 +446,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if payload != nil { flags |= 0x1 }
+                if payload != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -482,13 +482,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.file.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.stickers {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.video {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.video {
                         value.serialize(buffer, true)
                     }
                 case .inputMediaPhoto(let c):
@@ -496,10 +496,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.id.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.video {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.video {
                         value.serialize(buffer, true)
                     }
                 case .inputMediaGeoPoint(let c):
@@ -516,21 +516,21 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.file.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.thumb {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.thumb {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.mimeType)
                     buffer.appendVector(c.attributes, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.stickers {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x40 != 0, let value = c.videoCover {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.videoCover {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.videoTimestamp {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
                 case .inputMediaDocument(let c):
@@ -538,16 +538,16 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.id.serialize(buffer, true)
-                    if _flags & 0x8 != 0, let value = c.videoCover {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.videoCover {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10 != 0, let value = c.videoTimestamp {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.query {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.query {
                         buffer.appendTLString(value)
                     }
                 case .inputMediaVenue(let c):
@@ -563,7 +563,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.url)
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
                 case .inputMediaDocumentExternal(let c):
@@ -571,13 +571,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.url)
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.videoCover {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoCover {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.videoTimestamp {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
                     }
                 case .inputMediaGame(let c):
@@ -589,19 +589,19 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x1 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLBytes(c.payload)
-                    if _flags & 0x8 != 0, let value = c.provider {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.provider {
                         buffer.appendTLString(value)
                     }
                     c.providerData.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.startParam {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.startParam {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.extendedMedia {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.extendedMedia {
                         value.serialize(buffer, true)
                     }
                 case .inputMediaGeoLive(let c):
@@ -609,13 +609,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.geoPoint.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.heading {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.heading {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.period {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.proximityNotificationRadius {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
                         buffer.appendInt32(value)
                     }
                 case .inputMediaPoll(let c):
@@ -623,19 +623,19 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.poll.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.correctAnswers {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.correctAnswers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x8 != 0, let value = c.attachedMedia {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.attachedMedia {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.solution {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.solution {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.solutionEntities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.solutionEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.solutionMedia {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.solutionMedia {
                         value.serialize(buffer, true)
                     }
                 case .inputMediaDice(let c):
@@ -656,7 +656,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.starsAmount)
                     buffer.appendVector(c.extendedMedia, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.payload {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
                         buffer.appendTLString(value)
                     }
                 case .inputMediaTodo(let c):
@@ -712,23 +712,23 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = _flags & 0x4 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 field = 3
                 let _file = try Api.InputFile.parse(&reader)
                 field = 4
                 var _stickers: [Api.InputDocument]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _stickers = try reader.readVector(boxed: true, of: Api.InputDocument.self)
                 }
                 field = 5
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 field = 6
                 var _video: Api.InputDocument? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _video = try Api.InputDocument.parse(&reader)
                 }
                 return .inputMediaUploadedPhoto(Cons_inputMediaUploadedPhoto(spoiler: _spoiler, file: _file, stickers: _stickers, ttlSeconds: _ttlSeconds, video: _video))
@@ -743,18 +743,18 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = _flags & 0x2 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 field = 3
                 let _id = try Api.InputPhoto.parse(&reader)
                 field = 4
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 field = 5
                 var _video: Api.InputDocument? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _video = try Api.InputDocument.parse(&reader)
                 }
                 return .inputMediaPhoto(Cons_inputMediaPhoto(spoiler: _spoiler, id: _id, ttlSeconds: _ttlSeconds, video: _video))
@@ -796,16 +796,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nosoundVideo = _flags & 0x8 != 0
+                let _nosoundVideo = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _forceFile = _flags & 0x10 != 0
+                let _forceFile = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _spoiler = _flags & 0x20 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x20)
                 field = 4
                 let _file = try Api.InputFile.parse(&reader)
                 field = 5
                 var _thumb: Api.InputFile? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _thumb = try Api.InputFile.parse(&reader)
                 }
                 field = 6
@@ -814,22 +814,22 @@ extension Api {
                 let _attributes = try reader.readVector(boxed: true, of: Api.DocumentAttribute.self)
                 field = 8
                 var _stickers: [Api.InputDocument]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _stickers = try reader.readVector(boxed: true, of: Api.InputDocument.self)
                 }
                 field = 9
                 var _videoCover: Api.InputPhoto? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _videoCover = try Api.InputPhoto.parse(&reader)
                 }
                 field = 10
                 var _videoTimestamp: Int32? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _videoTimestamp = try reader.readInt32()
                 }
                 field = 11
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 return .inputMediaUploadedDocument(Cons_inputMediaUploadedDocument(nosoundVideo: _nosoundVideo, forceFile: _forceFile, spoiler: _spoiler, file: _file, thumb: _thumb, mimeType: _mimeType, attributes: _attributes, stickers: _stickers, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds))
@@ -844,27 +844,27 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = _flags & 0x4 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _id = try Api.InputDocument.parse(&reader)
                 field = 3
                 var _videoCover: Api.InputPhoto? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _videoCover = try Api.InputPhoto.parse(&reader)
                 }
                 field = 4
                 var _videoTimestamp: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _videoTimestamp = try reader.readInt32()
                 }
                 field = 5
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 field = 6
                 var _query: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _query = try reader.readTLString()
                 }
                 return .inputMediaDocument(Cons_inputMediaDocument(spoiler: _spoiler, id: _id, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds, query: _query))
@@ -900,12 +900,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = _flags & 0x2 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 return .inputMediaPhotoExternal(Cons_inputMediaPhotoExternal(spoiler: _spoiler, url: _url, ttlSeconds: _ttlSeconds))
@@ -920,22 +920,22 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = _flags & 0x2 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 field = 4
                 var _videoCover: Api.InputPhoto? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _videoCover = try Api.InputPhoto.parse(&reader)
                 }
                 field = 5
                 var _videoTimestamp: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _videoTimestamp = try reader.readInt32()
                 }
                 return .inputMediaDocumentExternal(Cons_inputMediaDocumentExternal(spoiler: _spoiler, url: _url, ttlSeconds: _ttlSeconds, videoCover: _videoCover, videoTimestamp: _videoTimestamp))
@@ -965,7 +965,7 @@ extension Api {
                 let _description = try reader.readTLString()
                 field = 3
                 var _photo: Api.InputWebDocument? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _photo = try Api.InputWebDocument.parse(&reader)
                 }
                 field = 4
@@ -974,19 +974,19 @@ extension Api {
                 let _payload = try reader.readTLBytes()
                 field = 6
                 var _provider: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _provider = try reader.readTLString()
                 }
                 field = 7
                 let _providerData = try Api.DataJSON.parse(&reader)
                 field = 8
                 var _startParam: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _startParam = try reader.readTLString()
                 }
                 field = 9
                 var _extendedMedia: Api.InputMedia? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _extendedMedia = try Api.InputMedia.parse(&reader)
                 }
                 return .inputMediaInvoice(Cons_inputMediaInvoice(title: _title, description: _description, photo: _photo, invoice: _invoice, payload: _payload, provider: _provider, providerData: _providerData, startParam: _startParam, extendedMedia: _extendedMedia))
@@ -1001,22 +1001,22 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _stopped = _flags & 0x1 != 0
+                let _stopped = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 field = 3
                 var _heading: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _heading = try reader.readInt32()
                 }
                 field = 4
                 var _period: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _period = try reader.readInt32()
                 }
                 field = 5
                 var _proximityNotificationRadius: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _proximityNotificationRadius = try reader.readInt32()
                 }
                 return .inputMediaGeoLive(Cons_inputMediaGeoLive(stopped: _stopped, geoPoint: _geoPoint, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius))
@@ -1034,27 +1034,27 @@ extension Api {
                 let _poll = try Api.Poll.parse(&reader)
                 field = 2
                 var _correctAnswers: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _correctAnswers = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 3
                 var _attachedMedia: Api.InputMedia? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _attachedMedia = try Api.InputMedia.parse(&reader)
                 }
                 field = 4
                 var _solution: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _solution = try reader.readTLString()
                 }
                 field = 5
                 var _solutionEntities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _solutionEntities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 6
                 var _solutionMedia: Api.InputMedia? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _solutionMedia = try Api.InputMedia.parse(&reader)
                 }
                 return .inputMediaPoll(Cons_inputMediaPoll(poll: _poll, correctAnswers: _correctAnswers, attachedMedia: _attachedMedia, solution: _solution, solutionEntities: _solutionEntities, solutionMedia: _solutionMedia))
@@ -1092,11 +1092,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forceLargeMedia = _flags & 0x1 != 0
+                let _forceLargeMedia = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _forceSmallMedia = _flags & 0x2 != 0
+                let _forceSmallMedia = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _optional = _flags & 0x4 != 0
+                let _optional = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _url = try reader.readTLString()
                 return .inputMediaWebPage(Cons_inputMediaWebPage(forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, optional: _optional, url: _url))
@@ -1116,7 +1116,7 @@ extension Api {
                 let _extendedMedia = try reader.readVector(boxed: true, of: Api.InputMedia.self)
                 field = 3
                 var _payload: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _payload = try reader.readTLString()
                 }
                 return .inputMediaPaidMedia(Cons_inputMediaPaidMedia(starsAmount: _starsAmount, extendedMedia: _extendedMedia, payload: _payload))
@@ -1157,246 +1157,227 @@ extension Api {
                     return ("inputMediaEmpty", [])
                 case .inputMediaUploadedPhoto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    if c.livePhoto { fields.append(("live_photo", .trueFlag)) }
-                    fields.append(("file", .object(c.file)))
-                    if _flags & 0x1 != 0, let value = c.stickers {
-                        fields.append(("stickers", .vector(value.map { (e0: Api.InputDocument) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.trueFlag("live_photo", c.livePhoto)
+                    fields.object("file", c.file)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
+                        fields.objects("stickers", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.video {
-                        fields.append(("video", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.video {
+                        fields.object("video", value)
                     }
-                    return ("inputMediaUploadedPhoto", fields)
+                    return ("inputMediaUploadedPhoto", fields.fields)
                 case .inputMediaPhoto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    if c.livePhoto { fields.append(("live_photo", .trueFlag)) }
-                    fields.append(("id", .object(c.id)))
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.trueFlag("live_photo", c.livePhoto)
+                    fields.object("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.video {
-                        fields.append(("video", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.video {
+                        fields.object("video", value)
                     }
-                    return ("inputMediaPhoto", fields)
+                    return ("inputMediaPhoto", fields.fields)
                 case .inputMediaGeoPoint(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("geo_point", .object(c.geoPoint)))
-                    return ("inputMediaGeoPoint", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("geo_point", c.geoPoint)
+                    return ("inputMediaGeoPoint", fields.fields)
                 case .inputMediaContact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("vcard", .string(c.vcard)))
-                    return ("inputMediaContact", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.string("vcard", c.vcard)
+                    return ("inputMediaContact", fields.fields)
                 case .inputMediaUploadedDocument(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.nosoundVideo { fields.append(("nosound_video", .trueFlag)) }
-                    if c.forceFile { fields.append(("force_file", .trueFlag)) }
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    fields.append(("file", .object(c.file)))
-                    if _flags & 0x4 != 0, let value = c.thumb {
-                        fields.append(("thumb", .object(value)))
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("nosound_video", c.nosoundVideo)
+                    fields.trueFlag("force_file", c.forceFile)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.object("file", c.file)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.thumb {
+                        fields.object("thumb", value)
                     }
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: Api.DocumentAttribute) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.stickers {
-                        fields.append(("stickers", .vector(value.map { (e0: Api.InputDocument) -> TLValue in .object(e0) })))
+                    fields.string("mime_type", c.mimeType)
+                    fields.objects("attributes", c.attributes)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
+                        fields.objects("stickers", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.videoCover {
-                        fields.append(("video_cover", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.videoCover {
+                        fields.object("video_cover", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.videoTimestamp {
-                        fields.append(("video_timestamp", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.videoTimestamp {
+                        fields.int("video_timestamp", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    return ("inputMediaUploadedDocument", fields)
+                    return ("inputMediaUploadedDocument", fields.fields)
                 case .inputMediaDocument(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    fields.append(("id", .object(c.id)))
-                    if _flags & 0x8 != 0, let value = c.videoCover {
-                        fields.append(("video_cover", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.object("id", c.id)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.videoCover {
+                        fields.object("video_cover", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.videoTimestamp {
-                        fields.append(("video_timestamp", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.videoTimestamp {
+                        fields.int("video_timestamp", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.query {
-                        fields.append(("query", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.query {
+                        fields.string("query", value)
                     }
-                    return ("inputMediaDocument", fields)
+                    return ("inputMediaDocument", fields.fields)
                 case .inputMediaVenue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("geo_point", .object(c.geoPoint)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("address", .string(c.address)))
-                    fields.append(("provider", .string(c.provider)))
-                    fields.append(("venue_id", .string(c.venueId)))
-                    fields.append(("venue_type", .string(c.venueType)))
-                    return ("inputMediaVenue", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.object("geo_point", c.geoPoint)
+                    fields.string("title", c.title)
+                    fields.string("address", c.address)
+                    fields.string("provider", c.provider)
+                    fields.string("venue_id", c.venueId)
+                    fields.string("venue_type", c.venueType)
+                    return ("inputMediaVenue", fields.fields)
                 case .inputMediaPhotoExternal(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    fields.append(("url", .string(c.url)))
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.string("url", c.url)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    return ("inputMediaPhotoExternal", fields)
+                    return ("inputMediaPhotoExternal", fields.fields)
                 case .inputMediaDocumentExternal(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    fields.append(("url", .string(c.url)))
-                    if _flags & 0x1 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.string("url", c.url)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.videoCover {
-                        fields.append(("video_cover", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoCover {
+                        fields.object("video_cover", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.videoTimestamp {
-                        fields.append(("video_timestamp", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.videoTimestamp {
+                        fields.int("video_timestamp", value)
                     }
-                    return ("inputMediaDocumentExternal", fields)
+                    return ("inputMediaDocumentExternal", fields.fields)
                 case .inputMediaGame(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .object(c.id)))
-                    return ("inputMediaGame", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("id", c.id)
+                    return ("inputMediaGame", fields.fields)
                 case .inputMediaInvoice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x1 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    fields.append(("invoice", .object(c.invoice)))
-                    fields.append(("payload", .bytes(c.payload)))
-                    if _flags & 0x8 != 0, let value = c.provider {
-                        fields.append(("provider", .string(value)))
+                    fields.object("invoice", c.invoice)
+                    fields.bytes("payload", c.payload)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.provider {
+                        fields.string("provider", value)
                     }
-                    fields.append(("provider_data", .object(c.providerData)))
-                    if _flags & 0x2 != 0, let value = c.startParam {
-                        fields.append(("start_param", .string(value)))
+                    fields.object("provider_data", c.providerData)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.startParam {
+                        fields.string("start_param", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.extendedMedia {
-                        fields.append(("extended_media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.extendedMedia {
+                        fields.object("extended_media", value)
                     }
-                    return ("inputMediaInvoice", fields)
+                    return ("inputMediaInvoice", fields.fields)
                 case .inputMediaGeoLive(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.stopped { fields.append(("stopped", .trueFlag)) }
-                    fields.append(("geo_point", .object(c.geoPoint)))
-                    if _flags & 0x4 != 0, let value = c.heading {
-                        fields.append(("heading", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("stopped", c.stopped)
+                    fields.object("geo_point", c.geoPoint)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.heading {
+                        fields.int("heading", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.period {
-                        fields.append(("period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
+                        fields.int("period", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.proximityNotificationRadius {
-                        fields.append(("proximity_notification_radius", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
+                        fields.int("proximity_notification_radius", value)
                     }
-                    return ("inputMediaGeoLive", fields)
+                    return ("inputMediaGeoLive", fields.fields)
                 case .inputMediaPoll(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("poll", .object(c.poll)))
-                    if _flags & 0x1 != 0, let value = c.correctAnswers {
-                        fields.append(("correct_answers", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.object("poll", c.poll)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.correctAnswers {
+                        fields.ints("correct_answers", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.attachedMedia {
-                        fields.append(("attached_media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.attachedMedia {
+                        fields.object("attached_media", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.solution {
-                        fields.append(("solution", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.solution {
+                        fields.string("solution", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.solutionEntities {
-                        fields.append(("solution_entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.solutionEntities {
+                        fields.objects("solution_entities", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.solutionMedia {
-                        fields.append(("solution_media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.solutionMedia {
+                        fields.object("solution_media", value)
                     }
-                    return ("inputMediaPoll", fields)
+                    return ("inputMediaPoll", fields.fields)
                 case .inputMediaDice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    return ("inputMediaDice", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("emoticon", c.emoticon)
+                    return ("inputMediaDice", fields.fields)
                 case .inputMediaStory(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("id", .int(c.id)))
-                    return ("inputMediaStory", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("id", c.id)
+                    return ("inputMediaStory", fields.fields)
                 case .inputMediaWebPage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.forceLargeMedia { fields.append(("force_large_media", .trueFlag)) }
-                    if c.forceSmallMedia { fields.append(("force_small_media", .trueFlag)) }
-                    if c.optional { fields.append(("optional", .trueFlag)) }
-                    fields.append(("url", .string(c.url)))
-                    return ("inputMediaWebPage", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("force_large_media", c.forceLargeMedia)
+                    fields.trueFlag("force_small_media", c.forceSmallMedia)
+                    fields.trueFlag("optional", c.optional)
+                    fields.string("url", c.url)
+                    return ("inputMediaWebPage", fields.fields)
                 case .inputMediaPaidMedia(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("stars_amount", .long(c.starsAmount)))
-                    fields.append(("extended_media", .vector(c.extendedMedia.map { (e0: Api.InputMedia) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.payload {
-                        fields.append(("payload", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.long("stars_amount", c.starsAmount)
+                    fields.objects("extended_media", c.extendedMedia)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
+                        fields.string("payload", value)
                     }
-                    return ("inputMediaPaidMedia", fields)
+                    return ("inputMediaPaidMedia", fields.fields)
                 case .inputMediaTodo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("todo", .object(c.todo)))
-                    return ("inputMediaTodo", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("todo", c.todo)
+                    return ("inputMediaTodo", fields.fields)
                 case .inputMediaStakeDice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("game_hash", .string(c.gameHash)))
-                    fields.append(("ton_amount", .long(c.tonAmount)))
-                    fields.append(("client_seed", .bytes(c.clientSeed)))
-                    return ("inputMediaStakeDice", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("game_hash", c.gameHash)
+                    fields.long("ton_amount", c.tonAmount)
+                    fields.bytes("client_seed", c.clientSeed)
+                    return ("inputMediaStakeDice", fields.fields)
             }
         }
     }
@@ -1459,11 +1440,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .stickerPack(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    fields.append(("documents", .vector(c.documents.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("stickerPack", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("emoticon", c.emoticon)
+                    fields.longs("documents", c.documents)
+                    return ("stickerPack", fields.fields)
             }
         }
     }
@@ -1648,34 +1628,29 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .recentMeUrlUnknown(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("recentMeUrlUnknown", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("recentMeUrlUnknown", fields.fields)
                 case .recentMeUrlUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("recentMeUrlUser", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.long("user_id", c.userId)
+                    return ("recentMeUrlUser", fields.fields)
                 case .recentMeUrlChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("chat_id", .long(c.chatId)))
-                    return ("recentMeUrlChat", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.long("chat_id", c.chatId)
+                    return ("recentMeUrlChat", fields.fields)
                 case .recentMeUrlChatInvite(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("chat_invite", .object(c.chatInvite)))
-                    return ("recentMeUrlChatInvite", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.object("chat_invite", c.chatInvite)
+                    return ("recentMeUrlChatInvite", fields.fields)
                 case .recentMeUrlStickerSet(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("set", .object(c.set)))
-                    return ("recentMeUrlStickerSet", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.object("set", c.set)
+                    return ("recentMeUrlStickerSet", fields.fields)
             }
         }
     }
@@ -1707,7 +1682,7 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if privacyPolicyUrl != nil { flags |= 0x1 }
+                if privacyPolicyUrl != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1722,7 +1697,7 @@ extension Api.account {
                     buffer.appendVector(c.values, boxed: true)
                     buffer.appendVector(c.errors, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.privacyPolicyUrl {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.privacyPolicyUrl {
                         buffer.appendTLString(value)
                     }
             }
@@ -1756,7 +1731,7 @@ extension Api.account {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 5
                 var _privacyPolicyUrl: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _privacyPolicyUrl = try reader.readTLString()
                 }
                 return .authorizationForm(Cons_authorizationForm(requiredTypes: _requiredTypes, values: _values, errors: _errors, users: _users, privacyPolicyUrl: _privacyPolicyUrl))
@@ -1770,17 +1745,16 @@ extension Api.account {
             switch self {
                 case .authorizationForm(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("required_types", .vector(c.requiredTypes.map { (e0: Api.SecureRequiredType) -> TLValue in .object(e0) })))
-                    fields.append(("values", .vector(c.values.map { (e0: Api.SecureValue) -> TLValue in .object(e0) })))
-                    fields.append(("errors", .vector(c.errors.map { (e0: Api.SecureValueError) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.privacyPolicyUrl {
-                        fields.append(("privacy_policy_url", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.objects("required_types", c.requiredTypes)
+                    fields.objects("values", c.values)
+                    fields.objects("errors", c.errors)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.privacyPolicyUrl {
+                        fields.string("privacy_policy_url", value)
                     }
-                    return ("account.authorizationForm", fields)
+                    return ("account.authorizationForm", fields.fields)
             }
         }
     }
@@ -1837,10 +1811,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatOnlines(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("onlines", .int(c.onlines)))
-                    return ("chatOnlines", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("onlines", c.onlines)
+                    return ("chatOnlines", fields.fields)
             }
         }
     }
@@ -1961,22 +1934,19 @@ extension Api.auth {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .loginToken(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("expires", .int(c.expires)))
-                    fields.append(("token", .bytes(c.token)))
-                    return ("auth.loginToken", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("expires", c.expires)
+                    fields.bytes("token", c.token)
+                    return ("auth.loginToken", fields.fields)
                 case .loginTokenMigrateTo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("token", .bytes(c.token)))
-                    return ("auth.loginTokenMigrateTo", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("dc_id", c.dcId)
+                    fields.bytes("token", c.token)
+                    return ("auth.loginTokenMigrateTo", fields.fields)
                 case .loginTokenSuccess(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("authorization", .object(c.authorization)))
-                    return ("auth.loginTokenSuccess", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("authorization", c.authorization)
+                    return ("auth.loginTokenSuccess", fields.fields)
             }
         }
     }
@@ -2008,10 +1978,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fullsize { flags |= 0x2 }
-                if fullscreen { flags |= 0x4 }
-                if sameOrigin { flags |= 0x8 }
-                if queryId != nil { flags |= 0x1 }
+                if fullsize { tlSetFlag(&flags, 0x2) }
+                if fullscreen { tlSetFlag(&flags, 0x4) }
+                if sameOrigin { tlSetFlag(&flags, 0x8) }
+                if queryId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2022,7 +1992,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4d22ff98) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.queryId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
                         buffer.appendInt64(value)
                     }
                     buffer.appendTLString(c.url)
@@ -2048,14 +2018,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fullsize = _flags & 0x2 != 0
+                let _fullsize = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _fullscreen = _flags & 0x4 != 0
+                let _fullscreen = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _sameOrigin = _flags & 0x8 != 0
+                let _sameOrigin = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 var _queryId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _queryId = try reader.readInt64()
                 }
                 field = 5
@@ -2071,17 +2041,16 @@ extension Api {
             switch self {
                 case .webViewResultUrl(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.fullsize { fields.append(("fullsize", .trueFlag)) }
-                    if c.fullscreen { fields.append(("fullscreen", .trueFlag)) }
-                    if c.sameOrigin { fields.append(("same_origin", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.queryId {
-                        fields.append(("query_id", .long(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("fullsize", c.fullsize)
+                    fields.trueFlag("fullscreen", c.fullscreen)
+                    fields.trueFlag("same_origin", c.sameOrigin)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
+                        fields.long("query_id", value)
                     }
-                    fields.append(("url", .string(c.url)))
-                    return ("webViewResultUrl", fields)
+                    fields.string("url", c.url)
+                    return ("webViewResultUrl", fields.fields)
             }
         }
     }
@@ -2194,16 +2163,14 @@ extension Api {
                 case .notificationSoundNone:
                     return ("notificationSoundNone", [])
                 case .notificationSoundLocal(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("data", .string(c.data)))
-                    return ("notificationSoundLocal", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("title", c.title)
+                    fields.string("data", c.data)
+                    return ("notificationSoundLocal", fields.fields)
                 case .notificationSoundRingtone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("notificationSoundRingtone", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("notificationSoundRingtone", fields.fields)
             }
         }
     }
@@ -2266,11 +2233,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .textWithEntities(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("entities", .vector(c.entities.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
-                    return ("textWithEntities", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("text", c.text)
+                    fields.objects("entities", c.entities)
+                    return ("textWithEntities", fields.fields)
             }
         }
     }
@@ -2338,12 +2304,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputBusinessGreetingMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    fields.append(("recipients", .object(c.recipients)))
-                    fields.append(("no_activity_days", .int(c.noActivityDays)))
-                    return ("inputBusinessGreetingMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("shortcut_id", c.shortcutId)
+                    fields.object("recipients", c.recipients)
+                    fields.int("no_activity_days", c.noActivityDays)
+                    return ("inputBusinessGreetingMessage", fields.fields)
             }
         }
     }
@@ -2377,9 +2342,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if device != nil { flags |= 0x1 }
-                if date != nil { flags |= 0x2 }
-                if location != nil { flags |= 0x4 }
+                if device != nil { tlSetFlag(&flags, 0x1) }
+                if date != nil { tlSetFlag(&flags, 0x2) }
+                if location != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2393,13 +2358,13 @@ extension Api {
                     buffer.appendInt64(c.botId)
                     c.recipients.serialize(buffer, true)
                     c.rights.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.device {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.device {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.date {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.location {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.location {
                         buffer.appendTLString(value)
                     }
             }
@@ -2431,17 +2396,17 @@ extension Api {
                 let _rights = try Api.BusinessBotRights.parse(&reader)
                 field = 4
                 var _device: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _device = try reader.readTLString()
                 }
                 field = 5
                 var _date: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _date = try reader.readInt32()
                 }
                 field = 6
                 var _location: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _location = try reader.readTLString()
                 }
                 return .connectedBot(Cons_connectedBot(botId: _botId, recipients: _recipients, rights: _rights, device: _device, date: _date, location: _location))
@@ -2455,22 +2420,21 @@ extension Api {
             switch self {
                 case .connectedBot(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("recipients", .object(c.recipients)))
-                    fields.append(("rights", .object(c.rights)))
-                    if _flags & 0x1 != 0, let value = c.device {
-                        fields.append(("device", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.long("bot_id", c.botId)
+                    fields.object("recipients", c.recipients)
+                    fields.object("rights", c.rights)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.device {
+                        fields.string("device", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.date {
-                        fields.append(("date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
+                        fields.int("date", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.location {
-                        fields.append(("location", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.location {
+                        fields.string("location", value)
                     }
-                    return ("connectedBot", fields)
+                    return ("connectedBot", fields.fields)
             }
         }
     }
@@ -2553,15 +2517,14 @@ extension Api.fragment {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .collectibleInfo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("purchase_date", .int(c.purchaseDate)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("crypto_currency", .string(c.cryptoCurrency)))
-                    fields.append(("crypto_amount", .long(c.cryptoAmount)))
-                    fields.append(("url", .string(c.url)))
-                    return ("fragment.collectibleInfo", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.int("purchase_date", c.purchaseDate)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    fields.string("crypto_currency", c.cryptoCurrency)
+                    fields.long("crypto_amount", c.cryptoAmount)
+                    fields.string("url", c.url)
+                    return ("fragment.collectibleInfo", fields.fields)
             }
         }
     }
@@ -2593,8 +2556,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if extended { flags |= 0x2 }
-                if storeProduct != nil { flags |= 0x1 }
+                if extended { tlSetFlag(&flags, 0x2) }
+                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2606,7 +2569,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.stars)
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -2633,12 +2596,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _extended = _flags & 0x2 != 0
+                let _extended = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
                 var _storeProduct: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _storeProduct = try reader.readTLString()
                 }
                 field = 4
@@ -2656,17 +2619,16 @@ extension Api {
             switch self {
                 case .starsTopupOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.extended { fields.append(("extended", .trueFlag)) }
-                    fields.append(("stars", .long(c.stars)))
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
-                        fields.append(("store_product", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("extended", c.extended)
+                    fields.long("stars", c.stars)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                        fields.string("store_product", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("starsTopupOption", fields)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("starsTopupOption", fields.fields)
             }
         }
     }
@@ -2734,12 +2696,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .auctionBidLevel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("pos", .int(c.pos)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("date", .int(c.date)))
-                    return ("auctionBidLevel", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("pos", c.pos)
+                    fields.long("amount", c.amount)
+                    fields.int("date", c.date)
+                    return ("auctionBidLevel", fields.fields)
             }
         }
     }
@@ -2784,12 +2745,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if emojiId != nil { flags |= 0x2 }
-                if prompt != nil { flags |= 0x10 }
-                if installsCount != nil { flags |= 0x4 }
-                if authorId != nil { flags |= 0x8 }
-                if exampleEnglish != nil { flags |= 0x20 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if emojiId != nil { tlSetFlag(&flags, 0x2) }
+                if prompt != nil { tlSetFlag(&flags, 0x10) }
+                if installsCount != nil { tlSetFlag(&flags, 0x4) }
+                if authorId != nil { tlSetFlag(&flags, 0x8) }
+                if exampleEnglish != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -2817,19 +2778,19 @@ extension Api {
                     buffer.appendInt64(c.accessHash)
                     buffer.appendTLString(c.slug)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x2 != 0, let value = c.emojiId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.emojiId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.prompt {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.prompt {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.installsCount {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.installsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.authorId {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.authorId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.exampleEnglish {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.exampleEnglish {
                         value.serialize(buffer, true)
                     }
                 case .aiComposeToneDefault(let c):
@@ -2860,7 +2821,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -2871,27 +2832,27 @@ extension Api {
                 let _title = try reader.readTLString()
                 field = 6
                 var _emojiId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _emojiId = try reader.readInt64()
                 }
                 field = 7
                 var _prompt: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _prompt = try reader.readTLString()
                 }
                 field = 8
                 var _installsCount: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _installsCount = try reader.readInt32()
                 }
                 field = 9
                 var _authorId: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _authorId = try reader.readInt64()
                 }
                 field = 10
                 var _exampleEnglish: Api.AiComposeToneExample? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _exampleEnglish = try Api.AiComposeToneExample.parse(&reader)
                 }
                 return .aiComposeTone(Cons_aiComposeTone(creator: _creator, id: _id, accessHash: _accessHash, slug: _slug, title: _title, emojiId: _emojiId, prompt: _prompt, installsCount: _installsCount, authorId: _authorId, exampleEnglish: _exampleEnglish))
@@ -2920,37 +2881,35 @@ extension Api {
             switch self {
                 case .aiComposeTone(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("slug", .string(c.slug)))
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x2 != 0, let value = c.emojiId {
-                        fields.append(("emoji_id", .long(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.string("slug", c.slug)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.emojiId {
+                        fields.long("emoji_id", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.prompt {
-                        fields.append(("prompt", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.prompt {
+                        fields.string("prompt", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.installsCount {
-                        fields.append(("installs_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.installsCount {
+                        fields.int("installs_count", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.authorId {
-                        fields.append(("author_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.authorId {
+                        fields.long("author_id", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.exampleEnglish {
-                        fields.append(("example_english", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.exampleEnglish {
+                        fields.object("example_english", value)
                     }
-                    return ("aiComposeTone", fields)
+                    return ("aiComposeTone", fields.fields)
                 case .aiComposeToneDefault(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("tone", .string(c.tone)))
-                    fields.append(("emoji_id", .long(c.emojiId)))
-                    fields.append(("title", .string(c.title)))
-                    return ("aiComposeToneDefault", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("tone", c.tone)
+                    fields.long("emoji_id", c.emojiId)
+                    fields.string("title", c.title)
+                    return ("aiComposeToneDefault", fields.fields)
             }
         }
     }
@@ -2978,7 +2937,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { flags |= 0x400 }
+                if style != nil { tlSetFlag(&flags, 0x400) }
                 return flags
             }
         }
@@ -2989,7 +2948,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x11c1a322) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x400 != 0, let value = c.style {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.text)
@@ -3017,7 +2976,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _style: Api.KeyboardButtonStyle? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _style = try Api.KeyboardButtonStyle.parse(&reader)
                 }
                 field = 2
@@ -3035,15 +2994,14 @@ extension Api {
             switch self {
                 case .keyboardInlineButton(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x400 != 0, let value = c.style {
-                        fields.append(("style", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
+                        fields.object("style", value)
                     }
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("type", .object(c.type)))
-                    return ("keyboardInlineButton", fields)
+                    fields.string("text", c.text)
+                    fields.object("type", c.type)
+                    return ("keyboardInlineButton", fields.fields)
             }
         }
     }
@@ -3065,7 +3023,7 @@ extension Api.functions.auth {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if newSettings != nil { flags |= 0x1 }
+            if newSettings != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3074,7 +3032,7 @@ extension Api.functions.auth {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.code)
-            if _flags & 0x1 != 0, let value = self.newSettings {
+            if tlFlagIsSet(_flags, 0x1), let value = self.newSettings {
                 value.serialize(buffer, true)
             }
         }
@@ -3092,7 +3050,7 @@ extension Api.functions.auth {
                 let _code = try reader.readTLString()
                 field = 2
                 var _newSettings: Api.account.PasswordInputSettings? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _newSettings = try Api.account.PasswordInputSettings.parse(&reader)
                 }
                 return RecoverPassword(code: _code, newSettings: _newSettings)
@@ -3104,14 +3062,13 @@ extension Api.functions.auth {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("code", .string(self.code)))
-            if _flags & 0x1 != 0, let value = self.newSettings {
-                fields.append(("new_settings", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.string("code", self.code)
+            if tlFlagIsSet(_flags, 0x1), let value = self.newSettings {
+                fields.object("new_settings", value)
             }
-            return ("auth.recoverPassword", fields)
+            return ("auth.recoverPassword", fields.fields)
         }
     }
 
@@ -3153,10 +3110,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("password", .object(self.password)))
-            return ("account.getPasswordSettings", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("password", self.password)
+            return ("account.getPasswordSettings", fields.fields)
         }
     }
 
@@ -3204,11 +3160,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("paused", .bool(self.paused)))
-            return ("account.toggleConnectedBotPaused", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.bool("paused", self.paused)
+            return ("account.toggleConnectedBotPaused", fields.fields)
         }
     }
 
@@ -3250,10 +3205,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("contacts.toggleTopPeers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bool("enabled", self.enabled)
+            return ("contacts.toggleTopPeers", fields.fields)
         }
     }
 
@@ -3295,10 +3249,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("messages.getEmojiURL", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("lang_code", self.langCode)
+            return ("messages.getEmojiURL", fields.fields)
         }
     }
 
@@ -3346,11 +3299,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("theme", .object(self.theme)))
-            return ("messages.setChatTheme", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("theme", self.theme)
+            return ("messages.setChatTheme", fields.fields)
         }
     }
 
@@ -3430,11 +3382,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("id", .string(self.id)))
-            return ("messages.getPreparedInlineMessage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("bot", self.bot)
+            fields.string("id", self.id)
+            return ("messages.getPreparedInlineMessage", fields.fields)
         }
     }
 
@@ -3482,11 +3433,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("metrics", .vector(self.metrics.map { (e0: Api.InputMessageReadMetric) -> TLValue in .object(e0) })))
-            return ("messages.reportReadMetrics", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.objects("metrics", self.metrics)
+            return ("messages.reportReadMetrics", fields.fields)
         }
     }
 
@@ -3539,12 +3489,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("participant", .object(self.participant)))
-            return ("messages.deleteParticipantReaction", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.object("participant", self.participant)
+            return ("messages.deleteParticipantReaction", fields.fields)
         }
     }
 
@@ -3586,10 +3535,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("events", .vector(self.events.map { (e0: Api.InputAppEvent) -> TLValue in .object(e0) })))
-            return ("help.saveAppLog", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("events", self.events)
+            return ("help.saveAppLog", fields.fields)
         }
     }
 
@@ -3619,7 +3567,7 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if rank != nil { flags |= 0x1 }
+            if rank != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3630,7 +3578,7 @@ extension Api.functions.channels {
             self.channel.serialize(buffer, true)
             self.userId.serialize(buffer, true)
             self.adminRights.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.rank {
+            if tlFlagIsSet(_flags, 0x1), let value = self.rank {
                 buffer.appendTLString(value)
             }
         }
@@ -3652,7 +3600,7 @@ extension Api.functions.channels {
                 let _adminRights = try Api.ChatAdminRights.parse(&reader)
                 field = 4
                 var _rank: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
                 return EditAdmin(channel: _channel, userId: _userId, adminRights: _adminRights, rank: _rank)
@@ -3664,16 +3612,15 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("admin_rights", .object(self.adminRights)))
-            if _flags & 0x1 != 0, let value = self.rank {
-                fields.append(("rank", .string(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("channel", self.channel)
+            fields.object("user_id", self.userId)
+            fields.object("admin_rights", self.adminRights)
+            if tlFlagIsSet(_flags, 0x1), let value = self.rank {
+                fields.string("rank", value)
             }
-            return ("channels.editAdmin", fields)
+            return ("channels.editAdmin", fields.fields)
         }
     }
 
@@ -3721,11 +3668,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("broadcast", .object(self.broadcast)))
-            fields.append(("group", .object(self.group)))
-            return ("channels.setDiscussionGroup", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("broadcast", self.broadcast)
+            fields.object("group", self.group)
+            return ("channels.setDiscussionGroup", fields.fields)
         }
     }
 
@@ -3761,9 +3707,9 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if hashtag != nil { flags |= 0x1 }
-            if query != nil { flags |= 0x2 }
-            if allowPaidStars != nil { flags |= 0x4 }
+            if hashtag != nil { tlSetFlag(&flags, 0x1) }
+            if query != nil { tlSetFlag(&flags, 0x2) }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3771,17 +3717,17 @@ extension Api.functions.channels {
             if boxed { buffer.appendUInt32(0xf2c4f24d) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.hashtag {
+            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.query {
+            if tlFlagIsSet(_flags, 0x2), let value = self.query {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.offsetRate)
             self.offsetPeer.serialize(buffer, true)
             buffer.appendInt32(self.offsetId)
             buffer.appendInt32(self.limit)
-            if _flags & 0x4 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x4), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
         }
@@ -3797,12 +3743,12 @@ extension Api.functions.channels {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _hashtag: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _hashtag = try reader.readTLString()
                 }
                 field = 2
                 var _query: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _query = try reader.readTLString()
                 }
                 field = 3
@@ -3815,7 +3761,7 @@ extension Api.functions.channels {
                 let _limit = try reader.readInt32()
                 field = 7
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 return SearchPosts(hashtag: _hashtag, query: _query, offsetRate: _offsetRate, offsetPeer: _offsetPeer, offsetId: _offsetId, limit: _limit, allowPaidStars: _allowPaidStars)
@@ -3827,23 +3773,22 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.hashtag {
-                fields.append(("hashtag", .string(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
+                fields.string("hashtag", value)
             }
-            if _flags & 0x2 != 0, let value = self.query {
-                fields.append(("query", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.query {
+                fields.string("query", value)
             }
-            fields.append(("offset_rate", .int(self.offsetRate)))
-            fields.append(("offset_peer", .object(self.offsetPeer)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("limit", .int(self.limit)))
-            if _flags & 0x4 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            fields.int("offset_rate", self.offsetRate)
+            fields.object("offset_peer", self.offsetPeer)
+            fields.int("offset_id", self.offsetId)
+            fields.int("limit", self.limit)
+            if tlFlagIsSet(_flags, 0x4), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            return ("channels.searchPosts", fields)
+            return ("channels.searchPosts", fields.fields)
         }
     }
 
@@ -3896,12 +3841,11 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("title", .string(self.title)))
-            fields.append(("stargift", .vector(self.stargift.map { (e0: Api.InputSavedStarGift) -> TLValue in .object(e0) })))
-            return ("payments.createStarGiftCollection", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.string("title", self.title)
+            fields.objects("stargift", self.stargift)
+            return ("payments.createStarGiftCollection", fields.fields)
         }
     }
 
@@ -3949,11 +3893,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("order", .vector(self.order.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("payments.reorderStarGiftCollections", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("order", self.order)
+            return ("payments.reorderStarGiftCollections", fields.fields)
         }
     }
 
@@ -4001,11 +3944,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("auction", .object(self.auction)))
-            fields.append(("version", .int(self.version)))
-            return ("payments.getStarGiftAuctionState", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("auction", self.auction)
+            fields.int("version", self.version)
+            return ("payments.getStarGiftAuctionState", fields.fields)
         }
     }
 
@@ -4053,11 +3995,10 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("sticker", .object(self.sticker)))
-            fields.append(("new_sticker", .object(self.newSticker)))
-            return ("stickers.replaceSticker", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("sticker", self.sticker)
+            fields.object("new_sticker", self.newSticker)
+            return ("stickers.replaceSticker", fields.fields)
         }
     }
 
@@ -4099,10 +4040,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("phone.getGroupCallJoinAs", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("phone.getGroupCallJoinAs", fields.fields)
         }
     }
 
@@ -4130,7 +4070,7 @@ extension Api.functions.stats {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if dark { flags |= 0x1 }
+            if dark { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4152,7 +4092,7 @@ extension Api.functions.stats {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -4166,13 +4106,12 @@ extension Api.functions.stats {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.dark { fields.append(("dark", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            return ("stats.getStoryStats", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("dark", self.dark)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            return ("stats.getStoryStats", fields.fields)
         }
     }
 
@@ -4220,11 +4159,10 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("chatlist", .object(self.chatlist)))
-            fields.append(("peers", .vector(self.peers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            return ("chatlists.joinChatlistUpdates", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("chatlist", self.chatlist)
+            fields.objects("peers", self.peers)
+            return ("chatlists.joinChatlistUpdates", fields.fields)
         }
     }
 
@@ -4280,7 +4218,7 @@ extension Api.functions.smsjobs {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if allowInternational { flags |= 0x1 }
+            if allowInternational { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4300,7 +4238,7 @@ extension Api.functions.smsjobs {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _allowInternational = _flags & 0x1 != 0
+                let _allowInternational = tlFlagIsSet(_flags, 0x1)
                 return UpdateSettings(allowInternational: _allowInternational)
             }
             catch {
@@ -4310,11 +4248,10 @@ extension Api.functions.smsjobs {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.allowInternational { fields.append(("allow_international", .trueFlag)) }
-            return ("smsjobs.updateSettings", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            fields.trueFlag("allow_international", self.allowInternational)
+            return ("smsjobs.updateSettings", fields.fields)
         }
     }
 

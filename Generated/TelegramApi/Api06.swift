@@ -78,12 +78,11 @@ extension Api {
                 case .inputDocumentEmpty:
                     return ("inputDocumentEmpty", [])
                 case .inputDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    return ("inputDocument", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.bytes("file_reference", c.fileReference)
+                    return ("inputDocument", fields.fields)
             }
         }
     }
@@ -146,11 +145,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inlineBotSwitchPM(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("start_param", .string(c.startParam)))
-                    return ("inlineBotSwitchPM", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("text", c.text)
+                    fields.string("start_param", c.startParam)
+                    return ("inlineBotSwitchPM", fields.fields)
             }
         }
     }
@@ -190,14 +188,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if min { flags |= 0x1 }
-                if hasUnreadVotes { flags |= 0x40 }
-                if canViewStats { flags |= 0x80 }
-                if results != nil { flags |= 0x2 }
-                if totalVoters != nil { flags |= 0x4 }
-                if recentVoters != nil { flags |= 0x8 }
-                if solution != nil && solutionEntities != nil { flags |= 0x10 }
-                if solutionMedia != nil { flags |= 0x20 }
+                if min { tlSetFlag(&flags, 0x1) }
+                if hasUnreadVotes { tlSetFlag(&flags, 0x40) }
+                if canViewStats { tlSetFlag(&flags, 0x80) }
+                if results != nil { tlSetFlag(&flags, 0x2) }
+                if totalVoters != nil { tlSetFlag(&flags, 0x4) }
+                if recentVoters != nil { tlSetFlag(&flags, 0x8) }
+                if solution != nil && solutionEntities != nil { tlSetFlag(&flags, 0x10) }
+                if solutionMedia != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -208,22 +206,22 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xba7bb15e) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.results {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.results {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.totalVoters {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.totalVoters {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.recentVoters {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.recentVoters {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.solution {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.solution {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.solutionEntities {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.solutionEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x20 != 0, let value = c.solutionMedia {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.solutionMedia {
                         value.serialize(buffer, true)
                     }
             }
@@ -248,39 +246,39 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _min = _flags & 0x1 != 0
+                let _min = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _hasUnreadVotes = _flags & 0x40 != 0
+                let _hasUnreadVotes = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _canViewStats = _flags & 0x80 != 0
+                let _canViewStats = tlFlagIsSet(_flags, 0x80)
                 field = 4
                 var _results: [Api.PollAnswerVoters]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _results = try reader.readVector(boxed: true, of: Api.PollAnswerVoters.self)
                 }
                 field = 5
                 var _totalVoters: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _totalVoters = try reader.readInt32()
                 }
                 field = 6
                 var _recentVoters: [Api.Peer]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _recentVoters = try reader.readVector(boxed: true, of: Api.Peer.self)
                 }
                 field = 7
                 var _solution: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _solution = try reader.readTLString()
                 }
                 field = 8
                 var _solutionEntities: [Api.MessageEntity]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _solutionEntities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 9
                 var _solutionMedia: Api.MessageMedia? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _solutionMedia = try Api.MessageMedia.parse(&reader)
                 }
                 return .pollResults(Cons_pollResults(min: _min, hasUnreadVotes: _hasUnreadVotes, canViewStats: _canViewStats, results: _results, totalVoters: _totalVoters, recentVoters: _recentVoters, solution: _solution, solutionEntities: _solutionEntities, solutionMedia: _solutionMedia))
@@ -294,31 +292,30 @@ extension Api {
             switch self {
                 case .pollResults(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    if c.hasUnreadVotes { fields.append(("has_unread_votes", .trueFlag)) }
-                    if c.canViewStats { fields.append(("can_view_stats", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.results {
-                        fields.append(("results", .vector(value.map { (e0: Api.PollAnswerVoters) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("min", c.min)
+                    fields.trueFlag("has_unread_votes", c.hasUnreadVotes)
+                    fields.trueFlag("can_view_stats", c.canViewStats)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.results {
+                        fields.objects("results", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.totalVoters {
-                        fields.append(("total_voters", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.totalVoters {
+                        fields.int("total_voters", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.recentVoters {
-                        fields.append(("recent_voters", .vector(value.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.recentVoters {
+                        fields.objects("recent_voters", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.solution {
-                        fields.append(("solution", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.solution {
+                        fields.string("solution", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.solutionEntities {
-                        fields.append(("solution_entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.solutionEntities {
+                        fields.objects("solution_entities", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.solutionMedia {
-                        fields.append(("solution_media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.solutionMedia {
+                        fields.object("solution_media", value)
                     }
-                    return ("pollResults", fields)
+                    return ("pollResults", fields.fields)
             }
         }
     }
@@ -362,8 +359,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if documents != nil { flags |= 0x1 }
-                if settings != nil { flags |= 0x2 }
+                if documents != nil { tlSetFlag(&flags, 0x1) }
+                if settings != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -383,7 +380,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if story != nil { flags |= 0x1 }
+                if story != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -403,8 +400,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if emojis { flags |= 0x1 }
-                if textColor { flags |= 0x2 }
+                if emojis { tlSetFlag(&flags, 0x1) }
+                if textColor { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -453,10 +450,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x54b56617) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.documents {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.documents {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.settings {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.settings {
                         value.serialize(buffer, true)
                     }
                 case .webPageAttributeStory(let c):
@@ -465,7 +462,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
-                    if _flags & 0x1 != 0, let value = c.story {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
                         value.serialize(buffer, true)
                     }
                 case .webPageAttributeStickerSet(let c):
@@ -515,12 +512,12 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _documents: [Api.Document]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _documents = try reader.readVector(boxed: true, of: Api.Document.self)
                 }
                 field = 2
                 var _settings: Api.ThemeSettings? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _settings = try Api.ThemeSettings.parse(&reader)
                 }
                 return .webPageAttributeTheme(Cons_webPageAttributeTheme(documents: _documents, settings: _settings))
@@ -540,7 +537,7 @@ extension Api {
                 let _id = try reader.readInt32()
                 field = 3
                 var _story: Api.StoryItem? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _story = try Api.StoryItem.parse(&reader)
                 }
                 return .webPageAttributeStory(Cons_webPageAttributeStory(peer: _peer, id: _id, story: _story))
@@ -555,9 +552,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _emojis = _flags & 0x1 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _textColor = _flags & 0x2 != 0
+                let _textColor = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _stickers = try reader.readVector(boxed: true, of: Api.Document.self)
                 return .webPageAttributeStickerSet(Cons_webPageAttributeStickerSet(emojis: _emojis, textColor: _textColor, stickers: _stickers))
@@ -614,57 +611,50 @@ extension Api {
             switch self {
                 case .webPageAttributeTheme(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.documents {
-                        fields.append(("documents", .vector(value.map { (e0: Api.Document) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.documents {
+                        fields.objects("documents", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.settings {
-                        fields.append(("settings", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.settings {
+                        fields.object("settings", value)
                     }
-                    return ("webPageAttributeTheme", fields)
+                    return ("webPageAttributeTheme", fields.fields)
                 case .webPageAttributeStory(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("id", .int(c.id)))
-                    if _flags & 0x1 != 0, let value = c.story {
-                        fields.append(("story", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    fields.int("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
+                        fields.object("story", value)
                     }
-                    return ("webPageAttributeStory", fields)
+                    return ("webPageAttributeStory", fields.fields)
                 case .webPageAttributeStickerSet(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.emojis { fields.append(("emojis", .trueFlag)) }
-                    if c.textColor { fields.append(("text_color", .trueFlag)) }
-                    fields.append(("stickers", .vector(c.stickers.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("webPageAttributeStickerSet", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("emojis", c.emojis)
+                    fields.trueFlag("text_color", c.textColor)
+                    fields.objects("stickers", c.stickers)
+                    return ("webPageAttributeStickerSet", fields.fields)
                 case .webPageAttributeUniqueStarGift(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("gift", .object(c.gift)))
-                    return ("webPageAttributeUniqueStarGift", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("gift", c.gift)
+                    return ("webPageAttributeUniqueStarGift", fields.fields)
                 case .webPageAttributeStarGiftCollection(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("icons", .vector(c.icons.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("webPageAttributeStarGiftCollection", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("icons", c.icons)
+                    return ("webPageAttributeStarGiftCollection", fields.fields)
                 case .webPageAttributeStarGiftAuction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("gift", .object(c.gift)))
-                    fields.append(("end_date", .int(c.endDate)))
-                    return ("webPageAttributeStarGiftAuction", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("gift", c.gift)
+                    fields.int("end_date", c.endDate)
+                    return ("webPageAttributeStarGiftAuction", fields.fields)
                 case .webPageAttributeAiComposeTone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("emoji_id", .long(c.emojiId)))
-                    return ("webPageAttributeAiComposeTone", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("emoji_id", c.emojiId)
+                    return ("webPageAttributeAiComposeTone", fields.fields)
             }
         }
     }
@@ -732,12 +722,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedChatInvites(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("invites", .vector(c.invites.map { (e0: Api.ExportedChatInvite) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.exportedChatInvites", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("count", c.count)
+                    fields.objects("invites", c.invites)
+                    fields.objects("users", c.users)
+                    return ("messages.exportedChatInvites", fields.fields)
             }
         }
     }
@@ -794,10 +783,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .defaultHistoryTTL(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("period", .int(c.period)))
-                    return ("defaultHistoryTTL", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("period", c.period)
+                    return ("defaultHistoryTTL", fields.fields)
             }
         }
     }
@@ -865,12 +853,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .webPage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("webpage", .object(c.webpage)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.webPage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("webpage", c.webpage)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.webPage", fields.fields)
             }
         }
     }
@@ -933,11 +920,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .todoItem(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("title", .object(c.title)))
-                    return ("todoItem", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("id", c.id)
+                    fields.object("title", c.title)
+                    return ("todoItem", fields.fields)
             }
         }
     }
@@ -963,7 +949,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if diffText != nil { flags |= 0x1 }
+                if diffText != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -975,7 +961,7 @@ extension Api.messages {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.resultText.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.diffText {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.diffText {
                         value.serialize(buffer, true)
                     }
             }
@@ -1003,7 +989,7 @@ extension Api.messages {
                 let _resultText = try Api.TextWithEntities.parse(&reader)
                 field = 2
                 var _diffText: Api.TextWithEntities? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _diffText = try Api.TextWithEntities.parse(&reader)
                 }
                 return .composedMessageWithAI(Cons_composedMessageWithAI(resultText: _resultText, diffText: _diffText))
@@ -1017,14 +1003,13 @@ extension Api.messages {
             switch self {
                 case .composedMessageWithAI(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("result_text", .object(c.resultText)))
-                    if _flags & 0x1 != 0, let value = c.diffText {
-                        fields.append(("diff_text", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.object("result_text", c.resultText)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.diffText {
+                        fields.object("diff_text", value)
                     }
-                    return ("messages.composedMessageWithAI", fields)
+                    return ("messages.composedMessageWithAI", fields.fields)
             }
         }
     }
@@ -1104,12 +1089,11 @@ extension Api.aicompose {
                 case .tonesNotModified:
                     return ("aicompose.tonesNotModified", [])
                 case .tones(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("tones", .vector(c.tones.map { (e0: Api.AiComposeTone) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("aicompose.tones", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("hash", c.hash)
+                    fields.objects("tones", c.tones)
+                    fields.objects("users", c.users)
+                    return ("aicompose.tones", fields.fields)
             }
         }
     }
@@ -1133,7 +1117,7 @@ extension Api.functions.auth {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if fromDcId != nil && fromAuthKeyId != nil { flags |= 0x1 }
+            if fromDcId != nil && fromAuthKeyId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1142,10 +1126,10 @@ extension Api.functions.auth {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.credential.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.fromDcId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.fromDcId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x1 != 0, let value = self.fromAuthKeyId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.fromAuthKeyId {
                 buffer.appendInt64(value)
             }
         }
@@ -1163,12 +1147,12 @@ extension Api.functions.auth {
                 let _credential = try Api.InputPasskeyCredential.parse(&reader)
                 field = 2
                 var _fromDcId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _fromDcId = try reader.readInt32()
                 }
                 field = 3
                 var _fromAuthKeyId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _fromAuthKeyId = try reader.readInt64()
                 }
                 return FinishPasskeyLogin(credential: _credential, fromDcId: _fromDcId, fromAuthKeyId: _fromAuthKeyId)
@@ -1180,17 +1164,16 @@ extension Api.functions.auth {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("credential", .object(self.credential)))
-            if _flags & 0x1 != 0, let value = self.fromDcId {
-                fields.append(("from_dc_id", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("credential", self.credential)
+            if tlFlagIsSet(_flags, 0x1), let value = self.fromDcId {
+                fields.int("from_dc_id", value)
             }
-            if _flags & 0x1 != 0, let value = self.fromAuthKeyId {
-                fields.append(("from_auth_key_id", .long(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.fromAuthKeyId {
+                fields.long("from_auth_key_id", value)
             }
-            return ("auth.finishPasskeyLogin", fields)
+            return ("auth.finishPasskeyLogin", fields.fields)
         }
     }
 
@@ -1214,7 +1197,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if message != nil { flags |= 0x1 }
+            if message != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1222,7 +1205,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x66cdafc4) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.message {
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
                 value.serialize(buffer, true)
             }
         }
@@ -1238,7 +1221,7 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _message: Api.InputBusinessGreetingMessage? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _message = try Api.InputBusinessGreetingMessage.parse(&reader)
                 }
                 return UpdateBusinessGreetingMessage(message: _message)
@@ -1250,13 +1233,12 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.message {
-                fields.append(("message", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
+                fields.object("message", value)
             }
-            return ("account.updateBusinessGreetingMessage", fields)
+            return ("account.updateBusinessGreetingMessage", fields.fields)
         }
     }
 
@@ -1298,10 +1280,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getWebBrowserSettings", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getWebBrowserSettings", fields.fields)
         }
     }
 
@@ -1327,7 +1308,7 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if myStoriesFrom { flags |= 0x1 }
+            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1348,7 +1329,7 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _myStoriesFrom = _flags & 0x1 != 0
+                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try Api.InputPeer.parse(&reader)
                 return Block(myStoriesFrom: _myStoriesFrom, id: _id)
@@ -1360,12 +1341,11 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.myStoriesFrom { fields.append(("my_stories_from", .trueFlag)) }
-            fields.append(("id", .object(self.id)))
-            return ("contacts.block", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("my_stories_from", self.myStoriesFrom)
+            fields.object("id", self.id)
+            return ("contacts.block", fields.fields)
         }
     }
 
@@ -1450,12 +1430,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("random_id", .int(self.randomId)))
-            fields.append(("g_a", .bytes(self.gA)))
-            return ("messages.requestEncryption", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("user_id", self.userId)
+            fields.int("random_id", self.randomId)
+            fields.bytes("g_a", self.gA)
+            return ("messages.requestEncryption", fields.fields)
         }
     }
 
@@ -1538,18 +1517,17 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("offset_date", .int(self.offsetDate)))
-            fields.append(("add_offset", .int(self.addOffset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getReplies", fields)
+            var fields = TLFieldList(capacity: 9)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.int("offset_id", self.offsetId)
+            fields.int("offset_date", self.offsetDate)
+            fields.int("add_offset", self.addOffset)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            fields.long("hash", self.hash)
+            return ("messages.getReplies", fields.fields)
         }
     }
 
@@ -1597,11 +1575,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.getMessagesReactions", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("messages.getMessagesReactions", fields.fields)
         }
     }
 
@@ -1629,8 +1606,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
-            if savedPeerId != nil { flags |= 0x2 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+            if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1639,10 +1616,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.savedPeerId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
                 value.serialize(buffer, true)
             }
         }
@@ -1660,12 +1637,12 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
                 var _savedPeerId: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.InputPeer.parse(&reader)
                 }
                 return ReadReactions(peer: _peer, topMsgId: _topMsgId, savedPeerId: _savedPeerId)
@@ -1677,17 +1654,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            if _flags & 0x2 != 0, let value = self.savedPeerId {
-                fields.append(("saved_peer_id", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
+                fields.object("saved_peer_id", value)
             }
-            return ("messages.readReactions", fields)
+            return ("messages.readReactions", fields.fields)
         }
     }
 
@@ -1729,10 +1705,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getEmojiStatusGroups", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("messages.getEmojiStatusGroups", fields.fields)
         }
     }
 
@@ -1758,7 +1733,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if disabled { flags |= 0x1 }
+            if disabled { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1779,7 +1754,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _disabled = _flags & 0x1 != 0
+                let _disabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 return TogglePeerTranslations(disabled: _disabled, peer: _peer)
@@ -1791,12 +1766,11 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.disabled { fields.append(("disabled", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.togglePeerTranslations", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("disabled", self.disabled)
+            fields.object("peer", self.peer)
+            return ("messages.togglePeerTranslations", fields.fields)
         }
     }
 
@@ -1849,12 +1823,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("option", .bytes(self.option)))
-            return ("messages.deletePollAnswer", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.bytes("option", self.option)
+            return ("messages.deletePollAnswer", fields.fields)
         }
     }
 
@@ -1896,10 +1869,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("help.getAppConfig", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("help.getAppConfig", fields.fields)
         }
     }
 
@@ -1941,10 +1913,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputChannel) -> TLValue in .object(e0) })))
-            return ("channels.getChannels", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("id", self.id)
+            return ("channels.getChannels", fields.fields)
         }
     }
 
@@ -1997,12 +1968,11 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("participant", .object(self.participant)))
-            fields.append(("banned_rights", .object(self.bannedRights)))
-            return ("channels.editBanned", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("channel", self.channel)
+            fields.object("participant", self.participant)
+            fields.object("banned_rights", self.bannedRights)
+            return ("channels.editBanned", fields.fields)
         }
     }
 
@@ -2050,11 +2020,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("button", .object(self.button)))
-            return ("bots.setBotMenuButton", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("user_id", self.userId)
+            fields.object("button", self.button)
+            return ("bots.setBotMenuButton", fields.fields)
         }
     }
 
@@ -2096,10 +2065,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("bot", .object(self.bot)))
-            return ("bots.allowSendMessage", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("bot", self.bot)
+            return ("bots.allowSendMessage", fields.fields)
         }
     }
 
@@ -2141,10 +2109,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("slug", .string(self.slug)))
-            return ("payments.checkGiftCode", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("slug", self.slug)
+            return ("payments.checkGiftCode", fields.fields)
         }
     }
 
@@ -2186,10 +2153,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("slug", .string(self.slug)))
-            return ("payments.applyGiftCode", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("slug", self.slug)
+            return ("payments.applyGiftCode", fields.fields)
         }
     }
 
@@ -2217,7 +2183,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if restore { flags |= 0x1 }
+            if restore { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2239,7 +2205,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restore = _flags & 0x1 != 0
+                let _restore = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _userId = try Api.InputUser.parse(&reader)
                 field = 3
@@ -2253,13 +2219,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.restore { fields.append(("restore", .trueFlag)) }
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("charge_id", .string(self.chargeId)))
-            return ("payments.botCancelStarsSubscription", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("restore", self.restore)
+            fields.object("user_id", self.userId)
+            fields.string("charge_id", self.chargeId)
+            return ("payments.botCancelStarsSubscription", fields.fields)
         }
     }
 
@@ -2307,11 +2272,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("collection_id", .int(self.collectionId)))
-            return ("payments.deleteStarGiftCollection", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("collection_id", self.collectionId)
+            return ("payments.deleteStarGiftCollection", fields.fields)
         }
     }
 
@@ -2339,7 +2303,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if video { flags |= 0x1 }
+            if video { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2361,7 +2325,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = _flags & 0x1 != 0
+                let _video = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 3
@@ -2375,13 +2339,12 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.video { fields.append(("video", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            fields.append(("user_id", .object(self.userId)))
-            return ("phone.inviteConferenceCallParticipant", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("video", self.video)
+            fields.object("call", self.call)
+            fields.object("user_id", self.userId)
+            return ("phone.inviteConferenceCallParticipant", fields.fields)
         }
     }
 
@@ -2434,12 +2397,11 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("chatlist", .object(self.chatlist)))
-            fields.append(("title", .string(self.title)))
-            fields.append(("peers", .vector(self.peers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            return ("chatlists.exportChatlistInvite", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("chatlist", self.chatlist)
+            fields.string("title", self.title)
+            fields.objects("peers", self.peers)
+            return ("chatlists.exportChatlistInvite", fields.fields)
         }
     }
 
@@ -2477,11 +2439,11 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if media != nil { flags |= 0x1 }
-            if mediaAreas != nil { flags |= 0x8 }
-            if caption != nil && entities != nil { flags |= 0x2 }
-            if privacyRules != nil { flags |= 0x4 }
-            if music != nil { flags |= 0x10 }
+            if media != nil { tlSetFlag(&flags, 0x1) }
+            if mediaAreas != nil { tlSetFlag(&flags, 0x8) }
+            if caption != nil && entities != nil { tlSetFlag(&flags, 0x2) }
+            if privacyRules != nil { tlSetFlag(&flags, 0x4) }
+            if music != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -2491,22 +2453,22 @@ extension Api.functions.stories {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x1 != 0, let value = self.media {
+            if tlFlagIsSet(_flags, 0x1), let value = self.media {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.mediaAreas {
+            if tlFlagIsSet(_flags, 0x8), let value = self.mediaAreas {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x2 != 0, let value = self.caption {
+            if tlFlagIsSet(_flags, 0x2), let value = self.caption {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x4 != 0, let value = self.privacyRules {
+            if tlFlagIsSet(_flags, 0x4), let value = self.privacyRules {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x10 != 0, let value = self.music {
+            if tlFlagIsSet(_flags, 0x10), let value = self.music {
                 value.serialize(buffer, true)
             }
         }
@@ -2526,32 +2488,32 @@ extension Api.functions.stories {
                 let _id = try reader.readInt32()
                 field = 3
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 field = 4
                 var _mediaAreas: [Api.MediaArea]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _mediaAreas = try reader.readVector(boxed: true, of: Api.MediaArea.self)
                 }
                 field = 5
                 var _caption: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _caption = try reader.readTLString()
                 }
                 field = 6
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 7
                 var _privacyRules: [Api.InputPrivacyRule]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _privacyRules = try reader.readVector(boxed: true, of: Api.InputPrivacyRule.self)
                 }
                 field = 8
                 var _music: Api.InputDocument? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _music = try Api.InputDocument.parse(&reader)
                 }
                 return EditStory(peer: _peer, id: _id, media: _media, mediaAreas: _mediaAreas, caption: _caption, entities: _entities, privacyRules: _privacyRules, music: _music)
@@ -2563,30 +2525,29 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x1 != 0, let value = self.media {
-                fields.append(("media", .object(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x1), let value = self.media {
+                fields.object("media", value)
             }
-            if _flags & 0x8 != 0, let value = self.mediaAreas {
-                fields.append(("media_areas", .vector(value.map { (e0: Api.MediaArea) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.mediaAreas {
+                fields.objects("media_areas", value)
             }
-            if _flags & 0x2 != 0, let value = self.caption {
-                fields.append(("caption", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.caption {
+                fields.string("caption", value)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x4 != 0, let value = self.privacyRules {
-                fields.append(("privacy_rules", .vector(value.map { (e0: Api.InputPrivacyRule) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x4), let value = self.privacyRules {
+                fields.objects("privacy_rules", value)
             }
-            if _flags & 0x10 != 0, let value = self.music {
-                fields.append(("music", .object(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.music {
+                fields.object("music", value)
             }
-            return ("stories.editStory", fields)
+            return ("stories.editStory", fields.fields)
         }
     }
 

@@ -73,7 +73,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if missed { flags |= 0x1 }
+                if missed { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -197,7 +197,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _missed = _flags & 0x1 != 0
+                let _missed = tlFlagIsSet(_flags, 0x1)
                 return .inputMessagesFilterPhoneCalls(Cons_inputMessagesFilterPhoneCalls(missed: _missed))
             }
             catch {
@@ -257,11 +257,10 @@ extension Api {
                     return ("inputMessagesFilterChatPhotos", [])
                 case .inputMessagesFilterPhoneCalls(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.missed { fields.append(("missed", .trueFlag)) }
-                    return ("inputMessagesFilterPhoneCalls", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("missed", c.missed)
+                    return ("inputMessagesFilterPhoneCalls", fields.fields)
                 case .inputMessagesFilterRoundVoice:
                     return ("inputMessagesFilterRoundVoice", [])
                 case .inputMessagesFilterRoundVideo:
@@ -429,26 +428,23 @@ extension Api {
                 case .inputEncryptedFileEmpty:
                     return ("inputEncryptedFileEmpty", [])
                 case .inputEncryptedFileUploaded(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("parts", .int(c.parts)))
-                    fields.append(("md5_checksum", .string(c.md5Checksum)))
-                    fields.append(("key_fingerprint", .int(c.keyFingerprint)))
-                    return ("inputEncryptedFileUploaded", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("id", c.id)
+                    fields.int("parts", c.parts)
+                    fields.string("md5_checksum", c.md5Checksum)
+                    fields.int("key_fingerprint", c.keyFingerprint)
+                    return ("inputEncryptedFileUploaded", fields.fields)
                 case .inputEncryptedFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputEncryptedFile", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputEncryptedFile", fields.fields)
                 case .inputEncryptedFileBigUploaded(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("parts", .int(c.parts)))
-                    fields.append(("key_fingerprint", .int(c.keyFingerprint)))
-                    return ("inputEncryptedFileBigUploaded", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("id", c.id)
+                    fields.int("parts", c.parts)
+                    fields.int("key_fingerprint", c.keyFingerprint)
+                    return ("inputEncryptedFileBigUploaded", fields.fields)
             }
         }
     }
@@ -476,7 +472,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ephemeral { flags |= 0x1 }
+                if ephemeral { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -511,7 +507,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ephemeral = _flags & 0x1 != 0
+                let _ephemeral = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _command = try reader.readTLString()
                 field = 3
@@ -527,13 +523,12 @@ extension Api {
             switch self {
                 case .botCommand(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.ephemeral { fields.append(("ephemeral", .trueFlag)) }
-                    fields.append(("command", .string(c.command)))
-                    fields.append(("description", .string(c.description)))
-                    return ("botCommand", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("ephemeral", c.ephemeral)
+                    fields.string("command", c.command)
+                    fields.string("description", c.description)
+                    return ("botCommand", fields.fields)
             }
         }
     }
@@ -863,7 +858,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if collapsed { flags |= 0x1 }
+                if collapsed { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -895,12 +890,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if relative { flags |= 0x1 }
-                if shortTime { flags |= 0x2 }
-                if longTime { flags |= 0x4 }
-                if shortDate { flags |= 0x8 }
-                if longDate { flags |= 0x10 }
-                if dayOfWeek { flags |= 0x20 }
+                if relative { tlSetFlag(&flags, 0x1) }
+                if shortTime { tlSetFlag(&flags, 0x2) }
+                if longTime { tlSetFlag(&flags, 0x4) }
+                if shortDate { tlSetFlag(&flags, 0x8) }
+                if longDate { tlSetFlag(&flags, 0x10) }
+                if dayOfWeek { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -1369,7 +1364,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _collapsed = _flags & 0x1 != 0
+                let _collapsed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _offset = try reader.readInt32()
                 field = 3
@@ -1386,17 +1381,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _relative = _flags & 0x1 != 0
+                let _relative = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _shortTime = _flags & 0x2 != 0
+                let _shortTime = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _longTime = _flags & 0x4 != 0
+                let _longTime = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _shortDate = _flags & 0x8 != 0
+                let _shortDate = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _longDate = _flags & 0x10 != 0
+                let _longDate = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _dayOfWeek = _flags & 0x20 != 0
+                let _dayOfWeek = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _offset = try reader.readInt32()
                 field = 8
@@ -1454,173 +1449,148 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messageEntityUnknown(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityUnknown", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityUnknown", fields.fields)
                 case .messageEntityMention(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityMention", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityMention", fields.fields)
                 case .messageEntityHashtag(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityHashtag", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityHashtag", fields.fields)
                 case .messageEntityBotCommand(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityBotCommand", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityBotCommand", fields.fields)
                 case .messageEntityUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityUrl", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityUrl", fields.fields)
                 case .messageEntityEmail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityEmail", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityEmail", fields.fields)
                 case .messageEntityBold(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityBold", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityBold", fields.fields)
                 case .messageEntityItalic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityItalic", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityItalic", fields.fields)
                 case .messageEntityCode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityCode", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityCode", fields.fields)
                 case .messageEntityPre(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("language", .string(c.language)))
-                    return ("messageEntityPre", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.string("language", c.language)
+                    return ("messageEntityPre", fields.fields)
                 case .messageEntityTextUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("url", .string(c.url)))
-                    return ("messageEntityTextUrl", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.string("url", c.url)
+                    return ("messageEntityTextUrl", fields.fields)
                 case .messageEntityMentionName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("messageEntityMentionName", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.long("user_id", c.userId)
+                    return ("messageEntityMentionName", fields.fields)
                 case .inputMessageEntityMentionName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("user_id", .object(c.userId)))
-                    return ("inputMessageEntityMentionName", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.object("user_id", c.userId)
+                    return ("inputMessageEntityMentionName", fields.fields)
                 case .messageEntityPhone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityPhone", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityPhone", fields.fields)
                 case .messageEntityCashtag(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityCashtag", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityCashtag", fields.fields)
                 case .messageEntityUnderline(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityUnderline", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityUnderline", fields.fields)
                 case .messageEntityStrike(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityStrike", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityStrike", fields.fields)
                 case .messageEntityBankCard(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityBankCard", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityBankCard", fields.fields)
                 case .messageEntitySpoiler(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntitySpoiler", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntitySpoiler", fields.fields)
                 case .messageEntityCustomEmoji(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("document_id", .long(c.documentId)))
-                    return ("messageEntityCustomEmoji", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.long("document_id", c.documentId)
+                    return ("messageEntityCustomEmoji", fields.fields)
                 case .messageEntityBlockquote(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.collapsed { fields.append(("collapsed", .trueFlag)) }
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityBlockquote", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("collapsed", c.collapsed)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityBlockquote", fields.fields)
                 case .messageEntityFormattedDate(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.relative { fields.append(("relative", .trueFlag)) }
-                    if c.shortTime { fields.append(("short_time", .trueFlag)) }
-                    if c.longTime { fields.append(("long_time", .trueFlag)) }
-                    if c.shortDate { fields.append(("short_date", .trueFlag)) }
-                    if c.longDate { fields.append(("long_date", .trueFlag)) }
-                    if c.dayOfWeek { fields.append(("day_of_week", .trueFlag)) }
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("date", .int(c.date)))
-                    return ("messageEntityFormattedDate", fields)
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("relative", c.relative)
+                    fields.trueFlag("short_time", c.shortTime)
+                    fields.trueFlag("long_time", c.longTime)
+                    fields.trueFlag("short_date", c.shortDate)
+                    fields.trueFlag("long_date", c.longDate)
+                    fields.trueFlag("day_of_week", c.dayOfWeek)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.int("date", c.date)
+                    return ("messageEntityFormattedDate", fields.fields)
                 case .messageEntityDiffInsert(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityDiffInsert", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityDiffInsert", fields.fields)
                 case .messageEntityDiffReplace(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    fields.append(("old_text", .string(c.oldText)))
-                    return ("messageEntityDiffReplace", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    fields.string("old_text", c.oldText)
+                    return ("messageEntityDiffReplace", fields.fields)
                 case .messageEntityDiffDelete(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("length", .int(c.length)))
-                    return ("messageEntityDiffDelete", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("offset", c.offset)
+                    fields.int("length", c.length)
+                    return ("messageEntityDiffDelete", fields.fields)
             }
         }
     }
@@ -1695,11 +1665,10 @@ extension Api.messages {
                 case .savedGifsNotModified:
                     return ("messages.savedGifsNotModified", [])
                 case .savedGifs(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("gifs", .vector(c.gifs.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("messages.savedGifs", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("gifs", c.gifs)
+                    return ("messages.savedGifs", fields.fields)
             }
         }
     }
@@ -1762,11 +1731,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsGroupTopInviter(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("invitations", .int(c.invitations)))
-                    return ("statsGroupTopInviter", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.int("invitations", c.invitations)
+                    return ("statsGroupTopInviter", fields.fields)
             }
         }
     }
@@ -1847,10 +1815,9 @@ extension Api {
                 case .requirementToContactPremium:
                     return ("requirementToContactPremium", [])
                 case .requirementToContactPaidMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("stars_amount", .long(c.starsAmount)))
-                    return ("requirementToContactPaidMessages", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("stars_amount", c.starsAmount)
+                    return ("requirementToContactPaidMessages", fields.fields)
             }
         }
     }
@@ -1918,12 +1885,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .todoCompletion(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("completed_by", .object(c.completedBy)))
-                    fields.append(("date", .int(c.date)))
-                    return ("todoCompletion", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("id", c.id)
+                    fields.object("completed_by", c.completedBy)
+                    fields.int("date", c.date)
+                    return ("todoCompletion", fields.fields)
             }
         }
     }
@@ -1996,13 +1962,12 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupCallStars(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("total_stars", .long(c.totalStars)))
-                    fields.append(("top_donors", .vector(c.topDonors.map { (e0: Api.GroupCallDonor) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("phone.groupCallStars", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("total_stars", c.totalStars)
+                    fields.objects("top_donors", c.topDonors)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("phone.groupCallStars", fields.fields)
             }
         }
     }
@@ -2070,12 +2035,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftActiveAuctionState(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("gift", .object(c.gift)))
-                    fields.append(("state", .object(c.state)))
-                    fields.append(("user_state", .object(c.userState)))
-                    return ("starGiftActiveAuctionState", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("gift", c.gift)
+                    fields.object("state", c.state)
+                    fields.object("user_state", c.userState)
+                    return ("starGiftActiveAuctionState", fields.fields)
             }
         }
     }
@@ -2110,7 +2074,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if playsLeft != nil { flags |= 0x1 }
+                if playsLeft != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2127,7 +2091,7 @@ extension Api.messages {
                     buffer.appendInt64(c.prevStake)
                     buffer.appendInt32(c.currentStreak)
                     buffer.appendVector(c.params, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.playsLeft {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.playsLeft {
                         buffer.appendInt32(value)
                     }
             }
@@ -2166,7 +2130,7 @@ extension Api.messages {
                 let _params = try reader.readVector(boxed: true, of: Int32.self)
                 field = 5
                 var _playsLeft: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _playsLeft = try reader.readInt32()
                 }
                 return .emojiGameDiceInfo(Cons_emojiGameDiceInfo(gameHash: _gameHash, prevStake: _prevStake, currentStreak: _currentStreak, params: _params, playsLeft: _playsLeft))
@@ -2182,17 +2146,16 @@ extension Api.messages {
                     return ("messages.emojiGameUnavailable", [])
                 case .emojiGameDiceInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("game_hash", .string(c.gameHash)))
-                    fields.append(("prev_stake", .long(c.prevStake)))
-                    fields.append(("current_streak", .int(c.currentStreak)))
-                    fields.append(("params", .vector(c.params.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    if _flags & 0x1 != 0, let value = c.playsLeft {
-                        fields.append(("plays_left", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.string("game_hash", c.gameHash)
+                    fields.long("prev_stake", c.prevStake)
+                    fields.int("current_streak", c.currentStreak)
+                    fields.ints("params", c.params)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.playsLeft {
+                        fields.int("plays_left", value)
                     }
-                    return ("messages.emojiGameDiceInfo", fields)
+                    return ("messages.emojiGameDiceInfo", fields.fields)
             }
         }
     }
@@ -2333,26 +2296,22 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputAiComposeToneDefault(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("tone", .string(c.tone)))
-                    return ("inputAiComposeToneDefault", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("tone", c.tone)
+                    return ("inputAiComposeToneDefault", fields.fields)
                 case .inputAiComposeToneID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputAiComposeToneID", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputAiComposeToneID", fields.fields)
                 case .inputAiComposeToneSlug(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputAiComposeToneSlug", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputAiComposeToneSlug", fields.fields)
                 case .inputAiComposeToneSingleUse(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("custom_prompt", .string(c.customPrompt)))
-                    return ("inputAiComposeToneSingleUse", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("custom_prompt", c.customPrompt)
+                    return ("inputAiComposeToneSingleUse", fields.fields)
             }
         }
     }
@@ -2390,10 +2349,9 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("dc_id", .int(self.dcId)))
-            return ("auth.exportAuthorization", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("dc_id", self.dcId)
+            return ("auth.exportAuthorization", fields.fields)
         }
     }
 
@@ -2451,13 +2409,12 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .int(self.flags)))
-            fields.append(("api_id", .int(self.apiId)))
-            fields.append(("api_hash", .string(self.apiHash)))
-            fields.append(("bot_auth_token", .string(self.botAuthToken)))
-            return ("auth.importBotAuthorization", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.int("flags", self.flags)
+            fields.int("api_id", self.apiId)
+            fields.string("api_hash", self.apiHash)
+            fields.string("bot_auth_token", self.botAuthToken)
+            return ("auth.importBotAuthorization", fields.fields)
         }
     }
 
@@ -2499,10 +2456,9 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("token", .bytes(self.token)))
-            return ("auth.importLoginToken", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bytes("token", self.token)
+            return ("auth.importLoginToken", fields.fields)
         }
     }
 
@@ -2550,11 +2506,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            fields.append(("phone_code", .string(self.phoneCode)))
-            return ("account.confirmPhone", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            fields.string("phone_code", self.phoneCode)
+            return ("account.confirmPhone", fields.fields)
         }
     }
 
@@ -2602,11 +2557,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("theme", .object(self.theme)))
-            fields.append(("unsave", .bool(self.unsave)))
-            return ("account.saveTheme", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("theme", self.theme)
+            fields.bool("unsave", self.unsave)
+            return ("account.saveTheme", fields.fields)
         }
     }
 
@@ -2648,10 +2602,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("order", .vector(self.order.map { (e0: String) -> TLValue in .string(e0) })))
-            return ("account.reorderUsernames", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.strings("order", self.order)
+            return ("account.reorderUsernames", fields.fields)
         }
     }
 
@@ -2693,10 +2646,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("link", .object(self.link)))
-            return ("account.createBusinessChatLink", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("link", self.link)
+            return ("account.createBusinessChatLink", fields.fields)
         }
     }
 
@@ -2726,9 +2678,9 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if refundCharged { flags |= 0x1 }
-            if requirePayment { flags |= 0x4 }
-            if parentPeer != nil { flags |= 0x2 }
+            if refundCharged { tlSetFlag(&flags, 0x1) }
+            if requirePayment { tlSetFlag(&flags, 0x4) }
+            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2736,7 +2688,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0xfe2eda76) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
             self.userId.serialize(buffer, true)
@@ -2752,12 +2704,12 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _refundCharged = _flags & 0x1 != 0
+                let _refundCharged = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _requirePayment = _flags & 0x4 != 0
+                let _requirePayment = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
@@ -2771,16 +2723,15 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.refundCharged { fields.append(("refund_charged", .trueFlag)) }
-            if self.requirePayment { fields.append(("require_payment", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("refund_charged", self.refundCharged)
+            fields.trueFlag("require_payment", self.requirePayment)
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            fields.append(("user_id", .object(self.userId)))
-            return ("account.toggleNoPaidMessagesException", fields)
+            fields.object("user_id", self.userId)
+            return ("account.toggleNoPaidMessagesException", fields.fields)
         }
     }
 
@@ -2822,10 +2773,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-            return ("contacts.deleteContacts", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("id", self.id)
+            return ("contacts.deleteContacts", fields.fields)
         }
     }
 
@@ -2853,7 +2803,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if attached { flags |= 0x1 }
+            if attached { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2875,7 +2825,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _attached = _flags & 0x1 != 0
+                let _attached = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try Api.InputDocument.parse(&reader)
                 field = 3
@@ -2889,13 +2839,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.attached { fields.append(("attached", .trueFlag)) }
-            fields.append(("id", .object(self.id)))
-            fields.append(("unsave", .bool(self.unsave)))
-            return ("messages.saveRecentSticker", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("attached", self.attached)
+            fields.object("id", self.id)
+            fields.bool("unsave", self.unsave)
+            return ("messages.saveRecentSticker", fields.fields)
         }
     }
 
@@ -2943,11 +2892,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("url", .string(self.url)))
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getWebPage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("url", self.url)
+            fields.int("hash", self.hash)
+            return ("messages.getWebPage", fields.fields)
         }
     }
 
@@ -2999,19 +2947,19 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x20 }
-            if background { flags |= 0x40 }
-            if clearDraft { flags |= 0x80 }
-            if noforwards { flags |= 0x4000 }
-            if updateStickersetsOrder { flags |= 0x8000 }
-            if invertMedia { flags |= 0x10000 }
-            if allowPaidFloodskip { flags |= 0x80000 }
-            if replyTo != nil { flags |= 0x1 }
-            if scheduleDate != nil { flags |= 0x400 }
-            if sendAs != nil { flags |= 0x2000 }
-            if quickReplyShortcut != nil { flags |= 0x20000 }
-            if effect != nil { flags |= 0x40000 }
-            if allowPaidStars != nil { flags |= 0x200000 }
+            if silent { tlSetFlag(&flags, 0x20) }
+            if background { tlSetFlag(&flags, 0x40) }
+            if clearDraft { tlSetFlag(&flags, 0x80) }
+            if noforwards { tlSetFlag(&flags, 0x4000) }
+            if updateStickersetsOrder { tlSetFlag(&flags, 0x8000) }
+            if invertMedia { tlSetFlag(&flags, 0x10000) }
+            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
+            if replyTo != nil { tlSetFlag(&flags, 0x1) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
+            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
+            if effect != nil { tlSetFlag(&flags, 0x40000) }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
             return flags
         }
 
@@ -3020,23 +2968,23 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
             buffer.appendVector(self.multiMedia, boxed: true)
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
         }
@@ -3051,51 +2999,51 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _background = _flags & 0x40 != 0
+                let _background = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _clearDraft = _flags & 0x80 != 0
+                let _clearDraft = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _noforwards = _flags & 0x4000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x4000)
                 field = 5
-                let _updateStickersetsOrder = _flags & 0x8000 != 0
+                let _updateStickersetsOrder = tlFlagIsSet(_flags, 0x8000)
                 field = 6
-                let _invertMedia = _flags & 0x10000 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
                 field = 7
-                let _allowPaidFloodskip = _flags & 0x80000 != 0
+                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
                 field = 8
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 9
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 10
                 let _multiMedia = try reader.readVector(boxed: true, of: Api.InputSingleMedia.self)
                 field = 11
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 12
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 field = 13
                 var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
                 }
                 field = 14
                 var _effect: Int64? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _effect = try reader.readInt64()
                 }
                 field = 15
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 return SendMultiMedia(silent: _silent, background: _background, clearDraft: _clearDraft, noforwards: _noforwards, updateStickersetsOrder: _updateStickersetsOrder, invertMedia: _invertMedia, allowPaidFloodskip: _allowPaidFloodskip, peer: _peer, replyTo: _replyTo, multiMedia: _multiMedia, scheduleDate: _scheduleDate, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, allowPaidStars: _allowPaidStars)
@@ -3107,37 +3055,36 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(16)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if self.background { fields.append(("background", .trueFlag)) }
-            if self.clearDraft { fields.append(("clear_draft", .trueFlag)) }
-            if self.noforwards { fields.append(("noforwards", .trueFlag)) }
-            if self.updateStickersetsOrder { fields.append(("update_stickersets_order", .trueFlag)) }
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            if self.allowPaidFloodskip { fields.append(("allow_paid_floodskip", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            var fields = TLFieldList(capacity: 16)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.trueFlag("background", self.background)
+            fields.trueFlag("clear_draft", self.clearDraft)
+            fields.trueFlag("noforwards", self.noforwards)
+            fields.trueFlag("update_stickersets_order", self.updateStickersetsOrder)
+            fields.trueFlag("invert_media", self.invertMedia)
+            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            fields.append(("multi_media", .vector(self.multiMedia.map { (e0: Api.InputSingleMedia) -> TLValue in .object(e0) })))
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            fields.objects("multi_media", self.multiMedia)
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
-                fields.append(("quick_reply_shortcut", .object(value)))
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
+                fields.object("quick_reply_shortcut", value)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
-                fields.append(("effect", .long(value)))
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
+                fields.long("effect", value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            return ("messages.sendMultiMedia", fields)
+            return ("messages.sendMultiMedia", fields.fields)
         }
     }
 
@@ -3179,10 +3126,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("chat_id", .long(self.chatId)))
-            return ("messages.deleteChat", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("chat_id", self.chatId)
+            return ("messages.deleteChat", fields.fields)
         }
     }
 
@@ -3214,8 +3160,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reaction != nil { flags |= 0x1 }
-            if offset != nil { flags |= 0x2 }
+            if reaction != nil { tlSetFlag(&flags, 0x1) }
+            if offset != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3225,10 +3171,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x1 != 0, let value = self.reaction {
+            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.offset {
+            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.limit)
@@ -3249,12 +3195,12 @@ extension Api.functions.messages {
                 let _id = try reader.readInt32()
                 field = 3
                 var _reaction: Api.Reaction? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _reaction = try Api.Reaction.parse(&reader)
                 }
                 field = 4
                 var _offset: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _offset = try reader.readTLString()
                 }
                 field = 5
@@ -3268,19 +3214,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x1 != 0, let value = self.reaction {
-                fields.append(("reaction", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
+                fields.object("reaction", value)
             }
-            if _flags & 0x2 != 0, let value = self.offset {
-                fields.append(("offset", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
+                fields.string("offset", value)
             }
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getMessageReactionsList", fields)
+            fields.int("limit", self.limit)
+            return ("messages.getMessageReactionsList", fields.fields)
         }
     }
 
@@ -3306,7 +3251,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if peer != nil { flags |= 0x1 }
+            if peer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3314,7 +3259,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x3637e05b) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
                 value.serialize(buffer, true)
             }
             buffer.appendInt64(self.hash)
@@ -3331,7 +3276,7 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
@@ -3345,14 +3290,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
+                fields.object("peer", value)
             }
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getSavedReactionTags", fields)
+            fields.long("hash", self.hash)
+            return ("messages.getSavedReactionTags", fields.fields)
         }
     }
 
@@ -3394,10 +3338,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getQuickReplies", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getQuickReplies", fields.fields)
         }
     }
 
@@ -3425,7 +3368,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if id != nil { flags |= 0x1 }
+            if id != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3434,7 +3377,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt32(self.shortcutId)
-            if _flags & 0x1 != 0, let value = self.id {
+            if tlFlagIsSet(_flags, 0x1), let value = self.id {
                 buffer.appendVector(value, boxed: true)
             }
             buffer.appendInt64(self.hash)
@@ -3453,7 +3396,7 @@ extension Api.functions.messages {
                 let _shortcutId = try reader.readInt32()
                 field = 2
                 var _id: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _id = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 3
@@ -3467,15 +3410,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("shortcut_id", .int(self.shortcutId)))
-            if _flags & 0x1 != 0, let value = self.id {
-                fields.append(("id", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.int("shortcut_id", self.shortcutId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.id {
+                fields.ints("id", value)
             }
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getQuickReplyMessages", fields)
+            fields.long("hash", self.hash)
+            return ("messages.getQuickReplyMessages", fields.fields)
         }
     }
 
@@ -3528,12 +3470,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("parent_peer", .object(self.parentPeer)))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("max_id", .int(self.maxId)))
-            return ("messages.readSavedHistory", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("parent_peer", self.parentPeer)
+            fields.object("peer", self.peer)
+            fields.int("max_id", self.maxId)
+            return ("messages.readSavedHistory", fields.fields)
         }
     }
 
@@ -3581,11 +3522,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("topics", .vector(self.topics.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.getForumTopicsByID", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("topics", self.topics)
+            return ("messages.getForumTopicsByID", fields.fields)
         }
     }
 
@@ -3633,11 +3573,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("url", .string(self.url)))
-            fields.append(("match_code", .string(self.matchCode)))
-            return ("messages.checkUrlAuthMatchCode", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("url", self.url)
+            fields.string("match_code", self.matchCode)
+            return ("messages.checkUrlAuthMatchCode", fields.fields)
         }
     }
 
@@ -3671,9 +3610,9 @@ extension Api.functions.updates {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if ptsLimit != nil { flags |= 0x2 }
-            if ptsTotalLimit != nil { flags |= 0x1 }
-            if qtsLimit != nil { flags |= 0x4 }
+            if ptsLimit != nil { tlSetFlag(&flags, 0x2) }
+            if ptsTotalLimit != nil { tlSetFlag(&flags, 0x1) }
+            if qtsLimit != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3682,15 +3621,15 @@ extension Api.functions.updates {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt32(self.pts)
-            if _flags & 0x2 != 0, let value = self.ptsLimit {
+            if tlFlagIsSet(_flags, 0x2), let value = self.ptsLimit {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x1 != 0, let value = self.ptsTotalLimit {
+            if tlFlagIsSet(_flags, 0x1), let value = self.ptsTotalLimit {
                 buffer.appendInt32(value)
             }
             buffer.appendInt32(self.date)
             buffer.appendInt32(self.qts)
-            if _flags & 0x4 != 0, let value = self.qtsLimit {
+            if tlFlagIsSet(_flags, 0x4), let value = self.qtsLimit {
                 buffer.appendInt32(value)
             }
         }
@@ -3708,12 +3647,12 @@ extension Api.functions.updates {
                 let _pts = try reader.readInt32()
                 field = 2
                 var _ptsLimit: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _ptsLimit = try reader.readInt32()
                 }
                 field = 3
                 var _ptsTotalLimit: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ptsTotalLimit = try reader.readInt32()
                 }
                 field = 4
@@ -3722,7 +3661,7 @@ extension Api.functions.updates {
                 let _qts = try reader.readInt32()
                 field = 6
                 var _qtsLimit: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _qtsLimit = try reader.readInt32()
                 }
                 return GetDifference(pts: _pts, ptsLimit: _ptsLimit, ptsTotalLimit: _ptsTotalLimit, date: _date, qts: _qts, qtsLimit: _qtsLimit)
@@ -3734,22 +3673,21 @@ extension Api.functions.updates {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("pts", .int(self.pts)))
-            if _flags & 0x2 != 0, let value = self.ptsLimit {
-                fields.append(("pts_limit", .int(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.int("pts", self.pts)
+            if tlFlagIsSet(_flags, 0x2), let value = self.ptsLimit {
+                fields.int("pts_limit", value)
             }
-            if _flags & 0x1 != 0, let value = self.ptsTotalLimit {
-                fields.append(("pts_total_limit", .int(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.ptsTotalLimit {
+                fields.int("pts_total_limit", value)
             }
-            fields.append(("date", .int(self.date)))
-            fields.append(("qts", .int(self.qts)))
-            if _flags & 0x4 != 0, let value = self.qtsLimit {
-                fields.append(("qts_limit", .int(value)))
+            fields.int("date", self.date)
+            fields.int("qts", self.qts)
+            if tlFlagIsSet(_flags, 0x4), let value = self.qtsLimit {
+                fields.int("qts_limit", value)
             }
-            return ("updates.getDifference", fields)
+            return ("updates.getDifference", fields.fields)
         }
     }
 
@@ -3802,12 +3740,11 @@ extension Api.functions.upload {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("file_id", .long(self.fileId)))
-            fields.append(("file_part", .int(self.filePart)))
-            fields.append(("bytes", .bytes(self.bytes)))
-            return ("upload.saveFilePart", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.long("file_id", self.fileId)
+            fields.int("file_part", self.filePart)
+            fields.bytes("bytes", self.bytes)
+            return ("upload.saveFilePart", fields.fields)
         }
     }
 
@@ -3849,10 +3786,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("admin_rights", .object(self.adminRights)))
-            return ("bots.setBotBroadcastDefaultAdminRights", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("admin_rights", self.adminRights)
+            return ("bots.setBotBroadcastDefaultAdminRights", fields.fields)
         }
     }
 
@@ -3900,11 +3836,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("payments.getPaymentReceipt", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("payments.getPaymentReceipt", fields.fields)
         }
     }
 
@@ -3932,7 +3867,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if save { flags |= 0x1 }
+            if save { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3954,7 +3889,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _save = _flags & 0x1 != 0
+                let _save = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _invoice = try Api.InputInvoice.parse(&reader)
                 field = 3
@@ -3968,13 +3903,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.save { fields.append(("save", .trueFlag)) }
-            fields.append(("invoice", .object(self.invoice)))
-            fields.append(("info", .object(self.info)))
-            return ("payments.validateRequestedInfo", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("save", self.save)
+            fields.object("invoice", self.invoice)
+            fields.object("info", self.info)
+            return ("payments.validateRequestedInfo", fields.fields)
         }
     }
 
@@ -4004,7 +3938,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if offsetDate != nil && offsetLink != nil { flags |= 0x4 }
+            if offsetDate != nil && offsetLink != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -4013,10 +3947,10 @@ extension Api.functions.payments {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.offsetDate {
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x4 != 0, let value = self.offsetLink {
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.limit)
@@ -4035,12 +3969,12 @@ extension Api.functions.payments {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _offsetDate: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _offsetDate = try reader.readInt32()
                 }
                 field = 3
                 var _offsetLink: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _offsetLink = try reader.readTLString()
                 }
                 field = 4
@@ -4054,18 +3988,17 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x4 != 0, let value = self.offsetDate {
-                fields.append(("offset_date", .int(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
+                fields.int("offset_date", value)
             }
-            if _flags & 0x4 != 0, let value = self.offsetLink {
-                fields.append(("offset_link", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
+                fields.string("offset_link", value)
             }
-            fields.append(("limit", .int(self.limit)))
-            return ("payments.getConnectedStarRefBots", fields)
+            fields.int("limit", self.limit)
+            return ("payments.getConnectedStarRefBots", fields.fields)
         }
     }
 
@@ -4091,7 +4024,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if decline { flags |= 0x1 }
+            if decline { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4112,7 +4045,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _decline = _flags & 0x1 != 0
+                let _decline = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _offerMsgId = try reader.readInt32()
                 return ResolveStarGiftOffer(decline: _decline, offerMsgId: _offerMsgId)
@@ -4124,12 +4057,11 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.decline { fields.append(("decline", .trueFlag)) }
-            fields.append(("offer_msg_id", .int(self.offerMsgId)))
-            return ("payments.resolveStarGiftOffer", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("decline", self.decline)
+            fields.int("offer_msg_id", self.offerMsgId)
+            return ("payments.resolveStarGiftOffer", fields.fields)
         }
     }
 
@@ -4177,11 +4109,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("stories.deleteStories", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("stories.deleteStories", fields.fields)
         }
     }
 
@@ -4234,12 +4165,11 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("pinned", .bool(self.pinned)))
-            return ("stories.togglePinned", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            fields.bool("pinned", self.pinned)
+            return ("stories.togglePinned", fields.fields)
         }
     }
 
@@ -4267,9 +4197,9 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if next { flags |= 0x2 }
-            if hidden { flags |= 0x4 }
-            if state != nil { flags |= 0x1 }
+            if next { tlSetFlag(&flags, 0x2) }
+            if hidden { tlSetFlag(&flags, 0x4) }
+            if state != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4277,7 +4207,7 @@ extension Api.functions.stories {
             if boxed { buffer.appendUInt32(0xeeb0d625) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.state {
+            if tlFlagIsSet(_flags, 0x1), let value = self.state {
                 buffer.appendTLString(value)
             }
         }
@@ -4292,12 +4222,12 @@ extension Api.functions.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _next = _flags & 0x2 != 0
+                let _next = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _hidden = _flags & 0x4 != 0
+                let _hidden = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _state: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _state = try reader.readTLString()
                 }
                 return GetAllStories(next: _next, hidden: _hidden, state: _state)
@@ -4309,15 +4239,14 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.next { fields.append(("next", .trueFlag)) }
-            if self.hidden { fields.append(("hidden", .trueFlag)) }
-            if _flags & 0x1 != 0, let value = self.state {
-                fields.append(("state", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("next", self.next)
+            fields.trueFlag("hidden", self.hidden)
+            if tlFlagIsSet(_flags, 0x1), let value = self.state {
+                fields.string("state", value)
             }
-            return ("stories.getAllStories", fields)
+            return ("stories.getAllStories", fields.fields)
         }
     }
 
@@ -4365,11 +4294,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("stories.incrementStoryViews", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("stories.incrementStoryViews", fields.fields)
         }
     }
 
@@ -4397,7 +4325,7 @@ extension Api.functions.ephemeral {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if peer != nil { flags |= 0x1 }
+            if peer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4405,7 +4333,7 @@ extension Api.functions.ephemeral {
             if boxed { buffer.appendUInt32(0x92f6e797) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
                 value.serialize(buffer, true)
             }
             self.receiverId.serialize(buffer, true)
@@ -4423,7 +4351,7 @@ extension Api.functions.ephemeral {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
@@ -4439,15 +4367,14 @@ extension Api.functions.ephemeral {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
+                fields.object("peer", value)
             }
-            fields.append(("receiver_id", .object(self.receiverId)))
-            fields.append(("id", .int(self.id)))
-            return ("ephemeral.deleteMessage", fields)
+            fields.object("receiver_id", self.receiverId)
+            fields.int("id", self.id)
+            return ("ephemeral.deleteMessage", fields.fields)
         }
     }
 

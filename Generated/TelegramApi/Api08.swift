@@ -143,10 +143,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .notifyPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("notifyPeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("notifyPeer", fields.fields)
                 case .notifyUsers:
                     return ("notifyUsers", [])
                 case .notifyChats:
@@ -154,16 +153,14 @@ extension Api {
                 case .notifyBroadcasts:
                     return ("notifyBroadcasts", [])
                 case .notifyForumTopic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("top_msg_id", .int(c.topMsgId)))
-                    return ("notifyForumTopic", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("top_msg_id", c.topMsgId)
+                    return ("notifyForumTopic", fields.fields)
                 case .notifyCommunity(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("community_id", .long(c.communityId)))
-                    return ("notifyCommunity", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("community_id", c.communityId)
+                    return ("notifyCommunity", fields.fields)
             }
         }
     }
@@ -226,11 +223,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .topPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("rating", .double(c.rating)))
-                    return ("topPeer", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.double("rating", c.rating)
+                    return ("topPeer", fields.fields)
             }
         }
     }
@@ -619,12 +615,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if relative { flags |= 0x1 }
-                if shortTime { flags |= 0x2 }
-                if longTime { flags |= 0x4 }
-                if shortDate { flags |= 0x8 }
-                if longDate { flags |= 0x10 }
-                if dayOfWeek { flags |= 0x20 }
+                if relative { tlSetFlag(&flags, 0x1) }
+                if shortTime { tlSetFlag(&flags, 0x2) }
+                if longTime { tlSetFlag(&flags, 0x4) }
+                if shortDate { tlSetFlag(&flags, 0x8) }
+                if longDate { tlSetFlag(&flags, 0x10) }
+                if dayOfWeek { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -655,7 +651,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { flags |= 0x1 }
+                if style != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -770,7 +766,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.style {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
                         value.serialize(buffer, true)
                     }
             }
@@ -1124,17 +1120,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _relative = _flags & 0x1 != 0
+                let _relative = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _shortTime = _flags & 0x2 != 0
+                let _shortTime = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _longTime = _flags & 0x4 != 0
+                let _longTime = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _shortDate = _flags & 0x8 != 0
+                let _shortDate = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _longDate = _flags & 0x10 != 0
+                let _longDate = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _dayOfWeek = _flags & 0x20 != 0
+                let _dayOfWeek = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _text = try Api.RichText.parse(&reader)
                 field = 8
@@ -1169,7 +1165,7 @@ extension Api {
                 let _type = try Api.InlineButtonType.parse(&reader)
                 field = 3
                 var _style: Api.RichButtonStyle? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _style = try Api.RichButtonStyle.parse(&reader)
                 }
                 return .textButton(Cons_textButton(text: _text, type: _type, style: _style))
@@ -1184,180 +1180,150 @@ extension Api {
                 case .textEmpty:
                     return ("textEmpty", [])
                 case .textPlain(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .string(c.text)))
-                    return ("textPlain", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("text", c.text)
+                    return ("textPlain", fields.fields)
                 case .textBold(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textBold", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textBold", fields.fields)
                 case .textItalic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textItalic", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textItalic", fields.fields)
                 case .textUnderline(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textUnderline", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textUnderline", fields.fields)
                 case .textStrike(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textStrike", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textStrike", fields.fields)
                 case .textFixed(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textFixed", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textFixed", fields.fields)
                 case .textUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("webpage_id", .long(c.webpageId)))
-                    return ("textUrl", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("text", c.text)
+                    fields.string("url", c.url)
+                    fields.long("webpage_id", c.webpageId)
+                    return ("textUrl", fields.fields)
                 case .textEmail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("email", .string(c.email)))
-                    return ("textEmail", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.string("email", c.email)
+                    return ("textEmail", fields.fields)
                 case .textConcat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("texts", .vector(c.texts.map { (e0: Api.RichText) -> TLValue in .object(e0) })))
-                    return ("textConcat", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("texts", c.texts)
+                    return ("textConcat", fields.fields)
                 case .textSubscript(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textSubscript", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textSubscript", fields.fields)
                 case .textSuperscript(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textSuperscript", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textSuperscript", fields.fields)
                 case .textMarked(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textMarked", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textMarked", fields.fields)
                 case .textPhone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("phone", .string(c.phone)))
-                    return ("textPhone", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.string("phone", c.phone)
+                    return ("textPhone", fields.fields)
                 case .textImage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("document_id", .long(c.documentId)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    return ("textImage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("document_id", c.documentId)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    return ("textImage", fields.fields)
                 case .textAnchor(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("name", .string(c.name)))
-                    return ("textAnchor", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.string("name", c.name)
+                    return ("textAnchor", fields.fields)
                 case .textMath(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("source", .string(c.source)))
-                    return ("textMath", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("source", c.source)
+                    return ("textMath", fields.fields)
                 case .textCustomEmoji(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("document_id", .long(c.documentId)))
-                    fields.append(("alt", .string(c.alt)))
-                    return ("textCustomEmoji", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("document_id", c.documentId)
+                    fields.string("alt", c.alt)
+                    return ("textCustomEmoji", fields.fields)
                 case .textSpoiler(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textSpoiler", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textSpoiler", fields.fields)
                 case .textMention(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textMention", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textMention", fields.fields)
                 case .textHashtag(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textHashtag", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textHashtag", fields.fields)
                 case .textBotCommand(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textBotCommand", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textBotCommand", fields.fields)
                 case .textCashtag(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textCashtag", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textCashtag", fields.fields)
                 case .textAutoUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textAutoUrl", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textAutoUrl", fields.fields)
                 case .textAutoEmail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textAutoEmail", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textAutoEmail", fields.fields)
                 case .textAutoPhone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textAutoPhone", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textAutoPhone", fields.fields)
                 case .textBankCard(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("textBankCard", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("textBankCard", fields.fields)
                 case .textMentionName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("textMentionName", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.long("user_id", c.userId)
+                    return ("textMentionName", fields.fields)
                 case .textDate(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.relative { fields.append(("relative", .trueFlag)) }
-                    if c.shortTime { fields.append(("short_time", .trueFlag)) }
-                    if c.longTime { fields.append(("long_time", .trueFlag)) }
-                    if c.shortDate { fields.append(("short_date", .trueFlag)) }
-                    if c.longDate { fields.append(("long_date", .trueFlag)) }
-                    if c.dayOfWeek { fields.append(("day_of_week", .trueFlag)) }
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("date", .int(c.date)))
-                    return ("textDate", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("relative", c.relative)
+                    fields.trueFlag("short_time", c.shortTime)
+                    fields.trueFlag("long_time", c.longTime)
+                    fields.trueFlag("short_date", c.shortDate)
+                    fields.trueFlag("long_date", c.longDate)
+                    fields.trueFlag("day_of_week", c.dayOfWeek)
+                    fields.object("text", c.text)
+                    fields.int("date", c.date)
+                    return ("textDate", fields.fields)
                 case .textDiff(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("old_text", .object(c.oldText)))
-                    return ("textDiff", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.object("old_text", c.oldText)
+                    return ("textDiff", fields.fields)
                 case .textButton(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("type", .object(c.type)))
-                    if _flags & 0x1 != 0, let value = c.style {
-                        fields.append(("style", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("text", c.text)
+                    fields.object("type", c.type)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
+                        fields.object("style", value)
                     }
-                    return ("textButton", fields)
+                    return ("textButton", fields.fields)
             }
         }
     }
@@ -1477,22 +1443,20 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .webDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: Api.DocumentAttribute) -> TLValue in .object(e0) })))
-                    return ("webDocument", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.string("url", c.url)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("size", c.size)
+                    fields.string("mime_type", c.mimeType)
+                    fields.objects("attributes", c.attributes)
+                    return ("webDocument", fields.fields)
                 case .webDocumentNoProxy(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: Api.DocumentAttribute) -> TLValue in .object(e0) })))
-                    return ("webDocumentNoProxy", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("url", c.url)
+                    fields.int("size", c.size)
+                    fields.string("mime_type", c.mimeType)
+                    fields.objects("attributes", c.attributes)
+                    return ("webDocumentNoProxy", fields.fields)
             }
         }
     }
@@ -1560,12 +1524,11 @@ extension Api.channels {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .adminLogResults(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("events", .vector(c.events.map { (e0: Api.ChannelAdminLogEvent) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("channels.adminLogResults", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("events", c.events)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("channels.adminLogResults", fields.fields)
             }
         }
     }
@@ -1654,16 +1617,14 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .termsOfServiceUpdateEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("expires", .int(c.expires)))
-                    return ("help.termsOfServiceUpdateEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("expires", c.expires)
+                    return ("help.termsOfServiceUpdateEmpty", fields.fields)
                 case .termsOfServiceUpdate(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("expires", .int(c.expires)))
-                    fields.append(("terms_of_service", .object(c.termsOfService)))
-                    return ("help.termsOfServiceUpdate", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("expires", c.expires)
+                    fields.object("terms_of_service", c.termsOfService)
+                    return ("help.termsOfServiceUpdate", fields.fields)
             }
         }
     }
@@ -1836,30 +1797,25 @@ extension Api {
                 case .jsonNull:
                     return ("jsonNull", [])
                 case .jsonBool(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("value", .bool(c.value)))
-                    return ("jsonBool", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("value", c.value)
+                    return ("jsonBool", fields.fields)
                 case .jsonNumber(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("value", .double(c.value)))
-                    return ("jsonNumber", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.double("value", c.value)
+                    return ("jsonNumber", fields.fields)
                 case .jsonString(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("value", .string(c.value)))
-                    return ("jsonString", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("value", c.value)
+                    return ("jsonString", fields.fields)
                 case .jsonArray(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("value", .vector(c.value.map { (e0: Api.JSONValue) -> TLValue in .object(e0) })))
-                    return ("jsonArray", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("value", c.value)
+                    return ("jsonArray", fields.fields)
                 case .jsonObject(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("value", .vector(c.value.map { (e0: Api.JSONObjectValue) -> TLValue in .object(e0) })))
-                    return ("jsonObject", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("value", c.value)
+                    return ("jsonObject", fields.fields)
             }
         }
     }
@@ -1927,12 +1883,11 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .autoDownloadSettings(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("low", .object(c.low)))
-                    fields.append(("medium", .object(c.medium)))
-                    fields.append(("high", .object(c.high)))
-                    return ("account.autoDownloadSettings", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("low", c.low)
+                    fields.object("medium", c.medium)
+                    fields.object("high", c.high)
+                    return ("account.autoDownloadSettings", fields.fields)
             }
         }
     }
@@ -1982,7 +1937,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if zoomToken != nil { flags |= 0x1 }
+                if zoomToken != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2000,7 +1955,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.json.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.zoomToken {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.zoomToken {
                         buffer.appendTLString(value)
                     }
             }
@@ -2050,7 +2005,7 @@ extension Api {
                 let _json = try Api.DataJSON.parse(&reader)
                 field = 2
                 var _zoomToken: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _zoomToken = try reader.readTLString()
                 }
                 return .statsGraph(Cons_statsGraph(json: _json, zoomToken: _zoomToken))
@@ -2063,25 +2018,22 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsGraphAsync(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("token", .string(c.token)))
-                    return ("statsGraphAsync", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("token", c.token)
+                    return ("statsGraphAsync", fields.fields)
                 case .statsGraphError(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("error", .string(c.error)))
-                    return ("statsGraphError", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("error", c.error)
+                    return ("statsGraphError", fields.fields)
                 case .statsGraph(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("json", .object(c.json)))
-                    if _flags & 0x1 != 0, let value = c.zoomToken {
-                        fields.append(("zoom_token", .string(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.object("json", c.json)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.zoomToken {
+                        fields.string("zoom_token", value)
                     }
-                    return ("statsGraph", fields)
+                    return ("statsGraph", fields.fields)
             }
         }
     }
@@ -2113,7 +2065,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2128,7 +2080,7 @@ extension Api.messages {
                     buffer.appendVector(c.reactions, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -2162,7 +2114,7 @@ extension Api.messages {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 5
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 return .messageReactionsList(Cons_messageReactionsList(count: _count, reactions: _reactions, chats: _chats, users: _users, nextOffset: _nextOffset))
@@ -2176,17 +2128,16 @@ extension Api.messages {
             switch self {
                 case .messageReactionsList(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("reactions", .vector(c.reactions.map { (e0: Api.MessagePeerReaction) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("reactions", c.reactions)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    return ("messages.messageReactionsList", fields)
+                    return ("messages.messageReactionsList", fields.fields)
             }
         }
     }
@@ -2269,15 +2220,14 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .premiumPromo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("status_text", .string(c.statusText)))
-                    fields.append(("status_entities", .vector(c.statusEntities.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
-                    fields.append(("video_sections", .vector(c.videoSections.map { (e0: String) -> TLValue in .string(e0) })))
-                    fields.append(("videos", .vector(c.videos.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    fields.append(("period_options", .vector(c.periodOptions.map { (e0: Api.PremiumSubscriptionOption) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("help.premiumPromo", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.string("status_text", c.statusText)
+                    fields.objects("status_entities", c.statusEntities)
+                    fields.strings("video_sections", c.videoSections)
+                    fields.objects("videos", c.videos)
+                    fields.objects("period_options", c.periodOptions)
+                    fields.objects("users", c.users)
+                    return ("help.premiumPromo", fields.fields)
             }
         }
     }
@@ -2386,20 +2336,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emailVerificationCode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("code", .string(c.code)))
-                    return ("emailVerificationCode", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("code", c.code)
+                    return ("emailVerificationCode", fields.fields)
                 case .emailVerificationGoogle(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("token", .string(c.token)))
-                    return ("emailVerificationGoogle", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("token", c.token)
+                    return ("emailVerificationGoogle", fields.fields)
                 case .emailVerificationApple(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("token", .string(c.token)))
-                    return ("emailVerificationApple", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("token", c.token)
+                    return ("emailVerificationApple", fields.fields)
             }
         }
     }
@@ -2433,11 +2380,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasViewers { flags |= 0x2 }
-                if forwardsCount != nil { flags |= 0x4 }
-                if reactions != nil { flags |= 0x8 }
-                if reactionsCount != nil { flags |= 0x10 }
-                if recentViewers != nil { flags |= 0x1 }
+                if hasViewers { tlSetFlag(&flags, 0x2) }
+                if forwardsCount != nil { tlSetFlag(&flags, 0x4) }
+                if reactions != nil { tlSetFlag(&flags, 0x8) }
+                if reactionsCount != nil { tlSetFlag(&flags, 0x10) }
+                if recentViewers != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2449,16 +2396,16 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.viewsCount)
-                    if _flags & 0x4 != 0, let value = c.forwardsCount {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.forwardsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.reactions {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.reactions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.reactionsCount {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.reactionsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.recentViewers {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.recentViewers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2483,27 +2430,27 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasViewers = _flags & 0x2 != 0
+                let _hasViewers = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _viewsCount = try reader.readInt32()
                 field = 3
                 var _forwardsCount: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _forwardsCount = try reader.readInt32()
                 }
                 field = 4
                 var _reactions: [Api.ReactionCount]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _reactions = try reader.readVector(boxed: true, of: Api.ReactionCount.self)
                 }
                 field = 5
                 var _reactionsCount: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _reactionsCount = try reader.readInt32()
                 }
                 field = 6
                 var _recentViewers: [Int64]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _recentViewers = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 return .storyViews(Cons_storyViews(hasViewers: _hasViewers, viewsCount: _viewsCount, forwardsCount: _forwardsCount, reactions: _reactions, reactionsCount: _reactionsCount, recentViewers: _recentViewers))
@@ -2517,24 +2464,23 @@ extension Api {
             switch self {
                 case .storyViews(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasViewers { fields.append(("has_viewers", .trueFlag)) }
-                    fields.append(("views_count", .int(c.viewsCount)))
-                    if _flags & 0x4 != 0, let value = c.forwardsCount {
-                        fields.append(("forwards_count", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_viewers", c.hasViewers)
+                    fields.int("views_count", c.viewsCount)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.forwardsCount {
+                        fields.int("forwards_count", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.reactions {
-                        fields.append(("reactions", .vector(value.map { (e0: Api.ReactionCount) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.reactions {
+                        fields.objects("reactions", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.reactionsCount {
-                        fields.append(("reactions_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.reactionsCount {
+                        fields.int("reactions_count", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.recentViewers {
-                        fields.append(("recent_viewers", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.recentViewers {
+                        fields.longs("recent_viewers", value)
                     }
-                    return ("storyViews", fields)
+                    return ("storyViews", fields.fields)
             }
         }
     }
@@ -2649,21 +2595,19 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .postInteractionCountersMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("views", .int(c.views)))
-                    fields.append(("forwards", .int(c.forwards)))
-                    fields.append(("reactions", .int(c.reactions)))
-                    return ("postInteractionCountersMessage", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("msg_id", c.msgId)
+                    fields.int("views", c.views)
+                    fields.int("forwards", c.forwards)
+                    fields.int("reactions", c.reactions)
+                    return ("postInteractionCountersMessage", fields.fields)
                 case .postInteractionCountersStory(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("story_id", .int(c.storyId)))
-                    fields.append(("views", .int(c.views)))
-                    fields.append(("forwards", .int(c.forwards)))
-                    fields.append(("reactions", .int(c.reactions)))
-                    return ("postInteractionCountersStory", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("story_id", c.storyId)
+                    fields.int("views", c.views)
+                    fields.int("forwards", c.forwards)
+                    fields.int("reactions", c.reactions)
+                    return ("postInteractionCountersStory", fields.fields)
             }
         }
     }
@@ -2720,10 +2664,9 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .paidMessagesRevenue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("stars_amount", .long(c.starsAmount)))
-                    return ("account.paidMessagesRevenue", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("stars_amount", c.starsAmount)
+                    return ("account.paidMessagesRevenue", fields.fields)
             }
         }
     }
@@ -2798,11 +2741,10 @@ extension Api.stories {
                 case .albumsNotModified:
                     return ("stories.albumsNotModified", [])
                 case .albums(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("albums", .vector(c.albums.map { (e0: Api.StoryAlbum) -> TLValue in .object(e0) })))
-                    return ("stories.albums", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("albums", c.albums)
+                    return ("stories.albums", fields.fields)
             }
         }
     }
@@ -2851,12 +2793,11 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("api_id", .int(self.apiId)))
-            fields.append(("api_hash", .string(self.apiHash)))
-            fields.append(("except_ids", .vector(self.exceptIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("auth.exportLoginToken", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.int("api_id", self.apiId)
+            fields.string("api_hash", self.apiHash)
+            fields.longs("except_ids", self.exceptIds)
+            return ("auth.exportLoginToken", fields.fields)
         }
     }
 
@@ -2919,14 +2860,13 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("bot_id", .long(self.botId)))
-            fields.append(("scope", .string(self.scope)))
-            fields.append(("public_key", .string(self.publicKey)))
-            fields.append(("value_hashes", .vector(self.valueHashes.map { (e0: Api.SecureValueHash) -> TLValue in .object(e0) })))
-            fields.append(("credentials", .object(self.credentials)))
-            return ("account.acceptAuthorization", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.long("bot_id", self.botId)
+            fields.string("scope", self.scope)
+            fields.string("public_key", self.publicKey)
+            fields.objects("value_hashes", self.valueHashes)
+            fields.object("credentials", self.credentials)
+            return ("account.acceptAuthorization", fields.fields)
         }
     }
 
@@ -2968,10 +2908,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("code", .string(self.code)))
-            return ("account.confirmPasswordEmail", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("code", self.code)
+            return ("account.confirmPasswordEmail", fields.fields)
         }
     }
 
@@ -2999,8 +2938,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if low { flags |= 0x1 }
-            if high { flags |= 0x2 }
+            if low { tlSetFlag(&flags, 0x1) }
+            if high { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3021,9 +2960,9 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _low = _flags & 0x1 != 0
+                let _low = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _high = _flags & 0x2 != 0
+                let _high = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _settings = try Api.AutoDownloadSettings.parse(&reader)
                 return SaveAutoDownloadSettings(low: _low, high: _high, settings: _settings)
@@ -3035,13 +2974,12 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.low { fields.append(("low", .trueFlag)) }
-            if self.high { fields.append(("high", .trueFlag)) }
-            fields.append(("settings", .object(self.settings)))
-            return ("account.saveAutoDownloadSettings", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("low", self.low)
+            fields.trueFlag("high", self.high)
+            fields.object("settings", self.settings)
+            return ("account.saveAutoDownloadSettings", fields.fields)
         }
     }
 
@@ -3094,12 +3032,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("chat_id", .long(self.chatId)))
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("fwd_limit", .int(self.fwdLimit)))
-            return ("messages.addChatUser", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.long("chat_id", self.chatId)
+            fields.object("user_id", self.userId)
+            fields.int("fwd_limit", self.fwdLimit)
+            return ("messages.addChatUser", fields.fields)
         }
     }
 
@@ -3127,7 +3064,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if force { flags |= 0x1 }
+            if force { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3149,7 +3086,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _force = _flags & 0x1 != 0
+                let _force = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _folderId = try reader.readInt32()
                 field = 3
@@ -3163,13 +3100,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.force { fields.append(("force", .trueFlag)) }
-            fields.append(("folder_id", .int(self.folderId)))
-            fields.append(("order", .vector(self.order.map { (e0: Api.InputDialogPeer) -> TLValue in .object(e0) })))
-            return ("messages.reorderPinnedDialogs", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("force", self.force)
+            fields.int("folder_id", self.folderId)
+            fields.objects("order", self.order)
+            return ("messages.reorderPinnedDialogs", fields.fields)
         }
     }
 
@@ -3207,10 +3143,10 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if requested { flags |= 0x1 }
-            if subscriptionExpired { flags |= 0x8 }
-            if link != nil { flags |= 0x2 }
-            if q != nil { flags |= 0x4 }
+            if requested { tlSetFlag(&flags, 0x1) }
+            if subscriptionExpired { tlSetFlag(&flags, 0x8) }
+            if link != nil { tlSetFlag(&flags, 0x2) }
+            if q != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3219,10 +3155,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.link {
+            if tlFlagIsSet(_flags, 0x2), let value = self.link {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.q {
+            if tlFlagIsSet(_flags, 0x4), let value = self.q {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.offsetDate)
@@ -3240,19 +3176,19 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requested = _flags & 0x1 != 0
+                let _requested = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _subscriptionExpired = _flags & 0x8 != 0
+                let _subscriptionExpired = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 var _link: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _link = try reader.readTLString()
                 }
                 field = 5
                 var _q: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _q = try reader.readTLString()
                 }
                 field = 6
@@ -3270,22 +3206,21 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.requested { fields.append(("requested", .trueFlag)) }
-            if self.subscriptionExpired { fields.append(("subscription_expired", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x2 != 0, let value = self.link {
-                fields.append(("link", .string(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.trueFlag("requested", self.requested)
+            fields.trueFlag("subscription_expired", self.subscriptionExpired)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x2), let value = self.link {
+                fields.string("link", value)
             }
-            if _flags & 0x4 != 0, let value = self.q {
-                fields.append(("q", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.q {
+                fields.string("q", value)
             }
-            fields.append(("offset_date", .int(self.offsetDate)))
-            fields.append(("offset_user", .object(self.offsetUser)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getChatInviteImporters", fields)
+            fields.int("offset_date", self.offsetDate)
+            fields.object("offset_user", self.offsetUser)
+            fields.int("limit", self.limit)
+            return ("messages.getChatInviteImporters", fields.fields)
         }
     }
 
@@ -3338,12 +3273,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("q", .string(self.q)))
-            fields.append(("filter", .object(self.filter)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.searchSentMedia", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("q", self.q)
+            fields.object("filter", self.filter)
+            fields.int("limit", self.limit)
+            return ("messages.searchSentMedia", fields.fields)
         }
     }
 
@@ -3373,8 +3307,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if toLang != nil { flags |= 0x1 }
-            if tone != nil { flags |= 0x4 }
+            if toLang != nil { tlSetFlag(&flags, 0x1) }
+            if tone != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3384,10 +3318,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x1 != 0, let value = self.toLang {
+            if tlFlagIsSet(_flags, 0x1), let value = self.toLang {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.tone {
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
                 buffer.appendTLString(value)
             }
         }
@@ -3407,12 +3341,12 @@ extension Api.functions.messages {
                 let _id = try reader.readInt32()
                 field = 3
                 var _toLang: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _toLang = try reader.readTLString()
                 }
                 field = 4
                 var _tone: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _tone = try reader.readTLString()
                 }
                 return SummarizeText(peer: _peer, id: _id, toLang: _toLang, tone: _tone)
@@ -3424,18 +3358,17 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x1 != 0, let value = self.toLang {
-                fields.append(("to_lang", .string(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x1), let value = self.toLang {
+                fields.string("to_lang", value)
             }
-            if _flags & 0x4 != 0, let value = self.tone {
-                fields.append(("tone", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
+                fields.string("tone", value)
             }
-            return ("messages.summarizeText", fields)
+            return ("messages.summarizeText", fields.fields)
         }
     }
 
@@ -3467,7 +3400,7 @@ extension Api.functions.updates {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if force { flags |= 0x1 }
+            if force { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3491,7 +3424,7 @@ extension Api.functions.updates {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _force = _flags & 0x1 != 0
+                let _force = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 field = 3
@@ -3509,15 +3442,14 @@ extension Api.functions.updates {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.force { fields.append(("force", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("filter", .object(self.filter)))
-            fields.append(("pts", .int(self.pts)))
-            fields.append(("limit", .int(self.limit)))
-            return ("updates.getChannelDifference", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("force", self.force)
+            fields.object("channel", self.channel)
+            fields.object("filter", self.filter)
+            fields.int("pts", self.pts)
+            fields.int("limit", self.limit)
+            return ("updates.getChannelDifference", fields.fields)
         }
     }
 
@@ -3559,10 +3491,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("channel", .object(self.channel)))
-            return ("channels.deactivateAllUsernames", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("channel", self.channel)
+            return ("channels.deactivateAllUsernames", fields.fields)
         }
     }
 
@@ -3615,12 +3546,11 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("file_name", .string(self.fileName)))
-            fields.append(("url", .string(self.url)))
-            return ("bots.checkDownloadFileParams", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("bot", self.bot)
+            fields.string("file_name", self.fileName)
+            fields.string("url", self.url)
+            return ("bots.checkDownloadFileParams", fields.fields)
         }
     }
 
@@ -3668,11 +3598,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("form_id", .long(self.formId)))
-            fields.append(("invoice", .object(self.invoice)))
-            return ("payments.sendStarsForm", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("form_id", self.formId)
+            fields.object("invoice", self.invoice)
+            return ("payments.sendStarsForm", fields.fields)
         }
     }
 
@@ -3714,10 +3643,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("payments.getStarsRevenueAdsAccountUrl", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("payments.getStarsRevenueAdsAccountUrl", fields.fields)
         }
     }
 
@@ -3759,10 +3687,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("payments.getStarGifts", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("payments.getStarGifts", fields.fields)
         }
     }
 
@@ -3804,10 +3731,9 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("stickerset", .object(self.stickerset)))
-            return ("stickers.deleteStickerSet", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("stickerset", self.stickerset)
+            return ("stickers.deleteStickerSet", fields.fields)
         }
     }
 
@@ -3839,7 +3765,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if video { flags |= 0x1 }
+            if video { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3863,7 +3789,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = _flags & 0x1 != 0
+                let _video = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPhoneCall.parse(&reader)
                 field = 3
@@ -3881,15 +3807,14 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.video { fields.append(("video", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("duration", .int(self.duration)))
-            fields.append(("reason", .object(self.reason)))
-            fields.append(("connection_id", .long(self.connectionId)))
-            return ("phone.discardCall", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("video", self.video)
+            fields.object("peer", self.peer)
+            fields.int("duration", self.duration)
+            fields.object("reason", self.reason)
+            fields.long("connection_id", self.connectionId)
+            return ("phone.discardCall", fields.fields)
         }
     }
 
@@ -3937,11 +3862,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            return ("stories.exportStoryLink", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            return ("stories.exportStoryLink", fields.fields)
         }
     }
 
@@ -3973,9 +3897,9 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if hashtag != nil { flags |= 0x1 }
-            if area != nil { flags |= 0x2 }
-            if peer != nil { flags |= 0x4 }
+            if hashtag != nil { tlSetFlag(&flags, 0x1) }
+            if area != nil { tlSetFlag(&flags, 0x2) }
+            if peer != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3983,13 +3907,13 @@ extension Api.functions.stories {
             if boxed { buffer.appendUInt32(0xd1810907) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.hashtag {
+            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.area {
+            if tlFlagIsSet(_flags, 0x2), let value = self.area {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x4), let value = self.peer {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.offset)
@@ -4007,17 +3931,17 @@ extension Api.functions.stories {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _hashtag: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _hashtag = try reader.readTLString()
                 }
                 field = 2
                 var _area: Api.MediaArea? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _area = try Api.MediaArea.parse(&reader)
                 }
                 field = 3
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
@@ -4033,21 +3957,20 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.hashtag {
-                fields.append(("hashtag", .string(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
+                fields.string("hashtag", value)
             }
-            if _flags & 0x2 != 0, let value = self.area {
-                fields.append(("area", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.area {
+                fields.object("area", value)
             }
-            if _flags & 0x4 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.peer {
+                fields.object("peer", value)
             }
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("stories.searchPosts", fields)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("stories.searchPosts", fields.fields)
         }
     }
 
@@ -4075,7 +3998,7 @@ extension Api.functions.ephemeral {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if data != nil { flags |= 0x2 }
+            if data != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -4085,7 +4008,7 @@ extension Api.functions.ephemeral {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x2 != 0, let value = self.data {
+            if tlFlagIsSet(_flags, 0x2), let value = self.data {
                 buffer.appendTLBytes(value)
             }
         }
@@ -4105,7 +4028,7 @@ extension Api.functions.ephemeral {
                 let _id = try reader.readInt32()
                 field = 3
                 var _data: [UInt8]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _data = try reader.readTLBytes()
                 }
                 return GetCallbackAnswer(peer: _peer, id: _id, data: _data)
@@ -4117,15 +4040,14 @@ extension Api.functions.ephemeral {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x2 != 0, let value = self.data {
-                fields.append(("data", .bytes(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x2), let value = self.data {
+                fields.bytes("data", value)
             }
-            return ("ephemeral.getCallbackAnswer", fields)
+            return ("ephemeral.getCallbackAnswer", fields.fields)
         }
     }
 

@@ -62,10 +62,10 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { flags |= 0x2 }
-                if nextRate != nil { flags |= 0x1 }
-                if offsetIdOffset != nil { flags |= 0x4 }
-                if searchFlood != nil { flags |= 0x8 }
+                if inexact { tlSetFlag(&flags, 0x2) }
+                if nextRate != nil { tlSetFlag(&flags, 0x1) }
+                if offsetIdOffset != nil { tlSetFlag(&flags, 0x4) }
+                if searchFlood != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -95,8 +95,8 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { flags |= 0x2 }
-                if offsetIdOffset != nil { flags |= 0x4 }
+                if inexact { tlSetFlag(&flags, 0x2) }
+                if offsetIdOffset != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -123,13 +123,13 @@ extension Api.messages {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.count)
-                    if _flags & 0x1 != 0, let value = c.nextRate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextRate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.offsetIdOffset {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.searchFlood {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.searchFlood {
                         value.serialize(buffer, true)
                     }
                     buffer.appendVector(c.messages, boxed: true)
@@ -142,7 +142,7 @@ extension Api.messages {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.count)
-                    if _flags & 0x4 != 0, let value = c.offsetIdOffset {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.messages, boxed: true)
@@ -194,22 +194,22 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = _flags & 0x2 != 0
+                let _inexact = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
                 var _nextRate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextRate = try reader.readInt32()
                 }
                 field = 4
                 var _offsetIdOffset: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _offsetIdOffset = try reader.readInt32()
                 }
                 field = 5
                 var _searchFlood: Api.SearchPostsFlood? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _searchFlood = try Api.SearchPostsFlood.parse(&reader)
                 }
                 field = 6
@@ -232,14 +232,14 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = _flags & 0x2 != 0
+                let _inexact = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
                 let _count = try reader.readInt32()
                 field = 4
                 var _offsetIdOffset: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _offsetIdOffset = try reader.readInt32()
                 }
                 field = 5
@@ -270,55 +270,51 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("topics", .vector(c.topics.map { (e0: Api.ForumTopic) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.messages", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.objects("messages", c.messages)
+                    fields.objects("topics", c.topics)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.messages", fields.fields)
                 case .messagesSlice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.inexact { fields.append(("inexact", .trueFlag)) }
-                    fields.append(("count", .int(c.count)))
-                    if _flags & 0x1 != 0, let value = c.nextRate {
-                        fields.append(("next_rate", .int(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("inexact", c.inexact)
+                    fields.int("count", c.count)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextRate {
+                        fields.int("next_rate", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.offsetIdOffset {
-                        fields.append(("offset_id_offset", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
+                        fields.int("offset_id_offset", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.searchFlood {
-                        fields.append(("search_flood", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.searchFlood {
+                        fields.object("search_flood", value)
                     }
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("topics", .vector(c.topics.map { (e0: Api.ForumTopic) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.messagesSlice", fields)
+                    fields.objects("messages", c.messages)
+                    fields.objects("topics", c.topics)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.messagesSlice", fields.fields)
                 case .channelMessages(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.inexact { fields.append(("inexact", .trueFlag)) }
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("count", .int(c.count)))
-                    if _flags & 0x4 != 0, let value = c.offsetIdOffset {
-                        fields.append(("offset_id_offset", .int(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("inexact", c.inexact)
+                    fields.int("pts", c.pts)
+                    fields.int("count", c.count)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
+                        fields.int("offset_id_offset", value)
                     }
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("topics", .vector(c.topics.map { (e0: Api.ForumTopic) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.channelMessages", fields)
+                    fields.objects("messages", c.messages)
+                    fields.objects("topics", c.topics)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.channelMessages", fields.fields)
                 case .messagesNotModified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("count", .int(c.count)))
-                    return ("messages.messagesNotModified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("count", c.count)
+                    return ("messages.messagesNotModified", fields.fields)
             }
         }
     }
@@ -537,29 +533,25 @@ extension Api {
                 case .privacyValueAllowAll:
                     return ("privacyValueAllowAll", [])
                 case .privacyValueAllowUsers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("users", .vector(c.users.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("privacyValueAllowUsers", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("users", c.users)
+                    return ("privacyValueAllowUsers", fields.fields)
                 case .privacyValueDisallowContacts:
                     return ("privacyValueDisallowContacts", [])
                 case .privacyValueDisallowAll:
                     return ("privacyValueDisallowAll", [])
                 case .privacyValueDisallowUsers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("users", .vector(c.users.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("privacyValueDisallowUsers", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("users", c.users)
+                    return ("privacyValueDisallowUsers", fields.fields)
                 case .privacyValueAllowChatParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chats", .vector(c.chats.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("privacyValueAllowChatParticipants", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("chats", c.chats)
+                    return ("privacyValueAllowChatParticipants", fields.fields)
                 case .privacyValueDisallowChatParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chats", .vector(c.chats.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("privacyValueDisallowChatParticipants", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("chats", c.chats)
+                    return ("privacyValueDisallowChatParticipants", fields.fields)
                 case .privacyValueAllowCloseFriends:
                     return ("privacyValueAllowCloseFriends", [])
                 case .privacyValueAllowPremium:
@@ -624,10 +616,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .accountDaysTTL(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("days", .int(c.days)))
-                    return ("accountDaysTTL", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("days", c.days)
+                    return ("accountDaysTTL", fields.fields)
             }
         }
     }
@@ -690,11 +681,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messageRange(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("min_id", .int(c.minId)))
-                    fields.append(("max_id", .int(c.maxId)))
-                    return ("messageRange", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("min_id", c.minId)
+                    fields.int("max_id", c.maxId)
+                    return ("messageRange", fields.fields)
             }
         }
     }
@@ -804,20 +794,18 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputBotInlineMessageID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputBotInlineMessageID", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("dc_id", c.dcId)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputBotInlineMessageID", fields.fields)
                 case .inputBotInlineMessageID64(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("owner_id", .long(c.ownerId)))
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputBotInlineMessageID64", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("dc_id", c.dcId)
+                    fields.long("owner_id", c.ownerId)
+                    fields.int("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputBotInlineMessageID64", fields.fields)
             }
         }
     }
@@ -870,11 +858,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if zeroValue != nil { flags |= 0x1 }
-                if oneValue != nil { flags |= 0x2 }
-                if twoValue != nil { flags |= 0x4 }
-                if fewValue != nil { flags |= 0x8 }
-                if manyValue != nil { flags |= 0x10 }
+                if zeroValue != nil { tlSetFlag(&flags, 0x1) }
+                if oneValue != nil { tlSetFlag(&flags, 0x2) }
+                if twoValue != nil { tlSetFlag(&flags, 0x4) }
+                if fewValue != nil { tlSetFlag(&flags, 0x8) }
+                if manyValue != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -899,19 +887,19 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.key)
-                    if _flags & 0x1 != 0, let value = c.zeroValue {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.zeroValue {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.oneValue {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.oneValue {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.twoValue {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.twoValue {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.fewValue {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.fewValue {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.manyValue {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.manyValue {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.otherValue)
@@ -958,27 +946,27 @@ extension Api {
                 let _key = try reader.readTLString()
                 field = 2
                 var _zeroValue: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _zeroValue = try reader.readTLString()
                 }
                 field = 3
                 var _oneValue: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _oneValue = try reader.readTLString()
                 }
                 field = 4
                 var _twoValue: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _twoValue = try reader.readTLString()
                 }
                 field = 5
                 var _fewValue: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _fewValue = try reader.readTLString()
                 }
                 field = 6
                 var _manyValue: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _manyValue = try reader.readTLString()
                 }
                 field = 7
@@ -1003,39 +991,36 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .langPackString(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("key", .string(c.key)))
-                    fields.append(("value", .string(c.value)))
-                    return ("langPackString", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("key", c.key)
+                    fields.string("value", c.value)
+                    return ("langPackString", fields.fields)
                 case .langPackStringPluralized(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("key", .string(c.key)))
-                    if _flags & 0x1 != 0, let value = c.zeroValue {
-                        fields.append(("zero_value", .string(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.string("key", c.key)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.zeroValue {
+                        fields.string("zero_value", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.oneValue {
-                        fields.append(("one_value", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.oneValue {
+                        fields.string("one_value", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.twoValue {
-                        fields.append(("two_value", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.twoValue {
+                        fields.string("two_value", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.fewValue {
-                        fields.append(("few_value", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.fewValue {
+                        fields.string("few_value", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.manyValue {
-                        fields.append(("many_value", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.manyValue {
+                        fields.string("many_value", value)
                     }
-                    fields.append(("other_value", .string(c.otherValue)))
-                    return ("langPackStringPluralized", fields)
+                    fields.string("other_value", c.otherValue)
+                    return ("langPackStringPluralized", fields.fields)
                 case .langPackStringDeleted(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("key", .string(c.key)))
-                    return ("langPackStringDeleted", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("key", c.key)
+                    return ("langPackStringDeleted", fields.fields)
             }
         }
     }
@@ -1098,11 +1083,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .folderPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("folder_id", .int(c.folderId)))
-                    return ("folderPeer", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("folder_id", c.folderId)
+                    return ("folderPeer", fields.fields)
             }
         }
     }
@@ -1170,12 +1154,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .restrictionReason(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("platform", .string(c.platform)))
-                    fields.append(("reason", .string(c.reason)))
-                    fields.append(("text", .string(c.text)))
-                    return ("restrictionReason", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("platform", c.platform)
+                    fields.string("reason", c.reason)
+                    fields.string("text", c.text)
+                    return ("restrictionReason", fields.fields)
             }
         }
     }
@@ -1237,23 +1220,23 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if muted { flags |= 0x1 }
-                if left { flags |= 0x2 }
-                if canSelfUnmute { flags |= 0x4 }
-                if justJoined { flags |= 0x10 }
-                if versioned { flags |= 0x20 }
-                if min { flags |= 0x100 }
-                if mutedByYou { flags |= 0x200 }
-                if volumeByAdmin { flags |= 0x400 }
-                if isSelf { flags |= 0x1000 }
-                if videoJoined { flags |= 0x8000 }
-                if activeDate != nil { flags |= 0x8 }
-                if volume != nil { flags |= 0x80 }
-                if about != nil { flags |= 0x800 }
-                if raiseHandRating != nil { flags |= 0x2000 }
-                if video != nil { flags |= 0x40 }
-                if presentation != nil { flags |= 0x4000 }
-                if paidStarsTotal != nil { flags |= 0x10000 }
+                if muted { tlSetFlag(&flags, 0x1) }
+                if left { tlSetFlag(&flags, 0x2) }
+                if canSelfUnmute { tlSetFlag(&flags, 0x4) }
+                if justJoined { tlSetFlag(&flags, 0x10) }
+                if versioned { tlSetFlag(&flags, 0x20) }
+                if min { tlSetFlag(&flags, 0x100) }
+                if mutedByYou { tlSetFlag(&flags, 0x200) }
+                if volumeByAdmin { tlSetFlag(&flags, 0x400) }
+                if isSelf { tlSetFlag(&flags, 0x1000) }
+                if videoJoined { tlSetFlag(&flags, 0x8000) }
+                if activeDate != nil { tlSetFlag(&flags, 0x8) }
+                if volume != nil { tlSetFlag(&flags, 0x80) }
+                if about != nil { tlSetFlag(&flags, 0x800) }
+                if raiseHandRating != nil { tlSetFlag(&flags, 0x2000) }
+                if video != nil { tlSetFlag(&flags, 0x40) }
+                if presentation != nil { tlSetFlag(&flags, 0x4000) }
+                if paidStarsTotal != nil { tlSetFlag(&flags, 0x10000) }
                 return flags
             }
         }
@@ -1266,26 +1249,26 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x8 != 0, let value = c.activeDate {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.activeDate {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.source)
-                    if _flags & 0x80 != 0, let value = c.volume {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.volume {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.about {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.about {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.raiseHandRating {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.raiseHandRating {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.video {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.video {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4000 != 0, let value = c.presentation {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.presentation {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10000 != 0, let value = c.paidStarsTotal {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.paidStarsTotal {
                         buffer.appendInt64(value)
                     }
             }
@@ -1310,64 +1293,64 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _muted = _flags & 0x1 != 0
+                let _muted = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = _flags & 0x2 != 0
+                let _left = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _canSelfUnmute = _flags & 0x4 != 0
+                let _canSelfUnmute = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _justJoined = _flags & 0x10 != 0
+                let _justJoined = tlFlagIsSet(_flags, 0x10)
                 field = 5
-                let _versioned = _flags & 0x20 != 0
+                let _versioned = tlFlagIsSet(_flags, 0x20)
                 field = 6
-                let _min = _flags & 0x100 != 0
+                let _min = tlFlagIsSet(_flags, 0x100)
                 field = 7
-                let _mutedByYou = _flags & 0x200 != 0
+                let _mutedByYou = tlFlagIsSet(_flags, 0x200)
                 field = 8
-                let _volumeByAdmin = _flags & 0x400 != 0
+                let _volumeByAdmin = tlFlagIsSet(_flags, 0x400)
                 field = 9
-                let _isSelf = _flags & 0x1000 != 0
+                let _isSelf = tlFlagIsSet(_flags, 0x1000)
                 field = 10
-                let _videoJoined = _flags & 0x8000 != 0
+                let _videoJoined = tlFlagIsSet(_flags, 0x8000)
                 field = 11
                 let _peer = try Api.Peer.parse(&reader)
                 field = 12
                 let _date = try reader.readInt32()
                 field = 13
                 var _activeDate: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _activeDate = try reader.readInt32()
                 }
                 field = 14
                 let _source = try reader.readInt32()
                 field = 15
                 var _volume: Int32? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _volume = try reader.readInt32()
                 }
                 field = 16
                 var _about: String? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _about = try reader.readTLString()
                 }
                 field = 17
                 var _raiseHandRating: Int64? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _raiseHandRating = try reader.readInt64()
                 }
                 field = 18
                 var _video: Api.GroupCallParticipantVideo? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _video = try Api.GroupCallParticipantVideo.parse(&reader)
                 }
                 field = 19
                 var _presentation: Api.GroupCallParticipantVideo? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _presentation = try Api.GroupCallParticipantVideo.parse(&reader)
                 }
                 field = 20
                 var _paidStarsTotal: Int64? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _paidStarsTotal = try reader.readInt64()
                 }
                 return .groupCallParticipant(Cons_groupCallParticipant(muted: _muted, left: _left, canSelfUnmute: _canSelfUnmute, justJoined: _justJoined, versioned: _versioned, min: _min, mutedByYou: _mutedByYou, volumeByAdmin: _volumeByAdmin, isSelf: _isSelf, videoJoined: _videoJoined, peer: _peer, date: _date, activeDate: _activeDate, source: _source, volume: _volume, about: _about, raiseHandRating: _raiseHandRating, video: _video, presentation: _presentation, paidStarsTotal: _paidStarsTotal))
@@ -1381,44 +1364,43 @@ extension Api {
             switch self {
                 case .groupCallParticipant(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(21)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.muted { fields.append(("muted", .trueFlag)) }
-                    if c.left { fields.append(("left", .trueFlag)) }
-                    if c.canSelfUnmute { fields.append(("can_self_unmute", .trueFlag)) }
-                    if c.justJoined { fields.append(("just_joined", .trueFlag)) }
-                    if c.versioned { fields.append(("versioned", .trueFlag)) }
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    if c.mutedByYou { fields.append(("muted_by_you", .trueFlag)) }
-                    if c.volumeByAdmin { fields.append(("volume_by_admin", .trueFlag)) }
-                    if c.isSelf { fields.append(("self", .trueFlag)) }
-                    if c.videoJoined { fields.append(("video_joined", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x8 != 0, let value = c.activeDate {
-                        fields.append(("active_date", .int(value)))
+                    var fields = TLFieldList(capacity: 21)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("muted", c.muted)
+                    fields.trueFlag("left", c.left)
+                    fields.trueFlag("can_self_unmute", c.canSelfUnmute)
+                    fields.trueFlag("just_joined", c.justJoined)
+                    fields.trueFlag("versioned", c.versioned)
+                    fields.trueFlag("min", c.min)
+                    fields.trueFlag("muted_by_you", c.mutedByYou)
+                    fields.trueFlag("volume_by_admin", c.volumeByAdmin)
+                    fields.trueFlag("self", c.isSelf)
+                    fields.trueFlag("video_joined", c.videoJoined)
+                    fields.object("peer", c.peer)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.activeDate {
+                        fields.int("active_date", value)
                     }
-                    fields.append(("source", .int(c.source)))
-                    if _flags & 0x80 != 0, let value = c.volume {
-                        fields.append(("volume", .int(value)))
+                    fields.int("source", c.source)
+                    if tlFlagIsSet(_flags, 0x80), let value = c.volume {
+                        fields.int("volume", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.about {
-                        fields.append(("about", .string(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.about {
+                        fields.string("about", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.raiseHandRating {
-                        fields.append(("raise_hand_rating", .long(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.raiseHandRating {
+                        fields.long("raise_hand_rating", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.video {
-                        fields.append(("video", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.video {
+                        fields.object("video", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.presentation {
-                        fields.append(("presentation", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.presentation {
+                        fields.object("presentation", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.paidStarsTotal {
-                        fields.append(("paid_stars_total", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.paidStarsTotal {
+                        fields.long("paid_stars_total", value)
                     }
-                    return ("groupCallParticipant", fields)
+                    return ("groupCallParticipant", fields.fields)
             }
         }
     }
@@ -1518,18 +1500,16 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedChatInvite(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("invite", .object(c.invite)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.exportedChatInvite", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("invite", c.invite)
+                    fields.objects("users", c.users)
+                    return ("messages.exportedChatInvite", fields.fields)
                 case .exportedChatInviteReplaced(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("invite", .object(c.invite)))
-                    fields.append(("new_invite", .object(c.newInvite)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.exportedChatInviteReplaced", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("invite", c.invite)
+                    fields.object("new_invite", c.newInvite)
+                    fields.objects("users", c.users)
+                    return ("messages.exportedChatInviteReplaced", fields.fields)
             }
         }
     }
@@ -1597,12 +1577,11 @@ extension Api.stories {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .peerStories(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("stories", .object(c.stories)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("stories.peerStories", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("stories", c.stories)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("stories.peerStories", fields.fields)
             }
         }
     }
@@ -1630,7 +1609,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sticker != nil { flags |= 0x1 }
+                if sticker != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1643,7 +1622,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x1 != 0, let value = c.sticker {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
                         value.serialize(buffer, true)
                     }
             }
@@ -1673,7 +1652,7 @@ extension Api {
                 let _description = try reader.readTLString()
                 field = 3
                 var _sticker: Api.InputDocument? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _sticker = try Api.InputDocument.parse(&reader)
                 }
                 return .inputBusinessIntro(Cons_inputBusinessIntro(title: _title, description: _description, sticker: _sticker))
@@ -1687,15 +1666,14 @@ extension Api {
             switch self {
                 case .inputBusinessIntro(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x1 != 0, let value = c.sticker {
-                        fields.append(("sticker", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
+                        fields.object("sticker", value)
                     }
-                    return ("inputBusinessIntro", fields)
+                    return ("inputBusinessIntro", fields.fields)
             }
         }
     }
@@ -1729,9 +1707,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premiumRequired { flags |= 0x4 }
-                if staticIconId != nil { flags |= 0x1 }
-                if effectAnimationId != nil { flags |= 0x2 }
+                if premiumRequired { tlSetFlag(&flags, 0x4) }
+                if staticIconId != nil { tlSetFlag(&flags, 0x1) }
+                if effectAnimationId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1744,11 +1722,11 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.id)
                     buffer.appendTLString(c.emoticon)
-                    if _flags & 0x1 != 0, let value = c.staticIconId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.staticIconId {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt64(c.effectStickerId)
-                    if _flags & 0x2 != 0, let value = c.effectAnimationId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.effectAnimationId {
                         buffer.appendInt64(value)
                     }
             }
@@ -1773,21 +1751,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premiumRequired = _flags & 0x4 != 0
+                let _premiumRequired = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
                 let _emoticon = try reader.readTLString()
                 field = 4
                 var _staticIconId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _staticIconId = try reader.readInt64()
                 }
                 field = 5
                 let _effectStickerId = try reader.readInt64()
                 field = 6
                 var _effectAnimationId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _effectAnimationId = try reader.readInt64()
                 }
                 return .availableEffect(Cons_availableEffect(premiumRequired: _premiumRequired, id: _id, emoticon: _emoticon, staticIconId: _staticIconId, effectStickerId: _effectStickerId, effectAnimationId: _effectAnimationId))
@@ -1801,20 +1779,19 @@ extension Api {
             switch self {
                 case .availableEffect(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.premiumRequired { fields.append(("premium_required", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    if _flags & 0x1 != 0, let value = c.staticIconId {
-                        fields.append(("static_icon_id", .long(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("premium_required", c.premiumRequired)
+                    fields.long("id", c.id)
+                    fields.string("emoticon", c.emoticon)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.staticIconId {
+                        fields.long("static_icon_id", value)
                     }
-                    fields.append(("effect_sticker_id", .long(c.effectStickerId)))
-                    if _flags & 0x2 != 0, let value = c.effectAnimationId {
-                        fields.append(("effect_animation_id", .long(value)))
+                    fields.long("effect_sticker_id", c.effectStickerId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.effectAnimationId {
+                        fields.long("effect_animation_id", value)
                     }
-                    return ("availableEffect", fields)
+                    return ("availableEffect", fields.fields)
             }
         }
     }
@@ -1846,7 +1823,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1859,7 +1836,7 @@ extension Api.stories {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.count)
                     buffer.appendVector(c.stories, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -1891,7 +1868,7 @@ extension Api.stories {
                 let _stories = try reader.readVector(boxed: true, of: Api.FoundStory.self)
                 field = 3
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 4
@@ -1909,17 +1886,16 @@ extension Api.stories {
             switch self {
                 case .foundStories(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("stories", .vector(c.stories.map { (e0: Api.FoundStory) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("stories", c.stories)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("stories.foundStories", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("stories.foundStories", fields.fields)
             }
         }
     }
@@ -1945,7 +1921,7 @@ extension Api.bots {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1956,7 +1932,7 @@ extension Api.bots {
                     if boxed { buffer.appendUInt32(0x1991b13b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -1983,7 +1959,7 @@ extension Api.bots {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 2
@@ -1999,14 +1975,13 @@ extension Api.bots {
             switch self {
                 case .popularAppBots(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("bots.popularAppBots", fields)
+                    fields.objects("users", c.users)
+                    return ("bots.popularAppBots", fields.fields)
             }
         }
     }
@@ -2036,8 +2011,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canModifyCustomDescription { flags |= 0x2 }
-                if customDescription != nil { flags |= 0x1 }
+                if canModifyCustomDescription { tlSetFlag(&flags, 0x2) }
+                if customDescription != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2050,7 +2025,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.icon)
                     buffer.appendTLString(c.company)
-                    if _flags & 0x1 != 0, let value = c.customDescription {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.customDescription {
                         buffer.appendTLString(value)
                     }
             }
@@ -2075,14 +2050,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canModifyCustomDescription = _flags & 0x2 != 0
+                let _canModifyCustomDescription = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _icon = try reader.readInt64()
                 field = 3
                 let _company = try reader.readTLString()
                 field = 4
                 var _customDescription: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _customDescription = try reader.readTLString()
                 }
                 return .botVerifierSettings(Cons_botVerifierSettings(canModifyCustomDescription: _canModifyCustomDescription, icon: _icon, company: _company, customDescription: _customDescription))
@@ -2096,16 +2071,15 @@ extension Api {
             switch self {
                 case .botVerifierSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canModifyCustomDescription { fields.append(("can_modify_custom_description", .trueFlag)) }
-                    fields.append(("icon", .long(c.icon)))
-                    fields.append(("company", .string(c.company)))
-                    if _flags & 0x1 != 0, let value = c.customDescription {
-                        fields.append(("custom_description", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_modify_custom_description", c.canModifyCustomDescription)
+                    fields.long("icon", c.icon)
+                    fields.string("company", c.company)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.customDescription {
+                        fields.string("custom_description", value)
                     }
-                    return ("botVerifierSettings", fields)
+                    return ("botVerifierSettings", fields.fields)
             }
         }
     }
@@ -2135,8 +2109,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if othersCanAppend { flags |= 0x1 }
-                if othersCanComplete { flags |= 0x2 }
+                if othersCanAppend { tlSetFlag(&flags, 0x1) }
+                if othersCanComplete { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2171,9 +2145,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _othersCanAppend = _flags & 0x1 != 0
+                let _othersCanAppend = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _othersCanComplete = _flags & 0x2 != 0
+                let _othersCanComplete = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 4
@@ -2189,14 +2163,13 @@ extension Api {
             switch self {
                 case .todoList(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.othersCanAppend { fields.append(("others_can_append", .trueFlag)) }
-                    if c.othersCanComplete { fields.append(("others_can_complete", .trueFlag)) }
-                    fields.append(("title", .object(c.title)))
-                    fields.append(("list", .vector(c.list.map { (e0: Api.TodoItem) -> TLValue in .object(e0) })))
-                    return ("todoList", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("others_can_append", c.othersCanAppend)
+                    fields.trueFlag("others_can_complete", c.othersCanComplete)
+                    fields.object("title", c.title)
+                    fields.objects("list", c.list)
+                    return ("todoList", fields.fields)
             }
         }
     }
@@ -2234,10 +2207,9 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("except_auth_keys", .vector(self.exceptAuthKeys.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("auth.dropTempAuthKeys", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.longs("except_auth_keys", self.exceptAuthKeys)
+            return ("auth.dropTempAuthKeys", fields.fields)
         }
     }
 
@@ -2279,10 +2251,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("username", .string(self.username)))
-            return ("account.checkUsername", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("username", self.username)
+            return ("account.checkUsername", fields.fields)
         }
     }
 
@@ -2324,10 +2295,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("wallpaper", .object(self.wallpaper)))
-            return ("account.getWallPaper", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("wallpaper", self.wallpaper)
+            return ("account.getWallPaper", fields.fields)
         }
     }
 
@@ -2359,10 +2329,10 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if users { flags |= 0x1 }
-            if chats { flags |= 0x2 }
-            if broadcasts { flags |= 0x4 }
-            if peer != nil { flags |= 0x8 }
+            if users { tlSetFlag(&flags, 0x1) }
+            if chats { tlSetFlag(&flags, 0x2) }
+            if broadcasts { tlSetFlag(&flags, 0x4) }
+            if peer != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -2370,7 +2340,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0xd69b8361) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x8 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x8), let value = self.peer {
                 value.serialize(buffer, true)
             }
             self.settings.serialize(buffer, true)
@@ -2386,14 +2356,14 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _users = _flags & 0x1 != 0
+                let _users = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _chats = _flags & 0x2 != 0
+                let _chats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _broadcasts = _flags & 0x4 != 0
+                let _broadcasts = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 5
@@ -2407,17 +2377,16 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.users { fields.append(("users", .trueFlag)) }
-            if self.chats { fields.append(("chats", .trueFlag)) }
-            if self.broadcasts { fields.append(("broadcasts", .trueFlag)) }
-            if _flags & 0x8 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("users", self.users)
+            fields.trueFlag("chats", self.chats)
+            fields.trueFlag("broadcasts", self.broadcasts)
+            if tlFlagIsSet(_flags, 0x8), let value = self.peer {
+                fields.object("peer", value)
             }
-            fields.append(("settings", .object(self.settings)))
-            return ("account.saveAutoSaveSettings", fields)
+            fields.object("settings", self.settings)
+            return ("account.saveAutoSaveSettings", fields.fields)
         }
     }
 
@@ -2459,10 +2428,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getDefaultBackgroundEmojis", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getDefaultBackgroundEmojis", fields.fields)
         }
     }
 
@@ -2486,7 +2454,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if message != nil { flags |= 0x1 }
+            if message != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2494,7 +2462,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0xa26a7fa5) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.message {
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
                 value.serialize(buffer, true)
             }
         }
@@ -2510,7 +2478,7 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _message: Api.InputBusinessAwayMessage? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _message = try Api.InputBusinessAwayMessage.parse(&reader)
                 }
                 return UpdateBusinessAwayMessage(message: _message)
@@ -2522,13 +2490,12 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.message {
-                fields.append(("message", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
+                fields.object("message", value)
             }
-            return ("account.updateBusinessAwayMessage", fields)
+            return ("account.updateBusinessAwayMessage", fields.fields)
         }
     }
 
@@ -2570,10 +2537,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("account.disablePeerConnectedBot", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("account.disablePeerConnectedBot", fields.fields)
         }
     }
 
@@ -2601,8 +2567,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if delete { flags |= 0x2 }
-            if openExternalBrowser != nil { flags |= 0x1 }
+            if delete { tlSetFlag(&flags, 0x2) }
+            if openExternalBrowser != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2610,7 +2576,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x60ed4229) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.openExternalBrowser {
+            if tlFlagIsSet(_flags, 0x1), let value = self.openExternalBrowser {
                 buffer.appendBool(value)
             }
             buffer.appendTLString(self.url)
@@ -2626,10 +2592,10 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _delete = _flags & 0x2 != 0
+                let _delete = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _openExternalBrowser: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _openExternalBrowser = try reader.readBool()
                 }
                 field = 3
@@ -2643,15 +2609,14 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.delete { fields.append(("delete", .trueFlag)) }
-            if _flags & 0x1 != 0, let value = self.openExternalBrowser {
-                fields.append(("open_external_browser", .bool(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("delete", self.delete)
+            if tlFlagIsSet(_flags, 0x1), let value = self.openExternalBrowser {
+                fields.bool("open_external_browser", value)
             }
-            fields.append(("url", .string(self.url)))
-            return ("account.toggleWebBrowserSettingsException", fields)
+            fields.string("url", self.url)
+            return ("account.toggleWebBrowserSettingsException", fields.fields)
         }
     }
 
@@ -2711,7 +2676,7 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if myStoriesFrom { flags |= 0x1 }
+            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2733,7 +2698,7 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _myStoriesFrom = _flags & 0x1 != 0
+                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readVector(boxed: true, of: Api.InputPeer.self)
                 field = 3
@@ -2747,13 +2712,12 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.myStoriesFrom { fields.append(("my_stories_from", .trueFlag)) }
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            fields.append(("limit", .int(self.limit)))
-            return ("contacts.setBlocked", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("my_stories_from", self.myStoriesFrom)
+            fields.objects("id", self.id)
+            fields.int("limit", self.limit)
+            return ("contacts.setBlocked", fields.fields)
         }
     }
 
@@ -2795,10 +2759,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .string(self.hash)))
-            return ("messages.checkChatInvite", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("hash", self.hash)
+            return ("messages.checkChatInvite", fields.fields)
         }
     }
 
@@ -2846,11 +2809,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.getScheduledMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("messages.getScheduledMessages", fields.fields)
         }
     }
 
@@ -2903,12 +2865,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("file", .object(self.file)))
-            fields.append(("media_count", .int(self.mediaCount)))
-            return ("messages.initHistoryImport", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.object("file", self.file)
+            fields.int("media_count", self.mediaCount)
+            return ("messages.initHistoryImport", fields.fields)
         }
     }
 
@@ -2938,8 +2899,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reactionsLimit != nil { flags |= 0x1 }
-            if paidEnabled != nil { flags |= 0x2 }
+            if reactionsLimit != nil { tlSetFlag(&flags, 0x1) }
+            if paidEnabled != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2949,10 +2910,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             self.availableReactions.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.reactionsLimit {
+            if tlFlagIsSet(_flags, 0x1), let value = self.reactionsLimit {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.paidEnabled {
+            if tlFlagIsSet(_flags, 0x2), let value = self.paidEnabled {
                 buffer.appendBool(value)
             }
         }
@@ -2972,12 +2933,12 @@ extension Api.functions.messages {
                 let _availableReactions = try Api.ChatReactions.parse(&reader)
                 field = 3
                 var _reactionsLimit: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _reactionsLimit = try reader.readInt32()
                 }
                 field = 4
                 var _paidEnabled: Bool? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _paidEnabled = try reader.readBool()
                 }
                 return SetChatAvailableReactions(peer: _peer, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit, paidEnabled: _paidEnabled)
@@ -2989,18 +2950,17 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("available_reactions", .object(self.availableReactions)))
-            if _flags & 0x1 != 0, let value = self.reactionsLimit {
-                fields.append(("reactions_limit", .int(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.object("available_reactions", self.availableReactions)
+            if tlFlagIsSet(_flags, 0x1), let value = self.reactionsLimit {
+                fields.int("reactions_limit", value)
             }
-            if _flags & 0x2 != 0, let value = self.paidEnabled {
-                fields.append(("paid_enabled", .bool(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.paidEnabled {
+                fields.bool("paid_enabled", value)
             }
-            return ("messages.setChatAvailableReactions", fields)
+            return ("messages.setChatAvailableReactions", fields.fields)
         }
     }
 
@@ -3038,11 +2998,11 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if writeAllowed { flags |= 0x1 }
-            if compact { flags |= 0x80 }
-            if fullscreen { flags |= 0x100 }
-            if startParam != nil { flags |= 0x2 }
-            if themeParams != nil { flags |= 0x4 }
+            if writeAllowed { tlSetFlag(&flags, 0x1) }
+            if compact { tlSetFlag(&flags, 0x80) }
+            if fullscreen { tlSetFlag(&flags, 0x100) }
+            if startParam != nil { tlSetFlag(&flags, 0x2) }
+            if themeParams != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3052,10 +3012,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             self.app.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.startParam {
+            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.themeParams {
+            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.platform)
@@ -3071,23 +3031,23 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _writeAllowed = _flags & 0x1 != 0
+                let _writeAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _compact = _flags & 0x80 != 0
+                let _compact = tlFlagIsSet(_flags, 0x80)
                 field = 3
-                let _fullscreen = _flags & 0x100 != 0
+                let _fullscreen = tlFlagIsSet(_flags, 0x100)
                 field = 4
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 5
                 let _app = try Api.InputBotApp.parse(&reader)
                 field = 6
                 var _startParam: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _startParam = try reader.readTLString()
                 }
                 field = 7
                 var _themeParams: Api.DataJSON? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _themeParams = try Api.DataJSON.parse(&reader)
                 }
                 field = 8
@@ -3101,22 +3061,21 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.writeAllowed { fields.append(("write_allowed", .trueFlag)) }
-            if self.compact { fields.append(("compact", .trueFlag)) }
-            if self.fullscreen { fields.append(("fullscreen", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("app", .object(self.app)))
-            if _flags & 0x2 != 0, let value = self.startParam {
-                fields.append(("start_param", .string(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.trueFlag("write_allowed", self.writeAllowed)
+            fields.trueFlag("compact", self.compact)
+            fields.trueFlag("fullscreen", self.fullscreen)
+            fields.object("peer", self.peer)
+            fields.object("app", self.app)
+            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
+                fields.string("start_param", value)
             }
-            if _flags & 0x4 != 0, let value = self.themeParams {
-                fields.append(("theme_params", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
+                fields.object("theme_params", value)
             }
-            fields.append(("platform", .string(self.platform)))
-            return ("messages.requestAppWebView", fields)
+            fields.string("platform", self.platform)
+            return ("messages.requestAppWebView", fields.fields)
         }
     }
 
@@ -3188,12 +3147,12 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if broadcast { flags |= 0x1 }
-            if megagroup { flags |= 0x2 }
-            if forImport { flags |= 0x8 }
-            if forum { flags |= 0x20 }
-            if geoPoint != nil && address != nil { flags |= 0x4 }
-            if ttlPeriod != nil { flags |= 0x10 }
+            if broadcast { tlSetFlag(&flags, 0x1) }
+            if megagroup { tlSetFlag(&flags, 0x2) }
+            if forImport { tlSetFlag(&flags, 0x8) }
+            if forum { tlSetFlag(&flags, 0x20) }
+            if geoPoint != nil && address != nil { tlSetFlag(&flags, 0x4) }
+            if ttlPeriod != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -3203,13 +3162,13 @@ extension Api.functions.channels {
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.title)
             buffer.appendTLString(self.about)
-            if _flags & 0x4 != 0, let value = self.geoPoint {
+            if tlFlagIsSet(_flags, 0x4), let value = self.geoPoint {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.address {
+            if tlFlagIsSet(_flags, 0x4), let value = self.address {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x10 != 0, let value = self.ttlPeriod {
+            if tlFlagIsSet(_flags, 0x10), let value = self.ttlPeriod {
                 buffer.appendInt32(value)
             }
         }
@@ -3224,30 +3183,30 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcast = _flags & 0x1 != 0
+                let _broadcast = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _megagroup = _flags & 0x2 != 0
+                let _megagroup = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _forImport = _flags & 0x8 != 0
+                let _forImport = tlFlagIsSet(_flags, 0x8)
                 field = 4
-                let _forum = _flags & 0x20 != 0
+                let _forum = tlFlagIsSet(_flags, 0x20)
                 field = 5
                 let _title = try reader.readTLString()
                 field = 6
                 let _about = try reader.readTLString()
                 field = 7
                 var _geoPoint: Api.InputGeoPoint? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 }
                 field = 8
                 var _address: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _address = try reader.readTLString()
                 }
                 field = 9
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return CreateChannel(broadcast: _broadcast, megagroup: _megagroup, forImport: _forImport, forum: _forum, title: _title, about: _about, geoPoint: _geoPoint, address: _address, ttlPeriod: _ttlPeriod)
@@ -3259,25 +3218,24 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(10)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.broadcast { fields.append(("broadcast", .trueFlag)) }
-            if self.megagroup { fields.append(("megagroup", .trueFlag)) }
-            if self.forImport { fields.append(("for_import", .trueFlag)) }
-            if self.forum { fields.append(("forum", .trueFlag)) }
-            fields.append(("title", .string(self.title)))
-            fields.append(("about", .string(self.about)))
-            if _flags & 0x4 != 0, let value = self.geoPoint {
-                fields.append(("geo_point", .object(value)))
+            var fields = TLFieldList(capacity: 10)
+            fields.flags("flags", _flags)
+            fields.trueFlag("broadcast", self.broadcast)
+            fields.trueFlag("megagroup", self.megagroup)
+            fields.trueFlag("for_import", self.forImport)
+            fields.trueFlag("forum", self.forum)
+            fields.string("title", self.title)
+            fields.string("about", self.about)
+            if tlFlagIsSet(_flags, 0x4), let value = self.geoPoint {
+                fields.object("geo_point", value)
             }
-            if _flags & 0x4 != 0, let value = self.address {
-                fields.append(("address", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.address {
+                fields.string("address", value)
             }
-            if _flags & 0x10 != 0, let value = self.ttlPeriod {
-                fields.append(("ttl_period", .int(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.ttlPeriod {
+                fields.int("ttl_period", value)
             }
-            return ("channels.createChannel", fields)
+            return ("channels.createChannel", fields.fields)
         }
     }
 
@@ -3325,11 +3283,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("users", .vector(self.users.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-            return ("channels.inviteToChannel", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.objects("users", self.users)
+            return ("channels.inviteToChannel", fields.fields)
         }
     }
 
@@ -3357,8 +3314,8 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if signaturesEnabled { flags |= 0x1 }
-            if profilesEnabled { flags |= 0x2 }
+            if signaturesEnabled { tlSetFlag(&flags, 0x1) }
+            if profilesEnabled { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3379,9 +3336,9 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _signaturesEnabled = _flags & 0x1 != 0
+                let _signaturesEnabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _profilesEnabled = _flags & 0x2 != 0
+                let _profilesEnabled = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _channel = try Api.InputChannel.parse(&reader)
                 return ToggleSignatures(signaturesEnabled: _signaturesEnabled, profilesEnabled: _profilesEnabled, channel: _channel)
@@ -3393,13 +3350,12 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.signaturesEnabled { fields.append(("signatures_enabled", .trueFlag)) }
-            if self.profilesEnabled { fields.append(("profiles_enabled", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            return ("channels.toggleSignatures", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("signatures_enabled", self.signaturesEnabled)
+            fields.trueFlag("profiles_enabled", self.profilesEnabled)
+            fields.object("channel", self.channel)
+            return ("channels.toggleSignatures", fields.fields)
         }
     }
 
@@ -3435,8 +3391,8 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if eventsFilter != nil { flags |= 0x1 }
-            if admins != nil { flags |= 0x2 }
+            if eventsFilter != nil { tlSetFlag(&flags, 0x1) }
+            if admins != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3446,10 +3402,10 @@ extension Api.functions.channels {
             buffer.appendInt32(_flags)
             self.channel.serialize(buffer, true)
             buffer.appendTLString(self.q)
-            if _flags & 0x1 != 0, let value = self.eventsFilter {
+            if tlFlagIsSet(_flags, 0x1), let value = self.eventsFilter {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.admins {
+            if tlFlagIsSet(_flags, 0x2), let value = self.admins {
                 buffer.appendVector(value, boxed: true)
             }
             buffer.appendInt64(self.maxId)
@@ -3472,12 +3428,12 @@ extension Api.functions.channels {
                 let _q = try reader.readTLString()
                 field = 3
                 var _eventsFilter: Api.ChannelAdminLogEventsFilter? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _eventsFilter = try Api.ChannelAdminLogEventsFilter.parse(&reader)
                 }
                 field = 4
                 var _admins: [Api.InputUser]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _admins = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
                 field = 5
@@ -3495,21 +3451,20 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("q", .string(self.q)))
-            if _flags & 0x1 != 0, let value = self.eventsFilter {
-                fields.append(("events_filter", .object(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.object("channel", self.channel)
+            fields.string("q", self.q)
+            if tlFlagIsSet(_flags, 0x1), let value = self.eventsFilter {
+                fields.object("events_filter", value)
             }
-            if _flags & 0x2 != 0, let value = self.admins {
-                fields.append(("admins", .vector(value.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.admins {
+                fields.objects("admins", value)
             }
-            fields.append(("max_id", .long(self.maxId)))
-            fields.append(("min_id", .long(self.minId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("channels.getAdminLog", fields)
+            fields.long("max_id", self.maxId)
+            fields.long("min_id", self.minId)
+            fields.int("limit", self.limit)
+            return ("channels.getAdminLog", fields.fields)
         }
     }
 
@@ -3541,9 +3496,9 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if rtmpStream { flags |= 0x4 }
-            if title != nil { flags |= 0x1 }
-            if scheduleDate != nil { flags |= 0x2 }
+            if rtmpStream { tlSetFlag(&flags, 0x4) }
+            if title != nil { tlSetFlag(&flags, 0x1) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3553,10 +3508,10 @@ extension Api.functions.phone {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.randomId)
-            if _flags & 0x1 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x2), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
         }
@@ -3571,19 +3526,19 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtmpStream = _flags & 0x4 != 0
+                let _rtmpStream = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _randomId = try reader.readInt32()
                 field = 4
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 5
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _scheduleDate = try reader.readInt32()
                 }
                 return CreateGroupCall(rtmpStream: _rtmpStream, peer: _peer, randomId: _randomId, title: _title, scheduleDate: _scheduleDate)
@@ -3595,19 +3550,18 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.rtmpStream { fields.append(("rtmp_stream", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("random_id", .int(self.randomId)))
-            if _flags & 0x1 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("rtmp_stream", self.rtmpStream)
+            fields.object("peer", self.peer)
+            fields.int("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x2 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            return ("phone.createGroupCall", fields)
+            return ("phone.createGroupCall", fields.fields)
         }
     }
 
@@ -3645,10 +3599,10 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if muted { flags |= 0x1 }
-            if videoStopped { flags |= 0x4 }
-            if inviteHash != nil { flags |= 0x2 }
-            if publicKey != nil && block != nil { flags |= 0x8 }
+            if muted { tlSetFlag(&flags, 0x1) }
+            if videoStopped { tlSetFlag(&flags, 0x4) }
+            if inviteHash != nil { tlSetFlag(&flags, 0x2) }
+            if publicKey != nil && block != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -3658,13 +3612,13 @@ extension Api.functions.phone {
             buffer.appendInt32(_flags)
             self.call.serialize(buffer, true)
             self.joinAs.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.inviteHash {
+            if tlFlagIsSet(_flags, 0x2), let value = self.inviteHash {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x8 != 0, let value = self.publicKey {
+            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
                 buffer.appendInt256(value)
             }
-            if _flags & 0x8 != 0, let value = self.block {
+            if tlFlagIsSet(_flags, 0x8), let value = self.block {
                 buffer.appendTLBytes(value)
             }
             self.params.serialize(buffer, true)
@@ -3680,26 +3634,26 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _muted = _flags & 0x1 != 0
+                let _muted = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _videoStopped = _flags & 0x4 != 0
+                let _videoStopped = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 4
                 let _joinAs = try Api.InputPeer.parse(&reader)
                 field = 5
                 var _inviteHash: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _inviteHash = try reader.readTLString()
                 }
                 field = 6
                 var _publicKey: TLInt256? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _publicKey = try reader.readInt256()
                 }
                 field = 7
                 var _block: [UInt8]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _block = try reader.readTLBytes()
                 }
                 field = 8
@@ -3713,24 +3667,23 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.muted { fields.append(("muted", .trueFlag)) }
-            if self.videoStopped { fields.append(("video_stopped", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            fields.append(("join_as", .object(self.joinAs)))
-            if _flags & 0x2 != 0, let value = self.inviteHash {
-                fields.append(("invite_hash", .string(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.trueFlag("muted", self.muted)
+            fields.trueFlag("video_stopped", self.videoStopped)
+            fields.object("call", self.call)
+            fields.object("join_as", self.joinAs)
+            if tlFlagIsSet(_flags, 0x2), let value = self.inviteHash {
+                fields.string("invite_hash", value)
             }
-            if _flags & 0x8 != 0, let value = self.publicKey {
-                fields.append(("public_key", .int256(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
+                fields.int256("public_key", value)
             }
-            if _flags & 0x8 != 0, let value = self.block {
-                fields.append(("block", .bytes(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.block {
+                fields.bytes("block", value)
             }
-            fields.append(("params", .object(self.params)))
-            return ("phone.joinGroupCall", fields)
+            fields.object("params", self.params)
+            return ("phone.joinGroupCall", fields.fields)
         }
     }
 
@@ -3778,11 +3731,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("users", .vector(self.users.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-            return ("phone.inviteToGroupCall", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.objects("users", self.users)
+            return ("phone.inviteToGroupCall", fields.fields)
         }
     }
 
@@ -3824,10 +3776,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("call", .object(self.call)))
-            return ("phone.getGroupCallStreamChannels", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("call", self.call)
+            return ("phone.getGroupCallStreamChannels", fields.fields)
         }
     }
 
@@ -3875,11 +3826,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("block", .bytes(self.block)))
-            return ("phone.sendConferenceCallBroadcast", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.bytes("block", self.block)
+            return ("phone.sendConferenceCallBroadcast", fields.fields)
         }
     }
 

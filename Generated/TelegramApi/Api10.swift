@@ -134,60 +134,60 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if isSelf { flags |= 0x400 }
-                if contact { flags |= 0x800 }
-                if mutualContact { flags |= 0x1000 }
-                if deleted { flags |= 0x2000 }
-                if botChatHistory { flags |= 0x8000 }
-                if botNochats { flags |= 0x10000 }
-                if verified { flags |= 0x20000 }
-                if min { flags |= 0x100000 }
-                if botInlineGeo { flags |= 0x200000 }
-                if support { flags |= 0x800000 }
-                if scam { flags |= 0x1000000 }
-                if applyMinPhoto { flags |= 0x2000000 }
-                if fake { flags |= 0x4000000 }
-                if botAttachMenu { flags |= 0x8000000 }
-                if premium { flags |= 0x10000000 }
-                if attachMenuEnabled { flags |= 0x20000000 }
-                if accessHash != nil { flags |= 0x1 }
-                if firstName != nil { flags |= 0x2 }
-                if lastName != nil { flags |= 0x4 }
-                if username != nil { flags |= 0x8 }
-                if phone != nil { flags |= 0x10 }
-                if photo != nil { flags |= 0x20 }
-                if status != nil { flags |= 0x40 }
-                if botInfoVersion != nil { flags |= 0x4000 }
-                if restrictionReason != nil { flags |= 0x40000 }
-                if botInlinePlaceholder != nil { flags |= 0x80000 }
-                if langCode != nil { flags |= 0x400000 }
-                if emojiStatus != nil { flags |= 0x40000000 }
+                if isSelf { tlSetFlag(&flags, 0x400) }
+                if contact { tlSetFlag(&flags, 0x800) }
+                if mutualContact { tlSetFlag(&flags, 0x1000) }
+                if deleted { tlSetFlag(&flags, 0x2000) }
+                if botChatHistory { tlSetFlag(&flags, 0x8000) }
+                if botNochats { tlSetFlag(&flags, 0x10000) }
+                if verified { tlSetFlag(&flags, 0x20000) }
+                if min { tlSetFlag(&flags, 0x100000) }
+                if botInlineGeo { tlSetFlag(&flags, 0x200000) }
+                if support { tlSetFlag(&flags, 0x800000) }
+                if scam { tlSetFlag(&flags, 0x1000000) }
+                if applyMinPhoto { tlSetFlag(&flags, 0x2000000) }
+                if fake { tlSetFlag(&flags, 0x4000000) }
+                if botAttachMenu { tlSetFlag(&flags, 0x8000000) }
+                if premium { tlSetFlag(&flags, 0x10000000) }
+                if attachMenuEnabled { tlSetFlag(&flags, 0x20000000) }
+                if accessHash != nil { tlSetFlag(&flags, 0x1) }
+                if firstName != nil { tlSetFlag(&flags, 0x2) }
+                if lastName != nil { tlSetFlag(&flags, 0x4) }
+                if username != nil { tlSetFlag(&flags, 0x8) }
+                if phone != nil { tlSetFlag(&flags, 0x10) }
+                if photo != nil { tlSetFlag(&flags, 0x20) }
+                if status != nil { tlSetFlag(&flags, 0x40) }
+                if botInfoVersion != nil { tlSetFlag(&flags, 0x4000) }
+                if restrictionReason != nil { tlSetFlag(&flags, 0x40000) }
+                if botInlinePlaceholder != nil { tlSetFlag(&flags, 0x80000) }
+                if langCode != nil { tlSetFlag(&flags, 0x400000) }
+                if emojiStatus != nil { tlSetFlag(&flags, 0x40000000) }
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if botCanEdit { flags |= 0x2 }
-                if closeFriend { flags |= 0x4 }
-                if storiesHidden { flags |= 0x8 }
-                if storiesUnavailable { flags |= 0x10 }
-                if contactRequirePremium { flags |= 0x400 }
-                if botBusiness { flags |= 0x800 }
-                if botHasMainApp { flags |= 0x2000 }
-                if botForumView { flags |= 0x10000 }
-                if botForumCanManageTopics { flags |= 0x20000 }
-                if botCanManageBots { flags |= 0x40000 }
-                if botGuestchat { flags |= 0x80000 }
-                if botGuard { flags |= 0x100000 }
-                if usernames != nil { flags |= 0x1 }
-                if storiesMaxId != nil { flags |= 0x20 }
-                if color != nil { flags |= 0x100 }
-                if profileColor != nil { flags |= 0x200 }
-                if botActiveUsers != nil { flags |= 0x1000 }
-                if botVerificationIcon != nil { flags |= 0x4000 }
-                if sendPaidMessagesStars != nil { flags |= 0x8000 }
-                if linkedCommunityId != nil { flags |= 0x200000 }
+                if botCanEdit { tlSetFlag(&flags, 0x2) }
+                if closeFriend { tlSetFlag(&flags, 0x4) }
+                if storiesHidden { tlSetFlag(&flags, 0x8) }
+                if storiesUnavailable { tlSetFlag(&flags, 0x10) }
+                if contactRequirePremium { tlSetFlag(&flags, 0x400) }
+                if botBusiness { tlSetFlag(&flags, 0x800) }
+                if botHasMainApp { tlSetFlag(&flags, 0x2000) }
+                if botForumView { tlSetFlag(&flags, 0x10000) }
+                if botForumCanManageTopics { tlSetFlag(&flags, 0x20000) }
+                if botCanManageBots { tlSetFlag(&flags, 0x40000) }
+                if botGuestchat { tlSetFlag(&flags, 0x80000) }
+                if botGuard { tlSetFlag(&flags, 0x100000) }
+                if usernames != nil { tlSetFlag(&flags, 0x1) }
+                if storiesMaxId != nil { tlSetFlag(&flags, 0x20) }
+                if color != nil { tlSetFlag(&flags, 0x100) }
+                if profileColor != nil { tlSetFlag(&flags, 0x200) }
+                if botActiveUsers != nil { tlSetFlag(&flags, 0x1000) }
+                if botVerificationIcon != nil { tlSetFlag(&flags, 0x4000) }
+                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x8000) }
+                if linkedCommunityId != nil { tlSetFlag(&flags, 0x200000) }
                 return flags
             }
         }
@@ -204,64 +204,64 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(_flags2)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x1 != 0, let value = c.accessHash {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.accessHash {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.firstName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.lastName {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.lastName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.username {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.phone {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.phone {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.status {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.status {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4000 != 0, let value = c.botInfoVersion {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.restrictionReason {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x80000 != 0, let value = c.botInlinePlaceholder {
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.botInlinePlaceholder {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x400000 != 0, let value = c.langCode {
+                    if tlFlagIsSet(_flags, 0x400000), let value = c.langCode {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x40000000 != 0, let value = c.emojiStatus {
+                    if tlFlagIsSet(_flags, 0x40000000), let value = c.emojiStatus {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.usernames {
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags2 & 0x20 != 0, let value = c.storiesMaxId {
+                    if tlFlagIsSet(_flags2, 0x20), let value = c.storiesMaxId {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.color {
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.color {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x200 != 0, let value = c.profileColor {
+                    if tlFlagIsSet(_flags2, 0x200), let value = c.profileColor {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x1000 != 0, let value = c.botActiveUsers {
+                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botActiveUsers {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x4000 != 0, let value = c.botVerificationIcon {
+                    if tlFlagIsSet(_flags2, 0x4000), let value = c.botVerificationIcon {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x8000 != 0, let value = c.sendPaidMessagesStars {
+                    if tlFlagIsSet(_flags2, 0x8000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x200000 != 0, let value = c.linkedCommunityId {
+                    if tlFlagIsSet(_flags2, 0x200000), let value = c.linkedCommunityId {
                         buffer.appendInt64(value)
                     }
             }
@@ -297,165 +297,165 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _isSelf = _flags & 0x400 != 0
+                let _isSelf = tlFlagIsSet(_flags, 0x400)
                 field = 2
-                let _contact = _flags & 0x800 != 0
+                let _contact = tlFlagIsSet(_flags, 0x800)
                 field = 3
-                let _mutualContact = _flags & 0x1000 != 0
+                let _mutualContact = tlFlagIsSet(_flags, 0x1000)
                 field = 4
-                let _deleted = _flags & 0x2000 != 0
+                let _deleted = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 field = 6
-                let _botChatHistory = _flags & 0x8000 != 0
+                let _botChatHistory = tlFlagIsSet(_flags, 0x8000)
                 field = 7
-                let _botNochats = _flags & 0x10000 != 0
+                let _botNochats = tlFlagIsSet(_flags, 0x10000)
                 field = 8
-                let _verified = _flags & 0x20000 != 0
+                let _verified = tlFlagIsSet(_flags, 0x20000)
                 field = 9
                 field = 10
-                let _min = _flags & 0x100000 != 0
+                let _min = tlFlagIsSet(_flags, 0x100000)
                 field = 11
-                let _botInlineGeo = _flags & 0x200000 != 0
+                let _botInlineGeo = tlFlagIsSet(_flags, 0x200000)
                 field = 12
-                let _support = _flags & 0x800000 != 0
+                let _support = tlFlagIsSet(_flags, 0x800000)
                 field = 13
-                let _scam = _flags & 0x1000000 != 0
+                let _scam = tlFlagIsSet(_flags, 0x1000000)
                 field = 14
-                let _applyMinPhoto = _flags & 0x2000000 != 0
+                let _applyMinPhoto = tlFlagIsSet(_flags, 0x2000000)
                 field = 15
-                let _fake = _flags & 0x4000000 != 0
+                let _fake = tlFlagIsSet(_flags, 0x4000000)
                 field = 16
-                let _botAttachMenu = _flags & 0x8000000 != 0
+                let _botAttachMenu = tlFlagIsSet(_flags, 0x8000000)
                 field = 17
-                let _premium = _flags & 0x10000000 != 0
+                let _premium = tlFlagIsSet(_flags, 0x10000000)
                 field = 18
-                let _attachMenuEnabled = _flags & 0x20000000 != 0
+                let _attachMenuEnabled = tlFlagIsSet(_flags, 0x20000000)
                 field = 19
                 let _flags2 = try reader.readInt32()
                 field = 20
-                let _botCanEdit = _flags2 & 0x2 != 0
+                let _botCanEdit = tlFlagIsSet(_flags2, 0x2)
                 field = 21
-                let _closeFriend = _flags2 & 0x4 != 0
+                let _closeFriend = tlFlagIsSet(_flags2, 0x4)
                 field = 22
-                let _storiesHidden = _flags2 & 0x8 != 0
+                let _storiesHidden = tlFlagIsSet(_flags2, 0x8)
                 field = 23
-                let _storiesUnavailable = _flags2 & 0x10 != 0
+                let _storiesUnavailable = tlFlagIsSet(_flags2, 0x10)
                 field = 24
-                let _contactRequirePremium = _flags2 & 0x400 != 0
+                let _contactRequirePremium = tlFlagIsSet(_flags2, 0x400)
                 field = 25
-                let _botBusiness = _flags2 & 0x800 != 0
+                let _botBusiness = tlFlagIsSet(_flags2, 0x800)
                 field = 26
-                let _botHasMainApp = _flags2 & 0x2000 != 0
+                let _botHasMainApp = tlFlagIsSet(_flags2, 0x2000)
                 field = 27
-                let _botForumView = _flags2 & 0x10000 != 0
+                let _botForumView = tlFlagIsSet(_flags2, 0x10000)
                 field = 28
-                let _botForumCanManageTopics = _flags2 & 0x20000 != 0
+                let _botForumCanManageTopics = tlFlagIsSet(_flags2, 0x20000)
                 field = 29
-                let _botCanManageBots = _flags2 & 0x40000 != 0
+                let _botCanManageBots = tlFlagIsSet(_flags2, 0x40000)
                 field = 30
-                let _botGuestchat = _flags2 & 0x80000 != 0
+                let _botGuestchat = tlFlagIsSet(_flags2, 0x80000)
                 field = 31
-                let _botGuard = _flags2 & 0x100000 != 0
+                let _botGuard = tlFlagIsSet(_flags2, 0x100000)
                 field = 32
                 let _id = try reader.readInt64()
                 field = 33
                 var _accessHash: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _accessHash = try reader.readInt64()
                 }
                 field = 34
                 var _firstName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _firstName = try reader.readTLString()
                 }
                 field = 35
                 var _lastName: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _lastName = try reader.readTLString()
                 }
                 field = 36
                 var _username: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _username = try reader.readTLString()
                 }
                 field = 37
                 var _phone: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _phone = try reader.readTLString()
                 }
                 field = 38
                 var _photo: Api.UserProfilePhoto? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _photo = try Api.UserProfilePhoto.parse(&reader)
                 }
                 field = 39
                 var _status: Api.UserStatus? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _status = try Api.UserStatus.parse(&reader)
                 }
                 field = 40
                 var _botInfoVersion: Int32? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _botInfoVersion = try reader.readInt32()
                 }
                 field = 41
                 var _restrictionReason: [Api.RestrictionReason]? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _restrictionReason = try reader.readVector(boxed: true, of: Api.RestrictionReason.self)
                 }
                 field = 42
                 var _botInlinePlaceholder: String? = nil
-                if _flags & 0x80000 != 0 {
+                if tlFlagIsSet(_flags, 0x80000) {
                     _botInlinePlaceholder = try reader.readTLString()
                 }
                 field = 43
                 var _langCode: String? = nil
-                if _flags & 0x400000 != 0 {
+                if tlFlagIsSet(_flags, 0x400000) {
                     _langCode = try reader.readTLString()
                 }
                 field = 44
                 var _emojiStatus: Api.EmojiStatus? = nil
-                if _flags & 0x40000000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000000) {
                     _emojiStatus = try Api.EmojiStatus.parse(&reader)
                 }
                 field = 45
                 var _usernames: [Api.Username]? = nil
-                if _flags2 & 0x1 != 0 {
+                if tlFlagIsSet(_flags2, 0x1) {
                     _usernames = try reader.readVector(boxed: true, of: Api.Username.self)
                 }
                 field = 46
                 var _storiesMaxId: Api.RecentStory? = nil
-                if _flags2 & 0x20 != 0 {
+                if tlFlagIsSet(_flags2, 0x20) {
                     _storiesMaxId = try Api.RecentStory.parse(&reader)
                 }
                 field = 47
                 var _color: Api.PeerColor? = nil
-                if _flags2 & 0x100 != 0 {
+                if tlFlagIsSet(_flags2, 0x100) {
                     _color = try Api.PeerColor.parse(&reader)
                 }
                 field = 48
                 var _profileColor: Api.PeerColor? = nil
-                if _flags2 & 0x200 != 0 {
+                if tlFlagIsSet(_flags2, 0x200) {
                     _profileColor = try Api.PeerColor.parse(&reader)
                 }
                 field = 49
                 var _botActiveUsers: Int32? = nil
-                if _flags2 & 0x1000 != 0 {
+                if tlFlagIsSet(_flags2, 0x1000) {
                     _botActiveUsers = try reader.readInt32()
                 }
                 field = 50
                 var _botVerificationIcon: Int64? = nil
-                if _flags2 & 0x4000 != 0 {
+                if tlFlagIsSet(_flags2, 0x4000) {
                     _botVerificationIcon = try reader.readInt64()
                 }
                 field = 51
                 var _sendPaidMessagesStars: Int64? = nil
-                if _flags2 & 0x8000 != 0 {
+                if tlFlagIsSet(_flags2, 0x8000) {
                     _sendPaidMessagesStars = try reader.readInt64()
                 }
                 field = 52
                 var _linkedCommunityId: Int64? = nil
-                if _flags2 & 0x200000 != 0 {
+                if tlFlagIsSet(_flags2, 0x200000) {
                     _linkedCommunityId = try reader.readInt64()
                 }
                 return .user(Cons_user(isSelf: _isSelf, contact: _contact, mutualContact: _mutualContact, deleted: _deleted, botChatHistory: _botChatHistory, botNochats: _botNochats, verified: _verified, min: _min, botInlineGeo: _botInlineGeo, support: _support, scam: _scam, applyMinPhoto: _applyMinPhoto, fake: _fake, botAttachMenu: _botAttachMenu, premium: _premium, attachMenuEnabled: _attachMenuEnabled, botCanEdit: _botCanEdit, closeFriend: _closeFriend, storiesHidden: _storiesHidden, storiesUnavailable: _storiesUnavailable, contactRequirePremium: _contactRequirePremium, botBusiness: _botBusiness, botHasMainApp: _botHasMainApp, botForumView: _botForumView, botForumCanManageTopics: _botForumCanManageTopics, botCanManageBots: _botCanManageBots, botGuestchat: _botGuestchat, botGuard: _botGuard, id: _id, accessHash: _accessHash, firstName: _firstName, lastName: _lastName, username: _username, phone: _phone, photo: _photo, status: _status, botInfoVersion: _botInfoVersion, restrictionReason: _restrictionReason, botInlinePlaceholder: _botInlinePlaceholder, langCode: _langCode, emojiStatus: _emojiStatus, usernames: _usernames, storiesMaxId: _storiesMaxId, color: _color, profileColor: _profileColor, botActiveUsers: _botActiveUsers, botVerificationIcon: _botVerificationIcon, sendPaidMessagesStars: _sendPaidMessagesStars, linkedCommunityId: _linkedCommunityId))
@@ -468,109 +468,107 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .userEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("userEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("userEmpty", fields.fields)
                 case .user(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(53)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.isSelf { fields.append(("self", .trueFlag)) }
-                    if c.contact { fields.append(("contact", .trueFlag)) }
-                    if c.mutualContact { fields.append(("mutual_contact", .trueFlag)) }
-                    if c.deleted { fields.append(("deleted", .trueFlag)) }
-                    if c.bot { fields.append(("bot", .trueFlag)) }
-                    if c.botChatHistory { fields.append(("bot_chat_history", .trueFlag)) }
-                    if c.botNochats { fields.append(("bot_nochats", .trueFlag)) }
-                    if c.verified { fields.append(("verified", .trueFlag)) }
-                    if c.restricted { fields.append(("restricted", .trueFlag)) }
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    if c.botInlineGeo { fields.append(("bot_inline_geo", .trueFlag)) }
-                    if c.support { fields.append(("support", .trueFlag)) }
-                    if c.scam { fields.append(("scam", .trueFlag)) }
-                    if c.applyMinPhoto { fields.append(("apply_min_photo", .trueFlag)) }
-                    if c.fake { fields.append(("fake", .trueFlag)) }
-                    if c.botAttachMenu { fields.append(("bot_attach_menu", .trueFlag)) }
-                    if c.premium { fields.append(("premium", .trueFlag)) }
-                    if c.attachMenuEnabled { fields.append(("attach_menu_enabled", .trueFlag)) }
-                    fields.append(("flags2", .flags(UInt32(bitPattern: _flags2))))
-                    if c.botCanEdit { fields.append(("bot_can_edit", .trueFlag)) }
-                    if c.closeFriend { fields.append(("close_friend", .trueFlag)) }
-                    if c.storiesHidden { fields.append(("stories_hidden", .trueFlag)) }
-                    if c.storiesUnavailable { fields.append(("stories_unavailable", .trueFlag)) }
-                    if c.contactRequirePremium { fields.append(("contact_require_premium", .trueFlag)) }
-                    if c.botBusiness { fields.append(("bot_business", .trueFlag)) }
-                    if c.botHasMainApp { fields.append(("bot_has_main_app", .trueFlag)) }
-                    if c.botForumView { fields.append(("bot_forum_view", .trueFlag)) }
-                    if c.botForumCanManageTopics { fields.append(("bot_forum_can_manage_topics", .trueFlag)) }
-                    if c.botCanManageBots { fields.append(("bot_can_manage_bots", .trueFlag)) }
-                    if c.botGuestchat { fields.append(("bot_guestchat", .trueFlag)) }
-                    if c.botGuard { fields.append(("bot_guard", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x1 != 0, let value = c.accessHash {
-                        fields.append(("access_hash", .long(value)))
+                    var fields = TLFieldList(capacity: 53)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("self", c.isSelf)
+                    fields.trueFlag("contact", c.contact)
+                    fields.trueFlag("mutual_contact", c.mutualContact)
+                    fields.trueFlag("deleted", c.deleted)
+                    fields.trueFlag("bot", c.bot)
+                    fields.trueFlag("bot_chat_history", c.botChatHistory)
+                    fields.trueFlag("bot_nochats", c.botNochats)
+                    fields.trueFlag("verified", c.verified)
+                    fields.trueFlag("restricted", c.restricted)
+                    fields.trueFlag("min", c.min)
+                    fields.trueFlag("bot_inline_geo", c.botInlineGeo)
+                    fields.trueFlag("support", c.support)
+                    fields.trueFlag("scam", c.scam)
+                    fields.trueFlag("apply_min_photo", c.applyMinPhoto)
+                    fields.trueFlag("fake", c.fake)
+                    fields.trueFlag("bot_attach_menu", c.botAttachMenu)
+                    fields.trueFlag("premium", c.premium)
+                    fields.trueFlag("attach_menu_enabled", c.attachMenuEnabled)
+                    fields.flags("flags2", _flags2)
+                    fields.trueFlag("bot_can_edit", c.botCanEdit)
+                    fields.trueFlag("close_friend", c.closeFriend)
+                    fields.trueFlag("stories_hidden", c.storiesHidden)
+                    fields.trueFlag("stories_unavailable", c.storiesUnavailable)
+                    fields.trueFlag("contact_require_premium", c.contactRequirePremium)
+                    fields.trueFlag("bot_business", c.botBusiness)
+                    fields.trueFlag("bot_has_main_app", c.botHasMainApp)
+                    fields.trueFlag("bot_forum_view", c.botForumView)
+                    fields.trueFlag("bot_forum_can_manage_topics", c.botForumCanManageTopics)
+                    fields.trueFlag("bot_can_manage_bots", c.botCanManageBots)
+                    fields.trueFlag("bot_guestchat", c.botGuestchat)
+                    fields.trueFlag("bot_guard", c.botGuard)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.accessHash {
+                        fields.long("access_hash", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.firstName {
-                        fields.append(("first_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
+                        fields.string("first_name", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.lastName {
-                        fields.append(("last_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.lastName {
+                        fields.string("last_name", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.username {
-                        fields.append(("username", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.username {
+                        fields.string("username", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.phone {
-                        fields.append(("phone", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.phone {
+                        fields.string("phone", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.status {
-                        fields.append(("status", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.status {
+                        fields.object("status", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.botInfoVersion {
-                        fields.append(("bot_info_version", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
+                        fields.int("bot_info_version", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.restrictionReason {
-                        fields.append(("restriction_reason", .vector(value.map { (e0: Api.RestrictionReason) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.restrictionReason {
+                        fields.objects("restriction_reason", value)
                     }
-                    if _flags & 0x80000 != 0, let value = c.botInlinePlaceholder {
-                        fields.append(("bot_inline_placeholder", .string(value)))
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.botInlinePlaceholder {
+                        fields.string("bot_inline_placeholder", value)
                     }
-                    if _flags & 0x400000 != 0, let value = c.langCode {
-                        fields.append(("lang_code", .string(value)))
+                    if tlFlagIsSet(_flags, 0x400000), let value = c.langCode {
+                        fields.string("lang_code", value)
                     }
-                    if _flags & 0x40000000 != 0, let value = c.emojiStatus {
-                        fields.append(("emoji_status", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000000), let value = c.emojiStatus {
+                        fields.object("emoji_status", value)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.usernames {
-                        fields.append(("usernames", .vector(value.map { (e0: Api.Username) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
+                        fields.objects("usernames", value)
                     }
-                    if _flags2 & 0x20 != 0, let value = c.storiesMaxId {
-                        fields.append(("stories_max_id", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x20), let value = c.storiesMaxId {
+                        fields.object("stories_max_id", value)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.color {
-                        fields.append(("color", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.color {
+                        fields.object("color", value)
                     }
-                    if _flags2 & 0x200 != 0, let value = c.profileColor {
-                        fields.append(("profile_color", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x200), let value = c.profileColor {
+                        fields.object("profile_color", value)
                     }
-                    if _flags2 & 0x1000 != 0, let value = c.botActiveUsers {
-                        fields.append(("bot_active_users", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botActiveUsers {
+                        fields.int("bot_active_users", value)
                     }
-                    if _flags2 & 0x4000 != 0, let value = c.botVerificationIcon {
-                        fields.append(("bot_verification_icon", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x4000), let value = c.botVerificationIcon {
+                        fields.long("bot_verification_icon", value)
                     }
-                    if _flags2 & 0x8000 != 0, let value = c.sendPaidMessagesStars {
-                        fields.append(("send_paid_messages_stars", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x8000), let value = c.sendPaidMessagesStars {
+                        fields.long("send_paid_messages_stars", value)
                     }
-                    if _flags2 & 0x200000 != 0, let value = c.linkedCommunityId {
-                        fields.append(("linked_community_id", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x200000), let value = c.linkedCommunityId {
+                        fields.long("linked_community_id", value)
                     }
-                    return ("user", fields)
+                    return ("user", fields.fields)
             }
         }
     }
@@ -682,18 +680,16 @@ extension Api {
                 case .inputChannelEmpty:
                     return ("inputChannelEmpty", [])
                 case .inputChannel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputChannel", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("channel_id", c.channelId)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputChannel", fields.fields)
                 case .inputChannelFromMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    return ("inputChannelFromMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.long("channel_id", c.channelId)
+                    return ("inputChannelFromMessage", fields.fields)
             }
         }
     }
@@ -776,13 +772,12 @@ extension Api.channels {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .channelParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("participants", .vector(c.participants.map { (e0: Api.ChannelParticipant) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("channels.channelParticipants", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("count", c.count)
+                    fields.objects("participants", c.participants)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("channels.channelParticipants", fields.fields)
                 case .channelParticipantsNotModified:
                     return ("channels.channelParticipantsNotModified", [])
             }
@@ -825,11 +820,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x2 }
-                if description != nil { flags |= 0x4 }
-                if url != nil { flags |= 0x8 }
-                if thumb != nil { flags |= 0x10 }
-                if content != nil { flags |= 0x20 }
+                if title != nil { tlSetFlag(&flags, 0x2) }
+                if description != nil { tlSetFlag(&flags, 0x4) }
+                if url != nil { tlSetFlag(&flags, 0x8) }
+                if thumb != nil { tlSetFlag(&flags, 0x10) }
+                if content != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -857,10 +852,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { flags |= 0x1 }
-                if document != nil { flags |= 0x2 }
-                if title != nil { flags |= 0x4 }
-                if description != nil { flags |= 0x8 }
+                if photo != nil { tlSetFlag(&flags, 0x1) }
+                if document != nil { tlSetFlag(&flags, 0x2) }
+                if title != nil { tlSetFlag(&flags, 0x4) }
+                if description != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -873,19 +868,19 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if _flags & 0x2 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumb {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.content {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
                         value.serialize(buffer, true)
                     }
                     c.sendMessage.serialize(buffer, true)
@@ -895,16 +890,16 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if _flags & 0x1 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
                         buffer.appendTLString(value)
                     }
                     c.sendMessage.serialize(buffer, true)
@@ -936,27 +931,27 @@ extension Api {
                 let _type = try reader.readTLString()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _description: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _description = try reader.readTLString()
                 }
                 field = 5
                 var _url: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _url = try reader.readTLString()
                 }
                 field = 6
                 var _thumb: Api.WebDocument? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _thumb = try Api.WebDocument.parse(&reader)
                 }
                 field = 7
                 var _content: Api.WebDocument? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _content = try Api.WebDocument.parse(&reader)
                 }
                 field = 8
@@ -978,22 +973,22 @@ extension Api {
                 let _type = try reader.readTLString()
                 field = 3
                 var _photo: Api.Photo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _photo = try Api.Photo.parse(&reader)
                 }
                 field = 4
                 var _document: Api.Document? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _document = try Api.Document.parse(&reader)
                 }
                 field = 5
                 var _title: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _title = try reader.readTLString()
                 }
                 field = 6
                 var _description: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _description = try reader.readTLString()
                 }
                 field = 7
@@ -1009,49 +1004,47 @@ extension Api {
             switch self {
                 case .botInlineResult(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("type", .string(c.type)))
-                    if _flags & 0x2 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.string("id", c.id)
+                    fields.string("type", c.type)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
+                        fields.string("description", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
+                        fields.string("url", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumb {
-                        fields.append(("thumb", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
+                        fields.object("thumb", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.content {
-                        fields.append(("content", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
+                        fields.object("content", value)
                     }
-                    fields.append(("send_message", .object(c.sendMessage)))
-                    return ("botInlineResult", fields)
+                    fields.object("send_message", c.sendMessage)
+                    return ("botInlineResult", fields.fields)
                 case .botInlineMediaResult(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("type", .string(c.type)))
-                    if _flags & 0x1 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.string("id", c.id)
+                    fields.string("type", c.type)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
+                        fields.object("document", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
+                        fields.string("description", value)
                     }
-                    fields.append(("send_message", .object(c.sendMessage)))
-                    return ("botInlineMediaResult", fields)
+                    fields.object("send_message", c.sendMessage)
+                    return ("botInlineMediaResult", fields.fields)
             }
         }
     }
@@ -1108,10 +1101,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .cdnConfig(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("public_keys", .vector(c.publicKeys.map { (e0: Api.CdnPublicKey) -> TLValue in .object(e0) })))
-                    return ("cdnConfig", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("public_keys", c.publicKeys)
+                    return ("cdnConfig", fields.fields)
             }
         }
     }
@@ -1137,8 +1129,8 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sensitiveEnabled { flags |= 0x1 }
-                if sensitiveCanChange { flags |= 0x2 }
+                if sensitiveEnabled { tlSetFlag(&flags, 0x1) }
+                if sensitiveCanChange { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1171,9 +1163,9 @@ extension Api.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _sensitiveEnabled = _flags & 0x1 != 0
+                let _sensitiveEnabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _sensitiveCanChange = _flags & 0x2 != 0
+                let _sensitiveCanChange = tlFlagIsSet(_flags, 0x2)
                 return .contentSettings(Cons_contentSettings(sensitiveEnabled: _sensitiveEnabled, sensitiveCanChange: _sensitiveCanChange))
             }
             catch {
@@ -1185,12 +1177,11 @@ extension Api.account {
             switch self {
                 case .contentSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.sensitiveEnabled { fields.append(("sensitive_enabled", .trueFlag)) }
-                    if c.sensitiveCanChange { fields.append(("sensitive_can_change", .trueFlag)) }
-                    return ("account.contentSettings", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("sensitive_enabled", c.sensitiveEnabled)
+                    fields.trueFlag("sensitive_can_change", c.sensitiveCanChange)
+                    return ("account.contentSettings", fields.fields)
             }
         }
     }
@@ -1253,11 +1244,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsDateRangeDays(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("min_date", .int(c.minDate)))
-                    fields.append(("max_date", .int(c.maxDate)))
-                    return ("statsDateRangeDays", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("min_date", c.minDate)
+                    fields.int("max_date", c.maxDate)
+                    return ("statsDateRangeDays", fields.fields)
             }
         }
     }
@@ -1325,12 +1315,11 @@ extension Api.chatlists {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatlistUpdates(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("missing_peers", .vector(c.missingPeers.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("chatlists.chatlistUpdates", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("missing_peers", c.missingPeers)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("chatlists.chatlistUpdates", fields.fields)
             }
         }
     }
@@ -1364,11 +1353,11 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hidden { flags |= 0x1 }
-                if colors != nil { flags |= 0x2 }
-                if darkColors != nil { flags |= 0x4 }
-                if channelMinLevel != nil { flags |= 0x8 }
-                if groupMinLevel != nil { flags |= 0x10 }
+                if hidden { tlSetFlag(&flags, 0x1) }
+                if colors != nil { tlSetFlag(&flags, 0x2) }
+                if darkColors != nil { tlSetFlag(&flags, 0x4) }
+                if channelMinLevel != nil { tlSetFlag(&flags, 0x8) }
+                if groupMinLevel != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -1380,16 +1369,16 @@ extension Api.help {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.colorId)
-                    if _flags & 0x2 != 0, let value = c.colors {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.colors {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.darkColors {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.darkColors {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.channelMinLevel {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.channelMinLevel {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.groupMinLevel {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.groupMinLevel {
                         buffer.appendInt32(value)
                     }
             }
@@ -1414,27 +1403,27 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hidden = _flags & 0x1 != 0
+                let _hidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _colorId = try reader.readInt32()
                 field = 3
                 var _colors: Api.help.PeerColorSet? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _colors = try Api.help.PeerColorSet.parse(&reader)
                 }
                 field = 4
                 var _darkColors: Api.help.PeerColorSet? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _darkColors = try Api.help.PeerColorSet.parse(&reader)
                 }
                 field = 5
                 var _channelMinLevel: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _channelMinLevel = try reader.readInt32()
                 }
                 field = 6
                 var _groupMinLevel: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _groupMinLevel = try reader.readInt32()
                 }
                 return .peerColorOption(Cons_peerColorOption(hidden: _hidden, colorId: _colorId, colors: _colors, darkColors: _darkColors, channelMinLevel: _channelMinLevel, groupMinLevel: _groupMinLevel))
@@ -1448,24 +1437,23 @@ extension Api.help {
             switch self {
                 case .peerColorOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hidden { fields.append(("hidden", .trueFlag)) }
-                    fields.append(("color_id", .int(c.colorId)))
-                    if _flags & 0x2 != 0, let value = c.colors {
-                        fields.append(("colors", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("hidden", c.hidden)
+                    fields.int("color_id", c.colorId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.colors {
+                        fields.object("colors", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.darkColors {
-                        fields.append(("dark_colors", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.darkColors {
+                        fields.object("dark_colors", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.channelMinLevel {
-                        fields.append(("channel_min_level", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.channelMinLevel {
+                        fields.int("channel_min_level", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.groupMinLevel {
-                        fields.append(("group_min_level", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.groupMinLevel {
+                        fields.int("group_min_level", value)
                     }
-                    return ("help.peerColorOption", fields)
+                    return ("help.peerColorOption", fields.fields)
             }
         }
     }
@@ -1561,36 +1549,36 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if refund { flags |= 0x8 }
-                if pending { flags |= 0x10 }
-                if failed { flags |= 0x40 }
-                if gift { flags |= 0x400 }
-                if reaction { flags |= 0x800 }
-                if stargiftUpgrade { flags |= 0x40000 }
-                if businessTransfer { flags |= 0x200000 }
-                if stargiftResale { flags |= 0x400000 }
-                if postsSearch { flags |= 0x1000000 }
-                if stargiftPrepaidUpgrade { flags |= 0x2000000 }
-                if stargiftDropOriginalDetails { flags |= 0x4000000 }
-                if phonegroupMessage { flags |= 0x8000000 }
-                if stargiftAuctionBid { flags |= 0x10000000 }
-                if offer { flags |= 0x20000000 }
-                if title != nil { flags |= 0x1 }
-                if description != nil { flags |= 0x2 }
-                if photo != nil { flags |= 0x4 }
-                if transactionDate != nil && transactionUrl != nil { flags |= 0x20 }
-                if botPayload != nil { flags |= 0x80 }
-                if msgId != nil { flags |= 0x100 }
-                if extendedMedia != nil { flags |= 0x200 }
-                if subscriptionPeriod != nil { flags |= 0x1000 }
-                if giveawayPostId != nil { flags |= 0x2000 }
-                if stargift != nil { flags |= 0x4000 }
-                if floodskipNumber != nil { flags |= 0x8000 }
-                if starrefCommissionPermille != nil { flags |= 0x10000 }
-                if starrefPeer != nil && starrefAmount != nil { flags |= 0x20000 }
-                if paidMessages != nil { flags |= 0x80000 }
-                if premiumGiftMonths != nil { flags |= 0x100000 }
-                if adsProceedsFromDate != nil && adsProceedsToDate != nil { flags |= 0x800000 }
+                if refund { tlSetFlag(&flags, 0x8) }
+                if pending { tlSetFlag(&flags, 0x10) }
+                if failed { tlSetFlag(&flags, 0x40) }
+                if gift { tlSetFlag(&flags, 0x400) }
+                if reaction { tlSetFlag(&flags, 0x800) }
+                if stargiftUpgrade { tlSetFlag(&flags, 0x40000) }
+                if businessTransfer { tlSetFlag(&flags, 0x200000) }
+                if stargiftResale { tlSetFlag(&flags, 0x400000) }
+                if postsSearch { tlSetFlag(&flags, 0x1000000) }
+                if stargiftPrepaidUpgrade { tlSetFlag(&flags, 0x2000000) }
+                if stargiftDropOriginalDetails { tlSetFlag(&flags, 0x4000000) }
+                if phonegroupMessage { tlSetFlag(&flags, 0x8000000) }
+                if stargiftAuctionBid { tlSetFlag(&flags, 0x10000000) }
+                if offer { tlSetFlag(&flags, 0x20000000) }
+                if title != nil { tlSetFlag(&flags, 0x1) }
+                if description != nil { tlSetFlag(&flags, 0x2) }
+                if photo != nil { tlSetFlag(&flags, 0x4) }
+                if transactionDate != nil && transactionUrl != nil { tlSetFlag(&flags, 0x20) }
+                if botPayload != nil { tlSetFlag(&flags, 0x80) }
+                if msgId != nil { tlSetFlag(&flags, 0x100) }
+                if extendedMedia != nil { tlSetFlag(&flags, 0x200) }
+                if subscriptionPeriod != nil { tlSetFlag(&flags, 0x1000) }
+                if giveawayPostId != nil { tlSetFlag(&flags, 0x2000) }
+                if stargift != nil { tlSetFlag(&flags, 0x4000) }
+                if floodskipNumber != nil { tlSetFlag(&flags, 0x8000) }
+                if starrefCommissionPermille != nil { tlSetFlag(&flags, 0x10000) }
+                if starrefPeer != nil && starrefAmount != nil { tlSetFlag(&flags, 0x20000) }
+                if paidMessages != nil { tlSetFlag(&flags, 0x80000) }
+                if premiumGiftMonths != nil { tlSetFlag(&flags, 0x100000) }
+                if adsProceedsFromDate != nil && adsProceedsToDate != nil { tlSetFlag(&flags, 0x800000) }
                 return flags
             }
         }
@@ -1605,61 +1593,61 @@ extension Api {
                     c.amount.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.transactionDate {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.transactionDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.transactionUrl {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.transactionUrl {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.botPayload {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.botPayload {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.msgId {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.msgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x200 != 0, let value = c.extendedMedia {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.extendedMedia {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x1000 != 0, let value = c.subscriptionPeriod {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionPeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.giveawayPostId {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.giveawayPostId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.stargift {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.stargift {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8000 != 0, let value = c.floodskipNumber {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.floodskipNumber {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.starrefCommissionPermille {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.starrefCommissionPermille {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.starrefPeer {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefPeer {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20000 != 0, let value = c.starrefAmount {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefAmount {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80000 != 0, let value = c.paidMessages {
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.paidMessages {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.premiumGiftMonths {
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.premiumGiftMonths {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800000 != 0, let value = c.adsProceedsFromDate {
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsFromDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800000 != 0, let value = c.adsProceedsToDate {
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsToDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -1684,33 +1672,33 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _refund = _flags & 0x8 != 0
+                let _refund = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _pending = _flags & 0x10 != 0
+                let _pending = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _failed = _flags & 0x40 != 0
+                let _failed = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _gift = _flags & 0x400 != 0
+                let _gift = tlFlagIsSet(_flags, 0x400)
                 field = 5
-                let _reaction = _flags & 0x800 != 0
+                let _reaction = tlFlagIsSet(_flags, 0x800)
                 field = 6
-                let _stargiftUpgrade = _flags & 0x40000 != 0
+                let _stargiftUpgrade = tlFlagIsSet(_flags, 0x40000)
                 field = 7
-                let _businessTransfer = _flags & 0x200000 != 0
+                let _businessTransfer = tlFlagIsSet(_flags, 0x200000)
                 field = 8
-                let _stargiftResale = _flags & 0x400000 != 0
+                let _stargiftResale = tlFlagIsSet(_flags, 0x400000)
                 field = 9
-                let _postsSearch = _flags & 0x1000000 != 0
+                let _postsSearch = tlFlagIsSet(_flags, 0x1000000)
                 field = 10
-                let _stargiftPrepaidUpgrade = _flags & 0x2000000 != 0
+                let _stargiftPrepaidUpgrade = tlFlagIsSet(_flags, 0x2000000)
                 field = 11
-                let _stargiftDropOriginalDetails = _flags & 0x4000000 != 0
+                let _stargiftDropOriginalDetails = tlFlagIsSet(_flags, 0x4000000)
                 field = 12
-                let _phonegroupMessage = _flags & 0x8000000 != 0
+                let _phonegroupMessage = tlFlagIsSet(_flags, 0x8000000)
                 field = 13
-                let _stargiftAuctionBid = _flags & 0x10000000 != 0
+                let _stargiftAuctionBid = tlFlagIsSet(_flags, 0x10000000)
                 field = 14
-                let _offer = _flags & 0x20000000 != 0
+                let _offer = tlFlagIsSet(_flags, 0x20000000)
                 field = 15
                 let _id = try reader.readTLString()
                 field = 16
@@ -1721,97 +1709,97 @@ extension Api {
                 let _peer = try Api.StarsTransactionPeer.parse(&reader)
                 field = 19
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 20
                 var _description: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _description = try reader.readTLString()
                 }
                 field = 21
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 22
                 var _transactionDate: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _transactionDate = try reader.readInt32()
                 }
                 field = 23
                 var _transactionUrl: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _transactionUrl = try reader.readTLString()
                 }
                 field = 24
                 var _botPayload: [UInt8]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _botPayload = try reader.readTLBytes()
                 }
                 field = 25
                 var _msgId: Int32? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _msgId = try reader.readInt32()
                 }
                 field = 26
                 var _extendedMedia: [Api.MessageMedia]? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _extendedMedia = try reader.readVector(boxed: true, of: Api.MessageMedia.self)
                 }
                 field = 27
                 var _subscriptionPeriod: Int32? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _subscriptionPeriod = try reader.readInt32()
                 }
                 field = 28
                 var _giveawayPostId: Int32? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _giveawayPostId = try reader.readInt32()
                 }
                 field = 29
                 var _stargift: Api.StarGift? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _stargift = try Api.StarGift.parse(&reader)
                 }
                 field = 30
                 var _floodskipNumber: Int32? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _floodskipNumber = try reader.readInt32()
                 }
                 field = 31
                 var _starrefCommissionPermille: Int32? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _starrefCommissionPermille = try reader.readInt32()
                 }
                 field = 32
                 var _starrefPeer: Api.Peer? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _starrefPeer = try Api.Peer.parse(&reader)
                 }
                 field = 33
                 var _starrefAmount: Api.StarsAmount? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _starrefAmount = try Api.StarsAmount.parse(&reader)
                 }
                 field = 34
                 var _paidMessages: Int32? = nil
-                if _flags & 0x80000 != 0 {
+                if tlFlagIsSet(_flags, 0x80000) {
                     _paidMessages = try reader.readInt32()
                 }
                 field = 35
                 var _premiumGiftMonths: Int32? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _premiumGiftMonths = try reader.readInt32()
                 }
                 field = 36
                 var _adsProceedsFromDate: Int32? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _adsProceedsFromDate = try reader.readInt32()
                 }
                 field = 37
                 var _adsProceedsToDate: Int32? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _adsProceedsToDate = try reader.readInt32()
                 }
                 return .starsTransaction(Cons_starsTransaction(refund: _refund, pending: _pending, failed: _failed, gift: _gift, reaction: _reaction, stargiftUpgrade: _stargiftUpgrade, businessTransfer: _businessTransfer, stargiftResale: _stargiftResale, postsSearch: _postsSearch, stargiftPrepaidUpgrade: _stargiftPrepaidUpgrade, stargiftDropOriginalDetails: _stargiftDropOriginalDetails, phonegroupMessage: _phonegroupMessage, stargiftAuctionBid: _stargiftAuctionBid, offer: _offer, id: _id, amount: _amount, date: _date, peer: _peer, title: _title, description: _description, photo: _photo, transactionDate: _transactionDate, transactionUrl: _transactionUrl, botPayload: _botPayload, msgId: _msgId, extendedMedia: _extendedMedia, subscriptionPeriod: _subscriptionPeriod, giveawayPostId: _giveawayPostId, stargift: _stargift, floodskipNumber: _floodskipNumber, starrefCommissionPermille: _starrefCommissionPermille, starrefPeer: _starrefPeer, starrefAmount: _starrefAmount, paidMessages: _paidMessages, premiumGiftMonths: _premiumGiftMonths, adsProceedsFromDate: _adsProceedsFromDate, adsProceedsToDate: _adsProceedsToDate))
@@ -1825,85 +1813,84 @@ extension Api {
             switch self {
                 case .starsTransaction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(38)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.refund { fields.append(("refund", .trueFlag)) }
-                    if c.pending { fields.append(("pending", .trueFlag)) }
-                    if c.failed { fields.append(("failed", .trueFlag)) }
-                    if c.gift { fields.append(("gift", .trueFlag)) }
-                    if c.reaction { fields.append(("reaction", .trueFlag)) }
-                    if c.stargiftUpgrade { fields.append(("stargift_upgrade", .trueFlag)) }
-                    if c.businessTransfer { fields.append(("business_transfer", .trueFlag)) }
-                    if c.stargiftResale { fields.append(("stargift_resale", .trueFlag)) }
-                    if c.postsSearch { fields.append(("posts_search", .trueFlag)) }
-                    if c.stargiftPrepaidUpgrade { fields.append(("stargift_prepaid_upgrade", .trueFlag)) }
-                    if c.stargiftDropOriginalDetails { fields.append(("stargift_drop_original_details", .trueFlag)) }
-                    if c.phonegroupMessage { fields.append(("phonegroup_message", .trueFlag)) }
-                    if c.stargiftAuctionBid { fields.append(("stargift_auction_bid", .trueFlag)) }
-                    if c.offer { fields.append(("offer", .trueFlag)) }
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("amount", .object(c.amount)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 38)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("refund", c.refund)
+                    fields.trueFlag("pending", c.pending)
+                    fields.trueFlag("failed", c.failed)
+                    fields.trueFlag("gift", c.gift)
+                    fields.trueFlag("reaction", c.reaction)
+                    fields.trueFlag("stargift_upgrade", c.stargiftUpgrade)
+                    fields.trueFlag("business_transfer", c.businessTransfer)
+                    fields.trueFlag("stargift_resale", c.stargiftResale)
+                    fields.trueFlag("posts_search", c.postsSearch)
+                    fields.trueFlag("stargift_prepaid_upgrade", c.stargiftPrepaidUpgrade)
+                    fields.trueFlag("stargift_drop_original_details", c.stargiftDropOriginalDetails)
+                    fields.trueFlag("phonegroup_message", c.phonegroupMessage)
+                    fields.trueFlag("stargift_auction_bid", c.stargiftAuctionBid)
+                    fields.trueFlag("offer", c.offer)
+                    fields.string("id", c.id)
+                    fields.object("amount", c.amount)
+                    fields.int("date", c.date)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
+                        fields.string("description", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.transactionDate {
-                        fields.append(("transaction_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.transactionDate {
+                        fields.int("transaction_date", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.transactionUrl {
-                        fields.append(("transaction_url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.transactionUrl {
+                        fields.string("transaction_url", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.botPayload {
-                        fields.append(("bot_payload", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.botPayload {
+                        fields.bytes("bot_payload", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.msgId {
-                        fields.append(("msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.msgId {
+                        fields.int("msg_id", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.extendedMedia {
-                        fields.append(("extended_media", .vector(value.map { (e0: Api.MessageMedia) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.extendedMedia {
+                        fields.objects("extended_media", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.subscriptionPeriod {
-                        fields.append(("subscription_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionPeriod {
+                        fields.int("subscription_period", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.giveawayPostId {
-                        fields.append(("giveaway_post_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.giveawayPostId {
+                        fields.int("giveaway_post_id", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.stargift {
-                        fields.append(("stargift", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.stargift {
+                        fields.object("stargift", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.floodskipNumber {
-                        fields.append(("floodskip_number", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.floodskipNumber {
+                        fields.int("floodskip_number", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.starrefCommissionPermille {
-                        fields.append(("starref_commission_permille", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.starrefCommissionPermille {
+                        fields.int("starref_commission_permille", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.starrefPeer {
-                        fields.append(("starref_peer", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefPeer {
+                        fields.object("starref_peer", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.starrefAmount {
-                        fields.append(("starref_amount", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefAmount {
+                        fields.object("starref_amount", value)
                     }
-                    if _flags & 0x80000 != 0, let value = c.paidMessages {
-                        fields.append(("paid_messages", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.paidMessages {
+                        fields.int("paid_messages", value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.premiumGiftMonths {
-                        fields.append(("premium_gift_months", .int(value)))
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.premiumGiftMonths {
+                        fields.int("premium_gift_months", value)
                     }
-                    if _flags & 0x800000 != 0, let value = c.adsProceedsFromDate {
-                        fields.append(("ads_proceeds_from_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsFromDate {
+                        fields.int("ads_proceeds_from_date", value)
                     }
-                    if _flags & 0x800000 != 0, let value = c.adsProceedsToDate {
-                        fields.append(("ads_proceeds_to_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsToDate {
+                        fields.int("ads_proceeds_to_date", value)
                     }
-                    return ("starsTransaction", fields)
+                    return ("starsTransaction", fields.fields)
             }
         }
     }
@@ -1966,11 +1953,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .botPreviewMedia(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("media", .object(c.media)))
-                    return ("botPreviewMedia", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("date", c.date)
+                    fields.object("media", c.media)
+                    return ("botPreviewMedia", fields.fields)
             }
         }
     }
@@ -2000,7 +1986,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2014,7 +2000,7 @@ extension Api.payments {
                     buffer.appendInt32(c.count)
                     buffer.appendVector(c.suggestedBots, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -2046,7 +2032,7 @@ extension Api.payments {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 4
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 return .suggestedStarRefBots(Cons_suggestedStarRefBots(count: _count, suggestedBots: _suggestedBots, users: _users, nextOffset: _nextOffset))
@@ -2060,16 +2046,15 @@ extension Api.payments {
             switch self {
                 case .suggestedStarRefBots(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("suggested_bots", .vector(c.suggestedBots.map { (e0: Api.StarRefProgram) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("suggested_bots", c.suggestedBots)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    return ("payments.suggestedStarRefBots", fields)
+                    return ("payments.suggestedStarRefBots", fields.fields)
             }
         }
     }
@@ -2137,27 +2122,27 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameHidden { flags |= 0x1 }
-                if unsaved { flags |= 0x20 }
-                if refunded { flags |= 0x200 }
-                if canUpgrade { flags |= 0x400 }
-                if pinnedToTop { flags |= 0x1000 }
-                if upgradeSeparate { flags |= 0x20000 }
-                if fromId != nil { flags |= 0x2 }
-                if message != nil { flags |= 0x4 }
-                if msgId != nil { flags |= 0x8 }
-                if savedId != nil { flags |= 0x800 }
-                if convertStars != nil { flags |= 0x10 }
-                if upgradeStars != nil { flags |= 0x40 }
-                if canExportAt != nil { flags |= 0x80 }
-                if transferStars != nil { flags |= 0x100 }
-                if canTransferAt != nil { flags |= 0x2000 }
-                if canResellAt != nil { flags |= 0x4000 }
-                if collectionId != nil { flags |= 0x8000 }
-                if prepaidUpgradeHash != nil { flags |= 0x10000 }
-                if dropOriginalDetailsStars != nil { flags |= 0x40000 }
-                if giftNum != nil { flags |= 0x80000 }
-                if canCraftAt != nil { flags |= 0x100000 }
+                if nameHidden { tlSetFlag(&flags, 0x1) }
+                if unsaved { tlSetFlag(&flags, 0x20) }
+                if refunded { tlSetFlag(&flags, 0x200) }
+                if canUpgrade { tlSetFlag(&flags, 0x400) }
+                if pinnedToTop { tlSetFlag(&flags, 0x1000) }
+                if upgradeSeparate { tlSetFlag(&flags, 0x20000) }
+                if fromId != nil { tlSetFlag(&flags, 0x2) }
+                if message != nil { tlSetFlag(&flags, 0x4) }
+                if msgId != nil { tlSetFlag(&flags, 0x8) }
+                if savedId != nil { tlSetFlag(&flags, 0x800) }
+                if convertStars != nil { tlSetFlag(&flags, 0x10) }
+                if upgradeStars != nil { tlSetFlag(&flags, 0x40) }
+                if canExportAt != nil { tlSetFlag(&flags, 0x80) }
+                if transferStars != nil { tlSetFlag(&flags, 0x100) }
+                if canTransferAt != nil { tlSetFlag(&flags, 0x2000) }
+                if canResellAt != nil { tlSetFlag(&flags, 0x4000) }
+                if collectionId != nil { tlSetFlag(&flags, 0x8000) }
+                if prepaidUpgradeHash != nil { tlSetFlag(&flags, 0x10000) }
+                if dropOriginalDetailsStars != nil { tlSetFlag(&flags, 0x40000) }
+                if giftNum != nil { tlSetFlag(&flags, 0x80000) }
+                if canCraftAt != nil { tlSetFlag(&flags, 0x100000) }
                 return flags
             }
         }
@@ -2168,51 +2153,51 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x41df43fc) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     c.gift.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.message {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.msgId {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.msgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.savedId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.savedId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.convertStars {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.upgradeStars {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.upgradeStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.canExportAt {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.canExportAt {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.transferStars {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.transferStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.canTransferAt {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.canTransferAt {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.canResellAt {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.canResellAt {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.collectionId {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.collectionId {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10000 != 0, let value = c.prepaidUpgradeHash {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.prepaidUpgradeHash {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.dropOriginalDetailsStars {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.dropOriginalDetailsStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x80000 != 0, let value = c.giftNum {
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.canCraftAt {
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.canCraftAt {
                         buffer.appendInt32(value)
                     }
             }
@@ -2237,20 +2222,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameHidden = _flags & 0x1 != 0
+                let _nameHidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _unsaved = _flags & 0x20 != 0
+                let _unsaved = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _refunded = _flags & 0x200 != 0
+                let _refunded = tlFlagIsSet(_flags, 0x200)
                 field = 4
-                let _canUpgrade = _flags & 0x400 != 0
+                let _canUpgrade = tlFlagIsSet(_flags, 0x400)
                 field = 5
-                let _pinnedToTop = _flags & 0x1000 != 0
+                let _pinnedToTop = tlFlagIsSet(_flags, 0x1000)
                 field = 6
-                let _upgradeSeparate = _flags & 0x20000 != 0
+                let _upgradeSeparate = tlFlagIsSet(_flags, 0x20000)
                 field = 7
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 8
@@ -2259,72 +2244,72 @@ extension Api {
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 10
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 field = 11
                 var _msgId: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _msgId = try reader.readInt32()
                 }
                 field = 12
                 var _savedId: Int64? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _savedId = try reader.readInt64()
                 }
                 field = 13
                 var _convertStars: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _convertStars = try reader.readInt64()
                 }
                 field = 14
                 var _upgradeStars: Int64? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _upgradeStars = try reader.readInt64()
                 }
                 field = 15
                 var _canExportAt: Int32? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _canExportAt = try reader.readInt32()
                 }
                 field = 16
                 var _transferStars: Int64? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _transferStars = try reader.readInt64()
                 }
                 field = 17
                 var _canTransferAt: Int32? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _canTransferAt = try reader.readInt32()
                 }
                 field = 18
                 var _canResellAt: Int32? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _canResellAt = try reader.readInt32()
                 }
                 field = 19
                 var _collectionId: [Int32]? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _collectionId = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 20
                 var _prepaidUpgradeHash: String? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _prepaidUpgradeHash = try reader.readTLString()
                 }
                 field = 21
                 var _dropOriginalDetailsStars: Int64? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _dropOriginalDetailsStars = try reader.readInt64()
                 }
                 field = 22
                 var _giftNum: Int32? = nil
-                if _flags & 0x80000 != 0 {
+                if tlFlagIsSet(_flags, 0x80000) {
                     _giftNum = try reader.readInt32()
                 }
                 field = 23
                 var _canCraftAt: Int32? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _canCraftAt = try reader.readInt32()
                 }
                 return .savedStarGift(Cons_savedStarGift(nameHidden: _nameHidden, unsaved: _unsaved, refunded: _refunded, canUpgrade: _canUpgrade, pinnedToTop: _pinnedToTop, upgradeSeparate: _upgradeSeparate, fromId: _fromId, date: _date, gift: _gift, message: _message, msgId: _msgId, savedId: _savedId, convertStars: _convertStars, upgradeStars: _upgradeStars, canExportAt: _canExportAt, transferStars: _transferStars, canTransferAt: _canTransferAt, canResellAt: _canResellAt, collectionId: _collectionId, prepaidUpgradeHash: _prepaidUpgradeHash, dropOriginalDetailsStars: _dropOriginalDetailsStars, giftNum: _giftNum, canCraftAt: _canCraftAt))
@@ -2338,63 +2323,62 @@ extension Api {
             switch self {
                 case .savedStarGift(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(24)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.nameHidden { fields.append(("name_hidden", .trueFlag)) }
-                    if c.unsaved { fields.append(("unsaved", .trueFlag)) }
-                    if c.refunded { fields.append(("refunded", .trueFlag)) }
-                    if c.canUpgrade { fields.append(("can_upgrade", .trueFlag)) }
-                    if c.pinnedToTop { fields.append(("pinned_to_top", .trueFlag)) }
-                    if c.upgradeSeparate { fields.append(("upgrade_separate", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    var fields = TLFieldList(capacity: 24)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("name_hidden", c.nameHidden)
+                    fields.trueFlag("unsaved", c.unsaved)
+                    fields.trueFlag("refunded", c.refunded)
+                    fields.trueFlag("can_upgrade", c.canUpgrade)
+                    fields.trueFlag("pinned_to_top", c.pinnedToTop)
+                    fields.trueFlag("upgrade_separate", c.upgradeSeparate)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("gift", .object(c.gift)))
-                    if _flags & 0x4 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    fields.int("date", c.date)
+                    fields.object("gift", c.gift)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.message {
+                        fields.object("message", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.msgId {
-                        fields.append(("msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.msgId {
+                        fields.int("msg_id", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.savedId {
-                        fields.append(("saved_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.savedId {
+                        fields.long("saved_id", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.convertStars {
-                        fields.append(("convert_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
+                        fields.long("convert_stars", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.upgradeStars {
-                        fields.append(("upgrade_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.upgradeStars {
+                        fields.long("upgrade_stars", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.canExportAt {
-                        fields.append(("can_export_at", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.canExportAt {
+                        fields.int("can_export_at", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.transferStars {
-                        fields.append(("transfer_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.transferStars {
+                        fields.long("transfer_stars", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.canTransferAt {
-                        fields.append(("can_transfer_at", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.canTransferAt {
+                        fields.int("can_transfer_at", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.canResellAt {
-                        fields.append(("can_resell_at", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.canResellAt {
+                        fields.int("can_resell_at", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.collectionId {
-                        fields.append(("collection_id", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.collectionId {
+                        fields.ints("collection_id", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.prepaidUpgradeHash {
-                        fields.append(("prepaid_upgrade_hash", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.prepaidUpgradeHash {
+                        fields.string("prepaid_upgrade_hash", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.dropOriginalDetailsStars {
-                        fields.append(("drop_original_details_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.dropOriginalDetailsStars {
+                        fields.long("drop_original_details_stars", value)
                     }
-                    if _flags & 0x80000 != 0, let value = c.giftNum {
-                        fields.append(("gift_num", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
+                        fields.int("gift_num", value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.canCraftAt {
-                        fields.append(("can_craft_at", .int(value)))
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.canCraftAt {
+                        fields.int("can_craft_at", value)
                     }
-                    return ("savedStarGift", fields)
+                    return ("savedStarGift", fields.fields)
             }
         }
     }
@@ -2444,13 +2428,13 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if lastSaleOnFragment { flags |= 0x2 }
-                if valueIsAverage { flags |= 0x40 }
-                if lastSaleDate != nil && lastSalePrice != nil { flags |= 0x1 }
-                if floorPrice != nil { flags |= 0x4 }
-                if averagePrice != nil { flags |= 0x8 }
-                if listedCount != nil { flags |= 0x10 }
-                if fragmentListedCount != nil && fragmentListedUrl != nil { flags |= 0x20 }
+                if lastSaleOnFragment { tlSetFlag(&flags, 0x2) }
+                if valueIsAverage { tlSetFlag(&flags, 0x40) }
+                if lastSaleDate != nil && lastSalePrice != nil { tlSetFlag(&flags, 0x1) }
+                if floorPrice != nil { tlSetFlag(&flags, 0x4) }
+                if averagePrice != nil { tlSetFlag(&flags, 0x8) }
+                if listedCount != nil { tlSetFlag(&flags, 0x10) }
+                if fragmentListedCount != nil && fragmentListedUrl != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -2466,25 +2450,25 @@ extension Api.payments {
                     buffer.appendInt32(c.initialSaleDate)
                     buffer.appendInt64(c.initialSaleStars)
                     buffer.appendInt64(c.initialSalePrice)
-                    if _flags & 0x1 != 0, let value = c.lastSaleDate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.lastSaleDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.lastSalePrice {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.lastSalePrice {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.floorPrice {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.floorPrice {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.averagePrice {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.averagePrice {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.listedCount {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.listedCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.fragmentListedCount {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.fragmentListedUrl {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedUrl {
                         buffer.appendTLString(value)
                     }
             }
@@ -2509,9 +2493,9 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _lastSaleOnFragment = _flags & 0x2 != 0
+                let _lastSaleOnFragment = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _valueIsAverage = _flags & 0x40 != 0
+                let _valueIsAverage = tlFlagIsSet(_flags, 0x40)
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
@@ -2524,37 +2508,37 @@ extension Api.payments {
                 let _initialSalePrice = try reader.readInt64()
                 field = 8
                 var _lastSaleDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _lastSaleDate = try reader.readInt32()
                 }
                 field = 9
                 var _lastSalePrice: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _lastSalePrice = try reader.readInt64()
                 }
                 field = 10
                 var _floorPrice: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _floorPrice = try reader.readInt64()
                 }
                 field = 11
                 var _averagePrice: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _averagePrice = try reader.readInt64()
                 }
                 field = 12
                 var _listedCount: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _listedCount = try reader.readInt32()
                 }
                 field = 13
                 var _fragmentListedCount: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _fragmentListedCount = try reader.readInt32()
                 }
                 field = 14
                 var _fragmentListedUrl: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _fragmentListedUrl = try reader.readTLString()
                 }
                 return .uniqueStarGiftValueInfo(Cons_uniqueStarGiftValueInfo(lastSaleOnFragment: _lastSaleOnFragment, valueIsAverage: _valueIsAverage, currency: _currency, value: _value, initialSaleDate: _initialSaleDate, initialSaleStars: _initialSaleStars, initialSalePrice: _initialSalePrice, lastSaleDate: _lastSaleDate, lastSalePrice: _lastSalePrice, floorPrice: _floorPrice, averagePrice: _averagePrice, listedCount: _listedCount, fragmentListedCount: _fragmentListedCount, fragmentListedUrl: _fragmentListedUrl))
@@ -2568,38 +2552,37 @@ extension Api.payments {
             switch self {
                 case .uniqueStarGiftValueInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(15)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.lastSaleOnFragment { fields.append(("last_sale_on_fragment", .trueFlag)) }
-                    if c.valueIsAverage { fields.append(("value_is_average", .trueFlag)) }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("value", .long(c.value)))
-                    fields.append(("initial_sale_date", .int(c.initialSaleDate)))
-                    fields.append(("initial_sale_stars", .long(c.initialSaleStars)))
-                    fields.append(("initial_sale_price", .long(c.initialSalePrice)))
-                    if _flags & 0x1 != 0, let value = c.lastSaleDate {
-                        fields.append(("last_sale_date", .int(value)))
+                    var fields = TLFieldList(capacity: 15)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("last_sale_on_fragment", c.lastSaleOnFragment)
+                    fields.trueFlag("value_is_average", c.valueIsAverage)
+                    fields.string("currency", c.currency)
+                    fields.long("value", c.value)
+                    fields.int("initial_sale_date", c.initialSaleDate)
+                    fields.long("initial_sale_stars", c.initialSaleStars)
+                    fields.long("initial_sale_price", c.initialSalePrice)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.lastSaleDate {
+                        fields.int("last_sale_date", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.lastSalePrice {
-                        fields.append(("last_sale_price", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.lastSalePrice {
+                        fields.long("last_sale_price", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.floorPrice {
-                        fields.append(("floor_price", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.floorPrice {
+                        fields.long("floor_price", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.averagePrice {
-                        fields.append(("average_price", .long(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.averagePrice {
+                        fields.long("average_price", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.listedCount {
-                        fields.append(("listed_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.listedCount {
+                        fields.int("listed_count", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.fragmentListedCount {
-                        fields.append(("fragment_listed_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedCount {
+                        fields.int("fragment_listed_count", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.fragmentListedUrl {
-                        fields.append(("fragment_listed_url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedUrl {
+                        fields.string("fragment_listed_url", value)
                     }
-                    return ("payments.uniqueStarGiftValueInfo", fields)
+                    return ("payments.uniqueStarGiftValueInfo", fields.fields)
             }
         }
     }
@@ -2667,12 +2650,11 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftAuctionAcquiredGifts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("gifts", .vector(c.gifts.map { (e0: Api.StarGiftAuctionAcquiredGift) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    return ("payments.starGiftAuctionAcquiredGifts", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("gifts", c.gifts)
+                    fields.objects("users", c.users)
+                    fields.objects("chats", c.chats)
+                    return ("payments.starGiftAuctionAcquiredGifts", fields.fields)
             }
         }
     }
@@ -2710,10 +2692,9 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithoutUpdates", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("query", self.query)
+            return ("invokeWithoutUpdates", fields.fields)
         }
     }
 
@@ -2766,12 +2747,11 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("nonce", .string(self.nonce)))
-            fields.append(("secret", .string(self.secret)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithApnsSecret", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("nonce", self.nonce)
+            fields.string("secret", self.secret)
+            fields.object("query", self.query)
+            return ("invokeWithApnsSecret", fields.fields)
         }
     }
 
@@ -2819,11 +2799,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("purpose", .object(self.purpose)))
-            fields.append(("verification", .object(self.verification)))
-            return ("account.verifyEmail", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("purpose", self.purpose)
+            fields.object("verification", self.verification)
+            return ("account.verifyEmail", fields.fields)
         }
     }
 
@@ -2865,10 +2844,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("account.toggleSponsoredMessages", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bool("enabled", self.enabled)
+            return ("account.toggleSponsoredMessages", fields.fields)
         }
     }
 
@@ -2910,10 +2888,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("contacts.getContacts", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("contacts.getContacts", fields.fields)
         }
     }
 
@@ -2961,11 +2938,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("emoticon", .string(self.emoticon)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getStickers", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("emoticon", self.emoticon)
+            fields.long("hash", self.hash)
+            return ("messages.getStickers", fields.fields)
         }
     }
 
@@ -3007,10 +2983,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getSavedGifs", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getSavedGifs", fields.fields)
         }
     }
 
@@ -3042,7 +3017,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if geoPoint != nil { flags |= 0x1 }
+            if geoPoint != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3052,7 +3027,7 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.bot.serialize(buffer, true)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.geoPoint {
+            if tlFlagIsSet(_flags, 0x1), let value = self.geoPoint {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.query)
@@ -3074,7 +3049,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 var _geoPoint: Api.InputGeoPoint? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 }
                 field = 4
@@ -3090,17 +3065,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.geoPoint {
-                fields.append(("geo_point", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("bot", self.bot)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.geoPoint {
+                fields.object("geo_point", value)
             }
-            fields.append(("query", .string(self.query)))
-            fields.append(("offset", .string(self.offset)))
-            return ("messages.getInlineBotResults", fields)
+            fields.string("query", self.query)
+            fields.string("offset", self.offset)
+            return ("messages.getInlineBotResults", fields.fields)
         }
     }
 
@@ -3142,10 +3116,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("media", .object(self.media)))
-            return ("messages.getAttachedStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("media", self.media)
+            return ("messages.getAttachedStickers", fields.fields)
         }
     }
 
@@ -3198,12 +3171,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("max_id", .long(self.maxId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getCommonChats", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("user_id", self.userId)
+            fields.long("max_id", self.maxId)
+            fields.int("limit", self.limit)
+            return ("messages.getCommonChats", fields.fields)
         }
     }
 
@@ -3235,9 +3207,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if peer != nil && msgId != nil && buttonId != nil { flags |= 0x2 }
-            if url != nil { flags |= 0x4 }
-            if inAppOrigin != nil { flags |= 0x8 }
+            if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&flags, 0x2) }
+            if url != nil { tlSetFlag(&flags, 0x4) }
+            if inAppOrigin != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -3245,19 +3217,19 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x894cc99c) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.msgId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.buttonId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x4 != 0, let value = self.url {
+            if tlFlagIsSet(_flags, 0x4), let value = self.url {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x8 != 0, let value = self.inAppOrigin {
+            if tlFlagIsSet(_flags, 0x8), let value = self.inAppOrigin {
                 buffer.appendTLString(value)
             }
         }
@@ -3273,27 +3245,27 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
                 var _msgId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _msgId = try reader.readInt32()
                 }
                 field = 3
                 var _buttonId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _buttonId = try reader.readInt32()
                 }
                 field = 4
                 var _url: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _url = try reader.readTLString()
                 }
                 field = 5
                 var _inAppOrigin: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _inAppOrigin = try reader.readTLString()
                 }
                 return RequestUrlAuth(peer: _peer, msgId: _msgId, buttonId: _buttonId, url: _url, inAppOrigin: _inAppOrigin)
@@ -3305,25 +3277,24 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x2 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
+                fields.object("peer", value)
             }
-            if _flags & 0x2 != 0, let value = self.msgId {
-                fields.append(("msg_id", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
+                fields.int("msg_id", value)
             }
-            if _flags & 0x2 != 0, let value = self.buttonId {
-                fields.append(("button_id", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
+                fields.int("button_id", value)
             }
-            if _flags & 0x4 != 0, let value = self.url {
-                fields.append(("url", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.url {
+                fields.string("url", value)
             }
-            if _flags & 0x8 != 0, let value = self.inAppOrigin {
-                fields.append(("in_app_origin", .string(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.inAppOrigin {
+                fields.string("in_app_origin", value)
             }
-            return ("messages.requestUrlAuth", fields)
+            return ("messages.requestUrlAuth", fields.fields)
         }
     }
 
@@ -3371,11 +3342,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("link", .string(self.link)))
-            return ("messages.getExportedChatInvite", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.string("link", self.link)
+            return ("messages.getExportedChatInvite", fields.fields)
         }
     }
 
@@ -3411,11 +3381,11 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if revoked { flags |= 0x4 }
-            if expireDate != nil { flags |= 0x1 }
-            if usageLimit != nil { flags |= 0x2 }
-            if requestNeeded != nil { flags |= 0x8 }
-            if title != nil { flags |= 0x10 }
+            if revoked { tlSetFlag(&flags, 0x4) }
+            if expireDate != nil { tlSetFlag(&flags, 0x1) }
+            if usageLimit != nil { tlSetFlag(&flags, 0x2) }
+            if requestNeeded != nil { tlSetFlag(&flags, 0x8) }
+            if title != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -3425,16 +3395,16 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendTLString(self.link)
-            if _flags & 0x1 != 0, let value = self.expireDate {
+            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.usageLimit {
+            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x8 != 0, let value = self.requestNeeded {
+            if tlFlagIsSet(_flags, 0x8), let value = self.requestNeeded {
                 buffer.appendBool(value)
             }
-            if _flags & 0x10 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x10), let value = self.title {
                 buffer.appendTLString(value)
             }
         }
@@ -3449,29 +3419,29 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoked = _flags & 0x4 != 0
+                let _revoked = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _link = try reader.readTLString()
                 field = 4
                 var _expireDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _expireDate = try reader.readInt32()
                 }
                 field = 5
                 var _usageLimit: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _usageLimit = try reader.readInt32()
                 }
                 field = 6
                 var _requestNeeded: Bool? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _requestNeeded = try reader.readBool()
                 }
                 field = 7
                 var _title: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _title = try reader.readTLString()
                 }
                 return EditExportedChatInvite(revoked: _revoked, peer: _peer, link: _link, expireDate: _expireDate, usageLimit: _usageLimit, requestNeeded: _requestNeeded, title: _title)
@@ -3483,25 +3453,24 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.revoked { fields.append(("revoked", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("link", .string(self.link)))
-            if _flags & 0x1 != 0, let value = self.expireDate {
-                fields.append(("expire_date", .int(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("revoked", self.revoked)
+            fields.object("peer", self.peer)
+            fields.string("link", self.link)
+            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
+                fields.int("expire_date", value)
             }
-            if _flags & 0x2 != 0, let value = self.usageLimit {
-                fields.append(("usage_limit", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
+                fields.int("usage_limit", value)
             }
-            if _flags & 0x8 != 0, let value = self.requestNeeded {
-                fields.append(("request_needed", .bool(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.requestNeeded {
+                fields.bool("request_needed", value)
             }
-            if _flags & 0x10 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.title {
+                fields.string("title", value)
             }
-            return ("messages.editExportedChatInvite", fields)
+            return ("messages.editExportedChatInvite", fields.fields)
         }
     }
 
@@ -3549,11 +3518,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("order", .vector(self.order.map { (e0: String) -> TLValue in .string(e0) })))
-            return ("channels.reorderUsernames", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.strings("order", self.order)
+            return ("channels.reorderUsernames", fields.fields)
         }
     }
 
@@ -3595,10 +3563,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("user_id", .object(self.userId)))
-            return ("bots.getBotMenuButton", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("user_id", self.userId)
+            return ("bots.getBotMenuButton", fields.fields)
         }
     }
 
@@ -3646,11 +3613,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("charge_id", .string(self.chargeId)))
-            return ("payments.refundStarsCharge", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("user_id", self.userId)
+            fields.string("charge_id", self.chargeId)
+            return ("payments.refundStarsCharge", fields.fields)
         }
     }
 
@@ -3674,7 +3640,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if userId != nil { flags |= 0x1 }
+            if userId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3682,7 +3648,7 @@ extension Api.functions.payments {
             if boxed { buffer.appendUInt32(0xd3c96bc8) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.userId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.userId {
                 value.serialize(buffer, true)
             }
         }
@@ -3698,7 +3664,7 @@ extension Api.functions.payments {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _userId: Api.InputUser? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _userId = try Api.InputUser.parse(&reader)
                 }
                 return GetStarsGiftOptions(userId: _userId)
@@ -3710,13 +3676,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.userId {
-                fields.append(("user_id", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.userId {
+                fields.object("user_id", value)
             }
-            return ("payments.getStarsGiftOptions", fields)
+            return ("payments.getStarsGiftOptions", fields.fields)
         }
     }
 
@@ -3769,12 +3734,11 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("g_b", .bytes(self.gB)))
-            fields.append(("protocol", .object(self.`protocol`)))
-            return ("phone.acceptCall", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.bytes("g_b", self.gB)
+            fields.object("protocol", self.`protocol`)
+            return ("phone.acceptCall", fields.fields)
         }
     }
 
@@ -3822,11 +3786,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("debug", .object(self.debug)))
-            return ("phone.saveCallDebug", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("debug", self.debug)
+            return ("phone.saveCallDebug", fields.fields)
         }
     }
 
@@ -3868,10 +3831,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("call", .object(self.call)))
-            return ("phone.getGroupCallStars", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("call", self.call)
+            return ("phone.getGroupCallStars", fields.fields)
         }
     }
 

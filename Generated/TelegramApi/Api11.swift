@@ -217,36 +217,31 @@ extension Api {
                 case .inputPeerSelf:
                     return ("inputPeerSelf", [])
                 case .inputPeerChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    return ("inputPeerChat", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("chat_id", c.chatId)
+                    return ("inputPeerChat", fields.fields)
                 case .inputPeerUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputPeerUser", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputPeerUser", fields.fields)
                 case .inputPeerChannel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputPeerChannel", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("channel_id", c.channelId)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputPeerChannel", fields.fields)
                 case .inputPeerUserFromMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("inputPeerUserFromMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.long("user_id", c.userId)
+                    return ("inputPeerUserFromMessage", fields.fields)
                 case .inputPeerChannelFromMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    return ("inputPeerChannelFromMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.long("channel_id", c.channelId)
+                    return ("inputPeerChannelFromMessage", fields.fields)
             }
         }
     }
@@ -282,13 +277,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if showPreviews != nil { flags |= 0x1 }
-                if silent != nil { flags |= 0x2 }
-                if muteUntil != nil { flags |= 0x4 }
-                if sound != nil { flags |= 0x8 }
-                if storiesMuted != nil { flags |= 0x40 }
-                if storiesHideSender != nil { flags |= 0x80 }
-                if storiesSound != nil { flags |= 0x100 }
+                if showPreviews != nil { tlSetFlag(&flags, 0x1) }
+                if silent != nil { tlSetFlag(&flags, 0x2) }
+                if muteUntil != nil { tlSetFlag(&flags, 0x4) }
+                if sound != nil { tlSetFlag(&flags, 0x8) }
+                if storiesMuted != nil { tlSetFlag(&flags, 0x40) }
+                if storiesHideSender != nil { tlSetFlag(&flags, 0x80) }
+                if storiesSound != nil { tlSetFlag(&flags, 0x100) }
                 return flags
             }
         }
@@ -299,25 +294,25 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xcacb6ae2) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.showPreviews {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.silent {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.muteUntil {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.sound {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.sound {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.storiesMuted {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.storiesHideSender {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.storiesSound {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesSound {
                         value.serialize(buffer, true)
                     }
             }
@@ -343,37 +338,37 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _showPreviews: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _showPreviews = try reader.readBool()
                 }
                 field = 2
                 var _silent: Bool? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _silent = try reader.readBool()
                 }
                 field = 3
                 var _muteUntil: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _muteUntil = try reader.readInt32()
                 }
                 field = 4
                 var _sound: Api.NotificationSound? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _sound = try Api.NotificationSound.parse(&reader)
                 }
                 field = 5
                 var _storiesMuted: Bool? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _storiesMuted = try reader.readBool()
                 }
                 field = 6
                 var _storiesHideSender: Bool? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _storiesHideSender = try reader.readBool()
                 }
                 field = 7
                 var _storiesSound: Api.NotificationSound? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _storiesSound = try Api.NotificationSound.parse(&reader)
                 }
                 return .inputPeerNotifySettings(Cons_inputPeerNotifySettings(showPreviews: _showPreviews, silent: _silent, muteUntil: _muteUntil, sound: _sound, storiesMuted: _storiesMuted, storiesHideSender: _storiesHideSender, storiesSound: _storiesSound))
@@ -387,31 +382,30 @@ extension Api {
             switch self {
                 case .inputPeerNotifySettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.showPreviews {
-                        fields.append(("show_previews", .bool(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
+                        fields.bool("show_previews", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.silent {
-                        fields.append(("silent", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
+                        fields.bool("silent", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.muteUntil {
-                        fields.append(("mute_until", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
+                        fields.int("mute_until", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.sound {
-                        fields.append(("sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.sound {
+                        fields.object("sound", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.storiesMuted {
-                        fields.append(("stories_muted", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
+                        fields.bool("stories_muted", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.storiesHideSender {
-                        fields.append(("stories_hide_sender", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
+                        fields.bool("stories_hide_sender", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.storiesSound {
-                        fields.append(("stories_sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesSound {
+                        fields.object("stories_sound", value)
                     }
-                    return ("inputPeerNotifySettings", fields)
+                    return ("inputPeerNotifySettings", fields.fields)
             }
         }
     }
@@ -491,12 +485,11 @@ extension Api.contacts {
                 case .contactsNotModified:
                     return ("contacts.contactsNotModified", [])
                 case .contacts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("contacts", .vector(c.contacts.map { (e0: Api.Contact) -> TLValue in .object(e0) })))
-                    fields.append(("saved_count", .int(c.savedCount)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.contacts", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("contacts", c.contacts)
+                    fields.int("saved_count", c.savedCount)
+                    fields.objects("users", c.users)
+                    return ("contacts.contacts", fields.fields)
             }
         }
     }
@@ -596,18 +589,16 @@ extension Api.photos {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .photos(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("photos", .vector(c.photos.map { (e0: Api.Photo) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("photos.photos", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("photos", c.photos)
+                    fields.objects("users", c.users)
+                    return ("photos.photos", fields.fields)
                 case .photosSlice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("photos", .vector(c.photos.map { (e0: Api.Photo) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("photos.photosSlice", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("count", c.count)
+                    fields.objects("photos", c.photos)
+                    fields.objects("users", c.users)
+                    return ("photos.photosSlice", fields.fields)
             }
         }
     }
@@ -641,8 +632,8 @@ extension Api.updates {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if final { flags |= 0x1 }
-                if timeout != nil { flags |= 0x2 }
+                if final { tlSetFlag(&flags, 0x1) }
+                if timeout != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -668,8 +659,8 @@ extension Api.updates {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if final { flags |= 0x1 }
-                if timeout != nil { flags |= 0x2 }
+                if final { tlSetFlag(&flags, 0x1) }
+                if timeout != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -697,8 +688,8 @@ extension Api.updates {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if final { flags |= 0x1 }
-                if timeout != nil { flags |= 0x2 }
+                if final { tlSetFlag(&flags, 0x1) }
+                if timeout != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -710,14 +701,14 @@ extension Api.updates {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.pts)
-                    if _flags & 0x2 != 0, let value = c.timeout {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
                         buffer.appendInt32(value)
                     }
                 case .channelDifferenceTooLong(let c):
                     if boxed { buffer.appendUInt32(0xa4bcc6fe) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.timeout {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
                         buffer.appendInt32(value)
                     }
                     c.dialog.serialize(buffer, true)
@@ -729,7 +720,7 @@ extension Api.updates {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.pts)
-                    if _flags & 0x2 != 0, let value = c.timeout {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.newMessages, boxed: true)
@@ -760,12 +751,12 @@ extension Api.updates {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _final = _flags & 0x1 != 0
+                let _final = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
                 var _timeout: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _timeout = try reader.readInt32()
                 }
                 return .channelDifferenceEmpty(Cons_channelDifferenceEmpty(final: _final, pts: _pts, timeout: _timeout))
@@ -780,10 +771,10 @@ extension Api.updates {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _final = _flags & 0x1 != 0
+                let _final = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _timeout: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _timeout = try reader.readInt32()
                 }
                 field = 3
@@ -806,12 +797,12 @@ extension Api.updates {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _final = _flags & 0x1 != 0
+                let _final = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
                 var _timeout: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _timeout = try reader.readInt32()
                 }
                 field = 4
@@ -833,44 +824,41 @@ extension Api.updates {
             switch self {
                 case .channelDifferenceEmpty(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.final { fields.append(("final", .trueFlag)) }
-                    fields.append(("pts", .int(c.pts)))
-                    if _flags & 0x2 != 0, let value = c.timeout {
-                        fields.append(("timeout", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("final", c.final)
+                    fields.int("pts", c.pts)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
+                        fields.int("timeout", value)
                     }
-                    return ("updates.channelDifferenceEmpty", fields)
+                    return ("updates.channelDifferenceEmpty", fields.fields)
                 case .channelDifferenceTooLong(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.final { fields.append(("final", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.timeout {
-                        fields.append(("timeout", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("final", c.final)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
+                        fields.int("timeout", value)
                     }
-                    fields.append(("dialog", .object(c.dialog)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("updates.channelDifferenceTooLong", fields)
+                    fields.object("dialog", c.dialog)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("updates.channelDifferenceTooLong", fields.fields)
                 case .channelDifference(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.final { fields.append(("final", .trueFlag)) }
-                    fields.append(("pts", .int(c.pts)))
-                    if _flags & 0x2 != 0, let value = c.timeout {
-                        fields.append(("timeout", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("final", c.final)
+                    fields.int("pts", c.pts)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
+                        fields.int("timeout", value)
                     }
-                    fields.append(("new_messages", .vector(c.newMessages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("other_updates", .vector(c.otherUpdates.map { (e0: Api.Update) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("updates.channelDifference", fields)
+                    fields.objects("new_messages", c.newMessages)
+                    fields.objects("other_updates", c.otherUpdates)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("updates.channelDifference", fields.fields)
             }
         }
     }
@@ -914,7 +902,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premium { flags |= 0x1 }
+                if premium { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -965,7 +953,7 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premium = _flags & 0x1 != 0
+                let _premium = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _hash = try reader.readInt64()
                 field = 3
@@ -984,21 +972,19 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .featuredStickersNotModified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("count", .int(c.count)))
-                    return ("messages.featuredStickersNotModified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("count", c.count)
+                    return ("messages.featuredStickersNotModified", fields.fields)
                 case .featuredStickers(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.premium { fields.append(("premium", .trueFlag)) }
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("sets", .vector(c.sets.map { (e0: Api.StickerSetCovered) -> TLValue in .object(e0) })))
-                    fields.append(("unread", .vector(c.unread.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("messages.featuredStickers", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("premium", c.premium)
+                    fields.long("hash", c.hash)
+                    fields.int("count", c.count)
+                    fields.objects("sets", c.sets)
+                    fields.longs("unread", c.unread)
+                    return ("messages.featuredStickers", fields.fields)
             }
         }
     }
@@ -1240,7 +1226,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if collapsed { flags |= 0x1 }
+                if collapsed { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1275,8 +1261,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { flags |= 0x2 }
-                if url != nil && webpageId != nil { flags |= 0x1 }
+                if spoiler { tlSetFlag(&flags, 0x2) }
+                if url != nil && webpageId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1300,9 +1286,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if autoplay { flags |= 0x1 }
-                if loop { flags |= 0x2 }
-                if spoiler { flags |= 0x4 }
+                if autoplay { tlSetFlag(&flags, 0x1) }
+                if loop { tlSetFlag(&flags, 0x2) }
+                if spoiler { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1341,12 +1327,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fullWidth { flags |= 0x1 }
-                if allowScrolling { flags |= 0x8 }
-                if url != nil { flags |= 0x2 }
-                if html != nil { flags |= 0x4 }
-                if posterPhotoId != nil { flags |= 0x10 }
-                if w != nil && h != nil { flags |= 0x20 }
+                if fullWidth { tlSetFlag(&flags, 0x1) }
+                if allowScrolling { tlSetFlag(&flags, 0x8) }
+                if url != nil { tlSetFlag(&flags, 0x2) }
+                if html != nil { tlSetFlag(&flags, 0x4) }
+                if posterPhotoId != nil { tlSetFlag(&flags, 0x10) }
+                if w != nil && h != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -1442,9 +1428,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bordered { flags |= 0x1 }
-                if striped { flags |= 0x2 }
-                if compact { flags |= 0x4 }
+                if bordered { tlSetFlag(&flags, 0x1) }
+                if striped { tlSetFlag(&flags, 0x2) }
+                if compact { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1466,9 +1452,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if reversed { flags |= 0x4 }
-                if start != nil { flags |= 0x1 }
-                if type != nil { flags |= 0x2 }
+                if reversed { tlSetFlag(&flags, 0x4) }
+                if start != nil { tlSetFlag(&flags, 0x1) }
+                if type != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1488,7 +1474,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if `open` { flags |= 0x1 }
+                if `open` { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1638,9 +1624,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if alignLeft { flags |= 0x1 }
-                if alignCenter { flags |= 0x2 }
-                if alignRight { flags |= 0x4 }
+                if alignLeft { tlSetFlag(&flags, 0x1) }
+                if alignCenter { tlSetFlag(&flags, 0x2) }
+                if alignRight { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1710,10 +1696,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.photoId)
                     c.caption.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.webpageId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.webpageId {
                         buffer.appendInt64(value)
                     }
                 case .pageBlockVideo(let c):
@@ -1729,19 +1715,19 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xa8718dc5) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.html {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.html {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.posterPhotoId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.posterPhotoId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.w {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.w {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.h {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.h {
                         buffer.appendInt32(value)
                     }
                     c.caption.serialize(buffer, true)
@@ -1783,10 +1769,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.items, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.start {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.start {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.type {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.type {
                         buffer.appendTLString(value)
                     }
                 case .pageBlockDetails(let c):
@@ -2026,7 +2012,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _collapsed = _flags & 0x1 != 0
+                let _collapsed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _text = try Api.RichText.parse(&reader)
                 field = 3
@@ -2056,19 +2042,19 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = _flags & 0x2 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _photoId = try reader.readInt64()
                 field = 3
                 let _caption = try Api.PageCaption.parse(&reader)
                 field = 4
                 var _url: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _url = try reader.readTLString()
                 }
                 field = 5
                 var _webpageId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _webpageId = try reader.readInt64()
                 }
                 return .pageBlockPhoto(Cons_pageBlockPhoto(spoiler: _spoiler, photoId: _photoId, caption: _caption, url: _url, webpageId: _webpageId))
@@ -2083,11 +2069,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _autoplay = _flags & 0x1 != 0
+                let _autoplay = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _loop = _flags & 0x2 != 0
+                let _loop = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _spoiler = _flags & 0x4 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _videoId = try reader.readInt64()
                 field = 5
@@ -2114,32 +2100,32 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fullWidth = _flags & 0x1 != 0
+                let _fullWidth = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _allowScrolling = _flags & 0x8 != 0
+                let _allowScrolling = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 var _url: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _url = try reader.readTLString()
                 }
                 field = 4
                 var _html: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _html = try reader.readTLString()
                 }
                 field = 5
                 var _posterPhotoId: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _posterPhotoId = try reader.readInt64()
                 }
                 field = 6
                 var _w: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _w = try reader.readInt32()
                 }
                 field = 7
                 var _h: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _h = try reader.readInt32()
                 }
                 field = 8
@@ -2238,11 +2224,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _bordered = _flags & 0x1 != 0
+                let _bordered = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _striped = _flags & 0x2 != 0
+                let _striped = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _compact = _flags & 0x4 != 0
+                let _compact = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _title = try Api.RichText.parse(&reader)
                 field = 5
@@ -2259,17 +2245,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reversed = _flags & 0x4 != 0
+                let _reversed = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _items = try reader.readVector(boxed: true, of: Api.PageListOrderedItem.self)
                 field = 3
                 var _start: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _start = try reader.readInt32()
                 }
                 field = 4
                 var _type: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _type = try reader.readTLString()
                 }
                 return .pageBlockOrderedList(Cons_pageBlockOrderedList(reversed: _reversed, items: _items, start: _start, type: _type))
@@ -2284,7 +2270,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _open = _flags & 0x1 != 0
+                let _open = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 3
@@ -2445,11 +2431,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _alignLeft = _flags & 0x1 != 0
+                let _alignLeft = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _alignCenter = _flags & 0x2 != 0
+                let _alignCenter = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _alignRight = _flags & 0x4 != 0
+                let _alignRight = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _buttons = try reader.readVector(boxed: true, of: Api.PageButton.self)
                 return .pageBlockButtonRow(Cons_pageBlockButtonRow(alignLeft: _alignLeft, alignCenter: _alignCenter, alignRight: _alignRight, buttons: _buttons))
@@ -2477,288 +2463,249 @@ extension Api {
                 case .pageBlockUnsupported:
                     return ("pageBlockUnsupported", [])
                 case .pageBlockTitle(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockTitle", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockTitle", fields.fields)
                 case .pageBlockSubtitle(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockSubtitle", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockSubtitle", fields.fields)
                 case .pageBlockAuthorDate(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("author", .object(c.author)))
-                    fields.append(("published_date", .int(c.publishedDate)))
-                    return ("pageBlockAuthorDate", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("author", c.author)
+                    fields.int("published_date", c.publishedDate)
+                    return ("pageBlockAuthorDate", fields.fields)
                 case .pageBlockHeader(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockHeader", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockHeader", fields.fields)
                 case .pageBlockSubheader(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockSubheader", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockSubheader", fields.fields)
                 case .pageBlockParagraph(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockParagraph", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockParagraph", fields.fields)
                 case .pageBlockPreformatted(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("language", .string(c.language)))
-                    return ("pageBlockPreformatted", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.string("language", c.language)
+                    return ("pageBlockPreformatted", fields.fields)
                 case .pageBlockFooter(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockFooter", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockFooter", fields.fields)
                 case .pageBlockDivider:
                     return ("pageBlockDivider", [])
                 case .pageBlockAnchor(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("name", .string(c.name)))
-                    return ("pageBlockAnchor", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("name", c.name)
+                    return ("pageBlockAnchor", fields.fields)
                 case .pageBlockList(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("items", .vector(c.items.map { (e0: Api.PageListItem) -> TLValue in .object(e0) })))
-                    return ("pageBlockList", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("items", c.items)
+                    return ("pageBlockList", fields.fields)
                 case .pageBlockBlockquote(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.collapsed { fields.append(("collapsed", .trueFlag)) }
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockBlockquote", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("collapsed", c.collapsed)
+                    fields.object("text", c.text)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockBlockquote", fields.fields)
                 case .pageBlockPullquote(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockPullquote", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("text", c.text)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockPullquote", fields.fields)
                 case .pageBlockPhoto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    fields.append(("photo_id", .long(c.photoId)))
-                    fields.append(("caption", .object(c.caption)))
-                    if _flags & 0x1 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.long("photo_id", c.photoId)
+                    fields.object("caption", c.caption)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
+                        fields.string("url", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.webpageId {
-                        fields.append(("webpage_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.webpageId {
+                        fields.long("webpage_id", value)
                     }
-                    return ("pageBlockPhoto", fields)
+                    return ("pageBlockPhoto", fields.fields)
                 case .pageBlockVideo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.autoplay { fields.append(("autoplay", .trueFlag)) }
-                    if c.loop { fields.append(("loop", .trueFlag)) }
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    fields.append(("video_id", .long(c.videoId)))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockVideo", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("autoplay", c.autoplay)
+                    fields.trueFlag("loop", c.loop)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.long("video_id", c.videoId)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockVideo", fields.fields)
                 case .pageBlockCover(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("cover", .object(c.cover)))
-                    return ("pageBlockCover", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("cover", c.cover)
+                    return ("pageBlockCover", fields.fields)
                 case .pageBlockEmbed(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.fullWidth { fields.append(("full_width", .trueFlag)) }
-                    if c.allowScrolling { fields.append(("allow_scrolling", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("full_width", c.fullWidth)
+                    fields.trueFlag("allow_scrolling", c.allowScrolling)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.url {
+                        fields.string("url", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.html {
-                        fields.append(("html", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.html {
+                        fields.string("html", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.posterPhotoId {
-                        fields.append(("poster_photo_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.posterPhotoId {
+                        fields.long("poster_photo_id", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.w {
-                        fields.append(("w", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.w {
+                        fields.int("w", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.h {
-                        fields.append(("h", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.h {
+                        fields.int("h", value)
                     }
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockEmbed", fields)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockEmbed", fields.fields)
                 case .pageBlockEmbedPost(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("webpage_id", .long(c.webpageId)))
-                    fields.append(("author_photo_id", .long(c.authorPhotoId)))
-                    fields.append(("author", .string(c.author)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockEmbedPost", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.string("url", c.url)
+                    fields.long("webpage_id", c.webpageId)
+                    fields.long("author_photo_id", c.authorPhotoId)
+                    fields.string("author", c.author)
+                    fields.int("date", c.date)
+                    fields.objects("blocks", c.blocks)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockEmbedPost", fields.fields)
                 case .pageBlockCollage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("items", .vector(c.items.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockCollage", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("items", c.items)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockCollage", fields.fields)
                 case .pageBlockSlideshow(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("items", .vector(c.items.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockSlideshow", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("items", c.items)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockSlideshow", fields.fields)
                 case .pageBlockChannel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("channel", .object(c.channel)))
-                    return ("pageBlockChannel", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("channel", c.channel)
+                    return ("pageBlockChannel", fields.fields)
                 case .pageBlockAudio(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("audio_id", .long(c.audioId)))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockAudio", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("audio_id", c.audioId)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockAudio", fields.fields)
                 case .pageBlockKicker(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockKicker", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockKicker", fields.fields)
                 case .pageBlockTable(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.bordered { fields.append(("bordered", .trueFlag)) }
-                    if c.striped { fields.append(("striped", .trueFlag)) }
-                    if c.compact { fields.append(("compact", .trueFlag)) }
-                    fields.append(("title", .object(c.title)))
-                    fields.append(("rows", .vector(c.rows.map { (e0: Api.PageTableRow) -> TLValue in .object(e0) })))
-                    return ("pageBlockTable", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("bordered", c.bordered)
+                    fields.trueFlag("striped", c.striped)
+                    fields.trueFlag("compact", c.compact)
+                    fields.object("title", c.title)
+                    fields.objects("rows", c.rows)
+                    return ("pageBlockTable", fields.fields)
                 case .pageBlockOrderedList(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.reversed { fields.append(("reversed", .trueFlag)) }
-                    fields.append(("items", .vector(c.items.map { (e0: Api.PageListOrderedItem) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.start {
-                        fields.append(("start", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("reversed", c.reversed)
+                    fields.objects("items", c.items)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.start {
+                        fields.int("start", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.type {
-                        fields.append(("type", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.type {
+                        fields.string("type", value)
                     }
-                    return ("pageBlockOrderedList", fields)
+                    return ("pageBlockOrderedList", fields.fields)
                 case .pageBlockDetails(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.`open` { fields.append(("open", .trueFlag)) }
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    fields.append(("title", .object(c.title)))
-                    return ("pageBlockDetails", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("open", c.`open`)
+                    fields.objects("blocks", c.blocks)
+                    fields.object("title", c.title)
+                    return ("pageBlockDetails", fields.fields)
                 case .pageBlockRelatedArticles(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .object(c.title)))
-                    fields.append(("articles", .vector(c.articles.map { (e0: Api.PageRelatedArticle) -> TLValue in .object(e0) })))
-                    return ("pageBlockRelatedArticles", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("title", c.title)
+                    fields.objects("articles", c.articles)
+                    return ("pageBlockRelatedArticles", fields.fields)
                 case .pageBlockMap(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("geo", .object(c.geo)))
-                    fields.append(("zoom", .int(c.zoom)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockMap", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.object("geo", c.geo)
+                    fields.int("zoom", c.zoom)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockMap", fields.fields)
                 case .pageBlockHeading1(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockHeading1", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockHeading1", fields.fields)
                 case .pageBlockHeading2(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockHeading2", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockHeading2", fields.fields)
                 case .pageBlockHeading3(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockHeading3", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockHeading3", fields.fields)
                 case .pageBlockHeading4(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockHeading4", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockHeading4", fields.fields)
                 case .pageBlockHeading5(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockHeading5", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockHeading5", fields.fields)
                 case .pageBlockHeading6(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockHeading6", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockHeading6", fields.fields)
                 case .pageBlockMath(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("source", .string(c.source)))
-                    return ("pageBlockMath", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("source", c.source)
+                    return ("pageBlockMath", fields.fields)
                 case .pageBlockThinking(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .object(c.text)))
-                    return ("pageBlockThinking", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("text", c.text)
+                    return ("pageBlockThinking", fields.fields)
                 case .inputPageBlockMap(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("geo", .object(c.geo)))
-                    fields.append(("zoom", .int(c.zoom)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("inputPageBlockMap", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.object("geo", c.geo)
+                    fields.int("zoom", c.zoom)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.object("caption", c.caption)
+                    return ("inputPageBlockMap", fields.fields)
                 case .pageBlockBlockquoteBlocks(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockBlockquoteBlocks", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("blocks", c.blocks)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockBlockquoteBlocks", fields.fields)
                 case .pageBlockButtonRow(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.alignLeft { fields.append(("align_left", .trueFlag)) }
-                    if c.alignCenter { fields.append(("align_center", .trueFlag)) }
-                    if c.alignRight { fields.append(("align_right", .trueFlag)) }
-                    fields.append(("buttons", .vector(c.buttons.map { (e0: Api.PageButton) -> TLValue in .object(e0) })))
-                    return ("pageBlockButtonRow", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("align_left", c.alignLeft)
+                    fields.trueFlag("align_center", c.alignCenter)
+                    fields.trueFlag("align_right", c.alignRight)
+                    fields.objects("buttons", c.buttons)
+                    return ("pageBlockButtonRow", fields.fields)
                 case .pageBlockDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("document_id", .long(c.documentId)))
-                    fields.append(("caption", .object(c.caption)))
-                    return ("pageBlockDocument", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("document_id", c.documentId)
+                    fields.object("caption", c.caption)
+                    return ("pageBlockDocument", fields.fields)
             }
         }
     }
@@ -2838,12 +2785,11 @@ extension Api.messages {
                 case .favedStickersNotModified:
                     return ("messages.favedStickersNotModified", [])
                 case .favedStickers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("packs", .vector(c.packs.map { (e0: Api.StickerPack) -> TLValue in .object(e0) })))
-                    fields.append(("stickers", .vector(c.stickers.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("messages.favedStickers", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("hash", c.hash)
+                    fields.objects("packs", c.packs)
+                    fields.objects("stickers", c.stickers)
+                    return ("messages.favedStickers", fields.fields)
             }
         }
     }
@@ -2911,12 +2857,11 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .recentMeUrls(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("urls", .vector(c.urls.map { (e0: Api.RecentMeUrl) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("help.recentMeUrls", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("urls", c.urls)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("help.recentMeUrls", fields.fields)
             }
         }
     }
@@ -3011,15 +2956,13 @@ extension Api {
                 case .securePasswordKdfAlgoUnknown:
                     return ("securePasswordKdfAlgoUnknown", [])
                 case .securePasswordKdfAlgoPBKDF2HMACSHA512iter100000(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("salt", .bytes(c.salt)))
-                    return ("securePasswordKdfAlgoPBKDF2HMACSHA512iter100000", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bytes("salt", c.salt)
+                    return ("securePasswordKdfAlgoPBKDF2HMACSHA512iter100000", fields.fields)
                 case .securePasswordKdfAlgoSHA512(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("salt", .bytes(c.salt)))
-                    return ("securePasswordKdfAlgoSHA512", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bytes("salt", c.salt)
+                    return ("securePasswordKdfAlgoSHA512", fields.fields)
             }
         }
     }
@@ -3063,11 +3006,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if disabled { flags |= 0x1 }
-                if videoPreloadLarge { flags |= 0x2 }
-                if audioPreloadNext { flags |= 0x4 }
-                if phonecallsLessData { flags |= 0x8 }
-                if storiesPreload { flags |= 0x10 }
+                if disabled { tlSetFlag(&flags, 0x1) }
+                if videoPreloadLarge { tlSetFlag(&flags, 0x2) }
+                if audioPreloadNext { tlSetFlag(&flags, 0x4) }
+                if phonecallsLessData { tlSetFlag(&flags, 0x8) }
+                if storiesPreload { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -3106,15 +3049,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _disabled = _flags & 0x1 != 0
+                let _disabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _videoPreloadLarge = _flags & 0x2 != 0
+                let _videoPreloadLarge = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _audioPreloadNext = _flags & 0x4 != 0
+                let _audioPreloadNext = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _phonecallsLessData = _flags & 0x8 != 0
+                let _phonecallsLessData = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _storiesPreload = _flags & 0x10 != 0
+                let _storiesPreload = tlFlagIsSet(_flags, 0x10)
                 field = 6
                 let _photoSizeMax = try reader.readInt32()
                 field = 7
@@ -3138,21 +3081,20 @@ extension Api {
             switch self {
                 case .autoDownloadSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.disabled { fields.append(("disabled", .trueFlag)) }
-                    if c.videoPreloadLarge { fields.append(("video_preload_large", .trueFlag)) }
-                    if c.audioPreloadNext { fields.append(("audio_preload_next", .trueFlag)) }
-                    if c.phonecallsLessData { fields.append(("phonecalls_less_data", .trueFlag)) }
-                    if c.storiesPreload { fields.append(("stories_preload", .trueFlag)) }
-                    fields.append(("photo_size_max", .int(c.photoSizeMax)))
-                    fields.append(("video_size_max", .long(c.videoSizeMax)))
-                    fields.append(("file_size_max", .long(c.fileSizeMax)))
-                    fields.append(("video_upload_maxbitrate", .int(c.videoUploadMaxbitrate)))
-                    fields.append(("small_queue_active_operations_max", .int(c.smallQueueActiveOperationsMax)))
-                    fields.append(("large_queue_active_operations_max", .int(c.largeQueueActiveOperationsMax)))
-                    return ("autoDownloadSettings", fields)
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("disabled", c.disabled)
+                    fields.trueFlag("video_preload_large", c.videoPreloadLarge)
+                    fields.trueFlag("audio_preload_next", c.audioPreloadNext)
+                    fields.trueFlag("phonecalls_less_data", c.phonecallsLessData)
+                    fields.trueFlag("stories_preload", c.storiesPreload)
+                    fields.int("photo_size_max", c.photoSizeMax)
+                    fields.long("video_size_max", c.videoSizeMax)
+                    fields.long("file_size_max", c.fileSizeMax)
+                    fields.int("video_upload_maxbitrate", c.videoUploadMaxbitrate)
+                    fields.int("small_queue_active_operations_max", c.smallQueueActiveOperationsMax)
+                    fields.int("large_queue_active_operations_max", c.largeQueueActiveOperationsMax)
+                    return ("autoDownloadSettings", fields.fields)
             }
         }
     }
@@ -3206,11 +3148,11 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if proxy { flags |= 0x1 }
-                if peer != nil { flags |= 0x8 }
-                if psaType != nil { flags |= 0x2 }
-                if psaMessage != nil { flags |= 0x4 }
-                if customPendingSuggestion != nil { flags |= 0x10 }
+                if proxy { tlSetFlag(&flags, 0x1) }
+                if peer != nil { tlSetFlag(&flags, 0x8) }
+                if psaType != nil { tlSetFlag(&flags, 0x2) }
+                if psaMessage != nil { tlSetFlag(&flags, 0x4) }
+                if customPendingSuggestion != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -3225,18 +3167,18 @@ extension Api.help {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.expires)
-                    if _flags & 0x8 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.psaType {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.psaType {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.psaMessage {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.psaMessage {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.pendingSuggestions, boxed: true)
                     buffer.appendVector(c.dismissedSuggestions, boxed: true)
-                    if _flags & 0x10 != 0, let value = c.customPendingSuggestion {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.customPendingSuggestion {
                         value.serialize(buffer, true)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -3274,22 +3216,22 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _proxy = _flags & 0x1 != 0
+                let _proxy = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _expires = try reader.readInt32()
                 field = 3
                 var _peer: Api.Peer? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _peer = try Api.Peer.parse(&reader)
                 }
                 field = 4
                 var _psaType: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _psaType = try reader.readTLString()
                 }
                 field = 5
                 var _psaMessage: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _psaMessage = try reader.readTLString()
                 }
                 field = 6
@@ -3298,7 +3240,7 @@ extension Api.help {
                 let _dismissedSuggestions = try reader.readVector(boxed: true, of: String.self)
                 field = 8
                 var _customPendingSuggestion: Api.PendingSuggestion? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _customPendingSuggestion = try Api.PendingSuggestion.parse(&reader)
                 }
                 field = 9
@@ -3315,34 +3257,32 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .promoDataEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("expires", .int(c.expires)))
-                    return ("help.promoDataEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("expires", c.expires)
+                    return ("help.promoDataEmpty", fields.fields)
                 case .promoData(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.proxy { fields.append(("proxy", .trueFlag)) }
-                    fields.append(("expires", .int(c.expires)))
-                    if _flags & 0x8 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("proxy", c.proxy)
+                    fields.int("expires", c.expires)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.psaType {
-                        fields.append(("psa_type", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.psaType {
+                        fields.string("psa_type", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.psaMessage {
-                        fields.append(("psa_message", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.psaMessage {
+                        fields.string("psa_message", value)
                     }
-                    fields.append(("pending_suggestions", .vector(c.pendingSuggestions.map { (e0: String) -> TLValue in .string(e0) })))
-                    fields.append(("dismissed_suggestions", .vector(c.dismissedSuggestions.map { (e0: String) -> TLValue in .string(e0) })))
-                    if _flags & 0x10 != 0, let value = c.customPendingSuggestion {
-                        fields.append(("custom_pending_suggestion", .object(value)))
+                    fields.strings("pending_suggestions", c.pendingSuggestions)
+                    fields.strings("dismissed_suggestions", c.dismissedSuggestions)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.customPendingSuggestion {
+                        fields.object("custom_pending_suggestion", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("help.promoData", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("help.promoData", fields.fields)
             }
         }
     }
@@ -3380,14 +3320,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if archiveAndMuteNewNoncontactPeers { flags |= 0x1 }
-                if keepArchivedUnmuted { flags |= 0x2 }
-                if keepArchivedFolders { flags |= 0x4 }
-                if hideReadMarks { flags |= 0x8 }
-                if newNoncontactPeersRequirePremium { flags |= 0x10 }
-                if displayGiftsButton { flags |= 0x80 }
-                if noncontactPeersPaidStars != nil { flags |= 0x20 }
-                if disallowedGifts != nil { flags |= 0x40 }
+                if archiveAndMuteNewNoncontactPeers { tlSetFlag(&flags, 0x1) }
+                if keepArchivedUnmuted { tlSetFlag(&flags, 0x2) }
+                if keepArchivedFolders { tlSetFlag(&flags, 0x4) }
+                if hideReadMarks { tlSetFlag(&flags, 0x8) }
+                if newNoncontactPeersRequirePremium { tlSetFlag(&flags, 0x10) }
+                if displayGiftsButton { tlSetFlag(&flags, 0x80) }
+                if noncontactPeersPaidStars != nil { tlSetFlag(&flags, 0x20) }
+                if disallowedGifts != nil { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -3398,10 +3338,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xfe41b34f) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x20 != 0, let value = c.noncontactPeersPaidStars {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.noncontactPeersPaidStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.disallowedGifts {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.disallowedGifts {
                         value.serialize(buffer, true)
                     }
             }
@@ -3426,25 +3366,25 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _archiveAndMuteNewNoncontactPeers = _flags & 0x1 != 0
+                let _archiveAndMuteNewNoncontactPeers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepArchivedUnmuted = _flags & 0x2 != 0
+                let _keepArchivedUnmuted = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _keepArchivedFolders = _flags & 0x4 != 0
+                let _keepArchivedFolders = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _hideReadMarks = _flags & 0x8 != 0
+                let _hideReadMarks = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _newNoncontactPeersRequirePremium = _flags & 0x10 != 0
+                let _newNoncontactPeersRequirePremium = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _displayGiftsButton = _flags & 0x80 != 0
+                let _displayGiftsButton = tlFlagIsSet(_flags, 0x80)
                 field = 7
                 var _noncontactPeersPaidStars: Int64? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _noncontactPeersPaidStars = try reader.readInt64()
                 }
                 field = 8
                 var _disallowedGifts: Api.DisallowedGiftsSettings? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _disallowedGifts = try Api.DisallowedGiftsSettings.parse(&reader)
                 }
                 return .globalPrivacySettings(Cons_globalPrivacySettings(archiveAndMuteNewNoncontactPeers: _archiveAndMuteNewNoncontactPeers, keepArchivedUnmuted: _keepArchivedUnmuted, keepArchivedFolders: _keepArchivedFolders, hideReadMarks: _hideReadMarks, newNoncontactPeersRequirePremium: _newNoncontactPeersRequirePremium, displayGiftsButton: _displayGiftsButton, noncontactPeersPaidStars: _noncontactPeersPaidStars, disallowedGifts: _disallowedGifts))
@@ -3458,22 +3398,21 @@ extension Api {
             switch self {
                 case .globalPrivacySettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.archiveAndMuteNewNoncontactPeers { fields.append(("archive_and_mute_new_noncontact_peers", .trueFlag)) }
-                    if c.keepArchivedUnmuted { fields.append(("keep_archived_unmuted", .trueFlag)) }
-                    if c.keepArchivedFolders { fields.append(("keep_archived_folders", .trueFlag)) }
-                    if c.hideReadMarks { fields.append(("hide_read_marks", .trueFlag)) }
-                    if c.newNoncontactPeersRequirePremium { fields.append(("new_noncontact_peers_require_premium", .trueFlag)) }
-                    if c.displayGiftsButton { fields.append(("display_gifts_button", .trueFlag)) }
-                    if _flags & 0x20 != 0, let value = c.noncontactPeersPaidStars {
-                        fields.append(("noncontact_peers_paid_stars", .long(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("archive_and_mute_new_noncontact_peers", c.archiveAndMuteNewNoncontactPeers)
+                    fields.trueFlag("keep_archived_unmuted", c.keepArchivedUnmuted)
+                    fields.trueFlag("keep_archived_folders", c.keepArchivedFolders)
+                    fields.trueFlag("hide_read_marks", c.hideReadMarks)
+                    fields.trueFlag("new_noncontact_peers_require_premium", c.newNoncontactPeersRequirePremium)
+                    fields.trueFlag("display_gifts_button", c.displayGiftsButton)
+                    if tlFlagIsSet(_flags, 0x20), let value = c.noncontactPeersPaidStars {
+                        fields.long("noncontact_peers_paid_stars", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.disallowedGifts {
-                        fields.append(("disallowed_gifts", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.disallowedGifts {
+                        fields.object("disallowed_gifts", value)
                     }
-                    return ("globalPrivacySettings", fields)
+                    return ("globalPrivacySettings", fields.fields)
             }
         }
     }
@@ -3499,7 +3438,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premiumRequired { flags |= 0x1 }
+                if premiumRequired { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3533,7 +3472,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premiumRequired = _flags & 0x1 != 0
+                let _premiumRequired = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 return .sendAsPeer(Cons_sendAsPeer(premiumRequired: _premiumRequired, peer: _peer))
@@ -3547,12 +3486,11 @@ extension Api {
             switch self {
                 case .sendAsPeer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.premiumRequired { fields.append(("premium_required", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    return ("sendAsPeer", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("premium_required", c.premiumRequired)
+                    fields.object("peer", c.peer)
+                    return ("sendAsPeer", fields.fields)
             }
         }
     }
@@ -3615,11 +3553,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .myStickers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("sets", .vector(c.sets.map { (e0: Api.StickerSetCovered) -> TLValue in .object(e0) })))
-                    return ("messages.myStickers", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("count", c.count)
+                    fields.objects("sets", c.sets)
+                    return ("messages.myStickers", fields.fields)
             }
         }
     }
@@ -3700,20 +3637,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if birthday { flags |= 0x4 }
-                if requirePremium { flags |= 0x80 }
-                if peerColorAvailable { flags |= 0x400 }
-                if availabilityRemains != nil && availabilityTotal != nil { flags |= 0x1 }
-                if availabilityResale != nil && resellMinStars != nil { flags |= 0x10 }
-                if firstSaleDate != nil && lastSaleDate != nil { flags |= 0x2 }
-                if upgradeStars != nil { flags |= 0x8 }
-                if title != nil { flags |= 0x20 }
-                if releasedBy != nil { flags |= 0x40 }
-                if perUserTotal != nil && perUserRemains != nil { flags |= 0x100 }
-                if lockedUntilDate != nil { flags |= 0x200 }
-                if auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil { flags |= 0x800 }
-                if upgradeVariants != nil { flags |= 0x1000 }
-                if background != nil { flags |= 0x2000 }
+                if birthday { tlSetFlag(&flags, 0x4) }
+                if requirePremium { tlSetFlag(&flags, 0x80) }
+                if peerColorAvailable { tlSetFlag(&flags, 0x400) }
+                if availabilityRemains != nil && availabilityTotal != nil { tlSetFlag(&flags, 0x1) }
+                if availabilityResale != nil && resellMinStars != nil { tlSetFlag(&flags, 0x10) }
+                if firstSaleDate != nil && lastSaleDate != nil { tlSetFlag(&flags, 0x2) }
+                if upgradeStars != nil { tlSetFlag(&flags, 0x8) }
+                if title != nil { tlSetFlag(&flags, 0x20) }
+                if releasedBy != nil { tlSetFlag(&flags, 0x40) }
+                if perUserTotal != nil && perUserRemains != nil { tlSetFlag(&flags, 0x100) }
+                if lockedUntilDate != nil { tlSetFlag(&flags, 0x200) }
+                if auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil { tlSetFlag(&flags, 0x800) }
+                if upgradeVariants != nil { tlSetFlag(&flags, 0x1000) }
+                if background != nil { tlSetFlag(&flags, 0x2000) }
                 return flags
             }
         }
@@ -3781,23 +3718,23 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requirePremium { flags |= 0x40 }
-                if resaleTonOnly { flags |= 0x80 }
-                if themeAvailable { flags |= 0x200 }
-                if burned { flags |= 0x4000 }
-                if crafted { flags |= 0x8000 }
-                if ownerId != nil { flags |= 0x1 }
-                if ownerName != nil { flags |= 0x2 }
-                if ownerAddress != nil { flags |= 0x4 }
-                if giftAddress != nil { flags |= 0x8 }
-                if resellAmount != nil { flags |= 0x10 }
-                if releasedBy != nil { flags |= 0x20 }
-                if valueAmount != nil && valueCurrency != nil && valueUsdAmount != nil { flags |= 0x100 }
-                if themePeer != nil { flags |= 0x400 }
-                if peerColor != nil { flags |= 0x800 }
-                if hostId != nil { flags |= 0x1000 }
-                if offerMinStars != nil { flags |= 0x2000 }
-                if craftChancePermille != nil { flags |= 0x10000 }
+                if requirePremium { tlSetFlag(&flags, 0x40) }
+                if resaleTonOnly { tlSetFlag(&flags, 0x80) }
+                if themeAvailable { tlSetFlag(&flags, 0x200) }
+                if burned { tlSetFlag(&flags, 0x4000) }
+                if crafted { tlSetFlag(&flags, 0x8000) }
+                if ownerId != nil { tlSetFlag(&flags, 0x1) }
+                if ownerName != nil { tlSetFlag(&flags, 0x2) }
+                if ownerAddress != nil { tlSetFlag(&flags, 0x4) }
+                if giftAddress != nil { tlSetFlag(&flags, 0x8) }
+                if resellAmount != nil { tlSetFlag(&flags, 0x10) }
+                if releasedBy != nil { tlSetFlag(&flags, 0x20) }
+                if valueAmount != nil && valueCurrency != nil && valueUsdAmount != nil { tlSetFlag(&flags, 0x100) }
+                if themePeer != nil { tlSetFlag(&flags, 0x400) }
+                if peerColor != nil { tlSetFlag(&flags, 0x800) }
+                if hostId != nil { tlSetFlag(&flags, 0x1000) }
+                if offerMinStars != nil { tlSetFlag(&flags, 0x2000) }
+                if craftChancePermille != nil { tlSetFlag(&flags, 0x10000) }
                 return flags
             }
         }
@@ -3811,56 +3748,56 @@ extension Api {
                     buffer.appendInt64(c.id)
                     c.sticker.serialize(buffer, true)
                     buffer.appendInt64(c.stars)
-                    if _flags & 0x1 != 0, let value = c.availabilityRemains {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.availabilityRemains {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.availabilityTotal {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.availabilityTotal {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.availabilityResale {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.availabilityResale {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt64(c.convertStars)
-                    if _flags & 0x2 != 0, let value = c.firstSaleDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.firstSaleDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.lastSaleDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.lastSaleDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.upgradeStars {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.upgradeStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.resellMinStars {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.resellMinStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.releasedBy {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.releasedBy {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x100 != 0, let value = c.perUserTotal {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.perUserTotal {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.perUserRemains {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.perUserRemains {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x200 != 0, let value = c.lockedUntilDate {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.lockedUntilDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.auctionSlug {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.auctionSlug {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.giftsPerRound {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.giftsPerRound {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.auctionStartDate {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.auctionStartDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.upgradeVariants {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.upgradeVariants {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.background {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.background {
                         value.serialize(buffer, true)
                     }
                 case .starGiftUnique(let c):
@@ -3872,49 +3809,49 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.slug)
                     buffer.appendInt32(c.num)
-                    if _flags & 0x1 != 0, let value = c.ownerId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ownerId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.ownerName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.ownerName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.ownerAddress {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ownerAddress {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.attributes, boxed: true)
                     buffer.appendInt32(c.availabilityIssued)
                     buffer.appendInt32(c.availabilityTotal)
-                    if _flags & 0x8 != 0, let value = c.giftAddress {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.giftAddress {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.resellAmount {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.resellAmount {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x20 != 0, let value = c.releasedBy {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.releasedBy {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x100 != 0, let value = c.valueAmount {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.valueAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.valueCurrency {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.valueCurrency {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.valueUsdAmount {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.valueUsdAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x400 != 0, let value = c.themePeer {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.themePeer {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x800 != 0, let value = c.peerColor {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.peerColor {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1000 != 0, let value = c.hostId {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.hostId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2000 != 0, let value = c.offerMinStars {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.offerMinStars {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.craftChancePermille {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.craftChancePermille {
                         buffer.appendInt32(value)
                     }
             }
@@ -3942,12 +3879,12 @@ extension Api {
                 field = 1
                 field = 2
                 field = 3
-                let _birthday = _flags & 0x4 != 0
+                let _birthday = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _requirePremium = _flags & 0x80 != 0
+                let _requirePremium = tlFlagIsSet(_flags, 0x80)
                 field = 5
                 field = 6
-                let _peerColorAvailable = _flags & 0x400 != 0
+                let _peerColorAvailable = tlFlagIsSet(_flags, 0x400)
                 field = 7
                 field = 8
                 let _id = try reader.readInt64()
@@ -3957,89 +3894,89 @@ extension Api {
                 let _stars = try reader.readInt64()
                 field = 11
                 var _availabilityRemains: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _availabilityRemains = try reader.readInt32()
                 }
                 field = 12
                 var _availabilityTotal: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _availabilityTotal = try reader.readInt32()
                 }
                 field = 13
                 var _availabilityResale: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _availabilityResale = try reader.readInt64()
                 }
                 field = 14
                 let _convertStars = try reader.readInt64()
                 field = 15
                 var _firstSaleDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _firstSaleDate = try reader.readInt32()
                 }
                 field = 16
                 var _lastSaleDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _lastSaleDate = try reader.readInt32()
                 }
                 field = 17
                 var _upgradeStars: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _upgradeStars = try reader.readInt64()
                 }
                 field = 18
                 var _resellMinStars: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _resellMinStars = try reader.readInt64()
                 }
                 field = 19
                 var _title: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _title = try reader.readTLString()
                 }
                 field = 20
                 var _releasedBy: Api.Peer? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _releasedBy = try Api.Peer.parse(&reader)
                 }
                 field = 21
                 var _perUserTotal: Int32? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _perUserTotal = try reader.readInt32()
                 }
                 field = 22
                 var _perUserRemains: Int32? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _perUserRemains = try reader.readInt32()
                 }
                 field = 23
                 var _lockedUntilDate: Int32? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _lockedUntilDate = try reader.readInt32()
                 }
                 field = 24
                 var _auctionSlug: String? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _auctionSlug = try reader.readTLString()
                 }
                 field = 25
                 var _giftsPerRound: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _giftsPerRound = try reader.readInt32()
                 }
                 field = 26
                 var _auctionStartDate: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _auctionStartDate = try reader.readInt32()
                 }
                 field = 27
                 var _upgradeVariants: Int32? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _upgradeVariants = try reader.readInt32()
                 }
                 field = 28
                 var _background: Api.StarGiftBackground? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _background = try Api.StarGiftBackground.parse(&reader)
                 }
                 return .starGift(Cons_starGift(birthday: _birthday, requirePremium: _requirePremium, peerColorAvailable: _peerColorAvailable, id: _id, sticker: _sticker, stars: _stars, availabilityRemains: _availabilityRemains, availabilityTotal: _availabilityTotal, availabilityResale: _availabilityResale, convertStars: _convertStars, firstSaleDate: _firstSaleDate, lastSaleDate: _lastSaleDate, upgradeStars: _upgradeStars, resellMinStars: _resellMinStars, title: _title, releasedBy: _releasedBy, perUserTotal: _perUserTotal, perUserRemains: _perUserRemains, lockedUntilDate: _lockedUntilDate, auctionSlug: _auctionSlug, giftsPerRound: _giftsPerRound, auctionStartDate: _auctionStartDate, upgradeVariants: _upgradeVariants, background: _background))
@@ -4054,15 +3991,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requirePremium = _flags & 0x40 != 0
+                let _requirePremium = tlFlagIsSet(_flags, 0x40)
                 field = 2
-                let _resaleTonOnly = _flags & 0x80 != 0
+                let _resaleTonOnly = tlFlagIsSet(_flags, 0x80)
                 field = 3
-                let _themeAvailable = _flags & 0x200 != 0
+                let _themeAvailable = tlFlagIsSet(_flags, 0x200)
                 field = 4
-                let _burned = _flags & 0x4000 != 0
+                let _burned = tlFlagIsSet(_flags, 0x4000)
                 field = 5
-                let _crafted = _flags & 0x8000 != 0
+                let _crafted = tlFlagIsSet(_flags, 0x8000)
                 field = 6
                 let _id = try reader.readInt64()
                 field = 7
@@ -4075,17 +4012,17 @@ extension Api {
                 let _num = try reader.readInt32()
                 field = 11
                 var _ownerId: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ownerId = try Api.Peer.parse(&reader)
                 }
                 field = 12
                 var _ownerName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _ownerName = try reader.readTLString()
                 }
                 field = 13
                 var _ownerAddress: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _ownerAddress = try reader.readTLString()
                 }
                 field = 14
@@ -4096,57 +4033,57 @@ extension Api {
                 let _availabilityTotal = try reader.readInt32()
                 field = 17
                 var _giftAddress: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _giftAddress = try reader.readTLString()
                 }
                 field = 18
                 var _resellAmount: [Api.StarsAmount]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _resellAmount = try reader.readVector(boxed: true, of: Api.StarsAmount.self)
                 }
                 field = 19
                 var _releasedBy: Api.Peer? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _releasedBy = try Api.Peer.parse(&reader)
                 }
                 field = 20
                 var _valueAmount: Int64? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _valueAmount = try reader.readInt64()
                 }
                 field = 21
                 var _valueCurrency: String? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _valueCurrency = try reader.readTLString()
                 }
                 field = 22
                 var _valueUsdAmount: Int64? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _valueUsdAmount = try reader.readInt64()
                 }
                 field = 23
                 var _themePeer: Api.Peer? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _themePeer = try Api.Peer.parse(&reader)
                 }
                 field = 24
                 var _peerColor: Api.PeerColor? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _peerColor = try Api.PeerColor.parse(&reader)
                 }
                 field = 25
                 var _hostId: Api.Peer? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _hostId = try Api.Peer.parse(&reader)
                 }
                 field = 26
                 var _offerMinStars: Int32? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _offerMinStars = try reader.readInt32()
                 }
                 field = 27
                 var _craftChancePermille: Int32? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _craftChancePermille = try reader.readInt32()
                 }
                 return .starGiftUnique(Cons_starGiftUnique(requirePremium: _requirePremium, resaleTonOnly: _resaleTonOnly, themeAvailable: _themeAvailable, burned: _burned, crafted: _crafted, id: _id, giftId: _giftId, title: _title, slug: _slug, num: _num, ownerId: _ownerId, ownerName: _ownerName, ownerAddress: _ownerAddress, attributes: _attributes, availabilityIssued: _availabilityIssued, availabilityTotal: _availabilityTotal, giftAddress: _giftAddress, resellAmount: _resellAmount, releasedBy: _releasedBy, valueAmount: _valueAmount, valueCurrency: _valueCurrency, valueUsdAmount: _valueUsdAmount, themePeer: _themePeer, peerColor: _peerColor, hostId: _hostId, offerMinStars: _offerMinStars, craftChancePermille: _craftChancePermille))
@@ -4160,133 +4097,131 @@ extension Api {
             switch self {
                 case .starGift(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(29)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.limited { fields.append(("limited", .trueFlag)) }
-                    if c.soldOut { fields.append(("sold_out", .trueFlag)) }
-                    if c.birthday { fields.append(("birthday", .trueFlag)) }
-                    if c.requirePremium { fields.append(("require_premium", .trueFlag)) }
-                    if c.limitedPerUser { fields.append(("limited_per_user", .trueFlag)) }
-                    if c.peerColorAvailable { fields.append(("peer_color_available", .trueFlag)) }
-                    if c.auction { fields.append(("auction", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("sticker", .object(c.sticker)))
-                    fields.append(("stars", .long(c.stars)))
-                    if _flags & 0x1 != 0, let value = c.availabilityRemains {
-                        fields.append(("availability_remains", .int(value)))
+                    var fields = TLFieldList(capacity: 29)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("limited", c.limited)
+                    fields.trueFlag("sold_out", c.soldOut)
+                    fields.trueFlag("birthday", c.birthday)
+                    fields.trueFlag("require_premium", c.requirePremium)
+                    fields.trueFlag("limited_per_user", c.limitedPerUser)
+                    fields.trueFlag("peer_color_available", c.peerColorAvailable)
+                    fields.trueFlag("auction", c.auction)
+                    fields.long("id", c.id)
+                    fields.object("sticker", c.sticker)
+                    fields.long("stars", c.stars)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.availabilityRemains {
+                        fields.int("availability_remains", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.availabilityTotal {
-                        fields.append(("availability_total", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.availabilityTotal {
+                        fields.int("availability_total", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.availabilityResale {
-                        fields.append(("availability_resale", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.availabilityResale {
+                        fields.long("availability_resale", value)
                     }
-                    fields.append(("convert_stars", .long(c.convertStars)))
-                    if _flags & 0x2 != 0, let value = c.firstSaleDate {
-                        fields.append(("first_sale_date", .int(value)))
+                    fields.long("convert_stars", c.convertStars)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.firstSaleDate {
+                        fields.int("first_sale_date", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.lastSaleDate {
-                        fields.append(("last_sale_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.lastSaleDate {
+                        fields.int("last_sale_date", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.upgradeStars {
-                        fields.append(("upgrade_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.upgradeStars {
+                        fields.long("upgrade_stars", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.resellMinStars {
-                        fields.append(("resell_min_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.resellMinStars {
+                        fields.long("resell_min_stars", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.releasedBy {
-                        fields.append(("released_by", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.releasedBy {
+                        fields.object("released_by", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.perUserTotal {
-                        fields.append(("per_user_total", .int(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.perUserTotal {
+                        fields.int("per_user_total", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.perUserRemains {
-                        fields.append(("per_user_remains", .int(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.perUserRemains {
+                        fields.int("per_user_remains", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.lockedUntilDate {
-                        fields.append(("locked_until_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.lockedUntilDate {
+                        fields.int("locked_until_date", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.auctionSlug {
-                        fields.append(("auction_slug", .string(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.auctionSlug {
+                        fields.string("auction_slug", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.giftsPerRound {
-                        fields.append(("gifts_per_round", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.giftsPerRound {
+                        fields.int("gifts_per_round", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.auctionStartDate {
-                        fields.append(("auction_start_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.auctionStartDate {
+                        fields.int("auction_start_date", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.upgradeVariants {
-                        fields.append(("upgrade_variants", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.upgradeVariants {
+                        fields.int("upgrade_variants", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.background {
-                        fields.append(("background", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.background {
+                        fields.object("background", value)
                     }
-                    return ("starGift", fields)
+                    return ("starGift", fields.fields)
                 case .starGiftUnique(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(28)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.requirePremium { fields.append(("require_premium", .trueFlag)) }
-                    if c.resaleTonOnly { fields.append(("resale_ton_only", .trueFlag)) }
-                    if c.themeAvailable { fields.append(("theme_available", .trueFlag)) }
-                    if c.burned { fields.append(("burned", .trueFlag)) }
-                    if c.crafted { fields.append(("crafted", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("gift_id", .long(c.giftId)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("slug", .string(c.slug)))
-                    fields.append(("num", .int(c.num)))
-                    if _flags & 0x1 != 0, let value = c.ownerId {
-                        fields.append(("owner_id", .object(value)))
+                    var fields = TLFieldList(capacity: 28)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("require_premium", c.requirePremium)
+                    fields.trueFlag("resale_ton_only", c.resaleTonOnly)
+                    fields.trueFlag("theme_available", c.themeAvailable)
+                    fields.trueFlag("burned", c.burned)
+                    fields.trueFlag("crafted", c.crafted)
+                    fields.long("id", c.id)
+                    fields.long("gift_id", c.giftId)
+                    fields.string("title", c.title)
+                    fields.string("slug", c.slug)
+                    fields.int("num", c.num)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ownerId {
+                        fields.object("owner_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.ownerName {
-                        fields.append(("owner_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.ownerName {
+                        fields.string("owner_name", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.ownerAddress {
-                        fields.append(("owner_address", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ownerAddress {
+                        fields.string("owner_address", value)
                     }
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: Api.StarGiftAttribute) -> TLValue in .object(e0) })))
-                    fields.append(("availability_issued", .int(c.availabilityIssued)))
-                    fields.append(("availability_total", .int(c.availabilityTotal)))
-                    if _flags & 0x8 != 0, let value = c.giftAddress {
-                        fields.append(("gift_address", .string(value)))
+                    fields.objects("attributes", c.attributes)
+                    fields.int("availability_issued", c.availabilityIssued)
+                    fields.int("availability_total", c.availabilityTotal)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.giftAddress {
+                        fields.string("gift_address", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.resellAmount {
-                        fields.append(("resell_amount", .vector(value.map { (e0: Api.StarsAmount) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.resellAmount {
+                        fields.objects("resell_amount", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.releasedBy {
-                        fields.append(("released_by", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.releasedBy {
+                        fields.object("released_by", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.valueAmount {
-                        fields.append(("value_amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.valueAmount {
+                        fields.long("value_amount", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.valueCurrency {
-                        fields.append(("value_currency", .string(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.valueCurrency {
+                        fields.string("value_currency", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.valueUsdAmount {
-                        fields.append(("value_usd_amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.valueUsdAmount {
+                        fields.long("value_usd_amount", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.themePeer {
-                        fields.append(("theme_peer", .object(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.themePeer {
+                        fields.object("theme_peer", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.peerColor {
-                        fields.append(("peer_color", .object(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.peerColor {
+                        fields.object("peer_color", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.hostId {
-                        fields.append(("host_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.hostId {
+                        fields.object("host_id", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.offerMinStars {
-                        fields.append(("offer_min_stars", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.offerMinStars {
+                        fields.int("offer_min_stars", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.craftChancePermille {
-                        fields.append(("craft_chance_permille", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.craftChancePermille {
+                        fields.int("craft_chance_permille", value)
                     }
-                    return ("starGiftUnique", fields)
+                    return ("starGiftUnique", fields.fields)
             }
         }
     }
@@ -4335,12 +4270,11 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            fields.append(("mnc", .string(self.mnc)))
-            return ("auth.reportMissingCode", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            fields.string("mnc", self.mnc)
+            return ("auth.reportMissingCode", fields.fields)
         }
     }
 
@@ -4393,12 +4327,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("token_type", .int(self.tokenType)))
-            fields.append(("token", .string(self.token)))
-            fields.append(("other_uids", .vector(self.otherUids.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("account.unregisterDevice", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.int("token_type", self.tokenType)
+            fields.string("token", self.token)
+            fields.longs("other_uids", self.otherUids)
+            return ("account.unregisterDevice", fields.fields)
         }
     }
 
@@ -4492,10 +4425,10 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if dark { flags |= 0x1 }
-            if theme != nil { flags |= 0x2 }
-            if format != nil { flags |= 0x4 }
-            if baseTheme != nil { flags |= 0x8 }
+            if dark { tlSetFlag(&flags, 0x1) }
+            if theme != nil { tlSetFlag(&flags, 0x2) }
+            if format != nil { tlSetFlag(&flags, 0x4) }
+            if baseTheme != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -4503,13 +4436,13 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0xc727bb3b) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.theme {
+            if tlFlagIsSet(_flags, 0x2), let value = self.theme {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.format {
+            if tlFlagIsSet(_flags, 0x4), let value = self.format {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x8 != 0, let value = self.baseTheme {
+            if tlFlagIsSet(_flags, 0x8), let value = self.baseTheme {
                 value.serialize(buffer, true)
             }
         }
@@ -4524,20 +4457,20 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _theme: Api.InputTheme? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _theme = try Api.InputTheme.parse(&reader)
                 }
                 field = 3
                 var _format: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _format = try reader.readTLString()
                 }
                 field = 4
                 var _baseTheme: Api.BaseTheme? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _baseTheme = try Api.BaseTheme.parse(&reader)
                 }
                 return InstallTheme(dark: _dark, theme: _theme, format: _format, baseTheme: _baseTheme)
@@ -4549,20 +4482,19 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.dark { fields.append(("dark", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.theme {
-                fields.append(("theme", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("dark", self.dark)
+            if tlFlagIsSet(_flags, 0x2), let value = self.theme {
+                fields.object("theme", value)
             }
-            if _flags & 0x4 != 0, let value = self.format {
-                fields.append(("format", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.format {
+                fields.string("format", value)
             }
-            if _flags & 0x8 != 0, let value = self.baseTheme {
-                fields.append(("base_theme", .object(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.baseTheme {
+                fields.object("base_theme", value)
             }
-            return ("account.installTheme", fields)
+            return ("account.installTheme", fields.fields)
         }
     }
 
@@ -4586,7 +4518,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if sensitiveEnabled { flags |= 0x1 }
+            if sensitiveEnabled { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4606,7 +4538,7 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _sensitiveEnabled = _flags & 0x1 != 0
+                let _sensitiveEnabled = tlFlagIsSet(_flags, 0x1)
                 return SetContentSettings(sensitiveEnabled: _sensitiveEnabled)
             }
             catch {
@@ -4616,11 +4548,10 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.sensitiveEnabled { fields.append(("sensitive_enabled", .trueFlag)) }
-            return ("account.setContentSettings", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            fields.trueFlag("sensitive_enabled", self.sensitiveEnabled)
+            return ("account.setContentSettings", fields.fields)
         }
     }
 
@@ -4662,10 +4593,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getChannelDefaultEmojiStatuses", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getChannelDefaultEmojiStatuses", fields.fields)
         }
     }
 
@@ -4689,7 +4619,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if birthday != nil { flags |= 0x1 }
+            if birthday != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4697,7 +4627,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0xcc6e0c11) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.birthday {
+            if tlFlagIsSet(_flags, 0x1), let value = self.birthday {
                 value.serialize(buffer, true)
             }
         }
@@ -4713,7 +4643,7 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _birthday: Api.Birthday? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _birthday = try Api.Birthday.parse(&reader)
                 }
                 return UpdateBirthday(birthday: _birthday)
@@ -4725,13 +4655,12 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.birthday {
-                fields.append(("birthday", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.birthday {
+                fields.object("birthday", value)
             }
-            return ("account.updateBirthday", fields)
+            return ("account.updateBirthday", fields.fields)
         }
     }
 
@@ -4779,11 +4708,10 @@ extension Api.functions.users {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("errors", .vector(self.errors.map { (e0: Api.SecureValueError) -> TLValue in .object(e0) })))
-            return ("users.setSecureValueErrors", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.objects("errors", self.errors)
+            return ("users.setSecureValueErrors", fields.fields)
         }
     }
 
@@ -4825,10 +4753,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .object(self.id)))
-            return ("contacts.acceptContact", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("id", self.id)
+            return ("contacts.acceptContact", fields.fields)
         }
     }
 
@@ -4864,12 +4791,12 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if legacyRevokePermanent { flags |= 0x4 }
-            if requestNeeded { flags |= 0x8 }
-            if expireDate != nil { flags |= 0x1 }
-            if usageLimit != nil { flags |= 0x2 }
-            if title != nil { flags |= 0x10 }
-            if subscriptionPricing != nil { flags |= 0x20 }
+            if legacyRevokePermanent { tlSetFlag(&flags, 0x4) }
+            if requestNeeded { tlSetFlag(&flags, 0x8) }
+            if expireDate != nil { tlSetFlag(&flags, 0x1) }
+            if usageLimit != nil { tlSetFlag(&flags, 0x2) }
+            if title != nil { tlSetFlag(&flags, 0x10) }
+            if subscriptionPricing != nil { tlSetFlag(&flags, 0x20) }
             return flags
         }
 
@@ -4878,16 +4805,16 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.expireDate {
+            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.usageLimit {
+            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x10 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x10), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x20 != 0, let value = self.subscriptionPricing {
+            if tlFlagIsSet(_flags, 0x20), let value = self.subscriptionPricing {
                 value.serialize(buffer, true)
             }
         }
@@ -4902,29 +4829,29 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _legacyRevokePermanent = _flags & 0x4 != 0
+                let _legacyRevokePermanent = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _requestNeeded = _flags & 0x8 != 0
+                let _requestNeeded = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 var _expireDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _expireDate = try reader.readInt32()
                 }
                 field = 5
                 var _usageLimit: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _usageLimit = try reader.readInt32()
                 }
                 field = 6
                 var _title: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _title = try reader.readTLString()
                 }
                 field = 7
                 var _subscriptionPricing: Api.StarsSubscriptionPricing? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _subscriptionPricing = try Api.StarsSubscriptionPricing.parse(&reader)
                 }
                 return ExportChatInvite(legacyRevokePermanent: _legacyRevokePermanent, requestNeeded: _requestNeeded, peer: _peer, expireDate: _expireDate, usageLimit: _usageLimit, title: _title, subscriptionPricing: _subscriptionPricing)
@@ -4936,25 +4863,24 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.legacyRevokePermanent { fields.append(("legacy_revoke_permanent", .trueFlag)) }
-            if self.requestNeeded { fields.append(("request_needed", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.expireDate {
-                fields.append(("expire_date", .int(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("legacy_revoke_permanent", self.legacyRevokePermanent)
+            fields.trueFlag("request_needed", self.requestNeeded)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
+                fields.int("expire_date", value)
             }
-            if _flags & 0x2 != 0, let value = self.usageLimit {
-                fields.append(("usage_limit", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
+                fields.int("usage_limit", value)
             }
-            if _flags & 0x10 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x20 != 0, let value = self.subscriptionPricing {
-                fields.append(("subscription_pricing", .object(value)))
+            if tlFlagIsSet(_flags, 0x20), let value = self.subscriptionPricing {
+                fields.object("subscription_pricing", value)
             }
-            return ("messages.exportChatInvite", fields)
+            return ("messages.exportChatInvite", fields.fields)
         }
     }
 
@@ -5002,11 +4928,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("stickerset", .object(self.stickerset)))
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getStickerSet", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("stickerset", self.stickerset)
+            fields.int("hash", self.hash)
+            return ("messages.getStickerSet", fields.fields)
         }
     }
 
@@ -5044,13 +4969,13 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if noWebpage { flags |= 0x2 }
-            if invertMedia { flags |= 0x10000 }
-            if message != nil { flags |= 0x800 }
-            if media != nil { flags |= 0x4000 }
-            if replyMarkup != nil { flags |= 0x4 }
-            if entities != nil { flags |= 0x8 }
-            if richMessage != nil { flags |= 0x800000 }
+            if noWebpage { tlSetFlag(&flags, 0x2) }
+            if invertMedia { tlSetFlag(&flags, 0x10000) }
+            if message != nil { tlSetFlag(&flags, 0x800) }
+            if media != nil { tlSetFlag(&flags, 0x4000) }
+            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+            if entities != nil { tlSetFlag(&flags, 0x8) }
+            if richMessage != nil { tlSetFlag(&flags, 0x800000) }
             return flags
         }
 
@@ -5059,19 +4984,19 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.id.serialize(buffer, true)
-            if _flags & 0x800 != 0, let value = self.message {
+            if tlFlagIsSet(_flags, 0x800), let value = self.message {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4000 != 0, let value = self.media {
+            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x800000 != 0, let value = self.richMessage {
+            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
                 value.serialize(buffer, true)
             }
         }
@@ -5086,34 +5011,34 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x2 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _invertMedia = _flags & 0x10000 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
                 field = 3
                 let _id = try Api.InputBotInlineMessageID.parse(&reader)
                 field = 4
                 var _message: String? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _message = try reader.readTLString()
                 }
                 field = 5
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 field = 6
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 7
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 8
                 var _richMessage: Api.InputRichMessage? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _richMessage = try Api.InputRichMessage.parse(&reader)
                 }
                 return EditInlineBotMessage(noWebpage: _noWebpage, invertMedia: _invertMedia, id: _id, message: _message, media: _media, replyMarkup: _replyMarkup, entities: _entities, richMessage: _richMessage)
@@ -5125,28 +5050,27 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            fields.append(("id", .object(self.id)))
-            if _flags & 0x800 != 0, let value = self.message {
-                fields.append(("message", .string(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.trueFlag("no_webpage", self.noWebpage)
+            fields.trueFlag("invert_media", self.invertMedia)
+            fields.object("id", self.id)
+            if tlFlagIsSet(_flags, 0x800), let value = self.message {
+                fields.string("message", value)
             }
-            if _flags & 0x4000 != 0, let value = self.media {
-                fields.append(("media", .object(value)))
+            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
+                fields.object("media", value)
             }
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
-                fields.append(("reply_markup", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
+                fields.object("reply_markup", value)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x800000 != 0, let value = self.richMessage {
-                fields.append(("rich_message", .object(value)))
+            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
+                fields.object("rich_message", value)
             }
-            return ("messages.editInlineBotMessage", fields)
+            return ("messages.editInlineBotMessage", fields.fields)
         }
     }
 
@@ -5180,8 +5104,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if revoked { flags |= 0x8 }
-            if offsetDate != nil && offsetLink != nil { flags |= 0x4 }
+            if revoked { tlSetFlag(&flags, 0x8) }
+            if offsetDate != nil && offsetLink != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -5191,10 +5115,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             self.adminId.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.offsetDate {
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x4 != 0, let value = self.offsetLink {
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.limit)
@@ -5210,19 +5134,19 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoked = _flags & 0x8 != 0
+                let _revoked = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _adminId = try Api.InputUser.parse(&reader)
                 field = 4
                 var _offsetDate: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _offsetDate = try reader.readInt32()
                 }
                 field = 5
                 var _offsetLink: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _offsetLink = try reader.readTLString()
                 }
                 field = 6
@@ -5236,20 +5160,19 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.revoked { fields.append(("revoked", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("admin_id", .object(self.adminId)))
-            if _flags & 0x4 != 0, let value = self.offsetDate {
-                fields.append(("offset_date", .int(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("revoked", self.revoked)
+            fields.object("peer", self.peer)
+            fields.object("admin_id", self.adminId)
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
+                fields.int("offset_date", value)
             }
-            if _flags & 0x4 != 0, let value = self.offsetLink {
-                fields.append(("offset_link", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
+                fields.string("offset_link", value)
             }
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getExportedChatInvites", fields)
+            fields.int("limit", self.limit)
+            return ("messages.getExportedChatInvites", fields.fields)
         }
     }
 
@@ -5307,13 +5230,12 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("random_id", .long(self.randomId)))
-            fields.append(("button_text", .string(self.buttonText)))
-            fields.append(("data", .string(self.data)))
-            return ("messages.sendWebViewData", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("bot", self.bot)
+            fields.long("random_id", self.randomId)
+            fields.string("button_text", self.buttonText)
+            fields.string("data", self.data)
+            return ("messages.sendWebViewData", fields.fields)
         }
     }
 
@@ -5353,7 +5275,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if parentPeer != nil { flags |= 0x1 }
+            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -5361,7 +5283,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x998ab009) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
             self.peer.serialize(buffer, true)
@@ -5385,7 +5307,7 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
@@ -5413,21 +5335,20 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(10)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 10)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("offset_date", .int(self.offsetDate)))
-            fields.append(("add_offset", .int(self.addOffset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getSavedHistory", fields)
+            fields.object("peer", self.peer)
+            fields.int("offset_id", self.offsetId)
+            fields.int("offset_date", self.offsetDate)
+            fields.int("add_offset", self.addOffset)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            fields.long("hash", self.hash)
+            return ("messages.getSavedHistory", fields.fields)
         }
     }
 
@@ -5459,10 +5380,10 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if proofread { flags |= 0x1 }
-            if emojify { flags |= 0x8 }
-            if translateToLang != nil { flags |= 0x2 }
-            if tone != nil { flags |= 0x4 }
+            if proofread { tlSetFlag(&flags, 0x1) }
+            if emojify { tlSetFlag(&flags, 0x8) }
+            if translateToLang != nil { tlSetFlag(&flags, 0x2) }
+            if tone != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -5471,10 +5392,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.text.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.translateToLang {
+            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.tone {
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
                 value.serialize(buffer, true)
             }
         }
@@ -5489,19 +5410,19 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _proofread = _flags & 0x1 != 0
+                let _proofread = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojify = _flags & 0x8 != 0
+                let _emojify = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _text = try Api.TextWithEntities.parse(&reader)
                 field = 4
                 var _translateToLang: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _translateToLang = try reader.readTLString()
                 }
                 field = 5
                 var _tone: Api.InputAiComposeTone? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _tone = try Api.InputAiComposeTone.parse(&reader)
                 }
                 return ComposeMessageWithAI(proofread: _proofread, emojify: _emojify, text: _text, translateToLang: _translateToLang, tone: _tone)
@@ -5513,19 +5434,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.proofread { fields.append(("proofread", .trueFlag)) }
-            if self.emojify { fields.append(("emojify", .trueFlag)) }
-            fields.append(("text", .object(self.text)))
-            if _flags & 0x2 != 0, let value = self.translateToLang {
-                fields.append(("translate_to_lang", .string(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("proofread", self.proofread)
+            fields.trueFlag("emojify", self.emojify)
+            fields.object("text", self.text)
+            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
+                fields.string("translate_to_lang", value)
             }
-            if _flags & 0x4 != 0, let value = self.tone {
-                fields.append(("tone", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
+                fields.object("tone", value)
             }
-            return ("messages.composeMessageWithAI", fields)
+            return ("messages.composeMessageWithAI", fields.fields)
         }
     }
 
@@ -5573,11 +5493,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("username", .string(self.username)))
-            return ("channels.updateUsername", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.string("username", self.username)
+            return ("channels.updateUsername", fields.fields)
         }
     }
 
@@ -5630,12 +5549,11 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            fields.append(("tabs", .bool(self.tabs)))
-            return ("channels.toggleForum", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            fields.bool("tabs", self.tabs)
+            return ("channels.toggleForum", fields.fields)
         }
     }
 
@@ -5683,11 +5601,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("channels.toggleAntiSpam", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            return ("channels.toggleAntiSpam", fields.fields)
         }
     }
 
@@ -5713,7 +5630,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if themeParams != nil { flags |= 0x1 }
+            if themeParams != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -5722,7 +5639,7 @@ extension Api.functions.payments {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.invoice.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.themeParams {
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
                 value.serialize(buffer, true)
             }
         }
@@ -5740,7 +5657,7 @@ extension Api.functions.payments {
                 let _invoice = try Api.InputInvoice.parse(&reader)
                 field = 2
                 var _themeParams: Api.DataJSON? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _themeParams = try Api.DataJSON.parse(&reader)
                 }
                 return GetPaymentForm(invoice: _invoice, themeParams: _themeParams)
@@ -5752,14 +5669,13 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("invoice", .object(self.invoice)))
-            if _flags & 0x1 != 0, let value = self.themeParams {
-                fields.append(("theme_params", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.object("invoice", self.invoice)
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
+                fields.object("theme_params", value)
             }
-            return ("payments.getPaymentForm", fields)
+            return ("payments.getPaymentForm", fields.fields)
         }
     }
 
@@ -5801,10 +5717,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("gift_id", .long(self.giftId)))
-            return ("payments.getStarGiftUpgradePreview", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("gift_id", self.giftId)
+            return ("payments.getStarGiftUpgradePreview", fields.fields)
         }
     }
 
@@ -5852,16 +5767,16 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if excludeUnsaved { flags |= 0x1 }
-            if excludeSaved { flags |= 0x2 }
-            if excludeUnlimited { flags |= 0x4 }
-            if excludeUnique { flags |= 0x10 }
-            if sortByValue { flags |= 0x20 }
-            if excludeUpgradable { flags |= 0x80 }
-            if excludeUnupgradable { flags |= 0x100 }
-            if peerColorAvailable { flags |= 0x200 }
-            if excludeHosted { flags |= 0x400 }
-            if collectionId != nil { flags |= 0x40 }
+            if excludeUnsaved { tlSetFlag(&flags, 0x1) }
+            if excludeSaved { tlSetFlag(&flags, 0x2) }
+            if excludeUnlimited { tlSetFlag(&flags, 0x4) }
+            if excludeUnique { tlSetFlag(&flags, 0x10) }
+            if sortByValue { tlSetFlag(&flags, 0x20) }
+            if excludeUpgradable { tlSetFlag(&flags, 0x80) }
+            if excludeUnupgradable { tlSetFlag(&flags, 0x100) }
+            if peerColorAvailable { tlSetFlag(&flags, 0x200) }
+            if excludeHosted { tlSetFlag(&flags, 0x400) }
+            if collectionId != nil { tlSetFlag(&flags, 0x40) }
             return flags
         }
 
@@ -5870,7 +5785,7 @@ extension Api.functions.payments {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x40 != 0, let value = self.collectionId {
+            if tlFlagIsSet(_flags, 0x40), let value = self.collectionId {
                 buffer.appendInt32(value)
             }
             buffer.appendTLString(self.offset)
@@ -5887,28 +5802,28 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _excludeUnsaved = _flags & 0x1 != 0
+                let _excludeUnsaved = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _excludeSaved = _flags & 0x2 != 0
+                let _excludeSaved = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _excludeUnlimited = _flags & 0x4 != 0
+                let _excludeUnlimited = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _excludeUnique = _flags & 0x10 != 0
+                let _excludeUnique = tlFlagIsSet(_flags, 0x10)
                 field = 5
-                let _sortByValue = _flags & 0x20 != 0
+                let _sortByValue = tlFlagIsSet(_flags, 0x20)
                 field = 6
-                let _excludeUpgradable = _flags & 0x80 != 0
+                let _excludeUpgradable = tlFlagIsSet(_flags, 0x80)
                 field = 7
-                let _excludeUnupgradable = _flags & 0x100 != 0
+                let _excludeUnupgradable = tlFlagIsSet(_flags, 0x100)
                 field = 8
-                let _peerColorAvailable = _flags & 0x200 != 0
+                let _peerColorAvailable = tlFlagIsSet(_flags, 0x200)
                 field = 9
-                let _excludeHosted = _flags & 0x400 != 0
+                let _excludeHosted = tlFlagIsSet(_flags, 0x400)
                 field = 10
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 11
                 var _collectionId: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _collectionId = try reader.readInt32()
                 }
                 field = 12
@@ -5924,25 +5839,24 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(14)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.excludeUnsaved { fields.append(("exclude_unsaved", .trueFlag)) }
-            if self.excludeSaved { fields.append(("exclude_saved", .trueFlag)) }
-            if self.excludeUnlimited { fields.append(("exclude_unlimited", .trueFlag)) }
-            if self.excludeUnique { fields.append(("exclude_unique", .trueFlag)) }
-            if self.sortByValue { fields.append(("sort_by_value", .trueFlag)) }
-            if self.excludeUpgradable { fields.append(("exclude_upgradable", .trueFlag)) }
-            if self.excludeUnupgradable { fields.append(("exclude_unupgradable", .trueFlag)) }
-            if self.peerColorAvailable { fields.append(("peer_color_available", .trueFlag)) }
-            if self.excludeHosted { fields.append(("exclude_hosted", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x40 != 0, let value = self.collectionId {
-                fields.append(("collection_id", .int(value)))
+            var fields = TLFieldList(capacity: 14)
+            fields.flags("flags", _flags)
+            fields.trueFlag("exclude_unsaved", self.excludeUnsaved)
+            fields.trueFlag("exclude_saved", self.excludeSaved)
+            fields.trueFlag("exclude_unlimited", self.excludeUnlimited)
+            fields.trueFlag("exclude_unique", self.excludeUnique)
+            fields.trueFlag("sort_by_value", self.sortByValue)
+            fields.trueFlag("exclude_upgradable", self.excludeUpgradable)
+            fields.trueFlag("exclude_unupgradable", self.excludeUnupgradable)
+            fields.trueFlag("peer_color_available", self.peerColorAvailable)
+            fields.trueFlag("exclude_hosted", self.excludeHosted)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x40), let value = self.collectionId {
+                fields.int("collection_id", value)
             }
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("payments.getSavedStarGifts", fields)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("payments.getSavedStarGifts", fields.fields)
         }
     }
 
@@ -5982,11 +5896,11 @@ extension Api.functions.stickers {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if masks { flags |= 0x1 }
-            if emojis { flags |= 0x20 }
-            if textColor { flags |= 0x40 }
-            if thumb != nil { flags |= 0x4 }
-            if software != nil { flags |= 0x8 }
+            if masks { tlSetFlag(&flags, 0x1) }
+            if emojis { tlSetFlag(&flags, 0x20) }
+            if textColor { tlSetFlag(&flags, 0x40) }
+            if thumb != nil { tlSetFlag(&flags, 0x4) }
+            if software != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -5997,11 +5911,11 @@ extension Api.functions.stickers {
             self.userId.serialize(buffer, true)
             buffer.appendTLString(self.title)
             buffer.appendTLString(self.shortName)
-            if _flags & 0x4 != 0, let value = self.thumb {
+            if tlFlagIsSet(_flags, 0x4), let value = self.thumb {
                 value.serialize(buffer, true)
             }
             buffer.appendVector(self.stickers, boxed: true)
-            if _flags & 0x8 != 0, let value = self.software {
+            if tlFlagIsSet(_flags, 0x8), let value = self.software {
                 buffer.appendTLString(value)
             }
         }
@@ -6016,11 +5930,11 @@ extension Api.functions.stickers {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = _flags & 0x1 != 0
+                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = _flags & 0x20 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _textColor = _flags & 0x40 != 0
+                let _textColor = tlFlagIsSet(_flags, 0x40)
                 field = 4
                 let _userId = try Api.InputUser.parse(&reader)
                 field = 5
@@ -6029,14 +5943,14 @@ extension Api.functions.stickers {
                 let _shortName = try reader.readTLString()
                 field = 7
                 var _thumb: Api.InputDocument? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _thumb = try Api.InputDocument.parse(&reader)
                 }
                 field = 8
                 let _stickers = try reader.readVector(boxed: true, of: Api.InputStickerSetItem.self)
                 field = 9
                 var _software: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _software = try reader.readTLString()
                 }
                 return CreateStickerSet(masks: _masks, emojis: _emojis, textColor: _textColor, userId: _userId, title: _title, shortName: _shortName, thumb: _thumb, stickers: _stickers, software: _software)
@@ -6048,23 +5962,22 @@ extension Api.functions.stickers {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(10)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.masks { fields.append(("masks", .trueFlag)) }
-            if self.emojis { fields.append(("emojis", .trueFlag)) }
-            if self.textColor { fields.append(("text_color", .trueFlag)) }
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("title", .string(self.title)))
-            fields.append(("short_name", .string(self.shortName)))
-            if _flags & 0x4 != 0, let value = self.thumb {
-                fields.append(("thumb", .object(value)))
+            var fields = TLFieldList(capacity: 10)
+            fields.flags("flags", _flags)
+            fields.trueFlag("masks", self.masks)
+            fields.trueFlag("emojis", self.emojis)
+            fields.trueFlag("text_color", self.textColor)
+            fields.object("user_id", self.userId)
+            fields.string("title", self.title)
+            fields.string("short_name", self.shortName)
+            if tlFlagIsSet(_flags, 0x4), let value = self.thumb {
+                fields.object("thumb", value)
             }
-            fields.append(("stickers", .vector(self.stickers.map { (e0: Api.InputStickerSetItem) -> TLValue in .object(e0) })))
-            if _flags & 0x8 != 0, let value = self.software {
-                fields.append(("software", .string(value)))
+            fields.objects("stickers", self.stickers)
+            if tlFlagIsSet(_flags, 0x8), let value = self.software {
+                fields.string("software", value)
             }
-            return ("stickers.createStickerSet", fields)
+            return ("stickers.createStickerSet", fields.fields)
         }
     }
 
@@ -6106,10 +6019,9 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("short_name", .string(self.shortName)))
-            return ("stickers.checkShortName", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("short_name", self.shortName)
+            return ("stickers.checkShortName", fields.fields)
         }
     }
 
@@ -6139,7 +6051,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if userInitiative { flags |= 0x1 }
+            if userInitiative { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -6162,7 +6074,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _userInitiative = _flags & 0x1 != 0
+                let _userInitiative = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPhoneCall.parse(&reader)
                 field = 3
@@ -6178,14 +6090,13 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.userInitiative { fields.append(("user_initiative", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("rating", .int(self.rating)))
-            fields.append(("comment", .string(self.comment)))
-            return ("phone.setCallRating", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("user_initiative", self.userInitiative)
+            fields.object("peer", self.peer)
+            fields.int("rating", self.rating)
+            fields.string("comment", self.comment)
+            return ("phone.setCallRating", fields.fields)
         }
     }
 
@@ -6227,10 +6138,9 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("chatlist", .object(self.chatlist)))
-            return ("chatlists.getLeaveChatlistSuggestions", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("chatlist", self.chatlist)
+            return ("chatlists.getLeaveChatlistSuggestions", fields.fields)
         }
     }
 

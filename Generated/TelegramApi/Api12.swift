@@ -30,7 +30,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peerId != nil { flags |= 0x1 }
+                if peerId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -142,56 +142,56 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { flags |= 0x2 }
-                if mentioned { flags |= 0x10 }
-                if mediaUnread { flags |= 0x20 }
-                if silent { flags |= 0x2000 }
-                if post { flags |= 0x4000 }
-                if fromScheduled { flags |= 0x40000 }
-                if legacy { flags |= 0x80000 }
-                if editHide { flags |= 0x200000 }
-                if pinned { flags |= 0x1000000 }
-                if noforwards { flags |= 0x4000000 }
-                if invertMedia { flags |= 0x8000000 }
-                if fromId != nil { flags |= 0x100 }
-                if fromBoostsApplied != nil { flags |= 0x20000000 }
-                if savedPeerId != nil { flags |= 0x10000000 }
-                if fwdFrom != nil { flags |= 0x4 }
-                if viaBotId != nil { flags |= 0x800 }
-                if replyTo != nil { flags |= 0x8 }
-                if media != nil { flags |= 0x200 }
-                if replyMarkup != nil { flags |= 0x40 }
-                if entities != nil { flags |= 0x80 }
-                if views != nil && forwards != nil { flags |= 0x400 }
-                if replies != nil { flags |= 0x800000 }
-                if editDate != nil { flags |= 0x8000 }
-                if postAuthor != nil { flags |= 0x10000 }
-                if groupedId != nil { flags |= 0x20000 }
-                if reactions != nil { flags |= 0x100000 }
-                if restrictionReason != nil { flags |= 0x400000 }
-                if ttlPeriod != nil { flags |= 0x2000000 }
-                if quickReplyShortcutId != nil { flags |= 0x40000000 }
+                if out { tlSetFlag(&flags, 0x2) }
+                if mentioned { tlSetFlag(&flags, 0x10) }
+                if mediaUnread { tlSetFlag(&flags, 0x20) }
+                if silent { tlSetFlag(&flags, 0x2000) }
+                if post { tlSetFlag(&flags, 0x4000) }
+                if fromScheduled { tlSetFlag(&flags, 0x40000) }
+                if legacy { tlSetFlag(&flags, 0x80000) }
+                if editHide { tlSetFlag(&flags, 0x200000) }
+                if pinned { tlSetFlag(&flags, 0x1000000) }
+                if noforwards { tlSetFlag(&flags, 0x4000000) }
+                if invertMedia { tlSetFlag(&flags, 0x8000000) }
+                if fromId != nil { tlSetFlag(&flags, 0x100) }
+                if fromBoostsApplied != nil { tlSetFlag(&flags, 0x20000000) }
+                if savedPeerId != nil { tlSetFlag(&flags, 0x10000000) }
+                if fwdFrom != nil { tlSetFlag(&flags, 0x4) }
+                if viaBotId != nil { tlSetFlag(&flags, 0x800) }
+                if replyTo != nil { tlSetFlag(&flags, 0x8) }
+                if media != nil { tlSetFlag(&flags, 0x200) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x40) }
+                if entities != nil { tlSetFlag(&flags, 0x80) }
+                if views != nil && forwards != nil { tlSetFlag(&flags, 0x400) }
+                if replies != nil { tlSetFlag(&flags, 0x800000) }
+                if editDate != nil { tlSetFlag(&flags, 0x8000) }
+                if postAuthor != nil { tlSetFlag(&flags, 0x10000) }
+                if groupedId != nil { tlSetFlag(&flags, 0x20000) }
+                if reactions != nil { tlSetFlag(&flags, 0x100000) }
+                if restrictionReason != nil { tlSetFlag(&flags, 0x400000) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
+                if quickReplyShortcutId != nil { tlSetFlag(&flags, 0x40000000) }
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if offline { flags |= 0x2 }
-                if videoProcessingPending { flags |= 0x10 }
-                if paidSuggestedPostStars { flags |= 0x100 }
-                if paidSuggestedPostTon { flags |= 0x200 }
-                if fromRank != nil { flags |= 0x1000 }
-                if viaBusinessBotId != nil { flags |= 0x1 }
-                if guestchatViaFrom != nil { flags |= 0x80000 }
-                if effect != nil { flags |= 0x4 }
-                if factcheck != nil { flags |= 0x8 }
-                if reportDeliveryUntilDate != nil { flags |= 0x20 }
-                if paidMessageStars != nil { flags |= 0x40 }
-                if suggestedPost != nil { flags |= 0x80 }
-                if scheduleRepeatPeriod != nil { flags |= 0x400 }
-                if summaryFromLanguage != nil { flags |= 0x800 }
-                if richMessage != nil { flags |= 0x2000 }
+                if offline { tlSetFlag(&flags, 0x2) }
+                if videoProcessingPending { tlSetFlag(&flags, 0x10) }
+                if paidSuggestedPostStars { tlSetFlag(&flags, 0x100) }
+                if paidSuggestedPostTon { tlSetFlag(&flags, 0x200) }
+                if fromRank != nil { tlSetFlag(&flags, 0x1000) }
+                if viaBusinessBotId != nil { tlSetFlag(&flags, 0x1) }
+                if guestchatViaFrom != nil { tlSetFlag(&flags, 0x80000) }
+                if effect != nil { tlSetFlag(&flags, 0x4) }
+                if factcheck != nil { tlSetFlag(&flags, 0x8) }
+                if reportDeliveryUntilDate != nil { tlSetFlag(&flags, 0x20) }
+                if paidMessageStars != nil { tlSetFlag(&flags, 0x40) }
+                if suggestedPost != nil { tlSetFlag(&flags, 0x80) }
+                if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x400) }
+                if summaryFromLanguage != nil { tlSetFlag(&flags, 0x800) }
+                if richMessage != nil { tlSetFlag(&flags, 0x2000) }
                 return flags
             }
         }
@@ -237,18 +237,18 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { flags |= 0x2 }
-                if mentioned { flags |= 0x10 }
-                if mediaUnread { flags |= 0x20 }
-                if reactionsArePossible { flags |= 0x200 }
-                if silent { flags |= 0x2000 }
-                if post { flags |= 0x4000 }
-                if legacy { flags |= 0x80000 }
-                if fromId != nil { flags |= 0x100 }
-                if savedPeerId != nil { flags |= 0x10000000 }
-                if replyTo != nil { flags |= 0x8 }
-                if reactions != nil { flags |= 0x100000 }
-                if ttlPeriod != nil { flags |= 0x2000000 }
+                if out { tlSetFlag(&flags, 0x2) }
+                if mentioned { tlSetFlag(&flags, 0x10) }
+                if mediaUnread { tlSetFlag(&flags, 0x20) }
+                if reactionsArePossible { tlSetFlag(&flags, 0x200) }
+                if silent { tlSetFlag(&flags, 0x2000) }
+                if post { tlSetFlag(&flags, 0x4000) }
+                if legacy { tlSetFlag(&flags, 0x80000) }
+                if fromId != nil { tlSetFlag(&flags, 0x100) }
+                if savedPeerId != nil { tlSetFlag(&flags, 0x10000000) }
+                if replyTo != nil { tlSetFlag(&flags, 0x8) }
+                if reactions != nil { tlSetFlag(&flags, 0x100000) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
                 return flags
             }
         }
@@ -260,7 +260,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
-                    if _flags & 0x1 != 0, let value = c.peerId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peerId {
                         value.serialize(buffer, true)
                     }
                 case .message(let c):
@@ -270,97 +270,97 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(_flags2)
                     buffer.appendInt32(c.id)
-                    if _flags & 0x100 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20000000 != 0, let value = c.fromBoostsApplied {
+                    if tlFlagIsSet(_flags, 0x20000000), let value = c.fromBoostsApplied {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x1000 != 0, let value = c.fromRank {
+                    if tlFlagIsSet(_flags2, 0x1000), let value = c.fromRank {
                         buffer.appendTLString(value)
                     }
                     c.peerId.serialize(buffer, true)
-                    if _flags & 0x10000000 != 0, let value = c.savedPeerId {
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.fwdFrom {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.viaBusinessBotId {
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.viaBusinessBotId {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x80000 != 0, let value = c.guestchatViaFrom {
+                    if tlFlagIsSet(_flags2, 0x80000), let value = c.guestchatViaFrom {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x200 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x400 != 0, let value = c.views {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.views {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x400 != 0, let value = c.forwards {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.forwards {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800000 != 0, let value = c.replies {
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.replies {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8000 != 0, let value = c.editDate {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.editDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.postAuthor {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.postAuthor {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.groupedId {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.reactions {
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x400000 != 0, let value = c.restrictionReason {
+                    if tlFlagIsSet(_flags, 0x400000), let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40000000 != 0, let value = c.quickReplyShortcutId {
+                    if tlFlagIsSet(_flags, 0x40000000), let value = c.quickReplyShortcutId {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x4 != 0, let value = c.effect {
+                    if tlFlagIsSet(_flags2, 0x4), let value = c.effect {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x8 != 0, let value = c.factcheck {
+                    if tlFlagIsSet(_flags2, 0x8), let value = c.factcheck {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x20 != 0, let value = c.reportDeliveryUntilDate {
+                    if tlFlagIsSet(_flags2, 0x20), let value = c.reportDeliveryUntilDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x40 != 0, let value = c.paidMessageStars {
+                    if tlFlagIsSet(_flags2, 0x40), let value = c.paidMessageStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x80 != 0, let value = c.suggestedPost {
+                    if tlFlagIsSet(_flags2, 0x80), let value = c.suggestedPost {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x400 != 0, let value = c.scheduleRepeatPeriod {
+                    if tlFlagIsSet(_flags2, 0x400), let value = c.scheduleRepeatPeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x800 != 0, let value = c.summaryFromLanguage {
+                    if tlFlagIsSet(_flags2, 0x800), let value = c.summaryFromLanguage {
                         buffer.appendTLString(value)
                     }
-                    if _flags2 & 0x2000 != 0, let value = c.richMessage {
+                    if tlFlagIsSet(_flags2, 0x2000), let value = c.richMessage {
                         value.serialize(buffer, true)
                     }
                 case .messageService(let c):
@@ -368,22 +368,22 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
-                    if _flags & 0x100 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
                     c.peerId.serialize(buffer, true)
-                    if _flags & 0x10000000 != 0, let value = c.savedPeerId {
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     c.action.serialize(buffer, true)
-                    if _flags & 0x100000 != 0, let value = c.reactions {
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
             }
@@ -413,7 +413,7 @@ extension Api {
                 let _id = try reader.readInt32()
                 field = 2
                 var _peerId: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peerId = try Api.Peer.parse(&reader)
                 }
                 return .messageEmpty(Cons_messageEmpty(id: _id, peerId: _peerId))
@@ -428,84 +428,84 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = _flags & 0x2 != 0
+                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = _flags & 0x10 != 0
+                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = _flags & 0x20 != 0
+                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _silent = _flags & 0x2000 != 0
+                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 5
-                let _post = _flags & 0x4000 != 0
+                let _post = tlFlagIsSet(_flags, 0x4000)
                 field = 6
-                let _fromScheduled = _flags & 0x40000 != 0
+                let _fromScheduled = tlFlagIsSet(_flags, 0x40000)
                 field = 7
-                let _legacy = _flags & 0x80000 != 0
+                let _legacy = tlFlagIsSet(_flags, 0x80000)
                 field = 8
-                let _editHide = _flags & 0x200000 != 0
+                let _editHide = tlFlagIsSet(_flags, 0x200000)
                 field = 9
-                let _pinned = _flags & 0x1000000 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1000000)
                 field = 10
-                let _noforwards = _flags & 0x4000000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x4000000)
                 field = 11
-                let _invertMedia = _flags & 0x8000000 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x8000000)
                 field = 12
                 let _flags2 = try reader.readInt32()
                 field = 13
-                let _offline = _flags2 & 0x2 != 0
+                let _offline = tlFlagIsSet(_flags2, 0x2)
                 field = 14
-                let _videoProcessingPending = _flags2 & 0x10 != 0
+                let _videoProcessingPending = tlFlagIsSet(_flags2, 0x10)
                 field = 15
-                let _paidSuggestedPostStars = _flags2 & 0x100 != 0
+                let _paidSuggestedPostStars = tlFlagIsSet(_flags2, 0x100)
                 field = 16
-                let _paidSuggestedPostTon = _flags2 & 0x200 != 0
+                let _paidSuggestedPostTon = tlFlagIsSet(_flags2, 0x200)
                 field = 17
                 let _id = try reader.readInt32()
                 field = 18
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 19
                 var _fromBoostsApplied: Int32? = nil
-                if _flags & 0x20000000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000000) {
                     _fromBoostsApplied = try reader.readInt32()
                 }
                 field = 20
                 var _fromRank: String? = nil
-                if _flags2 & 0x1000 != 0 {
+                if tlFlagIsSet(_flags2, 0x1000) {
                     _fromRank = try reader.readTLString()
                 }
                 field = 21
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 22
                 var _savedPeerId: Api.Peer? = nil
-                if _flags & 0x10000000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000000) {
                     _savedPeerId = try Api.Peer.parse(&reader)
                 }
                 field = 23
                 var _fwdFrom: Api.MessageFwdHeader? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _fwdFrom = try Api.MessageFwdHeader.parse(&reader)
                 }
                 field = 24
                 var _viaBotId: Int64? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _viaBotId = try reader.readInt64()
                 }
                 field = 25
                 var _viaBusinessBotId: Int64? = nil
-                if _flags2 & 0x1 != 0 {
+                if tlFlagIsSet(_flags2, 0x1) {
                     _viaBusinessBotId = try reader.readInt64()
                 }
                 field = 26
                 var _guestchatViaFrom: Api.Peer? = nil
-                if _flags2 & 0x80000 != 0 {
+                if tlFlagIsSet(_flags2, 0x80000) {
                     _guestchatViaFrom = try Api.Peer.parse(&reader)
                 }
                 field = 27
                 var _replyTo: Api.MessageReplyHeader? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _replyTo = try Api.MessageReplyHeader.parse(&reader)
                 }
                 field = 28
@@ -514,107 +514,107 @@ extension Api {
                 let _message = try reader.readTLString()
                 field = 30
                 var _media: Api.MessageMedia? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _media = try Api.MessageMedia.parse(&reader)
                 }
                 field = 31
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 32
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 33
                 var _views: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _views = try reader.readInt32()
                 }
                 field = 34
                 var _forwards: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _forwards = try reader.readInt32()
                 }
                 field = 35
                 var _replies: Api.MessageReplies? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _replies = try Api.MessageReplies.parse(&reader)
                 }
                 field = 36
                 var _editDate: Int32? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _editDate = try reader.readInt32()
                 }
                 field = 37
                 var _postAuthor: String? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _postAuthor = try reader.readTLString()
                 }
                 field = 38
                 var _groupedId: Int64? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _groupedId = try reader.readInt64()
                 }
                 field = 39
                 var _reactions: Api.MessageReactions? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _reactions = try Api.MessageReactions.parse(&reader)
                 }
                 field = 40
                 var _restrictionReason: [Api.RestrictionReason]? = nil
-                if _flags & 0x400000 != 0 {
+                if tlFlagIsSet(_flags, 0x400000) {
                     _restrictionReason = try reader.readVector(boxed: true, of: Api.RestrictionReason.self)
                 }
                 field = 41
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 field = 42
                 var _quickReplyShortcutId: Int32? = nil
-                if _flags & 0x40000000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000000) {
                     _quickReplyShortcutId = try reader.readInt32()
                 }
                 field = 43
                 var _effect: Int64? = nil
-                if _flags2 & 0x4 != 0 {
+                if tlFlagIsSet(_flags2, 0x4) {
                     _effect = try reader.readInt64()
                 }
                 field = 44
                 var _factcheck: Api.FactCheck? = nil
-                if _flags2 & 0x8 != 0 {
+                if tlFlagIsSet(_flags2, 0x8) {
                     _factcheck = try Api.FactCheck.parse(&reader)
                 }
                 field = 45
                 var _reportDeliveryUntilDate: Int32? = nil
-                if _flags2 & 0x20 != 0 {
+                if tlFlagIsSet(_flags2, 0x20) {
                     _reportDeliveryUntilDate = try reader.readInt32()
                 }
                 field = 46
                 var _paidMessageStars: Int64? = nil
-                if _flags2 & 0x40 != 0 {
+                if tlFlagIsSet(_flags2, 0x40) {
                     _paidMessageStars = try reader.readInt64()
                 }
                 field = 47
                 var _suggestedPost: Api.SuggestedPost? = nil
-                if _flags2 & 0x80 != 0 {
+                if tlFlagIsSet(_flags2, 0x80) {
                     _suggestedPost = try Api.SuggestedPost.parse(&reader)
                 }
                 field = 48
                 var _scheduleRepeatPeriod: Int32? = nil
-                if _flags2 & 0x400 != 0 {
+                if tlFlagIsSet(_flags2, 0x400) {
                     _scheduleRepeatPeriod = try reader.readInt32()
                 }
                 field = 49
                 var _summaryFromLanguage: String? = nil
-                if _flags2 & 0x800 != 0 {
+                if tlFlagIsSet(_flags2, 0x800) {
                     _summaryFromLanguage = try reader.readTLString()
                 }
                 field = 50
                 var _richMessage: Api.RichMessage? = nil
-                if _flags2 & 0x2000 != 0 {
+                if tlFlagIsSet(_flags2, 0x2000) {
                     _richMessage = try Api.RichMessage.parse(&reader)
                 }
                 return .message(Cons_message(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, silent: _silent, post: _post, fromScheduled: _fromScheduled, legacy: _legacy, editHide: _editHide, pinned: _pinned, noforwards: _noforwards, invertMedia: _invertMedia, offline: _offline, videoProcessingPending: _videoProcessingPending, paidSuggestedPostStars: _paidSuggestedPostStars, paidSuggestedPostTon: _paidSuggestedPostTon, id: _id, fromId: _fromId, fromBoostsApplied: _fromBoostsApplied, fromRank: _fromRank, peerId: _peerId, savedPeerId: _savedPeerId, fwdFrom: _fwdFrom, viaBotId: _viaBotId, viaBusinessBotId: _viaBusinessBotId, guestchatViaFrom: _guestchatViaFrom, replyTo: _replyTo, date: _date, message: _message, media: _media, replyMarkup: _replyMarkup, entities: _entities, views: _views, forwards: _forwards, replies: _replies, editDate: _editDate, postAuthor: _postAuthor, groupedId: _groupedId, reactions: _reactions, restrictionReason: _restrictionReason, ttlPeriod: _ttlPeriod, quickReplyShortcutId: _quickReplyShortcutId, effect: _effect, factcheck: _factcheck, reportDeliveryUntilDate: _reportDeliveryUntilDate, paidMessageStars: _paidMessageStars, suggestedPost: _suggestedPost, scheduleRepeatPeriod: _scheduleRepeatPeriod, summaryFromLanguage: _summaryFromLanguage, richMessage: _richMessage))
@@ -629,36 +629,36 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = _flags & 0x2 != 0
+                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = _flags & 0x10 != 0
+                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = _flags & 0x20 != 0
+                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _reactionsArePossible = _flags & 0x200 != 0
+                let _reactionsArePossible = tlFlagIsSet(_flags, 0x200)
                 field = 5
-                let _silent = _flags & 0x2000 != 0
+                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 6
-                let _post = _flags & 0x4000 != 0
+                let _post = tlFlagIsSet(_flags, 0x4000)
                 field = 7
-                let _legacy = _flags & 0x80000 != 0
+                let _legacy = tlFlagIsSet(_flags, 0x80000)
                 field = 8
                 let _id = try reader.readInt32()
                 field = 9
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 10
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 11
                 var _savedPeerId: Api.Peer? = nil
-                if _flags & 0x10000000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000000) {
                     _savedPeerId = try Api.Peer.parse(&reader)
                 }
                 field = 12
                 var _replyTo: Api.MessageReplyHeader? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _replyTo = try Api.MessageReplyHeader.parse(&reader)
                 }
                 field = 13
@@ -667,12 +667,12 @@ extension Api {
                 let _action = try Api.MessageAction.parse(&reader)
                 field = 15
                 var _reactions: Api.MessageReactions? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _reactions = try Api.MessageReactions.parse(&reader)
                 }
                 field = 16
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return .messageService(Cons_messageService(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, reactionsArePossible: _reactionsArePossible, silent: _silent, post: _post, legacy: _legacy, id: _id, fromId: _fromId, peerId: _peerId, savedPeerId: _savedPeerId, replyTo: _replyTo, date: _date, action: _action, reactions: _reactions, ttlPeriod: _ttlPeriod))
@@ -686,163 +686,160 @@ extension Api {
             switch self {
                 case .messageEmpty(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .int(c.id)))
-                    if _flags & 0x1 != 0, let value = c.peerId {
-                        fields.append(("peer_id", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.int("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peerId {
+                        fields.object("peer_id", value)
                     }
-                    return ("messageEmpty", fields)
+                    return ("messageEmpty", fields.fields)
                 case .message(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(51)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.out { fields.append(("out", .trueFlag)) }
-                    if c.mentioned { fields.append(("mentioned", .trueFlag)) }
-                    if c.mediaUnread { fields.append(("media_unread", .trueFlag)) }
-                    if c.silent { fields.append(("silent", .trueFlag)) }
-                    if c.post { fields.append(("post", .trueFlag)) }
-                    if c.fromScheduled { fields.append(("from_scheduled", .trueFlag)) }
-                    if c.legacy { fields.append(("legacy", .trueFlag)) }
-                    if c.editHide { fields.append(("edit_hide", .trueFlag)) }
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    if c.noforwards { fields.append(("noforwards", .trueFlag)) }
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    fields.append(("flags2", .flags(UInt32(bitPattern: _flags2))))
-                    if c.offline { fields.append(("offline", .trueFlag)) }
-                    if c.videoProcessingPending { fields.append(("video_processing_pending", .trueFlag)) }
-                    if c.paidSuggestedPostStars { fields.append(("paid_suggested_post_stars", .trueFlag)) }
-                    if c.paidSuggestedPostTon { fields.append(("paid_suggested_post_ton", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    if _flags & 0x100 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    var fields = TLFieldList(capacity: 51)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("out", c.out)
+                    fields.trueFlag("mentioned", c.mentioned)
+                    fields.trueFlag("media_unread", c.mediaUnread)
+                    fields.trueFlag("silent", c.silent)
+                    fields.trueFlag("post", c.post)
+                    fields.trueFlag("from_scheduled", c.fromScheduled)
+                    fields.trueFlag("legacy", c.legacy)
+                    fields.trueFlag("edit_hide", c.editHide)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.trueFlag("noforwards", c.noforwards)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.flags("flags2", _flags2)
+                    fields.trueFlag("offline", c.offline)
+                    fields.trueFlag("video_processing_pending", c.videoProcessingPending)
+                    fields.trueFlag("paid_suggested_post_stars", c.paidSuggestedPostStars)
+                    fields.trueFlag("paid_suggested_post_ton", c.paidSuggestedPostTon)
+                    fields.int("id", c.id)
+                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    if _flags & 0x20000000 != 0, let value = c.fromBoostsApplied {
-                        fields.append(("from_boosts_applied", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20000000), let value = c.fromBoostsApplied {
+                        fields.int("from_boosts_applied", value)
                     }
-                    if _flags2 & 0x1000 != 0, let value = c.fromRank {
-                        fields.append(("from_rank", .string(value)))
+                    if tlFlagIsSet(_flags2, 0x1000), let value = c.fromRank {
+                        fields.string("from_rank", value)
                     }
-                    fields.append(("peer_id", .object(c.peerId)))
-                    if _flags & 0x10000000 != 0, let value = c.savedPeerId {
-                        fields.append(("saved_peer_id", .object(value)))
+                    fields.object("peer_id", c.peerId)
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
+                        fields.object("saved_peer_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.fwdFrom {
-                        fields.append(("fwd_from", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
+                        fields.object("fwd_from", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotId {
-                        fields.append(("via_bot_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
+                        fields.long("via_bot_id", value)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.viaBusinessBotId {
-                        fields.append(("via_business_bot_id", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.viaBusinessBotId {
+                        fields.long("via_business_bot_id", value)
                     }
-                    if _flags2 & 0x80000 != 0, let value = c.guestchatViaFrom {
-                        fields.append(("guestchat_via_from", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x80000), let value = c.guestchatViaFrom {
+                        fields.object("guestchat_via_from", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
-                        fields.append(("reply_to", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
+                        fields.object("reply_to", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x200 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    fields.int("date", c.date)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
+                        fields.object("media", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.views {
-                        fields.append(("views", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.views {
+                        fields.int("views", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.forwards {
-                        fields.append(("forwards", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.forwards {
+                        fields.int("forwards", value)
                     }
-                    if _flags & 0x800000 != 0, let value = c.replies {
-                        fields.append(("replies", .object(value)))
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.replies {
+                        fields.object("replies", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.editDate {
-                        fields.append(("edit_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.editDate {
+                        fields.int("edit_date", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.postAuthor {
-                        fields.append(("post_author", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.postAuthor {
+                        fields.string("post_author", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.groupedId {
-                        fields.append(("grouped_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
+                        fields.long("grouped_id", value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.reactions {
-                        fields.append(("reactions", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
+                        fields.object("reactions", value)
                     }
-                    if _flags & 0x400000 != 0, let value = c.restrictionReason {
-                        fields.append(("restriction_reason", .vector(value.map { (e0: Api.RestrictionReason) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x400000), let value = c.restrictionReason {
+                        fields.objects("restriction_reason", value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    if _flags & 0x40000000 != 0, let value = c.quickReplyShortcutId {
-                        fields.append(("quick_reply_shortcut_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40000000), let value = c.quickReplyShortcutId {
+                        fields.int("quick_reply_shortcut_id", value)
                     }
-                    if _flags2 & 0x4 != 0, let value = c.effect {
-                        fields.append(("effect", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x4), let value = c.effect {
+                        fields.long("effect", value)
                     }
-                    if _flags2 & 0x8 != 0, let value = c.factcheck {
-                        fields.append(("factcheck", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x8), let value = c.factcheck {
+                        fields.object("factcheck", value)
                     }
-                    if _flags2 & 0x20 != 0, let value = c.reportDeliveryUntilDate {
-                        fields.append(("report_delivery_until_date", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x20), let value = c.reportDeliveryUntilDate {
+                        fields.int("report_delivery_until_date", value)
                     }
-                    if _flags2 & 0x40 != 0, let value = c.paidMessageStars {
-                        fields.append(("paid_message_stars", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x40), let value = c.paidMessageStars {
+                        fields.long("paid_message_stars", value)
                     }
-                    if _flags2 & 0x80 != 0, let value = c.suggestedPost {
-                        fields.append(("suggested_post", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x80), let value = c.suggestedPost {
+                        fields.object("suggested_post", value)
                     }
-                    if _flags2 & 0x400 != 0, let value = c.scheduleRepeatPeriod {
-                        fields.append(("schedule_repeat_period", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x400), let value = c.scheduleRepeatPeriod {
+                        fields.int("schedule_repeat_period", value)
                     }
-                    if _flags2 & 0x800 != 0, let value = c.summaryFromLanguage {
-                        fields.append(("summary_from_language", .string(value)))
+                    if tlFlagIsSet(_flags2, 0x800), let value = c.summaryFromLanguage {
+                        fields.string("summary_from_language", value)
                     }
-                    if _flags2 & 0x2000 != 0, let value = c.richMessage {
-                        fields.append(("rich_message", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x2000), let value = c.richMessage {
+                        fields.object("rich_message", value)
                     }
-                    return ("message", fields)
+                    return ("message", fields.fields)
                 case .messageService(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(17)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.out { fields.append(("out", .trueFlag)) }
-                    if c.mentioned { fields.append(("mentioned", .trueFlag)) }
-                    if c.mediaUnread { fields.append(("media_unread", .trueFlag)) }
-                    if c.reactionsArePossible { fields.append(("reactions_are_possible", .trueFlag)) }
-                    if c.silent { fields.append(("silent", .trueFlag)) }
-                    if c.post { fields.append(("post", .trueFlag)) }
-                    if c.legacy { fields.append(("legacy", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    if _flags & 0x100 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    var fields = TLFieldList(capacity: 17)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("out", c.out)
+                    fields.trueFlag("mentioned", c.mentioned)
+                    fields.trueFlag("media_unread", c.mediaUnread)
+                    fields.trueFlag("reactions_are_possible", c.reactionsArePossible)
+                    fields.trueFlag("silent", c.silent)
+                    fields.trueFlag("post", c.post)
+                    fields.trueFlag("legacy", c.legacy)
+                    fields.int("id", c.id)
+                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    fields.append(("peer_id", .object(c.peerId)))
-                    if _flags & 0x10000000 != 0, let value = c.savedPeerId {
-                        fields.append(("saved_peer_id", .object(value)))
+                    fields.object("peer_id", c.peerId)
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
+                        fields.object("saved_peer_id", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
-                        fields.append(("reply_to", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
+                        fields.object("reply_to", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("action", .object(c.action)))
-                    if _flags & 0x100000 != 0, let value = c.reactions {
-                        fields.append(("reactions", .object(value)))
+                    fields.int("date", c.date)
+                    fields.object("action", c.action)
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
+                        fields.object("reactions", value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    return ("messageService", fields)
+                    return ("messageService", fields.fields)
             }
         }
     }
@@ -1399,7 +1396,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { flags |= 0x1 }
+                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1471,7 +1468,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if date != nil && device != nil && location != nil { flags |= 0x1 }
+                if date != nil && device != nil && location != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1593,9 +1590,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if popup { flags |= 0x1 }
-                if invertMedia { flags |= 0x4 }
-                if inboxDate != nil { flags |= 0x2 }
+                if popup { tlSetFlag(&flags, 0x1) }
+                if invertMedia { tlSetFlag(&flags, 0x4) }
+                if inboxDate != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1645,8 +1642,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { flags |= 0x1 }
-                if topMsgId != nil { flags |= 0x2 }
+                if folderId != nil { tlSetFlag(&flags, 0x1) }
+                if topMsgId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1696,7 +1693,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if date != nil { flags |= 0x1 }
+                if date != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1714,7 +1711,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pts != nil { flags |= 0x1 }
+                if pts != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1760,7 +1757,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { flags |= 0x1 }
+                if folderId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1832,8 +1829,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if masks { flags |= 0x1 }
-                if emojis { flags |= 0x2 }
+                if masks { tlSetFlag(&flags, 0x1) }
+                if emojis { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1851,8 +1848,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if masks { flags |= 0x1 }
-                if emojis { flags |= 0x2 }
+                if masks { tlSetFlag(&flags, 0x1) }
+                if emojis { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1878,8 +1875,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if geo != nil { flags |= 0x1 }
-                if peerType != nil { flags |= 0x2 }
+                if geo != nil { tlSetFlag(&flags, 0x1) }
+                if peerType != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1903,8 +1900,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if geo != nil { flags |= 0x1 }
-                if msgId != nil { flags |= 0x2 }
+                if geo != nil { tlSetFlag(&flags, 0x1) }
+                if msgId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1945,8 +1942,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { flags |= 0x1 }
-                if gameShortName != nil { flags |= 0x2 }
+                if data != nil { tlSetFlag(&flags, 0x1) }
+                if gameShortName != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1985,8 +1982,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { flags |= 0x1 }
-                if gameShortName != nil { flags |= 0x2 }
+                if data != nil { tlSetFlag(&flags, 0x1) }
+                if gameShortName != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2019,8 +2016,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { flags |= 0x1 }
-                if savedPeerId != nil { flags |= 0x2 }
+                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2055,8 +2052,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x1 }
-                if folderId != nil { flags |= 0x2 }
+                if pinned { tlSetFlag(&flags, 0x1) }
+                if folderId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2074,8 +2071,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { flags |= 0x2 }
-                if order != nil { flags |= 0x1 }
+                if folderId != nil { tlSetFlag(&flags, 0x2) }
+                if order != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2140,8 +2137,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if info != nil { flags |= 0x1 }
-                if shippingOptionId != nil { flags |= 0x2 }
+                if info != nil { tlSetFlag(&flags, 0x1) }
+                if shippingOptionId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2190,8 +2187,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { flags |= 0x1 }
-                if savedPeerId != nil { flags |= 0x2 }
+                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2222,8 +2219,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if unread { flags |= 0x1 }
-                if savedPeerId != nil { flags |= 0x2 }
+                if unread { tlSetFlag(&flags, 0x1) }
+                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2249,9 +2246,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peer != nil && msgId != nil { flags |= 0x2 }
-                if topMsgId != nil { flags |= 0x4 }
-                if poll != nil { flags |= 0x1 }
+                if peer != nil && msgId != nil { tlSetFlag(&flags, 0x2) }
+                if topMsgId != nil { tlSetFlag(&flags, 0x4) }
+                if poll != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2326,7 +2323,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sentMessages != nil { flags |= 0x1 }
+                if sentMessages != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2381,7 +2378,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if filter != nil { flags |= 0x1 }
+                if filter != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2438,7 +2435,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if broadcastId != nil && broadcastPost != nil { flags |= 0x1 }
+                if broadcastId != nil && broadcastPost != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2471,8 +2468,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { flags |= 0x1 }
-                if blockedMyStoriesFrom { flags |= 0x2 }
+                if blocked { tlSetFlag(&flags, 0x1) }
+                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2494,7 +2491,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { flags |= 0x1 }
+                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2518,7 +2515,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x1 }
+                if pinned { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2542,7 +2539,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x1 }
+                if pinned { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2584,8 +2581,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if liveStory { flags |= 0x4 }
-                if peer != nil { flags |= 0x2 }
+                if liveStory { tlSetFlag(&flags, 0x4) }
+                if peer != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2603,7 +2600,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ttlPeriod != nil { flags |= 0x1 }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2633,9 +2630,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if prevParticipant != nil { flags |= 0x1 }
-                if newParticipant != nil { flags |= 0x2 }
-                if invite != nil { flags |= 0x4 }
+                if prevParticipant != nil { tlSetFlag(&flags, 0x1) }
+                if newParticipant != nil { tlSetFlag(&flags, 0x2) }
+                if invite != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2667,10 +2664,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaChatlist { flags |= 0x8 }
-                if prevParticipant != nil { flags |= 0x1 }
-                if newParticipant != nil { flags |= 0x2 }
-                if invite != nil { flags |= 0x4 }
+                if viaChatlist { tlSetFlag(&flags, 0x8) }
+                if prevParticipant != nil { tlSetFlag(&flags, 0x1) }
+                if newParticipant != nil { tlSetFlag(&flags, 0x2) }
+                if invite != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2703,7 +2700,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if presentation { flags |= 0x1 }
+                if presentation { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2757,7 +2754,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if queryId != nil { flags |= 0x1 }
+                if queryId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2781,8 +2778,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { flags |= 0x1 }
-                if savedPeerId != nil { flags |= 0x2 }
+                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2826,7 +2823,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pending { flags |= 0x1 }
+                if pending { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2857,8 +2854,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if masks { flags |= 0x1 }
-                if emojis { flags |= 0x2 }
+                if masks { tlSetFlag(&flags, 0x1) }
+                if emojis { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2979,8 +2976,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if wallpaperOverridden { flags |= 0x2 }
-                if wallpaper != nil { flags |= 0x1 }
+                if wallpaperOverridden { tlSetFlag(&flags, 0x2) }
+                if wallpaper != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3036,7 +3033,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x1 }
+                if pinned { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3052,7 +3049,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if order != nil { flags |= 0x1 }
+                if order != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3141,7 +3138,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToMessage != nil { flags |= 0x1 }
+                if replyToMessage != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3163,7 +3160,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToMessage != nil { flags |= 0x1 }
+                if replyToMessage != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3228,8 +3225,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToMessage != nil { flags |= 0x4 }
-                if data != nil { flags |= 0x1 }
+                if replyToMessage != nil { tlSetFlag(&flags, 0x4) }
+                if data != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3332,7 +3329,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if exception { flags |= 0x1 }
+                if exception { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3376,7 +3373,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x1 }
+                if pinned { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3394,7 +3391,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if order != nil { flags |= 0x1 }
+                if order != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3486,7 +3483,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if referenceMessages != nil { flags |= 0x1 }
+                if referenceMessages != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3523,8 +3520,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if confirmed { flags |= 0x1 }
-                if date != nil && device != nil && location != nil { flags |= 0x2 }
+                if confirmed { tlSetFlag(&flags, 0x1) }
+                if date != nil && device != nil && location != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -3542,8 +3539,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if openExternalBrowser { flags |= 0x1 }
-                if displayCloseButton { flags |= 0x2 }
+                if openExternalBrowser { tlSetFlag(&flags, 0x1) }
+                if displayCloseButton { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -3563,8 +3560,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if delete { flags |= 0x2 }
-                if openExternalBrowser != nil { flags |= 0x1 }
+                if delete { tlSetFlag(&flags, 0x2) }
+                if openExternalBrowser != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3621,8 +3618,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peer != nil { flags |= 0x1 }
-                if chatInstance != nil { flags |= 0x2 }
+                if peer != nil { tlSetFlag(&flags, 0x1) }
+                if chatInstance != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -3648,9 +3645,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canceled { flags |= 0x1 }
-                if paymentFailed { flags |= 0x2 }
-                if restored { flags |= 0x4 }
+                if canceled { tlSetFlag(&flags, 0x1) }
+                if paymentFailed { tlSetFlag(&flags, 0x2) }
+                if restored { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3676,7 +3673,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
                     c.action.serialize(buffer, true)
@@ -3703,13 +3700,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.hash)
-                    if _flags & 0x1 != 0, let value = c.date {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.device {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.device {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.location {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.location {
                         buffer.appendTLString(value)
                     }
                 case .updateNewEncryptedMessage(let c):
@@ -3751,7 +3748,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xebe46819) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.inboxDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.inboxDate {
                         buffer.appendInt32(value)
                     }
                     buffer.appendTLString(c.type)
@@ -3770,11 +3767,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x9e84bc99) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.maxId)
@@ -3799,7 +3796,7 @@ extension Api {
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.ptsCount)
-                    if _flags & 0x1 != 0, let value = c.date {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
                         buffer.appendInt32(value)
                     }
                 case .updateChannelTooLong(let c):
@@ -3807,7 +3804,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.channelId)
-                    if _flags & 0x1 != 0, let value = c.pts {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
                         buffer.appendInt32(value)
                     }
                 case .updateChannel(let c):
@@ -3822,7 +3819,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x922e6e10) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt64(c.channelId)
@@ -3867,10 +3864,10 @@ extension Api {
                     buffer.appendInt64(c.queryId)
                     buffer.appendInt64(c.userId)
                     buffer.appendTLString(c.query)
-                    if _flags & 0x1 != 0, let value = c.geo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.peerType {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peerType {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.offset)
@@ -3880,11 +3877,11 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
                     buffer.appendTLString(c.query)
-                    if _flags & 0x1 != 0, let value = c.geo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.id)
-                    if _flags & 0x2 != 0, let value = c.msgId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
                         value.serialize(buffer, true)
                     }
                 case .updateEditChannelMessage(let c):
@@ -3901,10 +3898,10 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.msgId)
                     buffer.appendInt64(c.chatInstance)
-                    if _flags & 0x1 != 0, let value = c.data {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.gameShortName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
                         buffer.appendTLString(value)
                     }
                 case .updateEditMessage(let c):
@@ -3920,10 +3917,10 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     c.msgId.serialize(buffer, true)
                     buffer.appendInt64(c.chatInstance)
-                    if _flags & 0x1 != 0, let value = c.data {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.gameShortName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
                         buffer.appendTLString(value)
                     }
                 case .updateReadChannelOutbox(let c):
@@ -3935,10 +3932,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
                         value.serialize(buffer, true)
                     }
                     c.draft.serialize(buffer, true)
@@ -3960,7 +3957,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x6e6fe51c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
                     c.peer.serialize(buffer, true)
@@ -3968,10 +3965,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xfa0f3ca2) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.order {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateBotWebhookJSON(let c):
@@ -3995,10 +3992,10 @@ extension Api {
                     buffer.appendInt64(c.queryId)
                     buffer.appendInt64(c.userId)
                     buffer.appendTLBytes(c.payload)
-                    if _flags & 0x1 != 0, let value = c.info {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.shippingOptionId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -4019,10 +4016,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.channelId)
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
                         value.serialize(buffer, true)
                     }
                     buffer.appendVector(c.messages, boxed: true)
@@ -4037,24 +4034,24 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
                         value.serialize(buffer, true)
                     }
                 case .updateMessagePoll(let c):
                     if boxed { buffer.appendUInt32(0xd64c522b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.msgId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt64(c.pollId)
-                    if _flags & 0x1 != 0, let value = c.poll {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.poll {
                         value.serialize(buffer, true)
                     }
                     c.results.serialize(buffer, true)
@@ -4084,7 +4081,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.sentMessages {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sentMessages {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateTheme(let c):
@@ -4108,7 +4105,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
-                    if _flags & 0x1 != 0, let value = c.filter {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.filter {
                         value.serialize(buffer, true)
                     }
                 case .updateDialogFilterOrder(let c):
@@ -4132,10 +4129,10 @@ extension Api {
                     buffer.appendInt64(c.channelId)
                     buffer.appendInt32(c.topMsgId)
                     buffer.appendInt32(c.readMaxId)
-                    if _flags & 0x1 != 0, let value = c.broadcastId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.broadcastId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.broadcastPost {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.broadcastPost {
                         buffer.appendInt32(value)
                     }
                 case .updateReadChannelDiscussionOutbox(let c):
@@ -4153,7 +4150,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.channelId)
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
                     c.fromId.serialize(buffer, true)
@@ -4186,7 +4183,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x9d2216e0) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
                         value.serialize(buffer, true)
                     }
                     c.call.serialize(buffer, true)
@@ -4195,7 +4192,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .updateChatParticipant(let c):
@@ -4206,13 +4203,13 @@ extension Api {
                     buffer.appendInt32(c.date)
                     buffer.appendInt64(c.actorId)
                     buffer.appendInt64(c.userId)
-                    if _flags & 0x1 != 0, let value = c.prevParticipant {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.newParticipant {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.invite {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
@@ -4224,13 +4221,13 @@ extension Api {
                     buffer.appendInt32(c.date)
                     buffer.appendInt64(c.actorId)
                     buffer.appendInt64(c.userId)
-                    if _flags & 0x1 != 0, let value = c.prevParticipant {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.newParticipant {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.invite {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
@@ -4265,7 +4262,7 @@ extension Api {
                     buffer.appendTLString(c.about)
                     c.invite.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
-                    if _flags & 0x1 != 0, let value = c.queryId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
                         buffer.appendInt64(value)
                     }
                 case .updateMessageReactions(let c):
@@ -4274,10 +4271,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.msgId)
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
                         value.serialize(buffer, true)
                     }
                     c.reactions.serialize(buffer, true)
@@ -4359,7 +4356,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.wallpaper {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.wallpaper {
                         value.serialize(buffer, true)
                     }
                 case .updateBotMessageReaction(let c):
@@ -4387,7 +4384,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x686c85a6) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.order {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateSavedReactionTags:
@@ -4421,7 +4418,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.replyToMessage {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
@@ -4431,7 +4428,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.replyToMessage {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
@@ -4457,11 +4454,11 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.replyToMessage {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyToMessage {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.chatInstance)
-                    if _flags & 0x1 != 0, let value = c.data {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
                         buffer.appendTLBytes(value)
                     }
                 case .updateStarsRevenueStatus(let c):
@@ -4521,7 +4518,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.order {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateDeleteGroupCallMessages(let c):
@@ -4558,7 +4555,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.queryId)
                     c.message.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.referenceMessages {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.referenceMessages {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.qts)
@@ -4574,13 +4571,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.botId)
-                    if _flags & 0x2 != 0, let value = c.date {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.device {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.device {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.location {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.location {
                         buffer.appendTLString(value)
                     }
                 case .updateWebBrowserSettings(let c):
@@ -4591,7 +4588,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x140502d1) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.openExternalBrowser {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.openExternalBrowser {
                         buffer.appendBool(value)
                     }
                     c.exception.serialize(buffer, true)
@@ -4611,12 +4608,12 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.queryId)
                     buffer.appendInt64(c.userId)
-                    if _flags & 0x1 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.msgId)
                     buffer.appendTLBytes(c.data)
-                    if _flags & 0x2 != 0, let value = c.chatInstance {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.chatInstance {
                         buffer.appendInt64(value)
                     }
                     c.message.serialize(buffer, true)
@@ -4859,7 +4856,7 @@ extension Api {
                 let _userId = try reader.readInt64()
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
@@ -4935,17 +4932,17 @@ extension Api {
                 let _hash = try reader.readInt64()
                 field = 3
                 var _date: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _date = try reader.readInt32()
                 }
                 field = 4
                 var _device: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _device = try reader.readTLString()
                 }
                 field = 5
                 var _location: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _location = try reader.readTLString()
                 }
                 return .updateNewAuthorization(Cons_updateNewAuthorization(hash: _hash, date: _date, device: _device, location: _location))
@@ -5068,12 +5065,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _popup = _flags & 0x1 != 0
+                let _popup = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _invertMedia = _flags & 0x4 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _inboxDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _inboxDate = try reader.readInt32()
                 }
                 field = 4
@@ -5123,14 +5120,14 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _folderId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _folderId = try reader.readInt32()
                 }
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
                 var _topMsgId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 4
@@ -5192,7 +5189,7 @@ extension Api {
                 let _ptsCount = try reader.readInt32()
                 field = 4
                 var _date: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _date = try reader.readInt32()
                 }
                 return .updateReadMessagesContents(Cons_updateReadMessagesContents(messages: _messages, pts: _pts, ptsCount: _ptsCount, date: _date))
@@ -5210,7 +5207,7 @@ extension Api {
                 let _channelId = try reader.readInt64()
                 field = 2
                 var _pts: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _pts = try reader.readInt32()
                 }
                 return .updateChannelTooLong(Cons_updateChannelTooLong(channelId: _channelId, pts: _pts))
@@ -5251,7 +5248,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _folderId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _folderId = try reader.readInt32()
                 }
                 field = 2
@@ -5333,9 +5330,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = _flags & 0x1 != 0
+                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = _flags & 0x2 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _order = try reader.readVector(boxed: true, of: Int64.self)
                 return .updateStickerSetsOrder(Cons_updateStickerSetsOrder(masks: _masks, emojis: _emojis, order: _order))
@@ -5350,9 +5347,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = _flags & 0x1 != 0
+                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = _flags & 0x2 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x2)
                 return .updateStickerSets(Cons_updateStickerSets(masks: _masks, emojis: _emojis))
             }
             catch {
@@ -5376,12 +5373,12 @@ extension Api {
                 let _query = try reader.readTLString()
                 field = 4
                 var _geo: Api.GeoPoint? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _geo = try Api.GeoPoint.parse(&reader)
                 }
                 field = 5
                 var _peerType: Api.InlineQueryPeerType? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _peerType = try Api.InlineQueryPeerType.parse(&reader)
                 }
                 field = 6
@@ -5403,14 +5400,14 @@ extension Api {
                 let _query = try reader.readTLString()
                 field = 3
                 var _geo: Api.GeoPoint? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _geo = try Api.GeoPoint.parse(&reader)
                 }
                 field = 4
                 let _id = try reader.readTLString()
                 field = 5
                 var _msgId: Api.InputBotInlineMessageID? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _msgId = try Api.InputBotInlineMessageID.parse(&reader)
                 }
                 return .updateBotInlineSend(Cons_updateBotInlineSend(userId: _userId, query: _query, geo: _geo, id: _id, msgId: _msgId))
@@ -5451,12 +5448,12 @@ extension Api {
                 let _chatInstance = try reader.readInt64()
                 field = 6
                 var _data: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _data = try reader.readTLBytes()
                 }
                 field = 7
                 var _gameShortName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _gameShortName = try reader.readTLString()
                 }
                 return .updateBotCallbackQuery(Cons_updateBotCallbackQuery(queryId: _queryId, userId: _userId, peer: _peer, msgId: _msgId, chatInstance: _chatInstance, data: _data, gameShortName: _gameShortName))
@@ -5495,12 +5492,12 @@ extension Api {
                 let _chatInstance = try reader.readInt64()
                 field = 5
                 var _data: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _data = try reader.readTLBytes()
                 }
                 field = 6
                 var _gameShortName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _gameShortName = try reader.readTLString()
                 }
                 return .updateInlineBotCallbackQuery(Cons_updateInlineBotCallbackQuery(queryId: _queryId, userId: _userId, msgId: _msgId, chatInstance: _chatInstance, data: _data, gameShortName: _gameShortName))
@@ -5531,12 +5528,12 @@ extension Api {
                 let _peer = try Api.Peer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
                 var _savedPeerId: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.Peer.parse(&reader)
                 }
                 field = 4
@@ -5586,10 +5583,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x1 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _folderId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _folderId = try reader.readInt32()
                 }
                 field = 3
@@ -5607,12 +5604,12 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _folderId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _folderId = try reader.readInt32()
                 }
                 field = 2
                 var _order: [Api.DialogPeer]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _order = try reader.readVector(boxed: true, of: Api.DialogPeer.self)
                 }
                 return .updatePinnedDialogs(Cons_updatePinnedDialogs(folderId: _folderId, order: _order))
@@ -5676,12 +5673,12 @@ extension Api {
                 let _payload = try reader.readTLBytes()
                 field = 4
                 var _info: Api.PaymentRequestedInfo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _info = try Api.PaymentRequestedInfo.parse(&reader)
                 }
                 field = 5
                 var _shippingOptionId: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _shippingOptionId = try reader.readTLString()
                 }
                 field = 6
@@ -5737,12 +5734,12 @@ extension Api {
                 let _channelId = try reader.readInt64()
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
                 var _savedPeerId: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.Peer.parse(&reader)
                 }
                 field = 4
@@ -5776,12 +5773,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unread = _flags & 0x1 != 0
+                let _unread = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.DialogPeer.parse(&reader)
                 field = 3
                 var _savedPeerId: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.Peer.parse(&reader)
                 }
                 return .updateDialogUnreadMark(Cons_updateDialogUnreadMark(unread: _unread, peer: _peer, savedPeerId: _savedPeerId))
@@ -5797,24 +5794,24 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _peer: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _peer = try Api.Peer.parse(&reader)
                 }
                 field = 2
                 var _msgId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _msgId = try reader.readInt32()
                 }
                 field = 3
                 var _topMsgId: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 4
                 let _pollId = try reader.readInt64()
                 field = 5
                 var _poll: Api.Poll? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _poll = try Api.Poll.parse(&reader)
                 }
                 field = 6
@@ -5899,7 +5896,7 @@ extension Api {
                 let _messages = try reader.readVector(boxed: true, of: Int32.self)
                 field = 3
                 var _sentMessages: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _sentMessages = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 return .updateDeleteScheduledMessages(Cons_updateDeleteScheduledMessages(peer: _peer, messages: _messages, sentMessages: _sentMessages))
@@ -5963,7 +5960,7 @@ extension Api {
                 let _id = try reader.readInt32()
                 field = 2
                 var _filter: Api.DialogFilter? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _filter = try Api.DialogFilter.parse(&reader)
                 }
                 return .updateDialogFilter(Cons_updateDialogFilter(id: _id, filter: _filter))
@@ -6027,12 +6024,12 @@ extension Api {
                 let _readMaxId = try reader.readInt32()
                 field = 4
                 var _broadcastId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _broadcastId = try reader.readInt64()
                 }
                 field = 5
                 var _broadcastPost: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _broadcastPost = try reader.readInt32()
                 }
                 return .updateReadChannelDiscussionInbox(Cons_updateReadChannelDiscussionInbox(channelId: _channelId, topMsgId: _topMsgId, readMaxId: _readMaxId, broadcastId: _broadcastId, broadcastPost: _broadcastPost))
@@ -6062,9 +6059,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = _flags & 0x1 != 0
+                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = _flags & 0x2 != 0
+                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peerId = try Api.Peer.parse(&reader)
                 return .updatePeerBlocked(Cons_updatePeerBlocked(blocked: _blocked, blockedMyStoriesFrom: _blockedMyStoriesFrom, peerId: _peerId))
@@ -6082,7 +6079,7 @@ extension Api {
                 let _channelId = try reader.readInt64()
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
@@ -6101,7 +6098,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x1 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -6122,7 +6119,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x1 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -6168,10 +6165,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _liveStory = _flags & 0x4 != 0
+                let _liveStory = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _peer: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _peer = try Api.Peer.parse(&reader)
                 }
                 field = 3
@@ -6191,7 +6188,7 @@ extension Api {
                 let _peer = try Api.Peer.parse(&reader)
                 field = 2
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return .updatePeerHistoryTTL(Cons_updatePeerHistoryTTL(peer: _peer, ttlPeriod: _ttlPeriod))
@@ -6215,17 +6212,17 @@ extension Api {
                 let _userId = try reader.readInt64()
                 field = 5
                 var _prevParticipant: Api.ChatParticipant? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _prevParticipant = try Api.ChatParticipant.parse(&reader)
                 }
                 field = 6
                 var _newParticipant: Api.ChatParticipant? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _newParticipant = try Api.ChatParticipant.parse(&reader)
                 }
                 field = 7
                 var _invite: Api.ExportedChatInvite? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _invite = try Api.ExportedChatInvite.parse(&reader)
                 }
                 field = 8
@@ -6242,7 +6239,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaChatlist = _flags & 0x8 != 0
+                let _viaChatlist = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -6253,17 +6250,17 @@ extension Api {
                 let _userId = try reader.readInt64()
                 field = 6
                 var _prevParticipant: Api.ChannelParticipant? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _prevParticipant = try Api.ChannelParticipant.parse(&reader)
                 }
                 field = 7
                 var _newParticipant: Api.ChannelParticipant? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _newParticipant = try Api.ChannelParticipant.parse(&reader)
                 }
                 field = 8
                 var _invite: Api.ExportedChatInvite? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _invite = try Api.ExportedChatInvite.parse(&reader)
                 }
                 field = 9
@@ -6297,7 +6294,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _presentation = _flags & 0x1 != 0
+                let _presentation = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _params = try Api.DataJSON.parse(&reader)
                 return .updateGroupCallConnection(Cons_updateGroupCallConnection(presentation: _presentation, params: _params))
@@ -6355,7 +6352,7 @@ extension Api {
                 let _qts = try reader.readInt32()
                 field = 7
                 var _queryId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _queryId = try reader.readInt64()
                 }
                 return .updateBotChatInviteRequester(Cons_updateBotChatInviteRequester(peer: _peer, date: _date, userId: _userId, about: _about, invite: _invite, qts: _qts, queryId: _queryId))
@@ -6375,12 +6372,12 @@ extension Api {
                 let _msgId = try reader.readInt32()
                 field = 3
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 4
                 var _savedPeerId: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.Peer.parse(&reader)
                 }
                 field = 5
@@ -6428,7 +6425,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pending = _flags & 0x1 != 0
+                let _pending = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -6474,9 +6471,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = _flags & 0x1 != 0
+                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = _flags & 0x2 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _stickerset = try reader.readInt64()
                 return .updateMoveStickerSetToTop(Cons_updateMoveStickerSetToTop(masks: _masks, emojis: _emojis, stickerset: _stickerset))
@@ -6612,12 +6609,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _wallpaperOverridden = _flags & 0x2 != 0
+                let _wallpaperOverridden = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
                 var _wallpaper: Api.WallPaper? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _wallpaper = try Api.WallPaper.parse(&reader)
                 }
                 return .updatePeerWallpaper(Cons_updatePeerWallpaper(wallpaperOverridden: _wallpaperOverridden, peer: _peer, wallpaper: _wallpaper))
@@ -6674,7 +6671,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x1 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.DialogPeer.parse(&reader)
                 return .updateSavedDialogPinned(Cons_updateSavedDialogPinned(pinned: _pinned, peer: _peer))
@@ -6690,7 +6687,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _order: [Api.DialogPeer]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _order = try reader.readVector(boxed: true, of: Api.DialogPeer.self)
                 }
                 return .updatePinnedSavedDialogs(Cons_updatePinnedSavedDialogs(order: _order))
@@ -6790,7 +6787,7 @@ extension Api {
                 let _message = try Api.Message.parse(&reader)
                 field = 3
                 var _replyToMessage: Api.Message? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyToMessage = try Api.Message.parse(&reader)
                 }
                 field = 4
@@ -6812,7 +6809,7 @@ extension Api {
                 let _message = try Api.Message.parse(&reader)
                 field = 3
                 var _replyToMessage: Api.Message? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyToMessage = try Api.Message.parse(&reader)
                 }
                 field = 4
@@ -6880,14 +6877,14 @@ extension Api {
                 let _message = try Api.Message.parse(&reader)
                 field = 5
                 var _replyToMessage: Api.Message? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyToMessage = try Api.Message.parse(&reader)
                 }
                 field = 6
                 let _chatInstance = try reader.readInt64()
                 field = 7
                 var _data: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _data = try reader.readTLBytes()
                 }
                 return .updateBusinessBotCallbackQuery(Cons_updateBusinessBotCallbackQuery(queryId: _queryId, userId: _userId, connectionId: _connectionId, message: _message, replyToMessage: _replyToMessage, chatInstance: _chatInstance, data: _data))
@@ -6997,7 +6994,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _exception = _flags & 0x1 != 0
+                let _exception = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -7042,7 +7039,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x1 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -7062,7 +7059,7 @@ extension Api {
                 let _peer = try Api.Peer.parse(&reader)
                 field = 2
                 var _order: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _order = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 return .updatePinnedForumTopics(Cons_updatePinnedForumTopics(peer: _peer, order: _order))
@@ -7167,7 +7164,7 @@ extension Api {
                 let _message = try Api.Message.parse(&reader)
                 field = 3
                 var _referenceMessages: [Api.Message]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _referenceMessages = try reader.readVector(boxed: true, of: Api.Message.self)
                 }
                 field = 4
@@ -7203,22 +7200,22 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _confirmed = _flags & 0x1 != 0
+                let _confirmed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _botId = try reader.readInt64()
                 field = 3
                 var _date: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _date = try reader.readInt32()
                 }
                 field = 4
                 var _device: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _device = try reader.readTLString()
                 }
                 field = 5
                 var _location: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _location = try reader.readTLString()
                 }
                 return .updateNewBotConnection(Cons_updateNewBotConnection(confirmed: _confirmed, botId: _botId, date: _date, device: _device, location: _location))
@@ -7233,9 +7230,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _openExternalBrowser = _flags & 0x1 != 0
+                let _openExternalBrowser = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _displayCloseButton = _flags & 0x2 != 0
+                let _displayCloseButton = tlFlagIsSet(_flags, 0x2)
                 return .updateWebBrowserSettings(Cons_updateWebBrowserSettings(openExternalBrowser: _openExternalBrowser, displayCloseButton: _displayCloseButton))
             }
             catch {
@@ -7248,10 +7245,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _delete = _flags & 0x2 != 0
+                let _delete = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _openExternalBrowser: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _openExternalBrowser = try reader.readBool()
                 }
                 field = 3
@@ -7306,7 +7303,7 @@ extension Api {
                 let _userId = try reader.readInt64()
                 field = 3
                 var _peer: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peer = try Api.Peer.parse(&reader)
                 }
                 field = 4
@@ -7315,7 +7312,7 @@ extension Api {
                 let _data = try reader.readTLBytes()
                 field = 6
                 var _chatInstance: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _chatInstance = try reader.readInt64()
                 }
                 field = 7
@@ -7332,11 +7329,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canceled = _flags & 0x1 != 0
+                let _canceled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _paymentFailed = _flags & 0x2 != 0
+                let _paymentFailed = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _restored = _flags & 0x4 != 0
+                let _restored = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _userId = try reader.readInt64()
                 field = 5
@@ -7353,381 +7350,339 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .updateNewMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("message", .object(c.message)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateNewMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("message", c.message)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateNewMessage", fields.fields)
                 case .updateMessageID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("random_id", .long(c.randomId)))
-                    return ("updateMessageID", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("id", c.id)
+                    fields.long("random_id", c.randomId)
+                    return ("updateMessageID", fields.fields)
                 case .updateDeleteMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateDeleteMessages", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.ints("messages", c.messages)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateDeleteMessages", fields.fields)
                 case .updateUserTyping(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    fields.append(("action", .object(c.action)))
-                    return ("updateUserTyping", fields)
+                    fields.object("action", c.action)
+                    return ("updateUserTyping", fields.fields)
                 case .updateChatUserTyping(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("from_id", .object(c.fromId)))
-                    fields.append(("action", .object(c.action)))
-                    return ("updateChatUserTyping", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("chat_id", c.chatId)
+                    fields.object("from_id", c.fromId)
+                    fields.object("action", c.action)
+                    return ("updateChatUserTyping", fields.fields)
                 case .updateChatParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("participants", .object(c.participants)))
-                    return ("updateChatParticipants", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("participants", c.participants)
+                    return ("updateChatParticipants", fields.fields)
                 case .updateUserStatus(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("status", .object(c.status)))
-                    return ("updateUserStatus", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.object("status", c.status)
+                    return ("updateUserStatus", fields.fields)
                 case .updateUserName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("usernames", .vector(c.usernames.map { (e0: Api.Username) -> TLValue in .object(e0) })))
-                    return ("updateUserName", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("user_id", c.userId)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.objects("usernames", c.usernames)
+                    return ("updateUserName", fields.fields)
                 case .updateNewAuthorization(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.unconfirmed { fields.append(("unconfirmed", .trueFlag)) }
-                    fields.append(("hash", .long(c.hash)))
-                    if _flags & 0x1 != 0, let value = c.date {
-                        fields.append(("date", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("unconfirmed", c.unconfirmed)
+                    fields.long("hash", c.hash)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
+                        fields.int("date", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.device {
-                        fields.append(("device", .string(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.device {
+                        fields.string("device", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.location {
-                        fields.append(("location", .string(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.location {
+                        fields.string("location", value)
                     }
-                    return ("updateNewAuthorization", fields)
+                    return ("updateNewAuthorization", fields.fields)
                 case .updateNewEncryptedMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("message", .object(c.message)))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateNewEncryptedMessage", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("message", c.message)
+                    fields.int("qts", c.qts)
+                    return ("updateNewEncryptedMessage", fields.fields)
                 case .updateEncryptedChatTyping(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chat_id", .int(c.chatId)))
-                    return ("updateEncryptedChatTyping", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("chat_id", c.chatId)
+                    return ("updateEncryptedChatTyping", fields.fields)
                 case .updateEncryption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("chat", .object(c.chat)))
-                    fields.append(("date", .int(c.date)))
-                    return ("updateEncryption", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("chat", c.chat)
+                    fields.int("date", c.date)
+                    return ("updateEncryption", fields.fields)
                 case .updateEncryptedMessagesRead(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("chat_id", .int(c.chatId)))
-                    fields.append(("max_date", .int(c.maxDate)))
-                    fields.append(("date", .int(c.date)))
-                    return ("updateEncryptedMessagesRead", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("chat_id", c.chatId)
+                    fields.int("max_date", c.maxDate)
+                    fields.int("date", c.date)
+                    return ("updateEncryptedMessagesRead", fields.fields)
                 case .updateChatParticipantAdd(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("inviter_id", .long(c.inviterId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("version", .int(c.version)))
-                    return ("updateChatParticipantAdd", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("chat_id", c.chatId)
+                    fields.long("user_id", c.userId)
+                    fields.long("inviter_id", c.inviterId)
+                    fields.int("date", c.date)
+                    fields.int("version", c.version)
+                    return ("updateChatParticipantAdd", fields.fields)
                 case .updateChatParticipantDelete(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("version", .int(c.version)))
-                    return ("updateChatParticipantDelete", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("chat_id", c.chatId)
+                    fields.long("user_id", c.userId)
+                    fields.int("version", c.version)
+                    return ("updateChatParticipantDelete", fields.fields)
                 case .updateDcOptions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("dc_options", .vector(c.dcOptions.map { (e0: Api.DcOption) -> TLValue in .object(e0) })))
-                    return ("updateDcOptions", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("dc_options", c.dcOptions)
+                    return ("updateDcOptions", fields.fields)
                 case .updateNotifySettings(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("notify_settings", .object(c.notifySettings)))
-                    return ("updateNotifySettings", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("notify_settings", c.notifySettings)
+                    return ("updateNotifySettings", fields.fields)
                 case .updateServiceNotification(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.popup { fields.append(("popup", .trueFlag)) }
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.inboxDate {
-                        fields.append(("inbox_date", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("popup", c.popup)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.inboxDate {
+                        fields.int("inbox_date", value)
                     }
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("message", .string(c.message)))
-                    fields.append(("media", .object(c.media)))
-                    fields.append(("entities", .vector(c.entities.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
-                    return ("updateServiceNotification", fields)
+                    fields.string("type", c.type)
+                    fields.string("message", c.message)
+                    fields.object("media", c.media)
+                    fields.objects("entities", c.entities)
+                    return ("updateServiceNotification", fields.fields)
                 case .updatePrivacy(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("key", .object(c.key)))
-                    fields.append(("rules", .vector(c.rules.map { (e0: Api.PrivacyRule) -> TLValue in .object(e0) })))
-                    return ("updatePrivacy", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("key", c.key)
+                    fields.objects("rules", c.rules)
+                    return ("updatePrivacy", fields.fields)
                 case .updateUserPhone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("phone", .string(c.phone)))
-                    return ("updateUserPhone", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.string("phone", c.phone)
+                    return ("updateUserPhone", fields.fields)
                 case .updateReadHistoryInbox(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x2 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    fields.append(("max_id", .int(c.maxId)))
-                    fields.append(("still_unread_count", .int(c.stillUnreadCount)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateReadHistoryInbox", fields)
+                    fields.int("max_id", c.maxId)
+                    fields.int("still_unread_count", c.stillUnreadCount)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateReadHistoryInbox", fields.fields)
                 case .updateReadHistoryOutbox(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("max_id", .int(c.maxId)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateReadHistoryOutbox", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("peer", c.peer)
+                    fields.int("max_id", c.maxId)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateReadHistoryOutbox", fields.fields)
                 case .updateWebPage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("webpage", .object(c.webpage)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateWebPage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("webpage", c.webpage)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateWebPage", fields.fields)
                 case .updateReadMessagesContents(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    if _flags & 0x1 != 0, let value = c.date {
-                        fields.append(("date", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.ints("messages", c.messages)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
+                        fields.int("date", value)
                     }
-                    return ("updateReadMessagesContents", fields)
+                    return ("updateReadMessagesContents", fields.fields)
                 case .updateChannelTooLong(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    if _flags & 0x1 != 0, let value = c.pts {
-                        fields.append(("pts", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.long("channel_id", c.channelId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
+                        fields.int("pts", value)
                     }
-                    return ("updateChannelTooLong", fields)
+                    return ("updateChannelTooLong", fields.fields)
                 case .updateChannel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    return ("updateChannel", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("channel_id", c.channelId)
+                    return ("updateChannel", fields.fields)
                 case .updateNewChannelMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("message", .object(c.message)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateNewChannelMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("message", c.message)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateNewChannelMessage", fields.fields)
                 case .updateReadChannelInbox(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("max_id", .int(c.maxId)))
-                    fields.append(("still_unread_count", .int(c.stillUnreadCount)))
-                    fields.append(("pts", .int(c.pts)))
-                    return ("updateReadChannelInbox", fields)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("max_id", c.maxId)
+                    fields.int("still_unread_count", c.stillUnreadCount)
+                    fields.int("pts", c.pts)
+                    return ("updateReadChannelInbox", fields.fields)
                 case .updateDeleteChannelMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateDeleteChannelMessages", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("channel_id", c.channelId)
+                    fields.ints("messages", c.messages)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateDeleteChannelMessages", fields.fields)
                 case .updateChannelMessageViews(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("views", .int(c.views)))
-                    return ("updateChannelMessageViews", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("id", c.id)
+                    fields.int("views", c.views)
+                    return ("updateChannelMessageViews", fields.fields)
                 case .updateChatParticipantAdmin(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("is_admin", .bool(c.isAdmin)))
-                    fields.append(("version", .int(c.version)))
-                    return ("updateChatParticipantAdmin", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("chat_id", c.chatId)
+                    fields.long("user_id", c.userId)
+                    fields.bool("is_admin", c.isAdmin)
+                    fields.int("version", c.version)
+                    return ("updateChatParticipantAdmin", fields.fields)
                 case .updateNewStickerSet(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("stickerset", .object(c.stickerset)))
-                    return ("updateNewStickerSet", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("stickerset", c.stickerset)
+                    return ("updateNewStickerSet", fields.fields)
                 case .updateStickerSetsOrder(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.masks { fields.append(("masks", .trueFlag)) }
-                    if c.emojis { fields.append(("emojis", .trueFlag)) }
-                    fields.append(("order", .vector(c.order.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("updateStickerSetsOrder", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("masks", c.masks)
+                    fields.trueFlag("emojis", c.emojis)
+                    fields.longs("order", c.order)
+                    return ("updateStickerSetsOrder", fields.fields)
                 case .updateStickerSets(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.masks { fields.append(("masks", .trueFlag)) }
-                    if c.emojis { fields.append(("emojis", .trueFlag)) }
-                    return ("updateStickerSets", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("masks", c.masks)
+                    fields.trueFlag("emojis", c.emojis)
+                    return ("updateStickerSets", fields.fields)
                 case .updateSavedGifs:
                     return ("updateSavedGifs", [])
                 case .updateBotInlineQuery(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("query", .string(c.query)))
-                    if _flags & 0x1 != 0, let value = c.geo {
-                        fields.append(("geo", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.long("query_id", c.queryId)
+                    fields.long("user_id", c.userId)
+                    fields.string("query", c.query)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
+                        fields.object("geo", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.peerType {
-                        fields.append(("peer_type", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peerType {
+                        fields.object("peer_type", value)
                     }
-                    fields.append(("offset", .string(c.offset)))
-                    return ("updateBotInlineQuery", fields)
+                    fields.string("offset", c.offset)
+                    return ("updateBotInlineQuery", fields.fields)
                 case .updateBotInlineSend(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("query", .string(c.query)))
-                    if _flags & 0x1 != 0, let value = c.geo {
-                        fields.append(("geo", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    fields.string("query", c.query)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
+                        fields.object("geo", value)
                     }
-                    fields.append(("id", .string(c.id)))
-                    if _flags & 0x2 != 0, let value = c.msgId {
-                        fields.append(("msg_id", .object(value)))
+                    fields.string("id", c.id)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
+                        fields.object("msg_id", value)
                     }
-                    return ("updateBotInlineSend", fields)
+                    return ("updateBotInlineSend", fields.fields)
                 case .updateEditChannelMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("message", .object(c.message)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateEditChannelMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("message", c.message)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateEditChannelMessage", fields.fields)
                 case .updateBotCallbackQuery(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("chat_instance", .long(c.chatInstance)))
-                    if _flags & 0x1 != 0, let value = c.data {
-                        fields.append(("data", .bytes(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("query_id", c.queryId)
+                    fields.long("user_id", c.userId)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.long("chat_instance", c.chatInstance)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                        fields.bytes("data", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.gameShortName {
-                        fields.append(("game_short_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
+                        fields.string("game_short_name", value)
                     }
-                    return ("updateBotCallbackQuery", fields)
+                    return ("updateBotCallbackQuery", fields.fields)
                 case .updateEditMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("message", .object(c.message)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateEditMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("message", c.message)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateEditMessage", fields.fields)
                 case .updateInlineBotCallbackQuery(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("msg_id", .object(c.msgId)))
-                    fields.append(("chat_instance", .long(c.chatInstance)))
-                    if _flags & 0x1 != 0, let value = c.data {
-                        fields.append(("data", .bytes(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.long("query_id", c.queryId)
+                    fields.long("user_id", c.userId)
+                    fields.object("msg_id", c.msgId)
+                    fields.long("chat_instance", c.chatInstance)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                        fields.bytes("data", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.gameShortName {
-                        fields.append(("game_short_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
+                        fields.string("game_short_name", value)
                     }
-                    return ("updateInlineBotCallbackQuery", fields)
+                    return ("updateInlineBotCallbackQuery", fields.fields)
                 case .updateReadChannelOutbox(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("max_id", .int(c.maxId)))
-                    return ("updateReadChannelOutbox", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("max_id", c.maxId)
+                    return ("updateReadChannelOutbox", fields.fields)
                 case .updateDraftMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
-                        fields.append(("saved_peer_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
+                        fields.object("saved_peer_id", value)
                     }
-                    fields.append(("draft", .object(c.draft)))
-                    return ("updateDraftMessage", fields)
+                    fields.object("draft", c.draft)
+                    return ("updateDraftMessage", fields.fields)
                 case .updateReadFeaturedStickers:
                     return ("updateReadFeaturedStickers", [])
                 case .updateRecentStickers:
@@ -7737,915 +7692,810 @@ extension Api {
                 case .updatePtsChanged:
                     return ("updatePtsChanged", [])
                 case .updateChannelWebPage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("webpage", .object(c.webpage)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateChannelWebPage", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("channel_id", c.channelId)
+                    fields.object("webpage", c.webpage)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateChannelWebPage", fields.fields)
                 case .updateDialogPinned(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    fields.append(("peer", .object(c.peer)))
-                    return ("updateDialogPinned", fields)
+                    fields.object("peer", c.peer)
+                    return ("updateDialogPinned", fields.fields)
                 case .updatePinnedDialogs(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x2 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.order {
-                        fields.append(("order", .vector(value.map { (e0: Api.DialogPeer) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
+                        fields.objects("order", value)
                     }
-                    return ("updatePinnedDialogs", fields)
+                    return ("updatePinnedDialogs", fields.fields)
                 case .updateBotWebhookJSON(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("data", .object(c.data)))
-                    return ("updateBotWebhookJSON", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("data", c.data)
+                    return ("updateBotWebhookJSON", fields.fields)
                 case .updateBotWebhookJSONQuery(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("data", .object(c.data)))
-                    fields.append(("timeout", .int(c.timeout)))
-                    return ("updateBotWebhookJSONQuery", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("query_id", c.queryId)
+                    fields.object("data", c.data)
+                    fields.int("timeout", c.timeout)
+                    return ("updateBotWebhookJSONQuery", fields.fields)
                 case .updateBotShippingQuery(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("payload", .bytes(c.payload)))
-                    fields.append(("shipping_address", .object(c.shippingAddress)))
-                    return ("updateBotShippingQuery", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("query_id", c.queryId)
+                    fields.long("user_id", c.userId)
+                    fields.bytes("payload", c.payload)
+                    fields.object("shipping_address", c.shippingAddress)
+                    return ("updateBotShippingQuery", fields.fields)
                 case .updateBotPrecheckoutQuery(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("payload", .bytes(c.payload)))
-                    if _flags & 0x1 != 0, let value = c.info {
-                        fields.append(("info", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("query_id", c.queryId)
+                    fields.long("user_id", c.userId)
+                    fields.bytes("payload", c.payload)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
+                        fields.object("info", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.shippingOptionId {
-                        fields.append(("shipping_option_id", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
+                        fields.string("shipping_option_id", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    return ("updateBotPrecheckoutQuery", fields)
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    return ("updateBotPrecheckoutQuery", fields.fields)
                 case .updatePhoneCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("phone_call", .object(c.phoneCall)))
-                    return ("updatePhoneCall", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("phone_call", c.phoneCall)
+                    return ("updatePhoneCall", fields.fields)
                 case .updateLangPackTooLong(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("lang_code", .string(c.langCode)))
-                    return ("updateLangPackTooLong", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("lang_code", c.langCode)
+                    return ("updateLangPackTooLong", fields.fields)
                 case .updateLangPack(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("difference", .object(c.difference)))
-                    return ("updateLangPack", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("difference", c.difference)
+                    return ("updateLangPack", fields.fields)
                 case .updateFavedStickers:
                     return ("updateFavedStickers", [])
                 case .updateChannelReadMessagesContents(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("channel_id", c.channelId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
-                        fields.append(("saved_peer_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
+                        fields.object("saved_peer_id", value)
                     }
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("updateChannelReadMessagesContents", fields)
+                    fields.ints("messages", c.messages)
+                    return ("updateChannelReadMessagesContents", fields.fields)
                 case .updateContactsReset:
                     return ("updateContactsReset", [])
                 case .updateChannelAvailableMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("available_min_id", .int(c.availableMinId)))
-                    return ("updateChannelAvailableMessages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("available_min_id", c.availableMinId)
+                    return ("updateChannelAvailableMessages", fields.fields)
                 case .updateDialogUnreadMark(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.unread { fields.append(("unread", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
-                        fields.append(("saved_peer_id", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("unread", c.unread)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
+                        fields.object("saved_peer_id", value)
                     }
-                    return ("updateDialogUnreadMark", fields)
+                    return ("updateDialogUnreadMark", fields.fields)
                 case .updateMessagePoll(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x2 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.msgId {
-                        fields.append(("msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
+                        fields.int("msg_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    fields.append(("poll_id", .long(c.pollId)))
-                    if _flags & 0x1 != 0, let value = c.poll {
-                        fields.append(("poll", .object(value)))
+                    fields.long("poll_id", c.pollId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.poll {
+                        fields.object("poll", value)
                     }
-                    fields.append(("results", .object(c.results)))
-                    return ("updateMessagePoll", fields)
+                    fields.object("results", c.results)
+                    return ("updateMessagePoll", fields.fields)
                 case .updateChatDefaultBannedRights(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("default_banned_rights", .object(c.defaultBannedRights)))
-                    fields.append(("version", .int(c.version)))
-                    return ("updateChatDefaultBannedRights", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.object("default_banned_rights", c.defaultBannedRights)
+                    fields.int("version", c.version)
+                    return ("updateChatDefaultBannedRights", fields.fields)
                 case .updateFolderPeers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("folder_peers", .vector(c.folderPeers.map { (e0: Api.FolderPeer) -> TLValue in .object(e0) })))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updateFolderPeers", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("folder_peers", c.folderPeers)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updateFolderPeers", fields.fields)
                 case .updatePeerSettings(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("settings", .object(c.settings)))
-                    return ("updatePeerSettings", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("settings", c.settings)
+                    return ("updatePeerSettings", fields.fields)
                 case .updatePeerLocated(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.PeerLocated) -> TLValue in .object(e0) })))
-                    return ("updatePeerLocated", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("peers", c.peers)
+                    return ("updatePeerLocated", fields.fields)
                 case .updateNewScheduledMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("updateNewScheduledMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("updateNewScheduledMessage", fields.fields)
                 case .updateDeleteScheduledMessages(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    if _flags & 0x1 != 0, let value = c.sentMessages {
-                        fields.append(("sent_messages", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    fields.ints("messages", c.messages)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sentMessages {
+                        fields.ints("sent_messages", value)
                     }
-                    return ("updateDeleteScheduledMessages", fields)
+                    return ("updateDeleteScheduledMessages", fields.fields)
                 case .updateTheme(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("theme", .object(c.theme)))
-                    return ("updateTheme", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("theme", c.theme)
+                    return ("updateTheme", fields.fields)
                 case .updateGeoLiveViewed(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    return ("updateGeoLiveViewed", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    return ("updateGeoLiveViewed", fields.fields)
                 case .updateLoginToken:
                     return ("updateLoginToken", [])
                 case .updateMessagePollVote(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("poll_id", .long(c.pollId)))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("options", .vector(c.options.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
-                    fields.append(("positions", .vector(c.positions.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateMessagePollVote", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("poll_id", c.pollId)
+                    fields.object("peer", c.peer)
+                    fields.bytesList("options", c.options)
+                    fields.ints("positions", c.positions)
+                    fields.int("qts", c.qts)
+                    return ("updateMessagePollVote", fields.fields)
                 case .updateDialogFilter(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .int(c.id)))
-                    if _flags & 0x1 != 0, let value = c.filter {
-                        fields.append(("filter", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.int("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.filter {
+                        fields.object("filter", value)
                     }
-                    return ("updateDialogFilter", fields)
+                    return ("updateDialogFilter", fields.fields)
                 case .updateDialogFilterOrder(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("order", .vector(c.order.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("updateDialogFilterOrder", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.ints("order", c.order)
+                    return ("updateDialogFilterOrder", fields.fields)
                 case .updateDialogFilters:
                     return ("updateDialogFilters", [])
                 case .updatePhoneCallSignalingData(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("phone_call_id", .long(c.phoneCallId)))
-                    fields.append(("data", .bytes(c.data)))
-                    return ("updatePhoneCallSignalingData", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("phone_call_id", c.phoneCallId)
+                    fields.bytes("data", c.data)
+                    return ("updatePhoneCallSignalingData", fields.fields)
                 case .updateChannelMessageForwards(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("forwards", .int(c.forwards)))
-                    return ("updateChannelMessageForwards", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("id", c.id)
+                    fields.int("forwards", c.forwards)
+                    return ("updateChannelMessageForwards", fields.fields)
                 case .updateReadChannelDiscussionInbox(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("top_msg_id", .int(c.topMsgId)))
-                    fields.append(("read_max_id", .int(c.readMaxId)))
-                    if _flags & 0x1 != 0, let value = c.broadcastId {
-                        fields.append(("broadcast_id", .long(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("top_msg_id", c.topMsgId)
+                    fields.int("read_max_id", c.readMaxId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.broadcastId {
+                        fields.long("broadcast_id", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.broadcastPost {
-                        fields.append(("broadcast_post", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.broadcastPost {
+                        fields.int("broadcast_post", value)
                     }
-                    return ("updateReadChannelDiscussionInbox", fields)
+                    return ("updateReadChannelDiscussionInbox", fields.fields)
                 case .updateReadChannelDiscussionOutbox(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("top_msg_id", .int(c.topMsgId)))
-                    fields.append(("read_max_id", .int(c.readMaxId)))
-                    return ("updateReadChannelDiscussionOutbox", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("top_msg_id", c.topMsgId)
+                    fields.int("read_max_id", c.readMaxId)
+                    return ("updateReadChannelDiscussionOutbox", fields.fields)
                 case .updatePeerBlocked(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.blocked { fields.append(("blocked", .trueFlag)) }
-                    if c.blockedMyStoriesFrom { fields.append(("blocked_my_stories_from", .trueFlag)) }
-                    fields.append(("peer_id", .object(c.peerId)))
-                    return ("updatePeerBlocked", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("blocked", c.blocked)
+                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
+                    fields.object("peer_id", c.peerId)
+                    return ("updatePeerBlocked", fields.fields)
                 case .updateChannelUserTyping(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("channel_id", c.channelId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    fields.append(("from_id", .object(c.fromId)))
-                    fields.append(("action", .object(c.action)))
-                    return ("updateChannelUserTyping", fields)
+                    fields.object("from_id", c.fromId)
+                    fields.object("action", c.action)
+                    return ("updateChannelUserTyping", fields.fields)
                 case .updatePinnedMessages(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updatePinnedMessages", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.object("peer", c.peer)
+                    fields.ints("messages", c.messages)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updatePinnedMessages", fields.fields)
                 case .updatePinnedChannelMessages(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("updatePinnedChannelMessages", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.long("channel_id", c.channelId)
+                    fields.ints("messages", c.messages)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("updatePinnedChannelMessages", fields.fields)
                 case .updateChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    return ("updateChat", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("chat_id", c.chatId)
+                    return ("updateChat", fields.fields)
                 case .updateGroupCallParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("participants", .vector(c.participants.map { (e0: Api.GroupCallParticipant) -> TLValue in .object(e0) })))
-                    fields.append(("version", .int(c.version)))
-                    return ("updateGroupCallParticipants", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("call", c.call)
+                    fields.objects("participants", c.participants)
+                    fields.int("version", c.version)
+                    return ("updateGroupCallParticipants", fields.fields)
                 case .updateGroupCall(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.liveStory { fields.append(("live_story", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("live_story", c.liveStory)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    fields.append(("call", .object(c.call)))
-                    return ("updateGroupCall", fields)
+                    fields.object("call", c.call)
+                    return ("updateGroupCall", fields.fields)
                 case .updatePeerHistoryTTL(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x1 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    return ("updatePeerHistoryTTL", fields)
+                    return ("updatePeerHistoryTTL", fields.fields)
                 case .updateChatParticipant(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("actor_id", .long(c.actorId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    if _flags & 0x1 != 0, let value = c.prevParticipant {
-                        fields.append(("prev_participant", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.long("chat_id", c.chatId)
+                    fields.int("date", c.date)
+                    fields.long("actor_id", c.actorId)
+                    fields.long("user_id", c.userId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
+                        fields.object("prev_participant", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.newParticipant {
-                        fields.append(("new_participant", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
+                        fields.object("new_participant", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.invite {
-                        fields.append(("invite", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
+                        fields.object("invite", value)
                     }
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateChatParticipant", fields)
+                    fields.int("qts", c.qts)
+                    return ("updateChatParticipant", fields.fields)
                 case .updateChannelParticipant(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.viaChatlist { fields.append(("via_chatlist", .trueFlag)) }
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("actor_id", .long(c.actorId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    if _flags & 0x1 != 0, let value = c.prevParticipant {
-                        fields.append(("prev_participant", .object(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("via_chatlist", c.viaChatlist)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("date", c.date)
+                    fields.long("actor_id", c.actorId)
+                    fields.long("user_id", c.userId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
+                        fields.object("prev_participant", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.newParticipant {
-                        fields.append(("new_participant", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
+                        fields.object("new_participant", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.invite {
-                        fields.append(("invite", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
+                        fields.object("invite", value)
                     }
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateChannelParticipant", fields)
+                    fields.int("qts", c.qts)
+                    return ("updateChannelParticipant", fields.fields)
                 case .updateBotStopped(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("stopped", .bool(c.stopped)))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotStopped", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("user_id", c.userId)
+                    fields.int("date", c.date)
+                    fields.bool("stopped", c.stopped)
+                    fields.int("qts", c.qts)
+                    return ("updateBotStopped", fields.fields)
                 case .updateGroupCallConnection(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.presentation { fields.append(("presentation", .trueFlag)) }
-                    fields.append(("params", .object(c.params)))
-                    return ("updateGroupCallConnection", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("presentation", c.presentation)
+                    fields.object("params", c.params)
+                    return ("updateGroupCallConnection", fields.fields)
                 case .updateBotCommands(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("commands", .vector(c.commands.map { (e0: Api.BotCommand) -> TLValue in .object(e0) })))
-                    return ("updateBotCommands", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.long("bot_id", c.botId)
+                    fields.objects("commands", c.commands)
+                    return ("updateBotCommands", fields.fields)
                 case .updatePendingJoinRequests(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("requests_pending", .int(c.requestsPending)))
-                    fields.append(("recent_requesters", .vector(c.recentRequesters.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("updatePendingJoinRequests", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("requests_pending", c.requestsPending)
+                    fields.longs("recent_requesters", c.recentRequesters)
+                    return ("updatePendingJoinRequests", fields.fields)
                 case .updateBotChatInviteRequester(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("about", .string(c.about)))
-                    fields.append(("invite", .object(c.invite)))
-                    fields.append(("qts", .int(c.qts)))
-                    if _flags & 0x1 != 0, let value = c.queryId {
-                        fields.append(("query_id", .long(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    fields.int("date", c.date)
+                    fields.long("user_id", c.userId)
+                    fields.string("about", c.about)
+                    fields.object("invite", c.invite)
+                    fields.int("qts", c.qts)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
+                        fields.long("query_id", value)
                     }
-                    return ("updateBotChatInviteRequester", fields)
+                    return ("updateBotChatInviteRequester", fields.fields)
                 case .updateMessageReactions(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedPeerId {
-                        fields.append(("saved_peer_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
+                        fields.object("saved_peer_id", value)
                     }
-                    fields.append(("reactions", .object(c.reactions)))
-                    return ("updateMessageReactions", fields)
+                    fields.object("reactions", c.reactions)
+                    return ("updateMessageReactions", fields.fields)
                 case .updateAttachMenuBots:
                     return ("updateAttachMenuBots", [])
                 case .updateWebViewResultSent(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("query_id", .long(c.queryId)))
-                    return ("updateWebViewResultSent", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("query_id", c.queryId)
+                    return ("updateWebViewResultSent", fields.fields)
                 case .updateBotMenuButton(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("button", .object(c.button)))
-                    return ("updateBotMenuButton", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("bot_id", c.botId)
+                    fields.object("button", c.button)
+                    return ("updateBotMenuButton", fields.fields)
                 case .updateSavedRingtones:
                     return ("updateSavedRingtones", [])
                 case .updateTranscribedAudio(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pending { fields.append(("pending", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("transcription_id", .long(c.transcriptionId)))
-                    fields.append(("text", .string(c.text)))
-                    return ("updateTranscribedAudio", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pending", c.pending)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.long("transcription_id", c.transcriptionId)
+                    fields.string("text", c.text)
+                    return ("updateTranscribedAudio", fields.fields)
                 case .updateReadFeaturedEmojiStickers:
                     return ("updateReadFeaturedEmojiStickers", [])
                 case .updateUserEmojiStatus(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("emoji_status", .object(c.emojiStatus)))
-                    return ("updateUserEmojiStatus", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.object("emoji_status", c.emojiStatus)
+                    return ("updateUserEmojiStatus", fields.fields)
                 case .updateRecentEmojiStatuses:
                     return ("updateRecentEmojiStatuses", [])
                 case .updateRecentReactions:
                     return ("updateRecentReactions", [])
                 case .updateMoveStickerSetToTop(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.masks { fields.append(("masks", .trueFlag)) }
-                    if c.emojis { fields.append(("emojis", .trueFlag)) }
-                    fields.append(("stickerset", .long(c.stickerset)))
-                    return ("updateMoveStickerSetToTop", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("masks", c.masks)
+                    fields.trueFlag("emojis", c.emojis)
+                    fields.long("stickerset", c.stickerset)
+                    return ("updateMoveStickerSetToTop", fields.fields)
                 case .updateMessageExtendedMedia(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("extended_media", .vector(c.extendedMedia.map { (e0: Api.MessageExtendedMedia) -> TLValue in .object(e0) })))
-                    return ("updateMessageExtendedMedia", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.objects("extended_media", c.extendedMedia)
+                    return ("updateMessageExtendedMedia", fields.fields)
                 case .updateUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("updateUser", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("user_id", c.userId)
+                    return ("updateUser", fields.fields)
                 case .updateAutoSaveSettings:
                     return ("updateAutoSaveSettings", [])
                 case .updateStory(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("story", .object(c.story)))
-                    return ("updateStory", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("story", c.story)
+                    return ("updateStory", fields.fields)
                 case .updateReadStories(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("max_id", .int(c.maxId)))
-                    return ("updateReadStories", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("max_id", c.maxId)
+                    return ("updateReadStories", fields.fields)
                 case .updateStoryID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("random_id", .long(c.randomId)))
-                    return ("updateStoryID", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("id", c.id)
+                    fields.long("random_id", c.randomId)
+                    return ("updateStoryID", fields.fields)
                 case .updateStoriesStealthMode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("stealth_mode", .object(c.stealthMode)))
-                    return ("updateStoriesStealthMode", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("stealth_mode", c.stealthMode)
+                    return ("updateStoriesStealthMode", fields.fields)
                 case .updateSentStoryReaction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("story_id", .int(c.storyId)))
-                    fields.append(("reaction", .object(c.reaction)))
-                    return ("updateSentStoryReaction", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("story_id", c.storyId)
+                    fields.object("reaction", c.reaction)
+                    return ("updateSentStoryReaction", fields.fields)
                 case .updateBotChatBoost(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("boost", .object(c.boost)))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotChatBoost", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.object("boost", c.boost)
+                    fields.int("qts", c.qts)
+                    return ("updateBotChatBoost", fields.fields)
                 case .updateChannelViewForumAsMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("enabled", .bool(c.enabled)))
-                    return ("updateChannelViewForumAsMessages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("channel_id", c.channelId)
+                    fields.bool("enabled", c.enabled)
+                    return ("updateChannelViewForumAsMessages", fields.fields)
                 case .updatePeerWallpaper(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.wallpaperOverridden { fields.append(("wallpaper_overridden", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x1 != 0, let value = c.wallpaper {
-                        fields.append(("wallpaper", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("wallpaper_overridden", c.wallpaperOverridden)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.wallpaper {
+                        fields.object("wallpaper", value)
                     }
-                    return ("updatePeerWallpaper", fields)
+                    return ("updatePeerWallpaper", fields.fields)
                 case .updateBotMessageReaction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("actor", .object(c.actor)))
-                    fields.append(("old_reactions", .vector(c.oldReactions.map { (e0: Api.Reaction) -> TLValue in .object(e0) })))
-                    fields.append(("new_reactions", .vector(c.newReactions.map { (e0: Api.Reaction) -> TLValue in .object(e0) })))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotMessageReaction", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.int("date", c.date)
+                    fields.object("actor", c.actor)
+                    fields.objects("old_reactions", c.oldReactions)
+                    fields.objects("new_reactions", c.newReactions)
+                    fields.int("qts", c.qts)
+                    return ("updateBotMessageReaction", fields.fields)
                 case .updateBotMessageReactions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("reactions", .vector(c.reactions.map { (e0: Api.ReactionCount) -> TLValue in .object(e0) })))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotMessageReactions", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.int("date", c.date)
+                    fields.objects("reactions", c.reactions)
+                    fields.int("qts", c.qts)
+                    return ("updateBotMessageReactions", fields.fields)
                 case .updateSavedDialogPinned(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    return ("updateSavedDialogPinned", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.object("peer", c.peer)
+                    return ("updateSavedDialogPinned", fields.fields)
                 case .updatePinnedSavedDialogs(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.order {
-                        fields.append(("order", .vector(value.map { (e0: Api.DialogPeer) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
+                        fields.objects("order", value)
                     }
-                    return ("updatePinnedSavedDialogs", fields)
+                    return ("updatePinnedSavedDialogs", fields.fields)
                 case .updateSavedReactionTags:
                     return ("updateSavedReactionTags", [])
                 case .updateSmsJob(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("job_id", .string(c.jobId)))
-                    return ("updateSmsJob", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("job_id", c.jobId)
+                    return ("updateSmsJob", fields.fields)
                 case .updateQuickReplies(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("quick_replies", .vector(c.quickReplies.map { (e0: Api.QuickReply) -> TLValue in .object(e0) })))
-                    return ("updateQuickReplies", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("quick_replies", c.quickReplies)
+                    return ("updateQuickReplies", fields.fields)
                 case .updateNewQuickReply(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("quick_reply", .object(c.quickReply)))
-                    return ("updateNewQuickReply", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("quick_reply", c.quickReply)
+                    return ("updateNewQuickReply", fields.fields)
                 case .updateDeleteQuickReply(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    return ("updateDeleteQuickReply", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("shortcut_id", c.shortcutId)
+                    return ("updateDeleteQuickReply", fields.fields)
                 case .updateQuickReplyMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("updateQuickReplyMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("updateQuickReplyMessage", fields.fields)
                 case .updateDeleteQuickReplyMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("updateDeleteQuickReplyMessages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("shortcut_id", c.shortcutId)
+                    fields.ints("messages", c.messages)
+                    return ("updateDeleteQuickReplyMessages", fields.fields)
                 case .updateBotBusinessConnect(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("connection", .object(c.connection)))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotBusinessConnect", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("connection", c.connection)
+                    fields.int("qts", c.qts)
+                    return ("updateBotBusinessConnect", fields.fields)
                 case .updateBotNewBusinessMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("connection_id", .string(c.connectionId)))
-                    fields.append(("message", .object(c.message)))
-                    if _flags & 0x1 != 0, let value = c.replyToMessage {
-                        fields.append(("reply_to_message", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.string("connection_id", c.connectionId)
+                    fields.object("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
+                        fields.object("reply_to_message", value)
                     }
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotNewBusinessMessage", fields)
+                    fields.int("qts", c.qts)
+                    return ("updateBotNewBusinessMessage", fields.fields)
                 case .updateBotEditBusinessMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("connection_id", .string(c.connectionId)))
-                    fields.append(("message", .object(c.message)))
-                    if _flags & 0x1 != 0, let value = c.replyToMessage {
-                        fields.append(("reply_to_message", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.string("connection_id", c.connectionId)
+                    fields.object("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
+                        fields.object("reply_to_message", value)
                     }
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotEditBusinessMessage", fields)
+                    fields.int("qts", c.qts)
+                    return ("updateBotEditBusinessMessage", fields.fields)
                 case .updateBotDeleteBusinessMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("connection_id", .string(c.connectionId)))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotDeleteBusinessMessage", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("connection_id", c.connectionId)
+                    fields.object("peer", c.peer)
+                    fields.ints("messages", c.messages)
+                    fields.int("qts", c.qts)
+                    return ("updateBotDeleteBusinessMessage", fields.fields)
                 case .updateNewStoryReaction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("story_id", .int(c.storyId)))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("reaction", .object(c.reaction)))
-                    return ("updateNewStoryReaction", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("story_id", c.storyId)
+                    fields.object("peer", c.peer)
+                    fields.object("reaction", c.reaction)
+                    return ("updateNewStoryReaction", fields.fields)
                 case .updateStarsBalance(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("balance", .object(c.balance)))
-                    return ("updateStarsBalance", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("balance", c.balance)
+                    return ("updateStarsBalance", fields.fields)
                 case .updateBusinessBotCallbackQuery(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("connection_id", .string(c.connectionId)))
-                    fields.append(("message", .object(c.message)))
-                    if _flags & 0x4 != 0, let value = c.replyToMessage {
-                        fields.append(("reply_to_message", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("query_id", c.queryId)
+                    fields.long("user_id", c.userId)
+                    fields.string("connection_id", c.connectionId)
+                    fields.object("message", c.message)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyToMessage {
+                        fields.object("reply_to_message", value)
                     }
-                    fields.append(("chat_instance", .long(c.chatInstance)))
-                    if _flags & 0x1 != 0, let value = c.data {
-                        fields.append(("data", .bytes(value)))
+                    fields.long("chat_instance", c.chatInstance)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                        fields.bytes("data", value)
                     }
-                    return ("updateBusinessBotCallbackQuery", fields)
+                    return ("updateBusinessBotCallbackQuery", fields.fields)
                 case .updateStarsRevenueStatus(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("status", .object(c.status)))
-                    return ("updateStarsRevenueStatus", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("status", c.status)
+                    return ("updateStarsRevenueStatus", fields.fields)
                 case .updateBotPurchasedPaidMedia(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("payload", .string(c.payload)))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotPurchasedPaidMedia", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("user_id", c.userId)
+                    fields.string("payload", c.payload)
+                    fields.int("qts", c.qts)
+                    return ("updateBotPurchasedPaidMedia", fields.fields)
                 case .updatePaidReactionPrivacy(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("private", .object(c.`private`)))
-                    return ("updatePaidReactionPrivacy", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("private", c.`private`)
+                    return ("updatePaidReactionPrivacy", fields.fields)
                 case .updateSentPhoneCode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("sent_code", .object(c.sentCode)))
-                    return ("updateSentPhoneCode", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("sent_code", c.sentCode)
+                    return ("updateSentPhoneCode", fields.fields)
                 case .updateGroupCallChainBlocks(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("sub_chain_id", .int(c.subChainId)))
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
-                    fields.append(("next_offset", .int(c.nextOffset)))
-                    return ("updateGroupCallChainBlocks", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("call", c.call)
+                    fields.int("sub_chain_id", c.subChainId)
+                    fields.bytesList("blocks", c.blocks)
+                    fields.int("next_offset", c.nextOffset)
+                    return ("updateGroupCallChainBlocks", fields.fields)
                 case .updateReadMonoForumInbox(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("saved_peer_id", .object(c.savedPeerId)))
-                    fields.append(("read_max_id", .int(c.readMaxId)))
-                    return ("updateReadMonoForumInbox", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("channel_id", c.channelId)
+                    fields.object("saved_peer_id", c.savedPeerId)
+                    fields.int("read_max_id", c.readMaxId)
+                    return ("updateReadMonoForumInbox", fields.fields)
                 case .updateReadMonoForumOutbox(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("saved_peer_id", .object(c.savedPeerId)))
-                    fields.append(("read_max_id", .int(c.readMaxId)))
-                    return ("updateReadMonoForumOutbox", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("channel_id", c.channelId)
+                    fields.object("saved_peer_id", c.savedPeerId)
+                    fields.int("read_max_id", c.readMaxId)
+                    return ("updateReadMonoForumOutbox", fields.fields)
                 case .updateMonoForumNoPaidException(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.exception { fields.append(("exception", .trueFlag)) }
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("saved_peer_id", .object(c.savedPeerId)))
-                    return ("updateMonoForumNoPaidException", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("exception", c.exception)
+                    fields.long("channel_id", c.channelId)
+                    fields.object("saved_peer_id", c.savedPeerId)
+                    return ("updateMonoForumNoPaidException", fields.fields)
                 case .updateGroupCallMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("message", .object(c.message)))
-                    return ("updateGroupCallMessage", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("call", c.call)
+                    fields.object("message", c.message)
+                    return ("updateGroupCallMessage", fields.fields)
                 case .updateGroupCallEncryptedMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("from_id", .object(c.fromId)))
-                    fields.append(("encrypted_message", .bytes(c.encryptedMessage)))
-                    return ("updateGroupCallEncryptedMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("call", c.call)
+                    fields.object("from_id", c.fromId)
+                    fields.bytes("encrypted_message", c.encryptedMessage)
+                    return ("updateGroupCallEncryptedMessage", fields.fields)
                 case .updatePinnedForumTopic(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("topic_id", .int(c.topicId)))
-                    return ("updatePinnedForumTopic", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.object("peer", c.peer)
+                    fields.int("topic_id", c.topicId)
+                    return ("updatePinnedForumTopic", fields.fields)
                 case .updatePinnedForumTopics(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x1 != 0, let value = c.order {
-                        fields.append(("order", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
+                        fields.ints("order", value)
                     }
-                    return ("updatePinnedForumTopics", fields)
+                    return ("updatePinnedForumTopics", fields.fields)
                 case .updateDeleteGroupCallMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("updateDeleteGroupCallMessages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("call", c.call)
+                    fields.ints("messages", c.messages)
+                    return ("updateDeleteGroupCallMessages", fields.fields)
                 case .updateStarGiftAuctionState(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("gift_id", .long(c.giftId)))
-                    fields.append(("state", .object(c.state)))
-                    return ("updateStarGiftAuctionState", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("gift_id", c.giftId)
+                    fields.object("state", c.state)
+                    return ("updateStarGiftAuctionState", fields.fields)
                 case .updateStarGiftAuctionUserState(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("gift_id", .long(c.giftId)))
-                    fields.append(("user_state", .object(c.userState)))
-                    return ("updateStarGiftAuctionUserState", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("gift_id", c.giftId)
+                    fields.object("user_state", c.userState)
+                    return ("updateStarGiftAuctionUserState", fields.fields)
                 case .updateEmojiGameInfo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("info", .object(c.info)))
-                    return ("updateEmojiGameInfo", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("info", c.info)
+                    return ("updateEmojiGameInfo", fields.fields)
                 case .updateStarGiftCraftFail:
                     return ("updateStarGiftCraftFail", [])
                 case .updateChatParticipantRank(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("rank", .string(c.rank)))
-                    fields.append(("version", .int(c.version)))
-                    return ("updateChatParticipantRank", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("chat_id", c.chatId)
+                    fields.long("user_id", c.userId)
+                    fields.string("rank", c.rank)
+                    fields.int("version", c.version)
+                    return ("updateChatParticipantRank", fields.fields)
                 case .updateManagedBot(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateManagedBot", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("user_id", c.userId)
+                    fields.long("bot_id", c.botId)
+                    fields.int("qts", c.qts)
+                    return ("updateManagedBot", fields.fields)
                 case .updateBotGuestChatQuery(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("message", .object(c.message)))
-                    if _flags & 0x1 != 0, let value = c.referenceMessages {
-                        fields.append(("reference_messages", .vector(value.map { (e0: Api.Message) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("query_id", c.queryId)
+                    fields.object("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.referenceMessages {
+                        fields.objects("reference_messages", value)
                     }
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotGuestChatQuery", fields)
+                    fields.int("qts", c.qts)
+                    return ("updateBotGuestChatQuery", fields.fields)
                 case .updateAiComposeTones:
                     return ("updateAiComposeTones", [])
                 case .updateJoinChatWebViewDecision(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("result", .object(c.result)))
-                    return ("updateJoinChatWebViewDecision", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.long("query_id", c.queryId)
+                    fields.object("result", c.result)
+                    return ("updateJoinChatWebViewDecision", fields.fields)
                 case .updateNewBotConnection(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.confirmed { fields.append(("confirmed", .trueFlag)) }
-                    fields.append(("bot_id", .long(c.botId)))
-                    if _flags & 0x2 != 0, let value = c.date {
-                        fields.append(("date", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("confirmed", c.confirmed)
+                    fields.long("bot_id", c.botId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
+                        fields.int("date", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.device {
-                        fields.append(("device", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.device {
+                        fields.string("device", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.location {
-                        fields.append(("location", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.location {
+                        fields.string("location", value)
                     }
-                    return ("updateNewBotConnection", fields)
+                    return ("updateNewBotConnection", fields.fields)
                 case .updateWebBrowserSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.openExternalBrowser { fields.append(("open_external_browser", .trueFlag)) }
-                    if c.displayCloseButton { fields.append(("display_close_button", .trueFlag)) }
-                    return ("updateWebBrowserSettings", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("open_external_browser", c.openExternalBrowser)
+                    fields.trueFlag("display_close_button", c.displayCloseButton)
+                    return ("updateWebBrowserSettings", fields.fields)
                 case .updateWebBrowserException(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.delete { fields.append(("delete", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.openExternalBrowser {
-                        fields.append(("open_external_browser", .bool(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("delete", c.delete)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.openExternalBrowser {
+                        fields.bool("open_external_browser", value)
                     }
-                    fields.append(("exception", .object(c.exception)))
-                    return ("updateWebBrowserException", fields)
+                    fields.object("exception", c.exception)
+                    return ("updateWebBrowserException", fields.fields)
                 case .updateNewEphemeralMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("updateNewEphemeralMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("updateNewEphemeralMessage", fields.fields)
                 case .updateDeleteEphemeralMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("ids", .vector(c.ids.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("updateDeleteEphemeralMessages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.ints("ids", c.ids)
+                    return ("updateDeleteEphemeralMessages", fields.fields)
                 case .updateEditEphemeralMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("updateEditEphemeralMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("updateEditEphemeralMessage", fields.fields)
                 case .updateEphemeralBotCallbackQuery(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    if _flags & 0x1 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("query_id", c.queryId)
+                    fields.long("user_id", c.userId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("data", .bytes(c.data)))
-                    if _flags & 0x2 != 0, let value = c.chatInstance {
-                        fields.append(("chat_instance", .long(value)))
+                    fields.int("msg_id", c.msgId)
+                    fields.bytes("data", c.data)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.chatInstance {
+                        fields.long("chat_instance", value)
                     }
-                    fields.append(("message", .object(c.message)))
-                    return ("updateEphemeralBotCallbackQuery", fields)
+                    fields.object("message", c.message)
+                    return ("updateEphemeralBotCallbackQuery", fields.fields)
                 case .updateBotStarsSubscription(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canceled { fields.append(("canceled", .trueFlag)) }
-                    if c.paymentFailed { fields.append(("payment_failed", .trueFlag)) }
-                    if c.restored { fields.append(("restored", .trueFlag)) }
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("payload", .bytes(c.payload)))
-                    fields.append(("qts", .int(c.qts)))
-                    return ("updateBotStarsSubscription", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("canceled", c.canceled)
+                    fields.trueFlag("payment_failed", c.paymentFailed)
+                    fields.trueFlag("restored", c.restored)
+                    fields.long("user_id", c.userId)
+                    fields.bytes("payload", c.payload)
+                    fields.int("qts", c.qts)
+                    return ("updateBotStarsSubscription", fields.fields)
             }
         }
     }
@@ -8713,12 +8563,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .nearestDc(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("country", .string(c.country)))
-                    fields.append(("this_dc", .int(c.thisDc)))
-                    fields.append(("nearest_dc", .int(c.nearestDc)))
-                    return ("nearestDc", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("country", c.country)
+                    fields.int("this_dc", c.thisDc)
+                    fields.int("nearest_dc", c.nearestDc)
+                    return ("nearestDc", fields.fields)
             }
         }
     }
@@ -8977,8 +8826,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if mask { flags |= 0x2 }
-                if maskCoords != nil { flags |= 0x1 }
+                if mask { tlSetFlag(&flags, 0x2) }
+                if maskCoords != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -9010,12 +8859,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if roundMessage { flags |= 0x1 }
-                if supportsStreaming { flags |= 0x2 }
-                if nosound { flags |= 0x8 }
-                if preloadPrefixSize != nil { flags |= 0x4 }
-                if videoStartTs != nil { flags |= 0x10 }
-                if videoCodec != nil { flags |= 0x20 }
+                if roundMessage { tlSetFlag(&flags, 0x1) }
+                if supportsStreaming { tlSetFlag(&flags, 0x2) }
+                if nosound { tlSetFlag(&flags, 0x8) }
+                if preloadPrefixSize != nil { tlSetFlag(&flags, 0x4) }
+                if videoStartTs != nil { tlSetFlag(&flags, 0x10) }
+                if videoCodec != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -9039,10 +8888,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if voice { flags |= 0x400 }
-                if title != nil { flags |= 0x1 }
-                if performer != nil { flags |= 0x2 }
-                if waveform != nil { flags |= 0x4 }
+                if voice { tlSetFlag(&flags, 0x400) }
+                if title != nil { tlSetFlag(&flags, 0x1) }
+                if performer != nil { tlSetFlag(&flags, 0x2) }
+                if waveform != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -9073,8 +8922,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if free { flags |= 0x1 }
-                if textColor { flags |= 0x2 }
+                if free { tlSetFlag(&flags, 0x1) }
+                if textColor { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -9093,7 +8942,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.alt)
                     c.stickerset.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.maskCoords {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
                         value.serialize(buffer, true)
                     }
                 case .documentAttributeVideo(let c):
@@ -9103,13 +8952,13 @@ extension Api {
                     buffer.appendDouble(c.duration)
                     buffer.appendInt32(c.w)
                     buffer.appendInt32(c.h)
-                    if _flags & 0x4 != 0, let value = c.preloadPrefixSize {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.preloadPrefixSize {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.videoStartTs {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.videoStartTs {
                         buffer.appendDouble(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.videoCodec {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.videoCodec {
                         buffer.appendTLString(value)
                     }
                 case .documentAttributeAudio(let c):
@@ -9117,13 +8966,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.duration)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.performer {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.waveform {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
                         buffer.appendTLBytes(value)
                     }
                 case .documentAttributeFilename(let c):
@@ -9183,14 +9032,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _mask = _flags & 0x2 != 0
+                let _mask = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _alt = try reader.readTLString()
                 field = 3
                 let _stickerset = try Api.InputStickerSet.parse(&reader)
                 field = 4
                 var _maskCoords: Api.MaskCoords? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _maskCoords = try Api.MaskCoords.parse(&reader)
                 }
                 return .documentAttributeSticker(Cons_documentAttributeSticker(mask: _mask, alt: _alt, stickerset: _stickerset, maskCoords: _maskCoords))
@@ -9205,11 +9054,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _roundMessage = _flags & 0x1 != 0
+                let _roundMessage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _supportsStreaming = _flags & 0x2 != 0
+                let _supportsStreaming = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _nosound = _flags & 0x8 != 0
+                let _nosound = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _duration = try reader.readDouble()
                 field = 5
@@ -9218,17 +9067,17 @@ extension Api {
                 let _h = try reader.readInt32()
                 field = 7
                 var _preloadPrefixSize: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _preloadPrefixSize = try reader.readInt32()
                 }
                 field = 8
                 var _videoStartTs: Double? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _videoStartTs = try reader.readDouble()
                 }
                 field = 9
                 var _videoCodec: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _videoCodec = try reader.readTLString()
                 }
                 return .documentAttributeVideo(Cons_documentAttributeVideo(roundMessage: _roundMessage, supportsStreaming: _supportsStreaming, nosound: _nosound, duration: _duration, w: _w, h: _h, preloadPrefixSize: _preloadPrefixSize, videoStartTs: _videoStartTs, videoCodec: _videoCodec))
@@ -9243,22 +9092,22 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _voice = _flags & 0x400 != 0
+                let _voice = tlFlagIsSet(_flags, 0x400)
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _performer: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _performer = try reader.readTLString()
                 }
                 field = 5
                 var _waveform: [UInt8]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _waveform = try reader.readTLBytes()
                 }
                 return .documentAttributeAudio(Cons_documentAttributeAudio(voice: _voice, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
@@ -9287,9 +9136,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _free = _flags & 0x1 != 0
+                let _free = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _textColor = _flags & 0x2 != 0
+                let _textColor = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _alt = try reader.readTLString()
                 field = 4
@@ -9304,80 +9153,74 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .documentAttributeImageSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    return ("documentAttributeImageSize", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    return ("documentAttributeImageSize", fields.fields)
                 case .documentAttributeAnimated:
                     return ("documentAttributeAnimated", [])
                 case .documentAttributeSticker(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.mask { fields.append(("mask", .trueFlag)) }
-                    fields.append(("alt", .string(c.alt)))
-                    fields.append(("stickerset", .object(c.stickerset)))
-                    if _flags & 0x1 != 0, let value = c.maskCoords {
-                        fields.append(("mask_coords", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("mask", c.mask)
+                    fields.string("alt", c.alt)
+                    fields.object("stickerset", c.stickerset)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
+                        fields.object("mask_coords", value)
                     }
-                    return ("documentAttributeSticker", fields)
+                    return ("documentAttributeSticker", fields.fields)
                 case .documentAttributeVideo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.roundMessage { fields.append(("round_message", .trueFlag)) }
-                    if c.supportsStreaming { fields.append(("supports_streaming", .trueFlag)) }
-                    if c.nosound { fields.append(("nosound", .trueFlag)) }
-                    fields.append(("duration", .double(c.duration)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    if _flags & 0x4 != 0, let value = c.preloadPrefixSize {
-                        fields.append(("preload_prefix_size", .int(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("round_message", c.roundMessage)
+                    fields.trueFlag("supports_streaming", c.supportsStreaming)
+                    fields.trueFlag("nosound", c.nosound)
+                    fields.double("duration", c.duration)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.preloadPrefixSize {
+                        fields.int("preload_prefix_size", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.videoStartTs {
-                        fields.append(("video_start_ts", .double(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.videoStartTs {
+                        fields.double("video_start_ts", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.videoCodec {
-                        fields.append(("video_codec", .string(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.videoCodec {
+                        fields.string("video_codec", value)
                     }
-                    return ("documentAttributeVideo", fields)
+                    return ("documentAttributeVideo", fields.fields)
                 case .documentAttributeAudio(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.voice { fields.append(("voice", .trueFlag)) }
-                    fields.append(("duration", .int(c.duration)))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("voice", c.voice)
+                    fields.int("duration", c.duration)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.performer {
-                        fields.append(("performer", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
+                        fields.string("performer", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.waveform {
-                        fields.append(("waveform", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
+                        fields.bytes("waveform", value)
                     }
-                    return ("documentAttributeAudio", fields)
+                    return ("documentAttributeAudio", fields.fields)
                 case .documentAttributeFilename(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("file_name", .string(c.fileName)))
-                    return ("documentAttributeFilename", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("file_name", c.fileName)
+                    return ("documentAttributeFilename", fields.fields)
                 case .documentAttributeHasStickers:
                     return ("documentAttributeHasStickers", [])
                 case .documentAttributeCustomEmoji(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.free { fields.append(("free", .trueFlag)) }
-                    if c.textColor { fields.append(("text_color", .trueFlag)) }
-                    fields.append(("alt", .string(c.alt)))
-                    fields.append(("stickerset", .object(c.stickerset)))
-                    return ("documentAttributeCustomEmoji", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("free", c.free)
+                    fields.trueFlag("text_color", c.textColor)
+                    fields.string("alt", c.alt)
+                    fields.object("stickerset", c.stickerset)
+                    return ("documentAttributeCustomEmoji", fields.fields)
             }
         }
     }
@@ -9440,11 +9283,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .cdnPublicKey(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("public_key", .string(c.publicKey)))
-                    return ("cdnPublicKey", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("dc_id", c.dcId)
+                    fields.string("public_key", c.publicKey)
+                    return ("cdnPublicKey", fields.fields)
             }
         }
     }
@@ -9529,13 +9371,12 @@ extension Api {
                 case .passwordKdfAlgoUnknown:
                     return ("passwordKdfAlgoUnknown", [])
                 case .passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("salt1", .bytes(c.salt1)))
-                    fields.append(("salt2", .bytes(c.salt2)))
-                    fields.append(("g", .int(c.g)))
-                    fields.append(("p", .bytes(c.p)))
-                    return ("passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.bytes("salt1", c.salt1)
+                    fields.bytes("salt2", c.salt2)
+                    fields.int("g", c.g)
+                    fields.bytes("p", c.p)
+                    return ("passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow", fields.fields)
             }
         }
     }
@@ -9630,17 +9471,15 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emojiKeyword(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("keyword", .string(c.keyword)))
-                    fields.append(("emoticons", .vector(c.emoticons.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("emojiKeyword", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("keyword", c.keyword)
+                    fields.strings("emoticons", c.emoticons)
+                    return ("emojiKeyword", fields.fields)
                 case .emojiKeywordDeleted(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("keyword", .string(c.keyword)))
-                    fields.append(("emoticons", .vector(c.emoticons.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("emojiKeywordDeleted", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("keyword", c.keyword)
+                    fields.strings("emoticons", c.emoticons)
+                    return ("emojiKeywordDeleted", fields.fields)
             }
         }
     }
@@ -9703,11 +9542,10 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .bankCardData(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("open_urls", .vector(c.openUrls.map { (e0: Api.BankCardOpenUrl) -> TLValue in .object(e0) })))
-                    return ("payments.bankCardData", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("title", c.title)
+                    fields.objects("open_urls", c.openUrls)
+                    return ("payments.bankCardData", fields.fields)
             }
         }
     }
@@ -9876,12 +9714,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatAdminWithInvites(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("invites_count", .int(c.invitesCount)))
-                    fields.append(("revoked_invites_count", .int(c.revokedInvitesCount)))
-                    return ("chatAdminWithInvites", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("admin_id", c.adminId)
+                    fields.int("invites_count", c.invitesCount)
+                    fields.int("revoked_invites_count", c.revokedInvitesCount)
+                    return ("chatAdminWithInvites", fields.fields)
             }
         }
     }
@@ -9970,16 +9807,14 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatTheme(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    return ("chatTheme", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("emoticon", c.emoticon)
+                    return ("chatTheme", fields.fields)
                 case .chatThemeUniqueGift(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("gift", .object(c.gift)))
-                    fields.append(("theme_settings", .vector(c.themeSettings.map { (e0: Api.ThemeSettings) -> TLValue in .object(e0) })))
-                    return ("chatThemeUniqueGift", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("gift", c.gift)
+                    fields.objects("theme_settings", c.themeSettings)
+                    return ("chatThemeUniqueGift", fields.fields)
             }
         }
     }
@@ -10013,11 +9848,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if min { flags |= 0x1 }
-                if canSeeList { flags |= 0x4 }
-                if reactionsAsTags { flags |= 0x8 }
-                if recentReactions != nil { flags |= 0x2 }
-                if topReactors != nil { flags |= 0x10 }
+                if min { tlSetFlag(&flags, 0x1) }
+                if canSeeList { tlSetFlag(&flags, 0x4) }
+                if reactionsAsTags { tlSetFlag(&flags, 0x8) }
+                if recentReactions != nil { tlSetFlag(&flags, 0x2) }
+                if topReactors != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -10029,10 +9864,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.results, boxed: true)
-                    if _flags & 0x2 != 0, let value = c.recentReactions {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.recentReactions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.topReactors {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.topReactors {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -10057,21 +9892,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _min = _flags & 0x1 != 0
+                let _min = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _canSeeList = _flags & 0x4 != 0
+                let _canSeeList = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _reactionsAsTags = _flags & 0x8 != 0
+                let _reactionsAsTags = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _results = try reader.readVector(boxed: true, of: Api.ReactionCount.self)
                 field = 5
                 var _recentReactions: [Api.MessagePeerReaction]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _recentReactions = try reader.readVector(boxed: true, of: Api.MessagePeerReaction.self)
                 }
                 field = 6
                 var _topReactors: [Api.MessageReactor]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _topReactors = try reader.readVector(boxed: true, of: Api.MessageReactor.self)
                 }
                 return .messageReactions(Cons_messageReactions(min: _min, canSeeList: _canSeeList, reactionsAsTags: _reactionsAsTags, results: _results, recentReactions: _recentReactions, topReactors: _topReactors))
@@ -10085,20 +9920,19 @@ extension Api {
             switch self {
                 case .messageReactions(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    if c.canSeeList { fields.append(("can_see_list", .trueFlag)) }
-                    if c.reactionsAsTags { fields.append(("reactions_as_tags", .trueFlag)) }
-                    fields.append(("results", .vector(c.results.map { (e0: Api.ReactionCount) -> TLValue in .object(e0) })))
-                    if _flags & 0x2 != 0, let value = c.recentReactions {
-                        fields.append(("recent_reactions", .vector(value.map { (e0: Api.MessagePeerReaction) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("min", c.min)
+                    fields.trueFlag("can_see_list", c.canSeeList)
+                    fields.trueFlag("reactions_as_tags", c.reactionsAsTags)
+                    fields.objects("results", c.results)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.recentReactions {
+                        fields.objects("recent_reactions", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.topReactors {
-                        fields.append(("top_reactors", .vector(value.map { (e0: Api.MessageReactor) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.topReactors {
+                        fields.objects("top_reactors", value)
                     }
-                    return ("messageReactions", fields)
+                    return ("messageReactions", fields.fields)
             }
         }
     }
@@ -10235,25 +10069,22 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emojiGroup(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("icon_emoji_id", .long(c.iconEmojiId)))
-                    fields.append(("emoticons", .vector(c.emoticons.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("emojiGroup", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("title", c.title)
+                    fields.long("icon_emoji_id", c.iconEmojiId)
+                    fields.strings("emoticons", c.emoticons)
+                    return ("emojiGroup", fields.fields)
                 case .emojiGroupGreeting(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("icon_emoji_id", .long(c.iconEmojiId)))
-                    fields.append(("emoticons", .vector(c.emoticons.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("emojiGroupGreeting", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("title", c.title)
+                    fields.long("icon_emoji_id", c.iconEmojiId)
+                    fields.strings("emoticons", c.emoticons)
+                    return ("emojiGroupGreeting", fields.fields)
                 case .emojiGroupPremium(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("icon_emoji_id", .long(c.iconEmojiId)))
-                    return ("emojiGroupPremium", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("title", c.title)
+                    fields.long("icon_emoji_id", c.iconEmojiId)
+                    return ("emojiGroupPremium", fields.fields)
             }
         }
     }
@@ -10285,8 +10116,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if color != nil { flags |= 0x1 }
-                if backgroundEmojiId != nil { flags |= 0x2 }
+                if color != nil { tlSetFlag(&flags, 0x1) }
+                if backgroundEmojiId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -10314,8 +10145,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if darkAccentColor != nil { flags |= 0x1 }
-                if darkColors != nil { flags |= 0x2 }
+                if darkAccentColor != nil { tlSetFlag(&flags, 0x1) }
+                if darkColors != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -10335,10 +10166,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xb54b5acf) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.color {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.color {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.backgroundEmojiId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundEmojiId {
                         buffer.appendInt64(value)
                     }
                 case .peerColorCollectible(let c):
@@ -10350,10 +10181,10 @@ extension Api {
                     buffer.appendInt64(c.backgroundEmojiId)
                     buffer.appendInt32(c.accentColor)
                     buffer.appendVector(c.colors, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.darkAccentColor {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.darkAccentColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.darkColors {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.darkColors {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputPeerColorCollectible(let c):
@@ -10384,12 +10215,12 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _color: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _color = try reader.readInt32()
                 }
                 field = 2
                 var _backgroundEmojiId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _backgroundEmojiId = try reader.readInt64()
                 }
                 return .peerColor(Cons_peerColor(color: _color, backgroundEmojiId: _backgroundEmojiId))
@@ -10415,12 +10246,12 @@ extension Api {
                 let _colors = try reader.readVector(boxed: true, of: Int32.self)
                 field = 6
                 var _darkAccentColor: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _darkAccentColor = try reader.readInt32()
                 }
                 field = 7
                 var _darkColors: [Int32]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _darkColors = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 return .peerColorCollectible(Cons_peerColorCollectible(collectibleId: _collectibleId, giftEmojiId: _giftEmojiId, backgroundEmojiId: _backgroundEmojiId, accentColor: _accentColor, colors: _colors, darkAccentColor: _darkAccentColor, darkColors: _darkColors))
@@ -10444,38 +10275,35 @@ extension Api {
             switch self {
                 case .peerColor(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.color {
-                        fields.append(("color", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.color {
+                        fields.int("color", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.backgroundEmojiId {
-                        fields.append(("background_emoji_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundEmojiId {
+                        fields.long("background_emoji_id", value)
                     }
-                    return ("peerColor", fields)
+                    return ("peerColor", fields.fields)
                 case .peerColorCollectible(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("collectible_id", .long(c.collectibleId)))
-                    fields.append(("gift_emoji_id", .long(c.giftEmojiId)))
-                    fields.append(("background_emoji_id", .long(c.backgroundEmojiId)))
-                    fields.append(("accent_color", .int(c.accentColor)))
-                    fields.append(("colors", .vector(c.colors.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    if _flags & 0x1 != 0, let value = c.darkAccentColor {
-                        fields.append(("dark_accent_color", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("collectible_id", c.collectibleId)
+                    fields.long("gift_emoji_id", c.giftEmojiId)
+                    fields.long("background_emoji_id", c.backgroundEmojiId)
+                    fields.int("accent_color", c.accentColor)
+                    fields.ints("colors", c.colors)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.darkAccentColor {
+                        fields.int("dark_accent_color", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.darkColors {
-                        fields.append(("dark_colors", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.darkColors {
+                        fields.ints("dark_colors", value)
                     }
-                    return ("peerColorCollectible", fields)
+                    return ("peerColorCollectible", fields.fields)
                 case .inputPeerColorCollectible(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("collectible_id", .long(c.collectibleId)))
-                    return ("inputPeerColorCollectible", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("collectible_id", c.collectibleId)
+                    return ("inputPeerColorCollectible", fields.fields)
             }
         }
     }
@@ -10550,11 +10378,10 @@ extension Api.help {
                 case .peerColorsNotModified:
                     return ("help.peerColorsNotModified", [])
                 case .peerColors(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .int(c.hash)))
-                    fields.append(("colors", .vector(c.colors.map { (e0: Api.help.PeerColorOption) -> TLValue in .object(e0) })))
-                    return ("help.peerColors", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("hash", c.hash)
+                    fields.objects("colors", c.colors)
+                    return ("help.peerColors", fields.fields)
             }
         }
     }
@@ -10582,7 +10409,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if year != nil { flags |= 0x1 }
+                if year != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -10595,7 +10422,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.day)
                     buffer.appendInt32(c.month)
-                    if _flags & 0x1 != 0, let value = c.year {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.year {
                         buffer.appendInt32(value)
                     }
             }
@@ -10625,7 +10452,7 @@ extension Api {
                 let _month = try reader.readInt32()
                 field = 3
                 var _year: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _year = try reader.readInt32()
                 }
                 return .birthday(Cons_birthday(day: _day, month: _month, year: _year))
@@ -10639,15 +10466,14 @@ extension Api {
             switch self {
                 case .birthday(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("day", .int(c.day)))
-                    fields.append(("month", .int(c.month)))
-                    if _flags & 0x1 != 0, let value = c.year {
-                        fields.append(("year", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.int("day", c.day)
+                    fields.int("month", c.month)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.year {
+                        fields.int("year", value)
                     }
-                    return ("birthday", fields)
+                    return ("birthday", fields.fields)
             }
         }
     }
@@ -10710,11 +10536,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .foundStory(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("story", .object(c.story)))
-                    return ("foundStory", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("story", c.story)
+                    return ("foundStory", fields.fields)
             }
         }
     }
@@ -10744,9 +10569,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if state != nil { flags |= 0x1 }
-                if city != nil { flags |= 0x2 }
-                if street != nil { flags |= 0x4 }
+                if state != nil { tlSetFlag(&flags, 0x1) }
+                if city != nil { tlSetFlag(&flags, 0x2) }
+                if street != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -10758,13 +10583,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.countryIso2)
-                    if _flags & 0x1 != 0, let value = c.state {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.state {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.city {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.city {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.street {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.street {
                         buffer.appendTLString(value)
                     }
             }
@@ -10792,17 +10617,17 @@ extension Api {
                 let _countryIso2 = try reader.readTLString()
                 field = 2
                 var _state: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _state = try reader.readTLString()
                 }
                 field = 3
                 var _city: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _city = try reader.readTLString()
                 }
                 field = 4
                 var _street: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _street = try reader.readTLString()
                 }
                 return .geoPointAddress(Cons_geoPointAddress(countryIso2: _countryIso2, state: _state, city: _city, street: _street))
@@ -10816,20 +10641,19 @@ extension Api {
             switch self {
                 case .geoPointAddress(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("country_iso2", .string(c.countryIso2)))
-                    if _flags & 0x1 != 0, let value = c.state {
-                        fields.append(("state", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.string("country_iso2", c.countryIso2)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.state {
+                        fields.string("state", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.city {
-                        fields.append(("city", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.city {
+                        fields.string("city", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.street {
-                        fields.append(("street", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.street {
+                        fields.string("street", value)
                     }
-                    return ("geoPointAddress", fields)
+                    return ("geoPointAddress", fields.fields)
             }
         }
     }
@@ -10863,8 +10687,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if returned { flags |= 0x2 }
-                if bidAmount != nil && bidDate != nil && minBidAmount != nil && bidPeer != nil { flags |= 0x1 }
+                if returned { tlSetFlag(&flags, 0x2) }
+                if bidAmount != nil && bidDate != nil && minBidAmount != nil && bidPeer != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -10875,16 +10699,16 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x2eeed1c4) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.bidAmount {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bidAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.bidDate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bidDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.minBidAmount {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.minBidAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.bidPeer {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bidPeer {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.acquiredCount)
@@ -10910,25 +10734,25 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _returned = _flags & 0x2 != 0
+                let _returned = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _bidAmount: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _bidAmount = try reader.readInt64()
                 }
                 field = 3
                 var _bidDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _bidDate = try reader.readInt32()
                 }
                 field = 4
                 var _minBidAmount: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _minBidAmount = try reader.readInt64()
                 }
                 field = 5
                 var _bidPeer: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _bidPeer = try Api.Peer.parse(&reader)
                 }
                 field = 6
@@ -10944,24 +10768,23 @@ extension Api {
             switch self {
                 case .starGiftAuctionUserState(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.returned { fields.append(("returned", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.bidAmount {
-                        fields.append(("bid_amount", .long(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("returned", c.returned)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bidAmount {
+                        fields.long("bid_amount", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.bidDate {
-                        fields.append(("bid_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bidDate {
+                        fields.int("bid_date", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.minBidAmount {
-                        fields.append(("min_bid_amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.minBidAmount {
+                        fields.long("min_bid_amount", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.bidPeer {
-                        fields.append(("bid_peer", .object(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bidPeer {
+                        fields.object("bid_peer", value)
                     }
-                    fields.append(("acquired_count", .int(c.acquiredCount)))
-                    return ("starGiftAuctionUserState", fields)
+                    fields.int("acquired_count", c.acquiredCount)
+                    return ("starGiftAuctionUserState", fields.fields)
             }
         }
     }
@@ -11018,10 +10841,9 @@ extension Api.auth {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .passkeyLoginOptions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("options", .object(c.options)))
-                    return ("auth.passkeyLoginOptions", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("options", c.options)
+                    return ("auth.passkeyLoginOptions", fields.fields)
             }
         }
     }
@@ -11047,8 +10869,8 @@ extension Api.bots {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if restricted { flags |= 0x1 }
-                if addUsers != nil { flags |= 0x2 }
+                if restricted { tlSetFlag(&flags, 0x1) }
+                if addUsers != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -11059,7 +10881,7 @@ extension Api.bots {
                     if boxed { buffer.appendUInt32(0xdd1fbf93) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.addUsers {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.addUsers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -11084,10 +10906,10 @@ extension Api.bots {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restricted = _flags & 0x1 != 0
+                let _restricted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _addUsers: [Api.User]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _addUsers = try reader.readVector(boxed: true, of: Api.User.self)
                 }
                 return .accessSettings(Cons_accessSettings(restricted: _restricted, addUsers: _addUsers))
@@ -11101,14 +10923,13 @@ extension Api.bots {
             switch self {
                 case .accessSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.restricted { fields.append(("restricted", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.addUsers {
-                        fields.append(("add_users", .vector(value.map { (e0: Api.User) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("restricted", c.restricted)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.addUsers {
+                        fields.objects("add_users", value)
                     }
-                    return ("bots.accessSettings", fields)
+                    return ("bots.accessSettings", fields.fields)
             }
         }
     }
@@ -11165,10 +10986,9 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .composedRichMessageWithAI(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("result", .object(c.result)))
-                    return ("messages.composedRichMessageWithAI", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("result", c.result)
+                    return ("messages.composedRichMessageWithAI", fields.fields)
             }
         }
     }
@@ -11217,12 +11037,11 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            fields.append(("form_id", .long(self.formId)))
-            return ("auth.checkPaidAuth", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            fields.long("form_id", self.formId)
+            return ("auth.checkPaidAuth", fields.fields)
         }
     }
 
@@ -11278,7 +11097,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if businessWorkHours != nil { flags |= 0x1 }
+            if businessWorkHours != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -11286,7 +11105,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x4b00e066) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.businessWorkHours {
+            if tlFlagIsSet(_flags, 0x1), let value = self.businessWorkHours {
                 value.serialize(buffer, true)
             }
         }
@@ -11302,7 +11121,7 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _businessWorkHours: Api.BusinessWorkHours? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _businessWorkHours = try Api.BusinessWorkHours.parse(&reader)
                 }
                 return UpdateBusinessWorkHours(businessWorkHours: _businessWorkHours)
@@ -11314,13 +11133,12 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.businessWorkHours {
-                fields.append(("business_work_hours", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.businessWorkHours {
+                fields.object("business_work_hours", value)
             }
-            return ("account.updateBusinessWorkHours", fields)
+            return ("account.updateBusinessWorkHours", fields.fields)
         }
     }
 
@@ -11354,8 +11172,8 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if addPhonePrivacyException { flags |= 0x1 }
-            if note != nil { flags |= 0x2 }
+            if addPhonePrivacyException { tlSetFlag(&flags, 0x1) }
+            if note != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -11367,7 +11185,7 @@ extension Api.functions.contacts {
             buffer.appendTLString(self.firstName)
             buffer.appendTLString(self.lastName)
             buffer.appendTLString(self.phone)
-            if _flags & 0x2 != 0, let value = self.note {
+            if tlFlagIsSet(_flags, 0x2), let value = self.note {
                 value.serialize(buffer, true)
             }
         }
@@ -11382,7 +11200,7 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _addPhonePrivacyException = _flags & 0x1 != 0
+                let _addPhonePrivacyException = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try Api.InputUser.parse(&reader)
                 field = 3
@@ -11393,7 +11211,7 @@ extension Api.functions.contacts {
                 let _phone = try reader.readTLString()
                 field = 6
                 var _note: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _note = try Api.TextWithEntities.parse(&reader)
                 }
                 return AddContact(addPhonePrivacyException: _addPhonePrivacyException, id: _id, firstName: _firstName, lastName: _lastName, phone: _phone, note: _note)
@@ -11405,18 +11223,17 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.addPhonePrivacyException { fields.append(("add_phone_privacy_exception", .trueFlag)) }
-            fields.append(("id", .object(self.id)))
-            fields.append(("first_name", .string(self.firstName)))
-            fields.append(("last_name", .string(self.lastName)))
-            fields.append(("phone", .string(self.phone)))
-            if _flags & 0x2 != 0, let value = self.note {
-                fields.append(("note", .object(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("add_phone_privacy_exception", self.addPhonePrivacyException)
+            fields.object("id", self.id)
+            fields.string("first_name", self.firstName)
+            fields.string("last_name", self.lastName)
+            fields.string("phone", self.phone)
+            if tlFlagIsSet(_flags, 0x2), let value = self.note {
+                fields.object("note", value)
             }
-            return ("contacts.addContact", fields)
+            return ("contacts.addContact", fields.fields)
         }
     }
 
@@ -11458,10 +11275,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("contacts.editCloseFriends", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.longs("id", self.id)
+            return ("contacts.editCloseFriends", fields.fields)
         }
     }
 
@@ -11519,13 +11335,12 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("option", .bytes(self.option)))
-            fields.append(("message", .string(self.message)))
-            return ("messages.report", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            fields.bytes("option", self.option)
+            fields.string("message", self.message)
+            return ("messages.report", fields.fields)
         }
     }
 
@@ -11578,12 +11393,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("increment", .bool(self.increment)))
-            return ("messages.getMessagesViews", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            fields.bool("increment", self.increment)
+            return ("messages.getMessagesViews", fields.fields)
         }
     }
 
@@ -11647,9 +11461,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reject { flags |= 0x2 }
-            if scheduleDate != nil { flags |= 0x1 }
-            if rejectComment != nil { flags |= 0x4 }
+            if reject { tlSetFlag(&flags, 0x2) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x1) }
+            if rejectComment != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -11659,10 +11473,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.msgId)
-            if _flags & 0x1 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x1), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x4 != 0, let value = self.rejectComment {
+            if tlFlagIsSet(_flags, 0x4), let value = self.rejectComment {
                 buffer.appendTLString(value)
             }
         }
@@ -11677,19 +11491,19 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reject = _flags & 0x2 != 0
+                let _reject = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _msgId = try reader.readInt32()
                 field = 4
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 5
                 var _rejectComment: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rejectComment = try reader.readTLString()
                 }
                 return ToggleSuggestedPostApproval(reject: _reject, peer: _peer, msgId: _msgId, scheduleDate: _scheduleDate, rejectComment: _rejectComment)
@@ -11701,19 +11515,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.reject { fields.append(("reject", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            if _flags & 0x1 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("reject", self.reject)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            if _flags & 0x4 != 0, let value = self.rejectComment {
-                fields.append(("reject_comment", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.rejectComment {
+                fields.string("reject_comment", value)
             }
-            return ("messages.toggleSuggestedPostApproval", fields)
+            return ("messages.toggleSuggestedPostApproval", fields.fields)
         }
     }
 
@@ -11766,12 +11579,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("password", .object(self.password)))
-            return ("messages.editChatCreator", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.object("user_id", self.userId)
+            fields.object("password", self.password)
+            return ("messages.editChatCreator", fields.fields)
         }
     }
 
@@ -11797,7 +11609,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -11806,7 +11618,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
         }
@@ -11824,7 +11636,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 return ReadPollVotes(peer: _peer, topMsgId: _topMsgId)
@@ -11836,14 +11648,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            return ("messages.readPollVotes", fields)
+            return ("messages.readPollVotes", fields.fields)
         }
     }
 
@@ -11891,11 +11702,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("channels.toggleAutotranslation", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            return ("channels.toggleAutotranslation", fields.fields)
         }
     }
 
@@ -11937,10 +11747,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("stargift", .object(self.stargift)))
-            return ("payments.convertStarGift", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("stargift", self.stargift)
+            return ("payments.convertStarGift", fields.fields)
         }
     }
 
@@ -11982,10 +11791,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("slug", .string(self.slug)))
-            return ("payments.getUniqueStarGift", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("slug", self.slug)
+            return ("payments.getUniqueStarGift", fields.fields)
         }
     }
 
@@ -12019,10 +11827,10 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if title != nil { flags |= 0x1 }
-            if deleteStargift != nil { flags |= 0x2 }
-            if addStargift != nil { flags |= 0x4 }
-            if order != nil { flags |= 0x8 }
+            if title != nil { tlSetFlag(&flags, 0x1) }
+            if deleteStargift != nil { tlSetFlag(&flags, 0x2) }
+            if addStargift != nil { tlSetFlag(&flags, 0x4) }
+            if order != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -12032,16 +11840,16 @@ extension Api.functions.payments {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.collectionId)
-            if _flags & 0x1 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.deleteStargift {
+            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStargift {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x4 != 0, let value = self.addStargift {
+            if tlFlagIsSet(_flags, 0x4), let value = self.addStargift {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x8 != 0, let value = self.order {
+            if tlFlagIsSet(_flags, 0x8), let value = self.order {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -12061,22 +11869,22 @@ extension Api.functions.payments {
                 let _collectionId = try reader.readInt32()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _deleteStargift: [Api.InputSavedStarGift]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _deleteStargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
                 }
                 field = 5
                 var _addStargift: [Api.InputSavedStarGift]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _addStargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
                 }
                 field = 6
                 var _order: [Api.InputSavedStarGift]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _order = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
                 }
                 return UpdateStarGiftCollection(peer: _peer, collectionId: _collectionId, title: _title, deleteStargift: _deleteStargift, addStargift: _addStargift, order: _order)
@@ -12088,24 +11896,23 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("collection_id", .int(self.collectionId)))
-            if _flags & 0x1 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("collection_id", self.collectionId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x2 != 0, let value = self.deleteStargift {
-                fields.append(("delete_stargift", .vector(value.map { (e0: Api.InputSavedStarGift) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStargift {
+                fields.objects("delete_stargift", value)
             }
-            if _flags & 0x4 != 0, let value = self.addStargift {
-                fields.append(("add_stargift", .vector(value.map { (e0: Api.InputSavedStarGift) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x4), let value = self.addStargift {
+                fields.objects("add_stargift", value)
             }
-            if _flags & 0x8 != 0, let value = self.order {
-                fields.append(("order", .vector(value.map { (e0: Api.InputSavedStarGift) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.order {
+                fields.objects("order", value)
             }
-            return ("payments.updateStarGiftCollection", fields)
+            return ("payments.updateStarGiftCollection", fields.fields)
         }
     }
 
@@ -12158,12 +11965,11 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("gift_id", .long(self.giftId)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("payments.getCraftStarGifts", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.long("gift_id", self.giftId)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("payments.getCraftStarGifts", fields.fields)
         }
     }
 
@@ -12199,9 +12005,9 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if muted { flags |= 0x1 }
-            if videoStopped { flags |= 0x4 }
-            if publicKey != nil && block != nil && params != nil { flags |= 0x8 }
+            if muted { tlSetFlag(&flags, 0x1) }
+            if videoStopped { tlSetFlag(&flags, 0x4) }
+            if publicKey != nil && block != nil && params != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -12210,13 +12016,13 @@ extension Api.functions.phone {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt32(self.randomId)
-            if _flags & 0x8 != 0, let value = self.publicKey {
+            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
                 buffer.appendInt256(value)
             }
-            if _flags & 0x8 != 0, let value = self.block {
+            if tlFlagIsSet(_flags, 0x8), let value = self.block {
                 buffer.appendTLBytes(value)
             }
-            if _flags & 0x8 != 0, let value = self.params {
+            if tlFlagIsSet(_flags, 0x8), let value = self.params {
                 value.serialize(buffer, true)
             }
         }
@@ -12231,25 +12037,25 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _muted = _flags & 0x1 != 0
+                let _muted = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _videoStopped = _flags & 0x4 != 0
+                let _videoStopped = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 field = 4
                 let _randomId = try reader.readInt32()
                 field = 5
                 var _publicKey: TLInt256? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _publicKey = try reader.readInt256()
                 }
                 field = 6
                 var _block: [UInt8]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _block = try reader.readTLBytes()
                 }
                 field = 7
                 var _params: Api.DataJSON? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _params = try Api.DataJSON.parse(&reader)
                 }
                 return CreateConferenceCall(muted: _muted, videoStopped: _videoStopped, randomId: _randomId, publicKey: _publicKey, block: _block, params: _params)
@@ -12261,23 +12067,22 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.muted { fields.append(("muted", .trueFlag)) }
-            if self.videoStopped { fields.append(("video_stopped", .trueFlag)) }
-            if self.join { fields.append(("join", .trueFlag)) }
-            fields.append(("random_id", .int(self.randomId)))
-            if _flags & 0x8 != 0, let value = self.publicKey {
-                fields.append(("public_key", .int256(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("muted", self.muted)
+            fields.trueFlag("video_stopped", self.videoStopped)
+            fields.trueFlag("join", self.join)
+            fields.int("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
+                fields.int256("public_key", value)
             }
-            if _flags & 0x8 != 0, let value = self.block {
-                fields.append(("block", .bytes(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.block {
+                fields.bytes("block", value)
             }
-            if _flags & 0x8 != 0, let value = self.params {
-                fields.append(("params", .object(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.params {
+                fields.object("params", value)
             }
-            return ("phone.createConferenceCall", fields)
+            return ("phone.createConferenceCall", fields.fields)
         }
     }
 
@@ -12330,12 +12135,11 @@ extension Api.functions.langpack {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("lang_pack", .string(self.langPack)))
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("from_version", .int(self.fromVersion)))
-            return ("langpack.getDifference", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("lang_pack", self.langPack)
+            fields.string("lang_code", self.langCode)
+            fields.int("from_version", self.fromVersion)
+            return ("langpack.getDifference", fields.fields)
         }
     }
 
@@ -12369,9 +12173,9 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if forwardsFirst { flags |= 0x4 }
-            if reaction != nil { flags |= 0x1 }
-            if offset != nil { flags |= 0x2 }
+            if forwardsFirst { tlSetFlag(&flags, 0x4) }
+            if reaction != nil { tlSetFlag(&flags, 0x1) }
+            if offset != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -12381,10 +12185,10 @@ extension Api.functions.stories {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x1 != 0, let value = self.reaction {
+            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.offset {
+            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.limit)
@@ -12400,19 +12204,19 @@ extension Api.functions.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forwardsFirst = _flags & 0x4 != 0
+                let _forwardsFirst = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
                 var _reaction: Api.Reaction? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _reaction = try Api.Reaction.parse(&reader)
                 }
                 field = 5
                 var _offset: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _offset = try reader.readTLString()
                 }
                 field = 6
@@ -12426,20 +12230,19 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.forwardsFirst { fields.append(("forwards_first", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x1 != 0, let value = self.reaction {
-                fields.append(("reaction", .object(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("forwards_first", self.forwardsFirst)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
+                fields.object("reaction", value)
             }
-            if _flags & 0x2 != 0, let value = self.offset {
-                fields.append(("offset", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
+                fields.string("offset", value)
             }
-            fields.append(("limit", .int(self.limit)))
-            return ("stories.getStoryReactionsList", fields)
+            fields.int("limit", self.limit)
+            return ("stories.getStoryReactionsList", fields.fields)
         }
     }
 
@@ -12492,12 +12295,11 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("title", .string(self.title)))
-            fields.append(("stories", .vector(self.stories.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("stories.createAlbum", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.string("title", self.title)
+            fields.ints("stories", self.stories)
+            return ("stories.createAlbum", fields.fields)
         }
     }
 
@@ -12539,10 +12341,9 @@ extension Api.functions.fragment {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("collectible", .object(self.collectible)))
-            return ("fragment.getCollectibleInfo", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("collectible", self.collectible)
+            return ("fragment.getCollectibleInfo", fields.fields)
         }
     }
 
@@ -12572,7 +12373,7 @@ extension Api.functions.aicompose {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if displayAuthor { flags |= 0x1 }
+            if displayAuthor { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -12595,7 +12396,7 @@ extension Api.functions.aicompose {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _displayAuthor = _flags & 0x1 != 0
+                let _displayAuthor = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _emojiId = try reader.readInt64()
                 field = 3
@@ -12611,14 +12412,13 @@ extension Api.functions.aicompose {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.displayAuthor { fields.append(("display_author", .trueFlag)) }
-            fields.append(("emoji_id", .long(self.emojiId)))
-            fields.append(("title", .string(self.title)))
-            fields.append(("prompt", .string(self.prompt)))
-            return ("aicompose.createTone", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("display_author", self.displayAuthor)
+            fields.long("emoji_id", self.emojiId)
+            fields.string("title", self.title)
+            fields.string("prompt", self.prompt)
+            return ("aicompose.createTone", fields.fields)
         }
     }
 

@@ -30,7 +30,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if note != nil { flags |= 0x1 }
+                if note != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -45,7 +45,7 @@ extension Api {
                     buffer.appendTLString(c.phone)
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
-                    if _flags & 0x1 != 0, let value = c.note {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.note {
                         value.serialize(buffer, true)
                     }
             }
@@ -79,7 +79,7 @@ extension Api {
                 let _lastName = try reader.readTLString()
                 field = 5
                 var _note: Api.TextWithEntities? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _note = try Api.TextWithEntities.parse(&reader)
                 }
                 return .inputPhoneContact(Cons_inputPhoneContact(clientId: _clientId, phone: _phone, firstName: _firstName, lastName: _lastName, note: _note))
@@ -93,17 +93,16 @@ extension Api {
             switch self {
                 case .inputPhoneContact(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("client_id", .long(c.clientId)))
-                    fields.append(("phone", .string(c.phone)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    if _flags & 0x1 != 0, let value = c.note {
-                        fields.append(("note", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.long("client_id", c.clientId)
+                    fields.string("phone", c.phone)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.note {
+                        fields.object("note", value)
                     }
-                    return ("inputPhoneContact", fields)
+                    return ("inputPhoneContact", fields.fields)
             }
         }
     }
@@ -239,25 +238,22 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("parts", .int(c.parts)))
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("md5_checksum", .string(c.md5Checksum)))
-                    return ("inputFile", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("id", c.id)
+                    fields.int("parts", c.parts)
+                    fields.string("name", c.name)
+                    fields.string("md5_checksum", c.md5Checksum)
+                    return ("inputFile", fields.fields)
                 case .inputFileBig(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("parts", .int(c.parts)))
-                    fields.append(("name", .string(c.name)))
-                    return ("inputFileBig", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("id", c.id)
+                    fields.int("parts", c.parts)
+                    fields.string("name", c.name)
+                    return ("inputFileBig", fields.fields)
                 case .inputFileStoryDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .object(c.id)))
-                    return ("inputFileStoryDocument", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("id", c.id)
+                    return ("inputFileStoryDocument", fields.fields)
             }
         }
     }
@@ -337,12 +333,11 @@ extension Api {
                 case .inputPhotoEmpty:
                     return ("inputPhotoEmpty", [])
                 case .inputPhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    return ("inputPhoto", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.bytes("file_reference", c.fileReference)
+                    return ("inputPhoto", fields.fields)
             }
         }
     }
@@ -386,17 +381,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if showPreviews != nil { flags |= 0x1 }
-                if silent != nil { flags |= 0x2 }
-                if muteUntil != nil { flags |= 0x4 }
-                if iosSound != nil { flags |= 0x8 }
-                if androidSound != nil { flags |= 0x10 }
-                if otherSound != nil { flags |= 0x20 }
-                if storiesMuted != nil { flags |= 0x40 }
-                if storiesHideSender != nil { flags |= 0x80 }
-                if storiesIosSound != nil { flags |= 0x100 }
-                if storiesAndroidSound != nil { flags |= 0x200 }
-                if storiesOtherSound != nil { flags |= 0x400 }
+                if showPreviews != nil { tlSetFlag(&flags, 0x1) }
+                if silent != nil { tlSetFlag(&flags, 0x2) }
+                if muteUntil != nil { tlSetFlag(&flags, 0x4) }
+                if iosSound != nil { tlSetFlag(&flags, 0x8) }
+                if androidSound != nil { tlSetFlag(&flags, 0x10) }
+                if otherSound != nil { tlSetFlag(&flags, 0x20) }
+                if storiesMuted != nil { tlSetFlag(&flags, 0x40) }
+                if storiesHideSender != nil { tlSetFlag(&flags, 0x80) }
+                if storiesIosSound != nil { tlSetFlag(&flags, 0x100) }
+                if storiesAndroidSound != nil { tlSetFlag(&flags, 0x200) }
+                if storiesOtherSound != nil { tlSetFlag(&flags, 0x400) }
                 return flags
             }
         }
@@ -407,37 +402,37 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x99622c0c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.showPreviews {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.silent {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.muteUntil {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.iosSound {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.iosSound {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10 != 0, let value = c.androidSound {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.androidSound {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.otherSound {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.otherSound {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.storiesMuted {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.storiesHideSender {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.storiesIosSound {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesIosSound {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x200 != 0, let value = c.storiesAndroidSound {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.storiesAndroidSound {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x400 != 0, let value = c.storiesOtherSound {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.storiesOtherSound {
                         value.serialize(buffer, true)
                     }
             }
@@ -463,57 +458,57 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _showPreviews: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _showPreviews = try reader.readBool()
                 }
                 field = 2
                 var _silent: Bool? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _silent = try reader.readBool()
                 }
                 field = 3
                 var _muteUntil: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _muteUntil = try reader.readInt32()
                 }
                 field = 4
                 var _iosSound: Api.NotificationSound? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _iosSound = try Api.NotificationSound.parse(&reader)
                 }
                 field = 5
                 var _androidSound: Api.NotificationSound? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _androidSound = try Api.NotificationSound.parse(&reader)
                 }
                 field = 6
                 var _otherSound: Api.NotificationSound? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _otherSound = try Api.NotificationSound.parse(&reader)
                 }
                 field = 7
                 var _storiesMuted: Bool? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _storiesMuted = try reader.readBool()
                 }
                 field = 8
                 var _storiesHideSender: Bool? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _storiesHideSender = try reader.readBool()
                 }
                 field = 9
                 var _storiesIosSound: Api.NotificationSound? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _storiesIosSound = try Api.NotificationSound.parse(&reader)
                 }
                 field = 10
                 var _storiesAndroidSound: Api.NotificationSound? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _storiesAndroidSound = try Api.NotificationSound.parse(&reader)
                 }
                 field = 11
                 var _storiesOtherSound: Api.NotificationSound? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _storiesOtherSound = try Api.NotificationSound.parse(&reader)
                 }
                 return .peerNotifySettings(Cons_peerNotifySettings(showPreviews: _showPreviews, silent: _silent, muteUntil: _muteUntil, iosSound: _iosSound, androidSound: _androidSound, otherSound: _otherSound, storiesMuted: _storiesMuted, storiesHideSender: _storiesHideSender, storiesIosSound: _storiesIosSound, storiesAndroidSound: _storiesAndroidSound, storiesOtherSound: _storiesOtherSound))
@@ -527,43 +522,42 @@ extension Api {
             switch self {
                 case .peerNotifySettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.showPreviews {
-                        fields.append(("show_previews", .bool(value)))
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
+                        fields.bool("show_previews", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.silent {
-                        fields.append(("silent", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
+                        fields.bool("silent", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.muteUntil {
-                        fields.append(("mute_until", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
+                        fields.int("mute_until", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.iosSound {
-                        fields.append(("ios_sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.iosSound {
+                        fields.object("ios_sound", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.androidSound {
-                        fields.append(("android_sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.androidSound {
+                        fields.object("android_sound", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.otherSound {
-                        fields.append(("other_sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.otherSound {
+                        fields.object("other_sound", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.storiesMuted {
-                        fields.append(("stories_muted", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
+                        fields.bool("stories_muted", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.storiesHideSender {
-                        fields.append(("stories_hide_sender", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
+                        fields.bool("stories_hide_sender", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.storiesIosSound {
-                        fields.append(("stories_ios_sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesIosSound {
+                        fields.object("stories_ios_sound", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.storiesAndroidSound {
-                        fields.append(("stories_android_sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.storiesAndroidSound {
+                        fields.object("stories_android_sound", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.storiesOtherSound {
-                        fields.append(("stories_other_sound", .object(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.storiesOtherSound {
+                        fields.object("stories_other_sound", value)
                     }
-                    return ("peerNotifySettings", fields)
+                    return ("peerNotifySettings", fields.fields)
             }
         }
     }
@@ -653,14 +647,13 @@ extension Api {
                 case .encryptedFileEmpty:
                     return ("encryptedFileEmpty", [])
                 case .encryptedFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("size", .long(c.size)))
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("key_fingerprint", .int(c.keyFingerprint)))
-                    return ("encryptedFile", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.long("size", c.size)
+                    fields.int("dc_id", c.dcId)
+                    fields.int("key_fingerprint", c.keyFingerprint)
+                    return ("encryptedFile", fields.fields)
             }
         }
     }
@@ -728,12 +721,11 @@ extension Api.channels {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .channelParticipant(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("participant", .object(c.participant)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("channels.channelParticipant", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("participant", c.participant)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("channels.channelParticipant", fields.fields)
             }
         }
     }
@@ -801,12 +793,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .highScore(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("pos", .int(c.pos)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("score", .int(c.score)))
-                    return ("highScore", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("pos", c.pos)
+                    fields.long("user_id", c.userId)
+                    fields.int("score", c.score)
+                    return ("highScore", fields.fields)
             }
         }
     }
@@ -836,8 +827,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if maskCoords != nil { flags |= 0x1 }
-                if keywords != nil { flags |= 0x2 }
+                if maskCoords != nil { tlSetFlag(&flags, 0x1) }
+                if keywords != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -850,10 +841,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.document.serialize(buffer, true)
                     buffer.appendTLString(c.emoji)
-                    if _flags & 0x1 != 0, let value = c.maskCoords {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.keywords {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.keywords {
                         buffer.appendTLString(value)
                     }
             }
@@ -883,12 +874,12 @@ extension Api {
                 let _emoji = try reader.readTLString()
                 field = 3
                 var _maskCoords: Api.MaskCoords? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _maskCoords = try Api.MaskCoords.parse(&reader)
                 }
                 field = 4
                 var _keywords: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _keywords = try reader.readTLString()
                 }
                 return .inputStickerSetItem(Cons_inputStickerSetItem(document: _document, emoji: _emoji, maskCoords: _maskCoords, keywords: _keywords))
@@ -902,18 +893,17 @@ extension Api {
             switch self {
                 case .inputStickerSetItem(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("document", .object(c.document)))
-                    fields.append(("emoji", .string(c.emoji)))
-                    if _flags & 0x1 != 0, let value = c.maskCoords {
-                        fields.append(("mask_coords", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.object("document", c.document)
+                    fields.string("emoji", c.emoji)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
+                        fields.object("mask_coords", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.keywords {
-                        fields.append(("keywords", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.keywords {
+                        fields.string("keywords", value)
                     }
-                    return ("inputStickerSetItem", fields)
+                    return ("inputStickerSetItem", fields.fields)
             }
         }
     }
@@ -1282,69 +1272,60 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .secureValueErrorData(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("data_hash", .bytes(c.dataHash)))
-                    fields.append(("field", .string(c.field)))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorData", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("type", c.type)
+                    fields.bytes("data_hash", c.dataHash)
+                    fields.string("field", c.field)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorData", fields.fields)
                 case .secureValueErrorFrontSide(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("file_hash", .bytes(c.fileHash)))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorFrontSide", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytes("file_hash", c.fileHash)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorFrontSide", fields.fields)
                 case .secureValueErrorReverseSide(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("file_hash", .bytes(c.fileHash)))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorReverseSide", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytes("file_hash", c.fileHash)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorReverseSide", fields.fields)
                 case .secureValueErrorSelfie(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("file_hash", .bytes(c.fileHash)))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorSelfie", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytes("file_hash", c.fileHash)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorSelfie", fields.fields)
                 case .secureValueErrorFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("file_hash", .bytes(c.fileHash)))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorFile", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytes("file_hash", c.fileHash)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorFile", fields.fields)
                 case .secureValueErrorFiles(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("file_hash", .vector(c.fileHash.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorFiles", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytesList("file_hash", c.fileHash)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorFiles", fields.fields)
                 case .secureValueError(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("hash", .bytes(c.hash)))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueError", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytes("hash", c.hash)
+                    fields.string("text", c.text)
+                    return ("secureValueError", fields.fields)
                 case .secureValueErrorTranslationFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("file_hash", .bytes(c.fileHash)))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorTranslationFile", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytes("file_hash", c.fileHash)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorTranslationFile", fields.fields)
                 case .secureValueErrorTranslationFiles(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("file_hash", .vector(c.fileHash.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
-                    fields.append(("text", .string(c.text)))
-                    return ("secureValueErrorTranslationFiles", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.bytesList("file_hash", c.fileHash)
+                    fields.string("text", c.text)
+                    return ("secureValueErrorTranslationFiles", fields.fields)
             }
         }
     }
@@ -1376,9 +1357,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if chosen { flags |= 0x1 }
-                if correct { flags |= 0x2 }
-                if voters != nil && recentVoters != nil { flags |= 0x4 }
+                if chosen { tlSetFlag(&flags, 0x1) }
+                if correct { tlSetFlag(&flags, 0x2) }
+                if voters != nil && recentVoters != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1390,10 +1371,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLBytes(c.option)
-                    if _flags & 0x4 != 0, let value = c.voters {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.voters {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.recentVoters {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.recentVoters {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1418,19 +1399,19 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _chosen = _flags & 0x1 != 0
+                let _chosen = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _correct = _flags & 0x2 != 0
+                let _correct = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _option = try reader.readTLBytes()
                 field = 4
                 var _voters: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _voters = try reader.readInt32()
                 }
                 field = 5
                 var _recentVoters: [Api.Peer]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _recentVoters = try reader.readVector(boxed: true, of: Api.Peer.self)
                 }
                 return .pollAnswerVoters(Cons_pollAnswerVoters(chosen: _chosen, correct: _correct, option: _option, voters: _voters, recentVoters: _recentVoters))
@@ -1444,19 +1425,18 @@ extension Api {
             switch self {
                 case .pollAnswerVoters(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.chosen { fields.append(("chosen", .trueFlag)) }
-                    if c.correct { fields.append(("correct", .trueFlag)) }
-                    fields.append(("option", .bytes(c.option)))
-                    if _flags & 0x4 != 0, let value = c.voters {
-                        fields.append(("voters", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("chosen", c.chosen)
+                    fields.trueFlag("correct", c.correct)
+                    fields.bytes("option", c.option)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.voters {
+                        fields.int("voters", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.recentVoters {
-                        fields.append(("recent_voters", .vector(value.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.recentVoters {
+                        fields.objects("recent_voters", value)
                     }
-                    return ("pollAnswerVoters", fields)
+                    return ("pollAnswerVoters", fields.fields)
             }
         }
     }
@@ -1529,13 +1509,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsGroupTopAdmin(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("deleted", .int(c.deleted)))
-                    fields.append(("kicked", .int(c.kicked)))
-                    fields.append(("banned", .int(c.banned)))
-                    return ("statsGroupTopAdmin", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("user_id", c.userId)
+                    fields.int("deleted", c.deleted)
+                    fields.int("kicked", c.kicked)
+                    fields.int("banned", c.banned)
+                    return ("statsGroupTopAdmin", fields.fields)
             }
         }
     }
@@ -1588,20 +1567,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToScheduled { flags |= 0x4 }
-                if forumTopic { flags |= 0x8 }
-                if quote { flags |= 0x200 }
-                if replyToEphemeral { flags |= 0x2000 }
-                if replyToMsgId != nil { flags |= 0x10 }
-                if replyToPeerId != nil { flags |= 0x1 }
-                if replyFrom != nil { flags |= 0x20 }
-                if replyMedia != nil { flags |= 0x100 }
-                if replyToTopId != nil { flags |= 0x2 }
-                if quoteText != nil { flags |= 0x40 }
-                if quoteEntities != nil { flags |= 0x80 }
-                if quoteOffset != nil { flags |= 0x400 }
-                if todoItemId != nil { flags |= 0x800 }
-                if pollOption != nil { flags |= 0x1000 }
+                if replyToScheduled { tlSetFlag(&flags, 0x4) }
+                if forumTopic { tlSetFlag(&flags, 0x8) }
+                if quote { tlSetFlag(&flags, 0x200) }
+                if replyToEphemeral { tlSetFlag(&flags, 0x2000) }
+                if replyToMsgId != nil { tlSetFlag(&flags, 0x10) }
+                if replyToPeerId != nil { tlSetFlag(&flags, 0x1) }
+                if replyFrom != nil { tlSetFlag(&flags, 0x20) }
+                if replyMedia != nil { tlSetFlag(&flags, 0x100) }
+                if replyToTopId != nil { tlSetFlag(&flags, 0x2) }
+                if quoteText != nil { tlSetFlag(&flags, 0x40) }
+                if quoteEntities != nil { tlSetFlag(&flags, 0x80) }
+                if quoteOffset != nil { tlSetFlag(&flags, 0x400) }
+                if todoItemId != nil { tlSetFlag(&flags, 0x800) }
+                if pollOption != nil { tlSetFlag(&flags, 0x1000) }
                 return flags
             }
         }
@@ -1623,34 +1602,34 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x1b97dd66) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x10 != 0, let value = c.replyToMsgId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.replyToMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.replyToPeerId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToPeerId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.replyFrom {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.replyFrom {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x100 != 0, let value = c.replyMedia {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.replyMedia {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.replyToTopId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToTopId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.quoteText {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.quoteText {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.quoteEntities {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.quoteEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x400 != 0, let value = c.quoteOffset {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.quoteOffset {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.todoItemId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.todoItemId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.pollOption {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.pollOption {
                         buffer.appendTLBytes(value)
                     }
                 case .messageReplyStoryHeader(let c):
@@ -1680,61 +1659,61 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _replyToScheduled = _flags & 0x4 != 0
+                let _replyToScheduled = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _forumTopic = _flags & 0x8 != 0
+                let _forumTopic = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _quote = _flags & 0x200 != 0
+                let _quote = tlFlagIsSet(_flags, 0x200)
                 field = 4
-                let _replyToEphemeral = _flags & 0x2000 != 0
+                let _replyToEphemeral = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 var _replyToMsgId: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _replyToMsgId = try reader.readInt32()
                 }
                 field = 6
                 var _replyToPeerId: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyToPeerId = try Api.Peer.parse(&reader)
                 }
                 field = 7
                 var _replyFrom: Api.MessageFwdHeader? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _replyFrom = try Api.MessageFwdHeader.parse(&reader)
                 }
                 field = 8
                 var _replyMedia: Api.MessageMedia? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _replyMedia = try Api.MessageMedia.parse(&reader)
                 }
                 field = 9
                 var _replyToTopId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _replyToTopId = try reader.readInt32()
                 }
                 field = 10
                 var _quoteText: String? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _quoteText = try reader.readTLString()
                 }
                 field = 11
                 var _quoteEntities: [Api.MessageEntity]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _quoteEntities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 12
                 var _quoteOffset: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _quoteOffset = try reader.readInt32()
                 }
                 field = 13
                 var _todoItemId: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _todoItemId = try reader.readInt32()
                 }
                 field = 14
                 var _pollOption: [UInt8]? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _pollOption = try reader.readTLBytes()
                 }
                 return .messageReplyHeader(Cons_messageReplyHeader(replyToScheduled: _replyToScheduled, forumTopic: _forumTopic, quote: _quote, replyToEphemeral: _replyToEphemeral, replyToMsgId: _replyToMsgId, replyToPeerId: _replyToPeerId, replyFrom: _replyFrom, replyMedia: _replyMedia, replyToTopId: _replyToTopId, quoteText: _quoteText, quoteEntities: _quoteEntities, quoteOffset: _quoteOffset, todoItemId: _todoItemId, pollOption: _pollOption))
@@ -1761,50 +1740,48 @@ extension Api {
             switch self {
                 case .messageReplyHeader(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(15)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.replyToScheduled { fields.append(("reply_to_scheduled", .trueFlag)) }
-                    if c.forumTopic { fields.append(("forum_topic", .trueFlag)) }
-                    if c.quote { fields.append(("quote", .trueFlag)) }
-                    if c.replyToEphemeral { fields.append(("reply_to_ephemeral", .trueFlag)) }
-                    if _flags & 0x10 != 0, let value = c.replyToMsgId {
-                        fields.append(("reply_to_msg_id", .int(value)))
+                    var fields = TLFieldList(capacity: 15)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("reply_to_scheduled", c.replyToScheduled)
+                    fields.trueFlag("forum_topic", c.forumTopic)
+                    fields.trueFlag("quote", c.quote)
+                    fields.trueFlag("reply_to_ephemeral", c.replyToEphemeral)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.replyToMsgId {
+                        fields.int("reply_to_msg_id", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.replyToPeerId {
-                        fields.append(("reply_to_peer_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToPeerId {
+                        fields.object("reply_to_peer_id", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.replyFrom {
-                        fields.append(("reply_from", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.replyFrom {
+                        fields.object("reply_from", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.replyMedia {
-                        fields.append(("reply_media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.replyMedia {
+                        fields.object("reply_media", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.replyToTopId {
-                        fields.append(("reply_to_top_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToTopId {
+                        fields.int("reply_to_top_id", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.quoteText {
-                        fields.append(("quote_text", .string(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.quoteText {
+                        fields.string("quote_text", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.quoteEntities {
-                        fields.append(("quote_entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.quoteEntities {
+                        fields.objects("quote_entities", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.quoteOffset {
-                        fields.append(("quote_offset", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.quoteOffset {
+                        fields.int("quote_offset", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.todoItemId {
-                        fields.append(("todo_item_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.todoItemId {
+                        fields.int("todo_item_id", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.pollOption {
-                        fields.append(("poll_option", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.pollOption {
+                        fields.bytes("poll_option", value)
                     }
-                    return ("messageReplyHeader", fields)
+                    return ("messageReplyHeader", fields.fields)
                 case .messageReplyStoryHeader(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("story_id", .int(c.storyId)))
-                    return ("messageReplyStoryHeader", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("story_id", c.storyId)
+                    return ("messageReplyStoryHeader", fields.fields)
             }
         }
     }
@@ -1967,21 +1944,18 @@ extension Api {
                 case .botCommandScopeChatAdmins:
                     return ("botCommandScopeChatAdmins", [])
                 case .botCommandScopePeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("botCommandScopePeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("botCommandScopePeer", fields.fields)
                 case .botCommandScopePeerAdmins(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("botCommandScopePeerAdmins", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("botCommandScopePeerAdmins", fields.fields)
                 case .botCommandScopePeerUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("user_id", .object(c.userId)))
-                    return ("botCommandScopePeerUser", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("user_id", c.userId)
+                    return ("botCommandScopePeerUser", fields.fields)
             }
         }
     }
@@ -2056,11 +2030,10 @@ extension Api.help {
                 case .appConfigNotModified:
                     return ("help.appConfigNotModified", [])
                 case .appConfig(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .int(c.hash)))
-                    fields.append(("config", .object(c.config)))
-                    return ("help.appConfig", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("hash", c.hash)
+                    fields.object("config", c.config)
+                    return ("help.appConfig", fields.fields)
             }
         }
     }
@@ -2138,13 +2111,12 @@ extension Api {
             switch self {
                 case .exportedChatlistInvite(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    return ("exportedChatlistInvite", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.string("title", c.title)
+                    fields.string("url", c.url)
+                    fields.objects("peers", c.peers)
+                    return ("exportedChatlistInvite", fields.fields)
             }
         }
     }
@@ -2212,12 +2184,11 @@ extension Api.chatlists {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedInvites(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("invites", .vector(c.invites.map { (e0: Api.ExportedChatlistInvite) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("chatlists.exportedInvites", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("invites", c.invites)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("chatlists.exportedInvites", fields.fields)
             }
         }
     }
@@ -2306,16 +2277,14 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .publicForwardMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("publicForwardMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("publicForwardMessage", fields.fields)
                 case .publicForwardStory(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("story", .object(c.story)))
-                    return ("publicForwardStory", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("story", c.story)
+                    return ("publicForwardStory", fields.fields)
             }
         }
     }
@@ -2347,7 +2316,7 @@ extension Api.stats {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2360,7 +2329,7 @@ extension Api.stats {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.count)
                     buffer.appendVector(c.forwards, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -2392,7 +2361,7 @@ extension Api.stats {
                 let _forwards = try reader.readVector(boxed: true, of: Api.PublicForward.self)
                 field = 3
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 4
@@ -2410,17 +2379,16 @@ extension Api.stats {
             switch self {
                 case .publicForwards(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("forwards", .vector(c.forwards.map { (e0: Api.PublicForward) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("forwards", c.forwards)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("stats.publicForwards", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("stats.publicForwards", fields.fields)
             }
         }
     }
@@ -2448,7 +2416,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x1 }
+                if title != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2460,7 +2428,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.reaction.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.count)
@@ -2489,7 +2457,7 @@ extension Api {
                 let _reaction = try Api.Reaction.parse(&reader)
                 field = 2
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 3
@@ -2505,15 +2473,14 @@ extension Api {
             switch self {
                 case .savedReactionTag(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("reaction", .object(c.reaction)))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("reaction", c.reaction)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    fields.append(("count", .int(c.count)))
-                    return ("savedReactionTag", fields)
+                    fields.int("count", c.count)
+                    return ("savedReactionTag", fields.fields)
             }
         }
     }
@@ -2581,12 +2548,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .smsJob(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("job_id", .string(c.jobId)))
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("text", .string(c.text)))
-                    return ("smsJob", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("job_id", c.jobId)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("text", c.text)
+                    return ("smsJob", fields.fields)
             }
         }
     }
@@ -2614,7 +2580,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if openNow { flags |= 0x1 }
+                if openNow { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2649,7 +2615,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _openNow = _flags & 0x1 != 0
+                let _openNow = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _timezoneId = try reader.readTLString()
                 field = 3
@@ -2665,13 +2631,12 @@ extension Api {
             switch self {
                 case .businessWorkHours(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.openNow { fields.append(("open_now", .trueFlag)) }
-                    fields.append(("timezone_id", .string(c.timezoneId)))
-                    fields.append(("weekly_open", .vector(c.weeklyOpen.map { (e0: Api.BusinessWeeklyOpen) -> TLValue in .object(e0) })))
-                    return ("businessWorkHours", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("open_now", c.openNow)
+                    fields.string("timezone_id", c.timezoneId)
+                    fields.objects("weekly_open", c.weeklyOpen)
+                    return ("businessWorkHours", fields.fields)
             }
         }
     }
@@ -2739,12 +2704,11 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .uniqueStarGift(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("gift", .object(c.gift)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.uniqueStarGift", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("gift", c.gift)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("payments.uniqueStarGift", fields.fields)
             }
         }
     }
@@ -2788,11 +2752,10 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("layer", .int(self.layer)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithLayer", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("layer", self.layer)
+            fields.object("query", self.query)
+            return ("invokeWithLayer", fields.fields)
         }
     }
 
@@ -2834,10 +2797,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getChatThemes", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getChatThemes", fields.fields)
         }
     }
 
@@ -2879,10 +2841,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("channel", .object(self.channel)))
-            return ("account.updatePersonalChannel", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("channel", self.channel)
+            return ("account.updatePersonalChannel", fields.fields)
         }
     }
 
@@ -2924,10 +2885,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.reportSpam", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.reportSpam", fields.fields)
         }
     }
 
@@ -2969,10 +2929,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("folder_id", .int(self.folderId)))
-            return ("messages.getPinnedDialogs", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("folder_id", self.folderId)
+            return ("messages.getPinnedDialogs", fields.fields)
         }
     }
 
@@ -3000,8 +2959,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if approved { flags |= 0x1 }
-            if link != nil { flags |= 0x2 }
+            if approved { tlSetFlag(&flags, 0x1) }
+            if link != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3010,7 +2969,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.link {
+            if tlFlagIsSet(_flags, 0x2), let value = self.link {
                 buffer.appendTLString(value)
             }
         }
@@ -3025,12 +2984,12 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _approved = _flags & 0x1 != 0
+                let _approved = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 var _link: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _link = try reader.readTLString()
                 }
                 return HideAllChatJoinRequests(approved: _approved, peer: _peer, link: _link)
@@ -3042,15 +3001,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.approved { fields.append(("approved", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x2 != 0, let value = self.link {
-                fields.append(("link", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("approved", self.approved)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x2), let value = self.link {
+                fields.string("link", value)
             }
-            return ("messages.hideAllChatJoinRequests", fields)
+            return ("messages.hideAllChatJoinRequests", fields.fields)
         }
     }
 
@@ -3098,11 +3056,10 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("suggestion", .string(self.suggestion)))
-            return ("help.dismissSuggestion", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.string("suggestion", self.suggestion)
+            return ("help.dismissSuggestion", fields.fields)
         }
     }
 
@@ -3150,11 +3107,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("restricted", .bool(self.restricted)))
-            return ("channels.restrictSponsoredMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.bool("restricted", self.restricted)
+            return ("channels.restrictSponsoredMessages", fields.fields)
         }
     }
 
@@ -3184,7 +3140,7 @@ extension Api.functions.bots {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if viaDeeplink { flags |= 0x1 }
+            if viaDeeplink { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3207,7 +3163,7 @@ extension Api.functions.bots {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaDeeplink = _flags & 0x1 != 0
+                let _viaDeeplink = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _name = try reader.readTLString()
                 field = 3
@@ -3223,14 +3179,13 @@ extension Api.functions.bots {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.viaDeeplink { fields.append(("via_deeplink", .trueFlag)) }
-            fields.append(("name", .string(self.name)))
-            fields.append(("username", .string(self.username)))
-            fields.append(("manager_id", .object(self.managerId)))
-            return ("bots.createBot", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("via_deeplink", self.viaDeeplink)
+            fields.string("name", self.name)
+            fields.string("username", self.username)
+            fields.object("manager_id", self.managerId)
+            return ("bots.createBot", fields.fields)
         }
     }
 
@@ -3258,8 +3213,8 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if dark { flags |= 0x1 }
-            if ton { flags |= 0x2 }
+            if dark { tlSetFlag(&flags, 0x1) }
+            if ton { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3280,9 +3235,9 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _ton = _flags & 0x2 != 0
+                let _ton = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 return GetStarsRevenueStats(dark: _dark, ton: _ton, peer: _peer)
@@ -3294,13 +3249,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.dark { fields.append(("dark", .trueFlag)) }
-            if self.ton { fields.append(("ton", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            return ("payments.getStarsRevenueStats", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("dark", self.dark)
+            fields.trueFlag("ton", self.ton)
+            fields.object("peer", self.peer)
+            return ("payments.getStarsRevenueStats", fields.fields)
         }
     }
 
@@ -3330,9 +3284,9 @@ extension Api.functions.stickers {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if emoji != nil { flags |= 0x1 }
-            if maskCoords != nil { flags |= 0x2 }
-            if keywords != nil { flags |= 0x4 }
+            if emoji != nil { tlSetFlag(&flags, 0x1) }
+            if maskCoords != nil { tlSetFlag(&flags, 0x2) }
+            if keywords != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3341,13 +3295,13 @@ extension Api.functions.stickers {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.sticker.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.emoji {
+            if tlFlagIsSet(_flags, 0x1), let value = self.emoji {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.maskCoords {
+            if tlFlagIsSet(_flags, 0x2), let value = self.maskCoords {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.keywords {
+            if tlFlagIsSet(_flags, 0x4), let value = self.keywords {
                 buffer.appendTLString(value)
             }
         }
@@ -3365,17 +3319,17 @@ extension Api.functions.stickers {
                 let _sticker = try Api.InputDocument.parse(&reader)
                 field = 2
                 var _emoji: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _emoji = try reader.readTLString()
                 }
                 field = 3
                 var _maskCoords: Api.MaskCoords? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _maskCoords = try Api.MaskCoords.parse(&reader)
                 }
                 field = 4
                 var _keywords: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _keywords = try reader.readTLString()
                 }
                 return ChangeSticker(sticker: _sticker, emoji: _emoji, maskCoords: _maskCoords, keywords: _keywords)
@@ -3387,20 +3341,19 @@ extension Api.functions.stickers {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("sticker", .object(self.sticker)))
-            if _flags & 0x1 != 0, let value = self.emoji {
-                fields.append(("emoji", .string(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("sticker", self.sticker)
+            if tlFlagIsSet(_flags, 0x1), let value = self.emoji {
+                fields.string("emoji", value)
             }
-            if _flags & 0x2 != 0, let value = self.maskCoords {
-                fields.append(("mask_coords", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.maskCoords {
+                fields.object("mask_coords", value)
             }
-            if _flags & 0x4 != 0, let value = self.keywords {
-                fields.append(("keywords", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.keywords {
+                fields.string("keywords", value)
             }
-            return ("stickers.changeSticker", fields)
+            return ("stickers.changeSticker", fields.fields)
         }
     }
 
@@ -3448,11 +3401,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("title", .string(self.title)))
-            return ("phone.editGroupCallTitle", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.string("title", self.title)
+            return ("phone.editGroupCallTitle", fields.fields)
         }
     }
 
@@ -3478,7 +3430,7 @@ extension Api.functions.stats {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if dark { flags |= 0x1 }
+            if dark { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3499,7 +3451,7 @@ extension Api.functions.stats {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 return GetMegagroupStats(dark: _dark, channel: _channel)
@@ -3511,12 +3463,11 @@ extension Api.functions.stats {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.dark { fields.append(("dark", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            return ("stats.getMegagroupStats", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("dark", self.dark)
+            fields.object("channel", self.channel)
+            return ("stats.getMegagroupStats", fields.fields)
         }
     }
 
@@ -3574,13 +3525,12 @@ extension Api.functions.stats {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("stats.getStoryPublicForwards", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("stats.getStoryPublicForwards", fields.fields)
         }
     }
 
@@ -3622,13 +3572,13 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if pinned { flags |= 0x4 }
-            if noforwards { flags |= 0x10 }
-            if rtmpStream { flags |= 0x20 }
-            if caption != nil { flags |= 0x1 }
-            if entities != nil { flags |= 0x2 }
-            if messagesEnabled != nil { flags |= 0x40 }
-            if sendPaidMessagesStars != nil { flags |= 0x80 }
+            if pinned { tlSetFlag(&flags, 0x4) }
+            if noforwards { tlSetFlag(&flags, 0x10) }
+            if rtmpStream { tlSetFlag(&flags, 0x20) }
+            if caption != nil { tlSetFlag(&flags, 0x1) }
+            if entities != nil { tlSetFlag(&flags, 0x2) }
+            if messagesEnabled != nil { tlSetFlag(&flags, 0x40) }
+            if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x80) }
             return flags
         }
 
@@ -3637,18 +3587,18 @@ extension Api.functions.stories {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.caption {
+            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
             buffer.appendVector(self.privacyRules, boxed: true)
             buffer.appendInt64(self.randomId)
-            if _flags & 0x40 != 0, let value = self.messagesEnabled {
+            if tlFlagIsSet(_flags, 0x40), let value = self.messagesEnabled {
                 buffer.appendBool(value)
             }
-            if _flags & 0x80 != 0, let value = self.sendPaidMessagesStars {
+            if tlFlagIsSet(_flags, 0x80), let value = self.sendPaidMessagesStars {
                 buffer.appendInt64(value)
             }
         }
@@ -3663,21 +3613,21 @@ extension Api.functions.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x4 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _noforwards = _flags & 0x10 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _rtmpStream = _flags & 0x20 != 0
+                let _rtmpStream = tlFlagIsSet(_flags, 0x20)
                 field = 4
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 5
                 var _caption: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _caption = try reader.readTLString()
                 }
                 field = 6
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 7
@@ -3686,12 +3636,12 @@ extension Api.functions.stories {
                 let _randomId = try reader.readInt64()
                 field = 9
                 var _messagesEnabled: Bool? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _messagesEnabled = try reader.readBool()
                 }
                 field = 10
                 var _sendPaidMessagesStars: Int64? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _sendPaidMessagesStars = try reader.readInt64()
                 }
                 return StartLive(pinned: _pinned, noforwards: _noforwards, rtmpStream: _rtmpStream, peer: _peer, caption: _caption, entities: _entities, privacyRules: _privacyRules, randomId: _randomId, messagesEnabled: _messagesEnabled, sendPaidMessagesStars: _sendPaidMessagesStars)
@@ -3703,28 +3653,27 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(11)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.pinned { fields.append(("pinned", .trueFlag)) }
-            if self.noforwards { fields.append(("noforwards", .trueFlag)) }
-            if self.rtmpStream { fields.append(("rtmp_stream", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.caption {
-                fields.append(("caption", .string(value)))
+            var fields = TLFieldList(capacity: 11)
+            fields.flags("flags", _flags)
+            fields.trueFlag("pinned", self.pinned)
+            fields.trueFlag("noforwards", self.noforwards)
+            fields.trueFlag("rtmp_stream", self.rtmpStream)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
+                fields.string("caption", value)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
+                fields.objects("entities", value)
             }
-            fields.append(("privacy_rules", .vector(self.privacyRules.map { (e0: Api.InputPrivacyRule) -> TLValue in .object(e0) })))
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x40 != 0, let value = self.messagesEnabled {
-                fields.append(("messages_enabled", .bool(value)))
+            fields.objects("privacy_rules", self.privacyRules)
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x40), let value = self.messagesEnabled {
+                fields.bool("messages_enabled", value)
             }
-            if _flags & 0x80 != 0, let value = self.sendPaidMessagesStars {
-                fields.append(("send_paid_messages_stars", .long(value)))
+            if tlFlagIsSet(_flags, 0x80), let value = self.sendPaidMessagesStars {
+                fields.long("send_paid_messages_stars", value)
             }
-            return ("stories.startLive", fields)
+            return ("stories.startLive", fields.fields)
         }
     }
 
@@ -3766,10 +3715,9 @@ extension Api.functions.premium {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("premium.getBoostsStatus", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("premium.getBoostsStatus", fields.fields)
         }
     }
 
@@ -3799,8 +3747,8 @@ extension Api.functions.communities {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if hidden { flags |= 0x2 }
-            if about != nil { flags |= 0x1 }
+            if hidden { tlSetFlag(&flags, 0x2) }
+            if about != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3809,7 +3757,7 @@ extension Api.functions.communities {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.title)
-            if _flags & 0x1 != 0, let value = self.about {
+            if tlFlagIsSet(_flags, 0x1), let value = self.about {
                 buffer.appendTLString(value)
             }
             self.peer.serialize(buffer, true)
@@ -3825,12 +3773,12 @@ extension Api.functions.communities {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hidden = _flags & 0x2 != 0
+                let _hidden = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _title = try reader.readTLString()
                 field = 3
                 var _about: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _about = try reader.readTLString()
                 }
                 field = 4
@@ -3844,16 +3792,15 @@ extension Api.functions.communities {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.hidden { fields.append(("hidden", .trueFlag)) }
-            fields.append(("title", .string(self.title)))
-            if _flags & 0x1 != 0, let value = self.about {
-                fields.append(("about", .string(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("hidden", self.hidden)
+            fields.string("title", self.title)
+            if tlFlagIsSet(_flags, 0x1), let value = self.about {
+                fields.string("about", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            return ("communities.create", fields)
+            fields.object("peer", self.peer)
+            return ("communities.create", fields.fields)
         }
     }
 

@@ -108,20 +108,18 @@ extension Api.contacts {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .blocked(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("blocked", .vector(c.blocked.map { (e0: Api.PeerBlocked) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.blocked", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("blocked", c.blocked)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("contacts.blocked", fields.fields)
                 case .blockedSlice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("blocked", .vector(c.blocked.map { (e0: Api.PeerBlocked) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.blockedSlice", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("count", c.count)
+                    fields.objects("blocked", c.blocked)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("contacts.blockedSlice", fields.fields)
             }
         }
     }
@@ -184,11 +182,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .receivedNotifyMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("flags", .int(c.flags)))
-                    return ("receivedNotifyMessage", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("id", c.id)
+                    fields.int("flags", c.flags)
+                    return ("receivedNotifyMessage", fields.fields)
             }
         }
     }
@@ -230,16 +227,16 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasPreviewMedias { flags |= 0x40 }
-                if userId != nil { flags |= 0x1 }
-                if description != nil { flags |= 0x2 }
-                if descriptionPhoto != nil { flags |= 0x10 }
-                if descriptionDocument != nil { flags |= 0x20 }
-                if commands != nil { flags |= 0x4 }
-                if menuButton != nil { flags |= 0x8 }
-                if privacyPolicyUrl != nil { flags |= 0x80 }
-                if appSettings != nil { flags |= 0x100 }
-                if verifierSettings != nil { flags |= 0x200 }
+                if hasPreviewMedias { tlSetFlag(&flags, 0x40) }
+                if userId != nil { tlSetFlag(&flags, 0x1) }
+                if description != nil { tlSetFlag(&flags, 0x2) }
+                if descriptionPhoto != nil { tlSetFlag(&flags, 0x10) }
+                if descriptionDocument != nil { tlSetFlag(&flags, 0x20) }
+                if commands != nil { tlSetFlag(&flags, 0x4) }
+                if menuButton != nil { tlSetFlag(&flags, 0x8) }
+                if privacyPolicyUrl != nil { tlSetFlag(&flags, 0x80) }
+                if appSettings != nil { tlSetFlag(&flags, 0x100) }
+                if verifierSettings != nil { tlSetFlag(&flags, 0x200) }
                 return flags
             }
         }
@@ -250,31 +247,31 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4d8a0299) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.userId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.descriptionPhoto {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.descriptionPhoto {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.descriptionDocument {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.descriptionDocument {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.commands {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.commands {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x8 != 0, let value = c.menuButton {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.menuButton {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.privacyPolicyUrl {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.privacyPolicyUrl {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.appSettings {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.appSettings {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x200 != 0, let value = c.verifierSettings {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.verifierSettings {
                         value.serialize(buffer, true)
                     }
             }
@@ -299,50 +296,50 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasPreviewMedias = _flags & 0x40 != 0
+                let _hasPreviewMedias = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 var _userId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _userId = try reader.readInt64()
                 }
                 field = 3
                 var _description: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _description = try reader.readTLString()
                 }
                 field = 4
                 var _descriptionPhoto: Api.Photo? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _descriptionPhoto = try Api.Photo.parse(&reader)
                 }
                 field = 5
                 var _descriptionDocument: Api.Document? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _descriptionDocument = try Api.Document.parse(&reader)
                 }
                 field = 6
                 var _commands: [Api.BotCommand]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _commands = try reader.readVector(boxed: true, of: Api.BotCommand.self)
                 }
                 field = 7
                 var _menuButton: Api.BotMenuButton? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _menuButton = try Api.BotMenuButton.parse(&reader)
                 }
                 field = 8
                 var _privacyPolicyUrl: String? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _privacyPolicyUrl = try reader.readTLString()
                 }
                 field = 9
                 var _appSettings: Api.BotAppSettings? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _appSettings = try Api.BotAppSettings.parse(&reader)
                 }
                 field = 10
                 var _verifierSettings: Api.BotVerifierSettings? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _verifierSettings = try Api.BotVerifierSettings.parse(&reader)
                 }
                 return .botInfo(Cons_botInfo(hasPreviewMedias: _hasPreviewMedias, userId: _userId, description: _description, descriptionPhoto: _descriptionPhoto, descriptionDocument: _descriptionDocument, commands: _commands, menuButton: _menuButton, privacyPolicyUrl: _privacyPolicyUrl, appSettings: _appSettings, verifierSettings: _verifierSettings))
@@ -356,38 +353,37 @@ extension Api {
             switch self {
                 case .botInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasPreviewMedias { fields.append(("has_preview_medias", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.userId {
-                        fields.append(("user_id", .long(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_preview_medias", c.hasPreviewMedias)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
+                        fields.long("user_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
+                        fields.string("description", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.descriptionPhoto {
-                        fields.append(("description_photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.descriptionPhoto {
+                        fields.object("description_photo", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.descriptionDocument {
-                        fields.append(("description_document", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.descriptionDocument {
+                        fields.object("description_document", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.commands {
-                        fields.append(("commands", .vector(value.map { (e0: Api.BotCommand) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.commands {
+                        fields.objects("commands", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.menuButton {
-                        fields.append(("menu_button", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.menuButton {
+                        fields.object("menu_button", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.privacyPolicyUrl {
-                        fields.append(("privacy_policy_url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.privacyPolicyUrl {
+                        fields.string("privacy_policy_url", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.appSettings {
-                        fields.append(("app_settings", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.appSettings {
+                        fields.object("app_settings", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.verifierSettings {
-                        fields.append(("verifier_settings", .object(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.verifierSettings {
+                        fields.object("verifier_settings", value)
                     }
-                    return ("botInfo", fields)
+                    return ("botInfo", fields.fields)
             }
         }
     }
@@ -550,30 +546,26 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .stickerSetCovered(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("set", .object(c.set)))
-                    fields.append(("cover", .object(c.cover)))
-                    return ("stickerSetCovered", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("set", c.set)
+                    fields.object("cover", c.cover)
+                    return ("stickerSetCovered", fields.fields)
                 case .stickerSetMultiCovered(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("set", .object(c.set)))
-                    fields.append(("covers", .vector(c.covers.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("stickerSetMultiCovered", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("set", c.set)
+                    fields.objects("covers", c.covers)
+                    return ("stickerSetMultiCovered", fields.fields)
                 case .stickerSetFullCovered(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("set", .object(c.set)))
-                    fields.append(("packs", .vector(c.packs.map { (e0: Api.StickerPack) -> TLValue in .object(e0) })))
-                    fields.append(("keywords", .vector(c.keywords.map { (e0: Api.StickerKeyword) -> TLValue in .object(e0) })))
-                    fields.append(("documents", .vector(c.documents.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("stickerSetFullCovered", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("set", c.set)
+                    fields.objects("packs", c.packs)
+                    fields.objects("keywords", c.keywords)
+                    fields.objects("documents", c.documents)
+                    return ("stickerSetFullCovered", fields.fields)
                 case .stickerSetNoCovered(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("set", .object(c.set)))
-                    return ("stickerSetNoCovered", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("set", c.set)
+                    return ("stickerSetNoCovered", fields.fields)
             }
         }
     }
@@ -651,14 +643,13 @@ extension Api.upload {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .webFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("file_type", .object(c.fileType)))
-                    fields.append(("mtime", .int(c.mtime)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("upload.webFile", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("size", c.size)
+                    fields.string("mime_type", c.mimeType)
+                    fields.object("file_type", c.fileType)
+                    fields.int("mtime", c.mtime)
+                    fields.bytes("bytes", c.bytes)
+                    return ("upload.webFile", fields.fields)
             }
         }
     }
@@ -721,11 +712,10 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .webAuthorizations(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("authorizations", .vector(c.authorizations.map { (e0: Api.WebAuthorization) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("account.webAuthorizations", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("authorizations", c.authorizations)
+                    fields.objects("users", c.users)
+                    return ("account.webAuthorizations", fields.fields)
             }
         }
     }
@@ -793,12 +783,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messageViews(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("views", .vector(c.views.map { (e0: Api.MessageViews) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.messageViews", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("views", c.views)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.messageViews", fields.fields)
             }
         }
     }
@@ -828,10 +817,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if modified { flags |= 0x8 }
-                if from != nil { flags |= 0x1 }
-                if fromName != nil { flags |= 0x2 }
-                if storyId != nil { flags |= 0x4 }
+                if modified { tlSetFlag(&flags, 0x8) }
+                if from != nil { tlSetFlag(&flags, 0x1) }
+                if fromName != nil { tlSetFlag(&flags, 0x2) }
+                if storyId != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -842,13 +831,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xb826e150) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.from {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.from {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.fromName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fromName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.storyId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.storyId {
                         buffer.appendInt32(value)
                     }
             }
@@ -873,20 +862,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _modified = _flags & 0x8 != 0
+                let _modified = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 var _from: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _from = try Api.Peer.parse(&reader)
                 }
                 field = 3
                 var _fromName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _fromName = try reader.readTLString()
                 }
                 field = 4
                 var _storyId: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _storyId = try reader.readInt32()
                 }
                 return .storyFwdHeader(Cons_storyFwdHeader(modified: _modified, from: _from, fromName: _fromName, storyId: _storyId))
@@ -900,20 +889,19 @@ extension Api {
             switch self {
                 case .storyFwdHeader(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.modified { fields.append(("modified", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.from {
-                        fields.append(("from", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("modified", c.modified)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.from {
+                        fields.object("from", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.fromName {
-                        fields.append(("from_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fromName {
+                        fields.string("from_name", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.storyId {
-                        fields.append(("story_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.storyId {
+                        fields.int("story_id", value)
                     }
-                    return ("storyFwdHeader", fields)
+                    return ("storyFwdHeader", fields.fields)
             }
         }
     }
@@ -976,11 +964,10 @@ extension Api.stats {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .storyStats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("views_graph", .object(c.viewsGraph)))
-                    fields.append(("reactions_by_emotion_graph", .object(c.reactionsByEmotionGraph)))
-                    return ("stats.storyStats", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("views_graph", c.viewsGraph)
+                    fields.object("reactions_by_emotion_graph", c.reactionsByEmotionGraph)
+                    return ("stats.storyStats", fields.fields)
             }
         }
     }
@@ -1012,9 +999,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if durationMonths != nil { flags |= 0x1 }
-                if endDate != nil { flags |= 0x2 }
-                if dailyRevenuePerUser != nil { flags |= 0x4 }
+                if durationMonths != nil { tlSetFlag(&flags, 0x1) }
+                if endDate != nil { tlSetFlag(&flags, 0x2) }
+                if dailyRevenuePerUser != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1027,13 +1014,13 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.botId)
                     buffer.appendInt32(c.commissionPermille)
-                    if _flags & 0x1 != 0, let value = c.durationMonths {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.endDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.endDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.dailyRevenuePerUser {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.dailyRevenuePerUser {
                         value.serialize(buffer, true)
                     }
             }
@@ -1063,17 +1050,17 @@ extension Api {
                 let _commissionPermille = try reader.readInt32()
                 field = 3
                 var _durationMonths: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _durationMonths = try reader.readInt32()
                 }
                 field = 4
                 var _endDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _endDate = try reader.readInt32()
                 }
                 field = 5
                 var _dailyRevenuePerUser: Api.StarsAmount? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _dailyRevenuePerUser = try Api.StarsAmount.parse(&reader)
                 }
                 return .starRefProgram(Cons_starRefProgram(botId: _botId, commissionPermille: _commissionPermille, durationMonths: _durationMonths, endDate: _endDate, dailyRevenuePerUser: _dailyRevenuePerUser))
@@ -1087,21 +1074,20 @@ extension Api {
             switch self {
                 case .starRefProgram(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("commission_permille", .int(c.commissionPermille)))
-                    if _flags & 0x1 != 0, let value = c.durationMonths {
-                        fields.append(("duration_months", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.long("bot_id", c.botId)
+                    fields.int("commission_permille", c.commissionPermille)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
+                        fields.int("duration_months", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.endDate {
-                        fields.append(("end_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.endDate {
+                        fields.int("end_date", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.dailyRevenuePerUser {
-                        fields.append(("daily_revenue_per_user", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.dailyRevenuePerUser {
+                        fields.object("daily_revenue_per_user", value)
                     }
-                    return ("starRefProgram", fields)
+                    return ("starRefProgram", fields.fields)
             }
         }
     }
@@ -1139,8 +1125,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if revoked { flags |= 0x2 }
-                if durationMonths != nil { flags |= 0x1 }
+                if revoked { tlSetFlag(&flags, 0x2) }
+                if durationMonths != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1155,7 +1141,7 @@ extension Api {
                     buffer.appendInt32(c.date)
                     buffer.appendInt64(c.botId)
                     buffer.appendInt32(c.commissionPermille)
-                    if _flags & 0x1 != 0, let value = c.durationMonths {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt64(c.participants)
@@ -1182,7 +1168,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoked = _flags & 0x2 != 0
+                let _revoked = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
@@ -1193,7 +1179,7 @@ extension Api {
                 let _commissionPermille = try reader.readInt32()
                 field = 6
                 var _durationMonths: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _durationMonths = try reader.readInt32()
                 }
                 field = 7
@@ -1211,20 +1197,19 @@ extension Api {
             switch self {
                 case .connectedBotStarRef(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.revoked { fields.append(("revoked", .trueFlag)) }
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("commission_permille", .int(c.commissionPermille)))
-                    if _flags & 0x1 != 0, let value = c.durationMonths {
-                        fields.append(("duration_months", .int(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("revoked", c.revoked)
+                    fields.string("url", c.url)
+                    fields.int("date", c.date)
+                    fields.long("bot_id", c.botId)
+                    fields.int("commission_permille", c.commissionPermille)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
+                        fields.int("duration_months", value)
                     }
-                    fields.append(("participants", .long(c.participants)))
-                    fields.append(("revenue", .long(c.revenue)))
-                    return ("connectedBotStarRef", fields)
+                    fields.long("participants", c.participants)
+                    fields.long("revenue", c.revenue)
+                    return ("connectedBotStarRef", fields.fields)
             }
         }
     }
@@ -1258,8 +1243,8 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if chatNotificationsEnabled != nil { flags |= 0x2 }
-                if nextOffset != nil { flags |= 0x1 }
+                if chatNotificationsEnabled != nil { tlSetFlag(&flags, 0x2) }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1271,11 +1256,11 @@ extension Api.payments {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.count)
-                    if _flags & 0x2 != 0, let value = c.chatNotificationsEnabled {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.chatNotificationsEnabled {
                         buffer.appendBool(value)
                     }
                     buffer.appendVector(c.gifts, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -1305,14 +1290,14 @@ extension Api.payments {
                 let _count = try reader.readInt32()
                 field = 2
                 var _chatNotificationsEnabled: Bool? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _chatNotificationsEnabled = try reader.readBool()
                 }
                 field = 3
                 let _gifts = try reader.readVector(boxed: true, of: Api.SavedStarGift.self)
                 field = 4
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 5
@@ -1330,20 +1315,19 @@ extension Api.payments {
             switch self {
                 case .savedStarGifts(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    if _flags & 0x2 != 0, let value = c.chatNotificationsEnabled {
-                        fields.append(("chat_notifications_enabled", .bool(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.chatNotificationsEnabled {
+                        fields.bool("chat_notifications_enabled", value)
                     }
-                    fields.append(("gifts", .vector(c.gifts.map { (e0: Api.SavedStarGift) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    fields.objects("gifts", c.gifts)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.savedStarGifts", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("payments.savedStarGifts", fields.fields)
             }
         }
     }
@@ -1426,15 +1410,14 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputMessageReadMetric(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("view_id", .long(c.viewId)))
-                    fields.append(("time_in_view_ms", .int(c.timeInViewMs)))
-                    fields.append(("active_time_in_view_ms", .int(c.activeTimeInViewMs)))
-                    fields.append(("height_to_viewport_ratio_permille", .int(c.heightToViewportRatioPermille)))
-                    fields.append(("seen_range_ratio_permille", .int(c.seenRangeRatioPermille)))
-                    return ("inputMessageReadMetric", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.int("msg_id", c.msgId)
+                    fields.long("view_id", c.viewId)
+                    fields.int("time_in_view_ms", c.timeInViewMs)
+                    fields.int("active_time_in_view_ms", c.activeTimeInViewMs)
+                    fields.int("height_to_viewport_ratio_permille", c.heightToViewportRatioPermille)
+                    fields.int("seen_range_ratio_permille", c.seenRangeRatioPermille)
+                    return ("inputMessageReadMetric", fields.fields)
             }
         }
     }
@@ -1466,8 +1449,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { flags |= 0x1 }
-                if part { flags |= 0x2 }
+                if rtl { tlSetFlag(&flags, 0x1) }
+                if part { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1503,9 +1486,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = _flags & 0x1 != 0
+                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _part = _flags & 0x2 != 0
+                let _part = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 4
@@ -1523,15 +1506,14 @@ extension Api {
             switch self {
                 case .richMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.rtl { fields.append(("rtl", .trueFlag)) }
-                    if c.part { fields.append(("part", .trueFlag)) }
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    fields.append(("photos", .vector(c.photos.map { (e0: Api.Photo) -> TLValue in .object(e0) })))
-                    fields.append(("documents", .vector(c.documents.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("richMessage", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("rtl", c.rtl)
+                    fields.trueFlag("part", c.part)
+                    fields.objects("blocks", c.blocks)
+                    fields.objects("photos", c.photos)
+                    fields.objects("documents", c.documents)
+                    return ("richMessage", fields.fields)
             }
         }
     }
@@ -1606,11 +1588,10 @@ extension Api.ephemeral {
                 case .welcomeMessagesNotModified:
                     return ("ephemeral.welcomeMessagesNotModified", [])
                 case .welcomeMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.EphemeralMessage) -> TLValue in .object(e0) })))
-                    return ("ephemeral.welcomeMessages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("messages", c.messages)
+                    return ("ephemeral.welcomeMessages", fields.fields)
             }
         }
     }
@@ -1648,10 +1629,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getWallPapers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getWallPapers", fields.fields)
         }
     }
 
@@ -1693,10 +1673,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("emoji_status", .object(self.emojiStatus)))
-            return ("account.updateEmojiStatus", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("emoji_status", self.emojiStatus)
+            return ("account.updateEmojiStatus", fields.fields)
         }
     }
 
@@ -1770,10 +1749,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputMessage) -> TLValue in .object(e0) })))
-            return ("messages.getMessages", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("id", self.id)
+            return ("messages.getMessages", fields.fields)
         }
     }
 
@@ -1826,12 +1804,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("sha256", .bytes(self.sha256)))
-            fields.append(("size", .long(self.size)))
-            fields.append(("mime_type", .string(self.mimeType)))
-            return ("messages.getDocumentByHash", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.bytes("sha256", self.sha256)
+            fields.long("size", self.size)
+            fields.string("mime_type", self.mimeType)
+            return ("messages.getDocumentByHash", fields.fields)
         }
     }
 
@@ -1863,9 +1840,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if game { flags |= 0x2 }
-            if data != nil { flags |= 0x1 }
-            if password != nil { flags |= 0x4 }
+            if game { tlSetFlag(&flags, 0x2) }
+            if data != nil { tlSetFlag(&flags, 0x1) }
+            if password != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -1875,10 +1852,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.msgId)
-            if _flags & 0x1 != 0, let value = self.data {
+            if tlFlagIsSet(_flags, 0x1), let value = self.data {
                 buffer.appendTLBytes(value)
             }
-            if _flags & 0x4 != 0, let value = self.password {
+            if tlFlagIsSet(_flags, 0x4), let value = self.password {
                 value.serialize(buffer, true)
             }
         }
@@ -1893,19 +1870,19 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _game = _flags & 0x2 != 0
+                let _game = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _msgId = try reader.readInt32()
                 field = 4
                 var _data: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _data = try reader.readTLBytes()
                 }
                 field = 5
                 var _password: Api.InputCheckPasswordSRP? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _password = try Api.InputCheckPasswordSRP.parse(&reader)
                 }
                 return GetBotCallbackAnswer(game: _game, peer: _peer, msgId: _msgId, data: _data, password: _password)
@@ -1917,19 +1894,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.game { fields.append(("game", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            if _flags & 0x1 != 0, let value = self.data {
-                fields.append(("data", .bytes(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("game", self.game)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.data {
+                fields.bytes("data", value)
             }
-            if _flags & 0x4 != 0, let value = self.password {
-                fields.append(("password", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.password {
+                fields.object("password", value)
             }
-            return ("messages.getBotCallbackAnswer", fields)
+            return ("messages.getBotCallbackAnswer", fields.fields)
         }
     }
 
@@ -2014,12 +1990,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("read_max_id", .int(self.readMaxId)))
-            return ("messages.readDiscussion", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.int("read_max_id", self.readMaxId)
+            return ("messages.readDiscussion", fields.fields)
         }
     }
 
@@ -2061,10 +2036,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getAttachMenuBots", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getAttachMenuBots", fields.fields)
         }
     }
 
@@ -2092,7 +2066,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if writeAllowed { flags |= 0x1 }
+            if writeAllowed { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2114,7 +2088,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _writeAllowed = _flags & 0x1 != 0
+                let _writeAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _bot = try Api.InputUser.parse(&reader)
                 field = 3
@@ -2128,13 +2102,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.writeAllowed { fields.append(("write_allowed", .trueFlag)) }
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("messages.toggleBotInAttachMenu", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("write_allowed", self.writeAllowed)
+            fields.object("bot", self.bot)
+            fields.bool("enabled", self.enabled)
+            return ("messages.toggleBotInAttachMenu", fields.fields)
         }
     }
 
@@ -2168,11 +2141,11 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if forBoth { flags |= 0x8 }
-            if revert { flags |= 0x10 }
-            if wallpaper != nil { flags |= 0x1 }
-            if settings != nil { flags |= 0x4 }
-            if id != nil { flags |= 0x2 }
+            if forBoth { tlSetFlag(&flags, 0x8) }
+            if revert { tlSetFlag(&flags, 0x10) }
+            if wallpaper != nil { tlSetFlag(&flags, 0x1) }
+            if settings != nil { tlSetFlag(&flags, 0x4) }
+            if id != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2181,13 +2154,13 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.wallpaper {
+            if tlFlagIsSet(_flags, 0x1), let value = self.wallpaper {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.settings {
+            if tlFlagIsSet(_flags, 0x4), let value = self.settings {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.id {
+            if tlFlagIsSet(_flags, 0x2), let value = self.id {
                 buffer.appendInt32(value)
             }
         }
@@ -2202,24 +2175,24 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forBoth = _flags & 0x8 != 0
+                let _forBoth = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _revert = _flags & 0x10 != 0
+                let _revert = tlFlagIsSet(_flags, 0x10)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 var _wallpaper: Api.InputWallPaper? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _wallpaper = try Api.InputWallPaper.parse(&reader)
                 }
                 field = 5
                 var _settings: Api.WallPaperSettings? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _settings = try Api.WallPaperSettings.parse(&reader)
                 }
                 field = 6
                 var _id: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _id = try reader.readInt32()
                 }
                 return SetChatWallPaper(forBoth: _forBoth, revert: _revert, peer: _peer, wallpaper: _wallpaper, settings: _settings, id: _id)
@@ -2231,22 +2204,21 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.forBoth { fields.append(("for_both", .trueFlag)) }
-            if self.revert { fields.append(("revert", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.wallpaper {
-                fields.append(("wallpaper", .object(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("for_both", self.forBoth)
+            fields.trueFlag("revert", self.revert)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.wallpaper {
+                fields.object("wallpaper", value)
             }
-            if _flags & 0x4 != 0, let value = self.settings {
-                fields.append(("settings", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.settings {
+                fields.object("settings", value)
             }
-            if _flags & 0x2 != 0, let value = self.id {
-                fields.append(("id", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.id {
+                fields.int("id", value)
             }
-            return ("messages.setChatWallPaper", fields)
+            return ("messages.setChatWallPaper", fields.fields)
         }
     }
 
@@ -2272,7 +2244,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if parentPeer != nil { flags |= 0x2 }
+            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2280,7 +2252,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x6f6f9c96) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
             buffer.appendVector(self.ids, boxed: true)
@@ -2297,7 +2269,7 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
@@ -2311,14 +2283,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x2 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            fields.append(("ids", .vector(self.ids.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            return ("messages.getSavedDialogsByID", fields)
+            fields.objects("ids", self.ids)
+            return ("messages.getSavedDialogsByID", fields.fields)
         }
     }
 
@@ -2360,10 +2331,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("channel", .object(self.channel)))
-            return ("channels.getFullChannel", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("channel", self.channel)
+            return ("channels.getFullChannel", fields.fields)
         }
     }
 
@@ -2411,11 +2381,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("scope", .object(self.scope)))
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("bots.resetBotCommands", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("scope", self.scope)
+            fields.string("lang_code", self.langCode)
+            return ("bots.resetBotCommands", fields.fields)
         }
     }
 
@@ -2463,11 +2432,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("bots.getPopularAppBots", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("bots.getPopularAppBots", fields.fields)
         }
     }
 
@@ -2515,11 +2483,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("emoji_status", .object(self.emojiStatus)))
-            return ("bots.updateUserEmojiStatus", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("user_id", self.userId)
+            fields.object("emoji_status", self.emojiStatus)
+            return ("bots.updateUserEmojiStatus", fields.fields)
         }
     }
 
@@ -2567,11 +2534,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("bot", .object(self.bot)))
-            return ("payments.getConnectedStarRefBot", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("bot", self.bot)
+            return ("payments.getConnectedStarRefBot", fields.fields)
         }
     }
 
@@ -2619,11 +2585,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("send_as", .object(self.sendAs)))
-            return ("phone.saveDefaultSendAs", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.object("send_as", self.sendAs)
+            return ("phone.saveDefaultSendAs", fields.fields)
         }
     }
 
@@ -2649,7 +2614,7 @@ extension Api.functions.premium {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if slots != nil { flags |= 0x1 }
+            if slots != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2657,7 +2622,7 @@ extension Api.functions.premium {
             if boxed { buffer.appendUInt32(0x6b7da746) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.slots {
+            if tlFlagIsSet(_flags, 0x1), let value = self.slots {
                 buffer.appendVector(value, boxed: true)
             }
             self.peer.serialize(buffer, true)
@@ -2674,7 +2639,7 @@ extension Api.functions.premium {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _slots: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _slots = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 2
@@ -2688,14 +2653,13 @@ extension Api.functions.premium {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.slots {
-                fields.append(("slots", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.slots {
+                fields.ints("slots", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            return ("premium.applyBoost", fields)
+            fields.object("peer", self.peer)
+            return ("premium.applyBoost", fields.fields)
         }
     }
 
@@ -2723,7 +2687,7 @@ extension Api.functions.communities {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if unban { flags |= 0x1 }
+            if unban { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2745,7 +2709,7 @@ extension Api.functions.communities {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unban = _flags & 0x1 != 0
+                let _unban = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _community = try Api.InputChannel.parse(&reader)
                 field = 3
@@ -2759,13 +2723,12 @@ extension Api.functions.communities {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.unban { fields.append(("unban", .trueFlag)) }
-            fields.append(("community", .object(self.community)))
-            fields.append(("participant", .object(self.participant)))
-            return ("communities.toggleParticipantBanned", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("unban", self.unban)
+            fields.object("community", self.community)
+            fields.object("participant", self.participant)
+            return ("communities.toggleParticipantBanned", fields.fields)
         }
     }
 

@@ -73,11 +73,10 @@ extension Api.messages {
                 case .foundStickerSetsNotModified:
                     return ("messages.foundStickerSetsNotModified", [])
                 case .foundStickerSets(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("sets", .vector(c.sets.map { (e0: Api.StickerSetCovered) -> TLValue in .object(e0) })))
-                    return ("messages.foundStickerSets", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("sets", c.sets)
+                    return ("messages.foundStickerSets", fields.fields)
             }
         }
     }
@@ -145,12 +144,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsGroupTopPoster(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("messages", .int(c.messages)))
-                    fields.append(("avg_chars", .int(c.avgChars)))
-                    return ("statsGroupTopPoster", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("user_id", c.userId)
+                    fields.int("messages", c.messages)
+                    fields.int("avg_chars", c.avgChars)
+                    return ("statsGroupTopPoster", fields.fields)
             }
         }
     }
@@ -213,11 +211,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .peerBlocked(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer_id", .object(c.peerId)))
-                    fields.append(("date", .int(c.date)))
-                    return ("peerBlocked", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer_id", c.peerId)
+                    fields.int("date", c.date)
+                    return ("peerBlocked", fields.fields)
             }
         }
     }
@@ -245,7 +242,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sticker != nil { flags |= 0x1 }
+                if sticker != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -258,7 +255,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x1 != 0, let value = c.sticker {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
                         value.serialize(buffer, true)
                     }
             }
@@ -288,7 +285,7 @@ extension Api {
                 let _description = try reader.readTLString()
                 field = 3
                 var _sticker: Api.Document? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _sticker = try Api.Document.parse(&reader)
                 }
                 return .businessIntro(Cons_businessIntro(title: _title, description: _description, sticker: _sticker))
@@ -302,15 +299,14 @@ extension Api {
             switch self {
                 case .businessIntro(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x1 != 0, let value = c.sticker {
-                        fields.append(("sticker", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
+                        fields.object("sticker", value)
                     }
-                    return ("businessIntro", fields)
+                    return ("businessIntro", fields.fields)
             }
         }
     }
@@ -367,10 +363,9 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starsRevenueAdsAccountUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("payments.starsRevenueAdsAccountUrl", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("payments.starsRevenueAdsAccountUrl", fields.fields)
             }
         }
     }
@@ -433,11 +428,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starsSubscriptionPricing(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("period", .int(c.period)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("starsSubscriptionPricing", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("period", c.period)
+                    fields.long("amount", c.amount)
+                    return ("starsSubscriptionPricing", fields.fields)
             }
         }
     }
@@ -531,17 +525,15 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatInviteJoinResultOk(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("updates", .object(c.updates)))
-                    return ("messages.chatInviteJoinResultOk", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("updates", c.updates)
+                    return ("messages.chatInviteJoinResultOk", fields.fields)
                 case .chatInviteJoinResultWebView(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.chatInviteJoinResultWebView", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("bot_id", c.botId)
+                    fields.long("query_id", c.queryId)
+                    fields.objects("users", c.users)
+                    return ("messages.chatInviteJoinResultWebView", fields.fields)
             }
         }
     }
@@ -585,11 +577,10 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            return ("auth.cancelCode", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            return ("auth.cancelCode", fields.fields)
         }
     }
 
@@ -637,11 +628,10 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("api_id", .int(self.apiId)))
-            fields.append(("api_hash", .string(self.apiHash)))
-            return ("auth.initPasskeyLogin", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("api_id", self.apiId)
+            fields.string("api_hash", self.apiHash)
+            return ("auth.initPasskeyLogin", fields.fields)
         }
     }
 
@@ -683,10 +673,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("key", .object(self.key)))
-            return ("account.getPrivacy", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("key", self.key)
+            return ("account.getPrivacy", fields.fields)
         }
     }
 
@@ -716,7 +705,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if thumb != nil { flags |= 0x1 }
+            if thumb != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -725,7 +714,7 @@ extension Api.functions.account {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.file.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.thumb {
+            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.fileName)
@@ -745,7 +734,7 @@ extension Api.functions.account {
                 let _file = try Api.InputFile.parse(&reader)
                 field = 2
                 var _thumb: Api.InputFile? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _thumb = try Api.InputFile.parse(&reader)
                 }
                 field = 3
@@ -761,16 +750,15 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("file", .object(self.file)))
-            if _flags & 0x1 != 0, let value = self.thumb {
-                fields.append(("thumb", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.object("file", self.file)
+            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
+                fields.object("thumb", value)
             }
-            fields.append(("file_name", .string(self.fileName)))
-            fields.append(("mime_type", .string(self.mimeType)))
-            return ("account.uploadTheme", fields)
+            fields.string("file_name", self.fileName)
+            fields.string("mime_type", self.mimeType)
+            return ("account.uploadTheme", fields.fields)
         }
     }
 
@@ -844,10 +832,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("settings", .object(self.settings)))
-            return ("account.setReactionsNotifySettings", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("settings", self.settings)
+            return ("account.setReactionsNotifySettings", fields.fields)
         }
     }
 
@@ -873,7 +860,7 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if referer != nil { flags |= 0x1 }
+            if referer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -882,7 +869,7 @@ extension Api.functions.contacts {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.username)
-            if _flags & 0x1 != 0, let value = self.referer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.referer {
                 buffer.appendTLString(value)
             }
         }
@@ -900,7 +887,7 @@ extension Api.functions.contacts {
                 let _username = try reader.readTLString()
                 field = 2
                 var _referer: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _referer = try reader.readTLString()
                 }
                 return ResolveUsername(username: _username, referer: _referer)
@@ -912,14 +899,13 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("username", .string(self.username)))
-            if _flags & 0x1 != 0, let value = self.referer {
-                fields.append(("referer", .string(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.string("username", self.username)
+            if tlFlagIsSet(_flags, 0x1), let value = self.referer {
+                fields.string("referer", value)
             }
-            return ("contacts.resolveUsername", fields)
+            return ("contacts.resolveUsername", fields.fields)
         }
     }
 
@@ -967,11 +953,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("file", .object(self.file)))
-            return ("messages.uploadEncryptedFile", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("file", self.file)
+            return ("messages.uploadEncryptedFile", fields.fields)
         }
     }
 
@@ -1013,10 +998,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("lang_codes", .vector(self.langCodes.map { (e0: String) -> TLValue in .string(e0) })))
-            return ("messages.getEmojiKeywordsLanguages", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.strings("lang_codes", self.langCodes)
+            return ("messages.getEmojiKeywordsLanguages", fields.fields)
         }
     }
 
@@ -1044,8 +1028,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
-            if savedPeerId != nil { flags |= 0x2 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+            if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1054,10 +1038,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.savedPeerId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
                 value.serialize(buffer, true)
             }
         }
@@ -1075,12 +1059,12 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
                 var _savedPeerId: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.InputPeer.parse(&reader)
                 }
                 return UnpinAllMessages(peer: _peer, topMsgId: _topMsgId, savedPeerId: _savedPeerId)
@@ -1092,17 +1076,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            if _flags & 0x2 != 0, let value = self.savedPeerId {
-                fields.append(("saved_peer_id", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
+                fields.object("saved_peer_id", value)
             }
-            return ("messages.unpinAllMessages", fields)
+            return ("messages.unpinAllMessages", fields.fields)
         }
     }
 
@@ -1134,9 +1117,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if big { flags |= 0x2 }
-            if addToRecent { flags |= 0x4 }
-            if reaction != nil { flags |= 0x1 }
+            if big { tlSetFlag(&flags, 0x2) }
+            if addToRecent { tlSetFlag(&flags, 0x4) }
+            if reaction != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1146,7 +1129,7 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.msgId)
-            if _flags & 0x1 != 0, let value = self.reaction {
+            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -1161,16 +1144,16 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _big = _flags & 0x2 != 0
+                let _big = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _addToRecent = _flags & 0x4 != 0
+                let _addToRecent = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 let _msgId = try reader.readInt32()
                 field = 5
                 var _reaction: [Api.Reaction]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _reaction = try reader.readVector(boxed: true, of: Api.Reaction.self)
                 }
                 return SendReaction(big: _big, addToRecent: _addToRecent, peer: _peer, msgId: _msgId, reaction: _reaction)
@@ -1182,17 +1165,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.big { fields.append(("big", .trueFlag)) }
-            if self.addToRecent { fields.append(("add_to_recent", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            if _flags & 0x1 != 0, let value = self.reaction {
-                fields.append(("reaction", .vector(value.map { (e0: Api.Reaction) -> TLValue in .object(e0) })))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("big", self.big)
+            fields.trueFlag("add_to_recent", self.addToRecent)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
+                fields.objects("reaction", value)
             }
-            return ("messages.sendReaction", fields)
+            return ("messages.sendReaction", fields.fields)
         }
     }
 
@@ -1255,14 +1237,13 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getPersonalChannelHistory", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.object("user_id", self.userId)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            fields.long("hash", self.hash)
+            return ("messages.getPersonalChannelHistory", fields.fields)
         }
     }
 
@@ -1304,10 +1285,9 @@ extension Api.functions.photos {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputPhoto) -> TLValue in .object(e0) })))
-            return ("photos.deletePhotos", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("id", self.id)
+            return ("photos.deletePhotos", fields.fields)
         }
     }
 
@@ -1343,12 +1323,12 @@ extension Api.functions.photos {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if suggest { flags |= 0x8 }
-            if save { flags |= 0x10 }
-            if file != nil { flags |= 0x1 }
-            if video != nil { flags |= 0x2 }
-            if videoStartTs != nil { flags |= 0x4 }
-            if videoEmojiMarkup != nil { flags |= 0x20 }
+            if suggest { tlSetFlag(&flags, 0x8) }
+            if save { tlSetFlag(&flags, 0x10) }
+            if file != nil { tlSetFlag(&flags, 0x1) }
+            if video != nil { tlSetFlag(&flags, 0x2) }
+            if videoStartTs != nil { tlSetFlag(&flags, 0x4) }
+            if videoEmojiMarkup != nil { tlSetFlag(&flags, 0x20) }
             return flags
         }
 
@@ -1357,16 +1337,16 @@ extension Api.functions.photos {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.userId.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.file {
+            if tlFlagIsSet(_flags, 0x1), let value = self.file {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.video {
+            if tlFlagIsSet(_flags, 0x2), let value = self.video {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.videoStartTs {
+            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
                 buffer.appendDouble(value)
             }
-            if _flags & 0x20 != 0, let value = self.videoEmojiMarkup {
+            if tlFlagIsSet(_flags, 0x20), let value = self.videoEmojiMarkup {
                 value.serialize(buffer, true)
             }
         }
@@ -1381,29 +1361,29 @@ extension Api.functions.photos {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _suggest = _flags & 0x8 != 0
+                let _suggest = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _save = _flags & 0x10 != 0
+                let _save = tlFlagIsSet(_flags, 0x10)
                 field = 3
                 let _userId = try Api.InputUser.parse(&reader)
                 field = 4
                 var _file: Api.InputFile? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _file = try Api.InputFile.parse(&reader)
                 }
                 field = 5
                 var _video: Api.InputFile? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _video = try Api.InputFile.parse(&reader)
                 }
                 field = 6
                 var _videoStartTs: Double? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _videoStartTs = try reader.readDouble()
                 }
                 field = 7
                 var _videoEmojiMarkup: Api.VideoSize? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _videoEmojiMarkup = try Api.VideoSize.parse(&reader)
                 }
                 return UploadContactProfilePhoto(suggest: _suggest, save: _save, userId: _userId, file: _file, video: _video, videoStartTs: _videoStartTs, videoEmojiMarkup: _videoEmojiMarkup)
@@ -1415,25 +1395,24 @@ extension Api.functions.photos {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.suggest { fields.append(("suggest", .trueFlag)) }
-            if self.save { fields.append(("save", .trueFlag)) }
-            fields.append(("user_id", .object(self.userId)))
-            if _flags & 0x1 != 0, let value = self.file {
-                fields.append(("file", .object(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("suggest", self.suggest)
+            fields.trueFlag("save", self.save)
+            fields.object("user_id", self.userId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.file {
+                fields.object("file", value)
             }
-            if _flags & 0x2 != 0, let value = self.video {
-                fields.append(("video", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.video {
+                fields.object("video", value)
             }
-            if _flags & 0x4 != 0, let value = self.videoStartTs {
-                fields.append(("video_start_ts", .double(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
+                fields.double("video_start_ts", value)
             }
-            if _flags & 0x20 != 0, let value = self.videoEmojiMarkup {
-                fields.append(("video_emoji_markup", .object(value)))
+            if tlFlagIsSet(_flags, 0x20), let value = self.videoEmojiMarkup {
+                fields.object("video_emoji_markup", value)
             }
-            return ("photos.uploadContactProfilePhoto", fields)
+            return ("photos.uploadContactProfilePhoto", fields.fields)
         }
     }
 
@@ -1481,11 +1460,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("webapp_req_id", .string(self.webappReqId)))
-            return ("bots.getRequestedWebViewButton", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("bot", self.bot)
+            fields.string("webapp_req_id", self.webappReqId)
+            return ("bots.getRequestedWebViewButton", fields.fields)
         }
     }
 

@@ -84,10 +84,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { flags |= 0x8 }
-                if photo != nil { flags |= 0x1 }
-                if ttlSeconds != nil { flags |= 0x4 }
-                if video != nil { flags |= 0x10 }
+                if spoiler { tlSetFlag(&flags, 0x8) }
+                if photo != nil { tlSetFlag(&flags, 0x1) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x4) }
+                if video != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -147,16 +147,16 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nopremium { flags |= 0x8 }
-                if spoiler { flags |= 0x10 }
-                if video { flags |= 0x40 }
-                if round { flags |= 0x80 }
-                if voice { flags |= 0x100 }
-                if document != nil { flags |= 0x1 }
-                if altDocuments != nil { flags |= 0x20 }
-                if videoCover != nil { flags |= 0x200 }
-                if videoTimestamp != nil { flags |= 0x400 }
-                if ttlSeconds != nil { flags |= 0x4 }
+                if nopremium { tlSetFlag(&flags, 0x8) }
+                if spoiler { tlSetFlag(&flags, 0x10) }
+                if video { tlSetFlag(&flags, 0x40) }
+                if round { tlSetFlag(&flags, 0x80) }
+                if voice { tlSetFlag(&flags, 0x100) }
+                if document != nil { tlSetFlag(&flags, 0x1) }
+                if altDocuments != nil { tlSetFlag(&flags, 0x20) }
+                if videoCover != nil { tlSetFlag(&flags, 0x200) }
+                if videoTimestamp != nil { tlSetFlag(&flags, 0x400) }
+                if ttlSeconds != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -180,10 +180,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if forceLargeMedia { flags |= 0x1 }
-                if forceSmallMedia { flags |= 0x2 }
-                if manual { flags |= 0x8 }
-                if safe { flags |= 0x10 }
+                if forceLargeMedia { tlSetFlag(&flags, 0x1) }
+                if forceSmallMedia { tlSetFlag(&flags, 0x2) }
+                if manual { tlSetFlag(&flags, 0x8) }
+                if safe { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -245,11 +245,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if shippingAddressRequested { flags |= 0x2 }
-                if test { flags |= 0x8 }
-                if photo != nil { flags |= 0x1 }
-                if receiptMsgId != nil { flags |= 0x4 }
-                if extendedMedia != nil { flags |= 0x10 }
+                if shippingAddressRequested { tlSetFlag(&flags, 0x2) }
+                if test { tlSetFlag(&flags, 0x8) }
+                if photo != nil { tlSetFlag(&flags, 0x1) }
+                if receiptMsgId != nil { tlSetFlag(&flags, 0x4) }
+                if extendedMedia != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -271,8 +271,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if heading != nil { flags |= 0x1 }
-                if proximityNotificationRadius != nil { flags |= 0x2 }
+                if heading != nil { tlSetFlag(&flags, 0x1) }
+                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -292,7 +292,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if attachedMedia != nil { flags |= 0x1 }
+                if attachedMedia != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -312,7 +312,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if gameOutcome != nil { flags |= 0x1 }
+                if gameOutcome != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -334,8 +334,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaMention { flags |= 0x2 }
-                if story != nil { flags |= 0x1 }
+                if viaMention { tlSetFlag(&flags, 0x2) }
+                if story != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -367,12 +367,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { flags |= 0x1 }
-                if winnersAreVisible { flags |= 0x4 }
-                if countriesIso2 != nil { flags |= 0x2 }
-                if prizeDescription != nil { flags |= 0x8 }
-                if months != nil { flags |= 0x10 }
-                if stars != nil { flags |= 0x20 }
+                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
+                if winnersAreVisible { tlSetFlag(&flags, 0x4) }
+                if countriesIso2 != nil { tlSetFlag(&flags, 0x2) }
+                if prizeDescription != nil { tlSetFlag(&flags, 0x8) }
+                if months != nil { tlSetFlag(&flags, 0x10) }
+                if stars != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -410,12 +410,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { flags |= 0x1 }
-                if refunded { flags |= 0x4 }
-                if additionalPeersCount != nil { flags |= 0x8 }
-                if months != nil { flags |= 0x10 }
-                if stars != nil { flags |= 0x20 }
-                if prizeDescription != nil { flags |= 0x2 }
+                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
+                if refunded { tlSetFlag(&flags, 0x4) }
+                if additionalPeersCount != nil { tlSetFlag(&flags, 0x8) }
+                if months != nil { tlSetFlag(&flags, 0x10) }
+                if stars != nil { tlSetFlag(&flags, 0x20) }
+                if prizeDescription != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -444,7 +444,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if completions != nil { flags |= 0x1 }
+                if completions != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -462,7 +462,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtmpStream { flags |= 0x1 }
+                if rtmpStream { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -475,13 +475,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe216eb63) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.video {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.video {
                         value.serialize(buffer, true)
                     }
                 case .messageMediaGeo(let c):
@@ -500,19 +500,19 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x52d8ccd9) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.altDocuments {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.altDocuments {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x200 != 0, let value = c.videoCover {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.videoCover {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x400 != 0, let value = c.videoTimestamp {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.ttlSeconds {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
                 case .messageMediaWebPage(let c):
@@ -537,16 +537,16 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x1 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.receiptMsgId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.receiptMsgId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     buffer.appendTLString(c.startParam)
-                    if _flags & 0x10 != 0, let value = c.extendedMedia {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.extendedMedia {
                         value.serialize(buffer, true)
                     }
                 case .messageMediaGeoLive(let c):
@@ -554,11 +554,11 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.geo.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.heading {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.period)
-                    if _flags & 0x2 != 0, let value = c.proximityNotificationRadius {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.proximityNotificationRadius {
                         buffer.appendInt32(value)
                     }
                 case .messageMediaPoll(let c):
@@ -567,7 +567,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.poll.serialize(buffer, true)
                     c.results.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.attachedMedia {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.attachedMedia {
                         value.serialize(buffer, true)
                     }
                 case .messageMediaDice(let c):
@@ -576,7 +576,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.value)
                     buffer.appendTLString(c.emoticon)
-                    if _flags & 0x1 != 0, let value = c.gameOutcome {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.gameOutcome {
                         value.serialize(buffer, true)
                     }
                 case .messageMediaStory(let c):
@@ -585,7 +585,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
-                    if _flags & 0x1 != 0, let value = c.story {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
                         value.serialize(buffer, true)
                     }
                 case .messageMediaGiveaway(let c):
@@ -593,17 +593,17 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.channels, boxed: true)
-                    if _flags & 0x2 != 0, let value = c.countriesIso2 {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x8 != 0, let value = c.prizeDescription {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.quantity)
-                    if _flags & 0x10 != 0, let value = c.months {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.stars {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt32(c.untilDate)
@@ -612,20 +612,20 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.channelId)
-                    if _flags & 0x8 != 0, let value = c.additionalPeersCount {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.additionalPeersCount {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.launchMsgId)
                     buffer.appendInt32(c.winnersCount)
                     buffer.appendInt32(c.unclaimedCount)
                     buffer.appendVector(c.winners, boxed: true)
-                    if _flags & 0x10 != 0, let value = c.months {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.stars {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.prizeDescription {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.untilDate)
@@ -638,7 +638,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.todo.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.completions {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.completions {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .messageMediaVideoStream(let c):
@@ -690,21 +690,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = _flags & 0x8 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 field = 3
                 var _photo: Api.Photo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _photo = try Api.Photo.parse(&reader)
                 }
                 field = 4
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 field = 5
                 var _video: Api.Document? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _video = try Api.Document.parse(&reader)
                 }
                 return .messageMediaPhoto(Cons_messageMediaPhoto(spoiler: _spoiler, photo: _photo, ttlSeconds: _ttlSeconds, video: _video))
@@ -752,38 +752,38 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nopremium = _flags & 0x8 != 0
+                let _nopremium = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _spoiler = _flags & 0x10 != 0
+                let _spoiler = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _video = _flags & 0x40 != 0
+                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _round = _flags & 0x80 != 0
+                let _round = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _voice = _flags & 0x100 != 0
+                let _voice = tlFlagIsSet(_flags, 0x100)
                 field = 6
                 var _document: Api.Document? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _document = try Api.Document.parse(&reader)
                 }
                 field = 7
                 var _altDocuments: [Api.Document]? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _altDocuments = try reader.readVector(boxed: true, of: Api.Document.self)
                 }
                 field = 8
                 var _videoCover: Api.Photo? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _videoCover = try Api.Photo.parse(&reader)
                 }
                 field = 9
                 var _videoTimestamp: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _videoTimestamp = try reader.readInt32()
                 }
                 field = 10
                 var _ttlSeconds: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _ttlSeconds = try reader.readInt32()
                 }
                 return .messageMediaDocument(Cons_messageMediaDocument(nopremium: _nopremium, spoiler: _spoiler, video: _video, round: _round, voice: _voice, document: _document, altDocuments: _altDocuments, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds))
@@ -798,13 +798,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forceLargeMedia = _flags & 0x1 != 0
+                let _forceLargeMedia = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _forceSmallMedia = _flags & 0x2 != 0
+                let _forceSmallMedia = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _manual = _flags & 0x8 != 0
+                let _manual = tlFlagIsSet(_flags, 0x8)
                 field = 4
-                let _safe = _flags & 0x10 != 0
+                let _safe = tlFlagIsSet(_flags, 0x10)
                 field = 5
                 let _webpage = try Api.WebPage.parse(&reader)
                 return .messageMediaWebPage(Cons_messageMediaWebPage(forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, manual: _manual, safe: _safe, webpage: _webpage))
@@ -850,21 +850,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _shippingAddressRequested = _flags & 0x2 != 0
+                let _shippingAddressRequested = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _test = _flags & 0x8 != 0
+                let _test = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _title = try reader.readTLString()
                 field = 4
                 let _description = try reader.readTLString()
                 field = 5
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 6
                 var _receiptMsgId: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _receiptMsgId = try reader.readInt32()
                 }
                 field = 7
@@ -875,7 +875,7 @@ extension Api {
                 let _startParam = try reader.readTLString()
                 field = 10
                 var _extendedMedia: Api.MessageExtendedMedia? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _extendedMedia = try Api.MessageExtendedMedia.parse(&reader)
                 }
                 return .messageMediaInvoice(Cons_messageMediaInvoice(shippingAddressRequested: _shippingAddressRequested, test: _test, title: _title, description: _description, photo: _photo, receiptMsgId: _receiptMsgId, currency: _currency, totalAmount: _totalAmount, startParam: _startParam, extendedMedia: _extendedMedia))
@@ -893,14 +893,14 @@ extension Api {
                 let _geo = try Api.GeoPoint.parse(&reader)
                 field = 2
                 var _heading: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _heading = try reader.readInt32()
                 }
                 field = 3
                 let _period = try reader.readInt32()
                 field = 4
                 var _proximityNotificationRadius: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _proximityNotificationRadius = try reader.readInt32()
                 }
                 return .messageMediaGeoLive(Cons_messageMediaGeoLive(geo: _geo, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius))
@@ -920,7 +920,7 @@ extension Api {
                 let _results = try Api.PollResults.parse(&reader)
                 field = 3
                 var _attachedMedia: Api.MessageMedia? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _attachedMedia = try Api.MessageMedia.parse(&reader)
                 }
                 return .messageMediaPoll(Cons_messageMediaPoll(poll: _poll, results: _results, attachedMedia: _attachedMedia))
@@ -940,7 +940,7 @@ extension Api {
                 let _emoticon = try reader.readTLString()
                 field = 3
                 var _gameOutcome: Api.messages.EmojiGameOutcome? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _gameOutcome = try Api.messages.EmojiGameOutcome.parse(&reader)
                 }
                 return .messageMediaDice(Cons_messageMediaDice(value: _value, emoticon: _emoticon, gameOutcome: _gameOutcome))
@@ -955,14 +955,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaMention = _flags & 0x2 != 0
+                let _viaMention = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
                 var _story: Api.StoryItem? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _story = try Api.StoryItem.parse(&reader)
                 }
                 return .messageMediaStory(Cons_messageMediaStory(viaMention: _viaMention, peer: _peer, id: _id, story: _story))
@@ -977,31 +977,31 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = _flags & 0x1 != 0
+                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _winnersAreVisible = _flags & 0x4 != 0
+                let _winnersAreVisible = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _channels = try reader.readVector(boxed: true, of: Int64.self)
                 field = 4
                 var _countriesIso2: [String]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _countriesIso2 = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 5
                 var _prizeDescription: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _prizeDescription = try reader.readTLString()
                 }
                 field = 6
                 let _quantity = try reader.readInt32()
                 field = 7
                 var _months: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _months = try reader.readInt32()
                 }
                 field = 8
                 var _stars: Int64? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _stars = try reader.readInt64()
                 }
                 field = 9
@@ -1018,14 +1018,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = _flags & 0x1 != 0
+                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _refunded = _flags & 0x4 != 0
+                let _refunded = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _channelId = try reader.readInt64()
                 field = 4
                 var _additionalPeersCount: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _additionalPeersCount = try reader.readInt32()
                 }
                 field = 5
@@ -1038,17 +1038,17 @@ extension Api {
                 let _winners = try reader.readVector(boxed: true, of: Int64.self)
                 field = 9
                 var _months: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _months = try reader.readInt32()
                 }
                 field = 10
                 var _stars: Int64? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _stars = try reader.readInt64()
                 }
                 field = 11
                 var _prizeDescription: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _prizeDescription = try reader.readTLString()
                 }
                 field = 12
@@ -1081,7 +1081,7 @@ extension Api {
                 let _todo = try Api.TodoList.parse(&reader)
                 field = 2
                 var _completions: [Api.TodoCompletion]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _completions = try reader.readVector(boxed: true, of: Api.TodoCompletion.self)
                 }
                 return .messageMediaToDo(Cons_messageMediaToDo(todo: _todo, completions: _completions))
@@ -1096,7 +1096,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtmpStream = _flags & 0x1 != 0
+                let _rtmpStream = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
                 return .messageMediaVideoStream(Cons_messageMediaVideoStream(rtmpStream: _rtmpStream, call: _call))
@@ -1112,232 +1112,215 @@ extension Api {
                     return ("messageMediaEmpty", [])
                 case .messageMediaPhoto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    if c.livePhoto { fields.append(("live_photo", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.trueFlag("live_photo", c.livePhoto)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.video {
-                        fields.append(("video", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.video {
+                        fields.object("video", value)
                     }
-                    return ("messageMediaPhoto", fields)
+                    return ("messageMediaPhoto", fields.fields)
                 case .messageMediaGeo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("geo", .object(c.geo)))
-                    return ("messageMediaGeo", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("geo", c.geo)
+                    return ("messageMediaGeo", fields.fields)
                 case .messageMediaContact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("vcard", .string(c.vcard)))
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("messageMediaContact", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.string("vcard", c.vcard)
+                    fields.long("user_id", c.userId)
+                    return ("messageMediaContact", fields.fields)
                 case .messageMediaUnsupported:
                     return ("messageMediaUnsupported", [])
                 case .messageMediaDocument(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.nopremium { fields.append(("nopremium", .trueFlag)) }
-                    if c.spoiler { fields.append(("spoiler", .trueFlag)) }
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    if c.round { fields.append(("round", .trueFlag)) }
-                    if c.voice { fields.append(("voice", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("nopremium", c.nopremium)
+                    fields.trueFlag("spoiler", c.spoiler)
+                    fields.trueFlag("video", c.video)
+                    fields.trueFlag("round", c.round)
+                    fields.trueFlag("voice", c.voice)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
+                        fields.object("document", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.altDocuments {
-                        fields.append(("alt_documents", .vector(value.map { (e0: Api.Document) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.altDocuments {
+                        fields.objects("alt_documents", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.videoCover {
-                        fields.append(("video_cover", .object(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.videoCover {
+                        fields.object("video_cover", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.videoTimestamp {
-                        fields.append(("video_timestamp", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.videoTimestamp {
+                        fields.int("video_timestamp", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.ttlSeconds {
-                        fields.append(("ttl_seconds", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
+                        fields.int("ttl_seconds", value)
                     }
-                    return ("messageMediaDocument", fields)
+                    return ("messageMediaDocument", fields.fields)
                 case .messageMediaWebPage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.forceLargeMedia { fields.append(("force_large_media", .trueFlag)) }
-                    if c.forceSmallMedia { fields.append(("force_small_media", .trueFlag)) }
-                    if c.manual { fields.append(("manual", .trueFlag)) }
-                    if c.safe { fields.append(("safe", .trueFlag)) }
-                    fields.append(("webpage", .object(c.webpage)))
-                    return ("messageMediaWebPage", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("force_large_media", c.forceLargeMedia)
+                    fields.trueFlag("force_small_media", c.forceSmallMedia)
+                    fields.trueFlag("manual", c.manual)
+                    fields.trueFlag("safe", c.safe)
+                    fields.object("webpage", c.webpage)
+                    return ("messageMediaWebPage", fields.fields)
                 case .messageMediaVenue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("geo", .object(c.geo)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("address", .string(c.address)))
-                    fields.append(("provider", .string(c.provider)))
-                    fields.append(("venue_id", .string(c.venueId)))
-                    fields.append(("venue_type", .string(c.venueType)))
-                    return ("messageMediaVenue", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.object("geo", c.geo)
+                    fields.string("title", c.title)
+                    fields.string("address", c.address)
+                    fields.string("provider", c.provider)
+                    fields.string("venue_id", c.venueId)
+                    fields.string("venue_type", c.venueType)
+                    return ("messageMediaVenue", fields.fields)
                 case .messageMediaGame(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("game", .object(c.game)))
-                    return ("messageMediaGame", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("game", c.game)
+                    return ("messageMediaGame", fields.fields)
                 case .messageMediaInvoice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.shippingAddressRequested { fields.append(("shipping_address_requested", .trueFlag)) }
-                    if c.test { fields.append(("test", .trueFlag)) }
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x1 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("shipping_address_requested", c.shippingAddressRequested)
+                    fields.trueFlag("test", c.test)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.receiptMsgId {
-                        fields.append(("receipt_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.receiptMsgId {
+                        fields.int("receipt_msg_id", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    fields.append(("start_param", .string(c.startParam)))
-                    if _flags & 0x10 != 0, let value = c.extendedMedia {
-                        fields.append(("extended_media", .object(value)))
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    fields.string("start_param", c.startParam)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.extendedMedia {
+                        fields.object("extended_media", value)
                     }
-                    return ("messageMediaInvoice", fields)
+                    return ("messageMediaInvoice", fields.fields)
                 case .messageMediaGeoLive(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("geo", .object(c.geo)))
-                    if _flags & 0x1 != 0, let value = c.heading {
-                        fields.append(("heading", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.object("geo", c.geo)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
+                        fields.int("heading", value)
                     }
-                    fields.append(("period", .int(c.period)))
-                    if _flags & 0x2 != 0, let value = c.proximityNotificationRadius {
-                        fields.append(("proximity_notification_radius", .int(value)))
+                    fields.int("period", c.period)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.proximityNotificationRadius {
+                        fields.int("proximity_notification_radius", value)
                     }
-                    return ("messageMediaGeoLive", fields)
+                    return ("messageMediaGeoLive", fields.fields)
                 case .messageMediaPoll(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("poll", .object(c.poll)))
-                    fields.append(("results", .object(c.results)))
-                    if _flags & 0x1 != 0, let value = c.attachedMedia {
-                        fields.append(("attached_media", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("poll", c.poll)
+                    fields.object("results", c.results)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.attachedMedia {
+                        fields.object("attached_media", value)
                     }
-                    return ("messageMediaPoll", fields)
+                    return ("messageMediaPoll", fields.fields)
                 case .messageMediaDice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("value", .int(c.value)))
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    if _flags & 0x1 != 0, let value = c.gameOutcome {
-                        fields.append(("game_outcome", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.int("value", c.value)
+                    fields.string("emoticon", c.emoticon)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.gameOutcome {
+                        fields.object("game_outcome", value)
                     }
-                    return ("messageMediaDice", fields)
+                    return ("messageMediaDice", fields.fields)
                 case .messageMediaStory(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.viaMention { fields.append(("via_mention", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("id", .int(c.id)))
-                    if _flags & 0x1 != 0, let value = c.story {
-                        fields.append(("story", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("via_mention", c.viaMention)
+                    fields.object("peer", c.peer)
+                    fields.int("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
+                        fields.object("story", value)
                     }
-                    return ("messageMediaStory", fields)
+                    return ("messageMediaStory", fields.fields)
                 case .messageMediaGiveaway(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.onlyNewSubscribers { fields.append(("only_new_subscribers", .trueFlag)) }
-                    if c.winnersAreVisible { fields.append(("winners_are_visible", .trueFlag)) }
-                    fields.append(("channels", .vector(c.channels.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    if _flags & 0x2 != 0, let value = c.countriesIso2 {
-                        fields.append(("countries_iso2", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
+                    fields.trueFlag("winners_are_visible", c.winnersAreVisible)
+                    fields.longs("channels", c.channels)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.countriesIso2 {
+                        fields.strings("countries_iso2", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.prizeDescription {
-                        fields.append(("prize_description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.prizeDescription {
+                        fields.string("prize_description", value)
                     }
-                    fields.append(("quantity", .int(c.quantity)))
-                    if _flags & 0x10 != 0, let value = c.months {
-                        fields.append(("months", .int(value)))
+                    fields.int("quantity", c.quantity)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
+                        fields.int("months", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.stars {
-                        fields.append(("stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
+                        fields.long("stars", value)
                     }
-                    fields.append(("until_date", .int(c.untilDate)))
-                    return ("messageMediaGiveaway", fields)
+                    fields.int("until_date", c.untilDate)
+                    return ("messageMediaGiveaway", fields.fields)
                 case .messageMediaGiveawayResults(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(13)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.onlyNewSubscribers { fields.append(("only_new_subscribers", .trueFlag)) }
-                    if c.refunded { fields.append(("refunded", .trueFlag)) }
-                    fields.append(("channel_id", .long(c.channelId)))
-                    if _flags & 0x8 != 0, let value = c.additionalPeersCount {
-                        fields.append(("additional_peers_count", .int(value)))
+                    var fields = TLFieldList(capacity: 13)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
+                    fields.trueFlag("refunded", c.refunded)
+                    fields.long("channel_id", c.channelId)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.additionalPeersCount {
+                        fields.int("additional_peers_count", value)
                     }
-                    fields.append(("launch_msg_id", .int(c.launchMsgId)))
-                    fields.append(("winners_count", .int(c.winnersCount)))
-                    fields.append(("unclaimed_count", .int(c.unclaimedCount)))
-                    fields.append(("winners", .vector(c.winners.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    if _flags & 0x10 != 0, let value = c.months {
-                        fields.append(("months", .int(value)))
+                    fields.int("launch_msg_id", c.launchMsgId)
+                    fields.int("winners_count", c.winnersCount)
+                    fields.int("unclaimed_count", c.unclaimedCount)
+                    fields.longs("winners", c.winners)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
+                        fields.int("months", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.stars {
-                        fields.append(("stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
+                        fields.long("stars", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.prizeDescription {
-                        fields.append(("prize_description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.prizeDescription {
+                        fields.string("prize_description", value)
                     }
-                    fields.append(("until_date", .int(c.untilDate)))
-                    return ("messageMediaGiveawayResults", fields)
+                    fields.int("until_date", c.untilDate)
+                    return ("messageMediaGiveawayResults", fields.fields)
                 case .messageMediaPaidMedia(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("stars_amount", .long(c.starsAmount)))
-                    fields.append(("extended_media", .vector(c.extendedMedia.map { (e0: Api.MessageExtendedMedia) -> TLValue in .object(e0) })))
-                    return ("messageMediaPaidMedia", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("stars_amount", c.starsAmount)
+                    fields.objects("extended_media", c.extendedMedia)
+                    return ("messageMediaPaidMedia", fields.fields)
                 case .messageMediaToDo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("todo", .object(c.todo)))
-                    if _flags & 0x1 != 0, let value = c.completions {
-                        fields.append(("completions", .vector(value.map { (e0: Api.TodoCompletion) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.object("todo", c.todo)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.completions {
+                        fields.objects("completions", value)
                     }
-                    return ("messageMediaToDo", fields)
+                    return ("messageMediaToDo", fields.fields)
                 case .messageMediaVideoStream(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.rtmpStream { fields.append(("rtmp_stream", .trueFlag)) }
-                    fields.append(("call", .object(c.call)))
-                    return ("messageMediaVideoStream", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("rtmp_stream", c.rtmpStream)
+                    fields.object("call", c.call)
+                    return ("messageMediaVideoStream", fields.fields)
             }
         }
     }
@@ -1426,16 +1409,14 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .sentEncryptedMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("date", .int(c.date)))
-                    return ("messages.sentEncryptedMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("date", c.date)
+                    return ("messages.sentEncryptedMessage", fields.fields)
                 case .sentEncryptedFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("file", .object(c.file)))
-                    return ("messages.sentEncryptedFile", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("date", c.date)
+                    fields.object("file", c.file)
+                    return ("messages.sentEncryptedFile", fields.fields)
             }
         }
     }
@@ -1644,13 +1625,13 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canSaveCredentials { flags |= 0x4 }
-                if passwordMissing { flags |= 0x8 }
-                if photo != nil { flags |= 0x20 }
-                if nativeProvider != nil && nativeParams != nil { flags |= 0x10 }
-                if additionalMethods != nil { flags |= 0x40 }
-                if savedInfo != nil { flags |= 0x1 }
-                if savedCredentials != nil { flags |= 0x2 }
+                if canSaveCredentials { tlSetFlag(&flags, 0x4) }
+                if passwordMissing { tlSetFlag(&flags, 0x8) }
+                if photo != nil { tlSetFlag(&flags, 0x20) }
+                if nativeProvider != nil && nativeParams != nil { tlSetFlag(&flags, 0x10) }
+                if additionalMethods != nil { tlSetFlag(&flags, 0x40) }
+                if savedInfo != nil { tlSetFlag(&flags, 0x1) }
+                if savedCredentials != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1678,7 +1659,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { flags |= 0x20 }
+                if photo != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -1704,25 +1685,25 @@ extension Api.payments {
                     buffer.appendInt64(c.botId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x20 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendInt64(c.providerId)
                     buffer.appendTLString(c.url)
-                    if _flags & 0x10 != 0, let value = c.nativeProvider {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.nativeProvider {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.nativeParams {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.nativeParams {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.additionalMethods {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.additionalMethods {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x1 != 0, let value = c.savedInfo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedCredentials {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedCredentials {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -1734,7 +1715,7 @@ extension Api.payments {
                     buffer.appendInt64(c.botId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x20 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
@@ -1767,9 +1748,9 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canSaveCredentials = _flags & 0x4 != 0
+                let _canSaveCredentials = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _passwordMissing = _flags & 0x8 != 0
+                let _passwordMissing = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _formId = try reader.readInt64()
                 field = 4
@@ -1780,7 +1761,7 @@ extension Api.payments {
                 let _description = try reader.readTLString()
                 field = 7
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 8
@@ -1791,27 +1772,27 @@ extension Api.payments {
                 let _url = try reader.readTLString()
                 field = 11
                 var _nativeProvider: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _nativeProvider = try reader.readTLString()
                 }
                 field = 12
                 var _nativeParams: Api.DataJSON? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _nativeParams = try Api.DataJSON.parse(&reader)
                 }
                 field = 13
                 var _additionalMethods: [Api.PaymentFormMethod]? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _additionalMethods = try reader.readVector(boxed: true, of: Api.PaymentFormMethod.self)
                 }
                 field = 14
                 var _savedInfo: Api.PaymentRequestedInfo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _savedInfo = try Api.PaymentRequestedInfo.parse(&reader)
                 }
                 field = 15
                 var _savedCredentials: [Api.PaymentSavedCredentials]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedCredentials = try reader.readVector(boxed: true, of: Api.PaymentSavedCredentials.self)
                 }
                 field = 16
@@ -1837,7 +1818,7 @@ extension Api.payments {
                 let _description = try reader.readTLString()
                 field = 5
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 6
@@ -1868,59 +1849,56 @@ extension Api.payments {
             switch self {
                 case .paymentForm(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(17)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canSaveCredentials { fields.append(("can_save_credentials", .trueFlag)) }
-                    if c.passwordMissing { fields.append(("password_missing", .trueFlag)) }
-                    fields.append(("form_id", .long(c.formId)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x20 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 17)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_save_credentials", c.canSaveCredentials)
+                    fields.trueFlag("password_missing", c.passwordMissing)
+                    fields.long("form_id", c.formId)
+                    fields.long("bot_id", c.botId)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    fields.append(("invoice", .object(c.invoice)))
-                    fields.append(("provider_id", .long(c.providerId)))
-                    fields.append(("url", .string(c.url)))
-                    if _flags & 0x10 != 0, let value = c.nativeProvider {
-                        fields.append(("native_provider", .string(value)))
+                    fields.object("invoice", c.invoice)
+                    fields.long("provider_id", c.providerId)
+                    fields.string("url", c.url)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.nativeProvider {
+                        fields.string("native_provider", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.nativeParams {
-                        fields.append(("native_params", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.nativeParams {
+                        fields.object("native_params", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.additionalMethods {
-                        fields.append(("additional_methods", .vector(value.map { (e0: Api.PaymentFormMethod) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.additionalMethods {
+                        fields.objects("additional_methods", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.savedInfo {
-                        fields.append(("saved_info", .object(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
+                        fields.object("saved_info", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.savedCredentials {
-                        fields.append(("saved_credentials", .vector(value.map { (e0: Api.PaymentSavedCredentials) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.savedCredentials {
+                        fields.objects("saved_credentials", value)
                     }
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.paymentForm", fields)
+                    fields.objects("users", c.users)
+                    return ("payments.paymentForm", fields.fields)
                 case .paymentFormStars(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("form_id", .long(c.formId)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x20 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("form_id", c.formId)
+                    fields.long("bot_id", c.botId)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    fields.append(("invoice", .object(c.invoice)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.paymentFormStars", fields)
+                    fields.object("invoice", c.invoice)
+                    fields.objects("users", c.users)
+                    return ("payments.paymentFormStars", fields.fields)
                 case .paymentFormStarGift(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("form_id", .long(c.formId)))
-                    fields.append(("invoice", .object(c.invoice)))
-                    return ("payments.paymentFormStarGift", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("form_id", c.formId)
+                    fields.object("invoice", c.invoice)
+                    return ("payments.paymentFormStarGift", fields.fields)
             }
         }
     }
@@ -1977,10 +1955,9 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .supportName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("name", .string(c.name)))
-                    return ("help.supportName", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("name", c.name)
+                    return ("help.supportName", fields.fields)
             }
         }
     }
@@ -2143,31 +2120,30 @@ extension Api.stats {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .broadcastStats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(22)
-                    fields.append(("period", .object(c.period)))
-                    fields.append(("followers", .object(c.followers)))
-                    fields.append(("views_per_post", .object(c.viewsPerPost)))
-                    fields.append(("shares_per_post", .object(c.sharesPerPost)))
-                    fields.append(("reactions_per_post", .object(c.reactionsPerPost)))
-                    fields.append(("views_per_story", .object(c.viewsPerStory)))
-                    fields.append(("shares_per_story", .object(c.sharesPerStory)))
-                    fields.append(("reactions_per_story", .object(c.reactionsPerStory)))
-                    fields.append(("enabled_notifications", .object(c.enabledNotifications)))
-                    fields.append(("growth_graph", .object(c.growthGraph)))
-                    fields.append(("followers_graph", .object(c.followersGraph)))
-                    fields.append(("mute_graph", .object(c.muteGraph)))
-                    fields.append(("top_hours_graph", .object(c.topHoursGraph)))
-                    fields.append(("interactions_graph", .object(c.interactionsGraph)))
-                    fields.append(("iv_interactions_graph", .object(c.ivInteractionsGraph)))
-                    fields.append(("views_by_source_graph", .object(c.viewsBySourceGraph)))
-                    fields.append(("new_followers_by_source_graph", .object(c.newFollowersBySourceGraph)))
-                    fields.append(("languages_graph", .object(c.languagesGraph)))
-                    fields.append(("reactions_by_emotion_graph", .object(c.reactionsByEmotionGraph)))
-                    fields.append(("story_interactions_graph", .object(c.storyInteractionsGraph)))
-                    fields.append(("story_reactions_by_emotion_graph", .object(c.storyReactionsByEmotionGraph)))
-                    fields.append(("recent_posts_interactions", .vector(c.recentPostsInteractions.map { (e0: Api.PostInteractionCounters) -> TLValue in .object(e0) })))
-                    return ("stats.broadcastStats", fields)
+                    var fields = TLFieldList(capacity: 22)
+                    fields.object("period", c.period)
+                    fields.object("followers", c.followers)
+                    fields.object("views_per_post", c.viewsPerPost)
+                    fields.object("shares_per_post", c.sharesPerPost)
+                    fields.object("reactions_per_post", c.reactionsPerPost)
+                    fields.object("views_per_story", c.viewsPerStory)
+                    fields.object("shares_per_story", c.sharesPerStory)
+                    fields.object("reactions_per_story", c.reactionsPerStory)
+                    fields.object("enabled_notifications", c.enabledNotifications)
+                    fields.object("growth_graph", c.growthGraph)
+                    fields.object("followers_graph", c.followersGraph)
+                    fields.object("mute_graph", c.muteGraph)
+                    fields.object("top_hours_graph", c.topHoursGraph)
+                    fields.object("interactions_graph", c.interactionsGraph)
+                    fields.object("iv_interactions_graph", c.ivInteractionsGraph)
+                    fields.object("views_by_source_graph", c.viewsBySourceGraph)
+                    fields.object("new_followers_by_source_graph", c.newFollowersBySourceGraph)
+                    fields.object("languages_graph", c.languagesGraph)
+                    fields.object("reactions_by_emotion_graph", c.reactionsByEmotionGraph)
+                    fields.object("story_interactions_graph", c.storyInteractionsGraph)
+                    fields.object("story_reactions_by_emotion_graph", c.storyReactionsByEmotionGraph)
+                    fields.objects("recent_posts_interactions", c.recentPostsInteractions)
+                    return ("stats.broadcastStats", fields.fields)
             }
         }
     }
@@ -2235,12 +2211,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .peerSettings(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("settings", .object(c.settings)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.peerSettings", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("settings", c.settings)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.peerSettings", fields.fields)
             }
         }
     }
@@ -2287,8 +2262,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if restore { flags |= 0x1 }
-                if upgrade { flags |= 0x2 }
+                if restore { tlSetFlag(&flags, 0x1) }
+                if upgrade { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2325,8 +2300,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if boostPeer != nil { flags |= 0x1 }
-                if message != nil { flags |= 0x2 }
+                if boostPeer != nil { tlSetFlag(&flags, 0x1) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2360,11 +2335,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { flags |= 0x1 }
-                if winnersAreVisible { flags |= 0x8 }
-                if additionalPeers != nil { flags |= 0x2 }
-                if countriesIso2 != nil { flags |= 0x4 }
-                if prizeDescription != nil { flags |= 0x10 }
+                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
+                if winnersAreVisible { tlSetFlag(&flags, 0x8) }
+                if additionalPeers != nil { tlSetFlag(&flags, 0x2) }
+                if countriesIso2 != nil { tlSetFlag(&flags, 0x4) }
+                if prizeDescription != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2386,7 +2361,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spendPurposePeer != nil { flags |= 0x1 }
+                if spendPurposePeer != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2439,11 +2414,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { flags |= 0x1 }
-                if winnersAreVisible { flags |= 0x8 }
-                if additionalPeers != nil { flags |= 0x2 }
-                if countriesIso2 != nil { flags |= 0x4 }
-                if prizeDescription != nil { flags |= 0x10 }
+                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
+                if winnersAreVisible { tlSetFlag(&flags, 0x8) }
+                if additionalPeers != nil { tlSetFlag(&flags, 0x2) }
+                if countriesIso2 != nil { tlSetFlag(&flags, 0x4) }
+                if prizeDescription != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2469,7 +2444,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if restore { flags |= 0x1 }
+                if restore { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2490,12 +2465,12 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.boostPeer {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.boostPeer {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
                 case .inputStorePaymentPremiumGiveaway(let c):
@@ -2503,13 +2478,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.boostPeer.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.additionalPeers {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.countriesIso2 {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.prizeDescription {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt64(c.randomId)
@@ -2523,7 +2498,7 @@ extension Api {
                     buffer.appendInt64(c.stars)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
-                    if _flags & 0x1 != 0, let value = c.spendPurposePeer {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.spendPurposePeer {
                         value.serialize(buffer, true)
                     }
                 case .inputStorePaymentStarsGift(let c):
@@ -2538,13 +2513,13 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.stars)
                     c.boostPeer.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.additionalPeers {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.countriesIso2 {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.prizeDescription {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt64(c.randomId)
@@ -2590,9 +2565,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restore = _flags & 0x1 != 0
+                let _restore = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _upgrade = _flags & 0x2 != 0
+                let _upgrade = tlFlagIsSet(_flags, 0x2)
                 return .inputStorePaymentPremiumSubscription(Cons_inputStorePaymentPremiumSubscription(restore: _restore, upgrade: _upgrade))
             }
             catch {
@@ -2623,7 +2598,7 @@ extension Api {
                 let _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 field = 2
                 var _boostPeer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _boostPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 3
@@ -2632,7 +2607,7 @@ extension Api {
                 let _amount = try reader.readInt64()
                 field = 5
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .inputStorePaymentPremiumGiftCode(Cons_inputStorePaymentPremiumGiftCode(users: _users, boostPeer: _boostPeer, currency: _currency, amount: _amount, message: _message))
@@ -2647,24 +2622,24 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = _flags & 0x1 != 0
+                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _winnersAreVisible = _flags & 0x8 != 0
+                let _winnersAreVisible = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _boostPeer = try Api.InputPeer.parse(&reader)
                 field = 4
                 var _additionalPeers: [Api.InputPeer]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _additionalPeers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
                 }
                 field = 5
                 var _countriesIso2: [String]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _countriesIso2 = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 6
                 var _prizeDescription: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _prizeDescription = try reader.readTLString()
                 }
                 field = 7
@@ -2694,7 +2669,7 @@ extension Api {
                 let _amount = try reader.readInt64()
                 field = 4
                 var _spendPurposePeer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _spendPurposePeer = try Api.InputPeer.parse(&reader)
                 }
                 return .inputStorePaymentStarsTopup(Cons_inputStorePaymentStarsTopup(stars: _stars, currency: _currency, amount: _amount, spendPurposePeer: _spendPurposePeer))
@@ -2726,26 +2701,26 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = _flags & 0x1 != 0
+                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _winnersAreVisible = _flags & 0x8 != 0
+                let _winnersAreVisible = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _stars = try reader.readInt64()
                 field = 4
                 let _boostPeer = try Api.InputPeer.parse(&reader)
                 field = 5
                 var _additionalPeers: [Api.InputPeer]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _additionalPeers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
                 }
                 field = 6
                 var _countriesIso2: [String]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _countriesIso2 = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 7
                 var _prizeDescription: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _prizeDescription = try reader.readTLString()
                 }
                 field = 8
@@ -2770,7 +2745,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restore = _flags & 0x1 != 0
+                let _restore = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _phoneNumber = try reader.readTLString()
                 field = 3
@@ -2792,112 +2767,104 @@ extension Api {
             switch self {
                 case .inputStorePaymentPremiumSubscription(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.restore { fields.append(("restore", .trueFlag)) }
-                    if c.upgrade { fields.append(("upgrade", .trueFlag)) }
-                    return ("inputStorePaymentPremiumSubscription", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("restore", c.restore)
+                    fields.trueFlag("upgrade", c.upgrade)
+                    return ("inputStorePaymentPremiumSubscription", fields.fields)
                 case .inputStorePaymentGiftPremium(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("user_id", .object(c.userId)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("inputStorePaymentGiftPremium", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("user_id", c.userId)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("inputStorePaymentGiftPremium", fields.fields)
                 case .inputStorePaymentPremiumGiftCode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.boostPeer {
-                        fields.append(("boost_peer", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.boostPeer {
+                        fields.object("boost_peer", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("inputStorePaymentPremiumGiftCode", fields)
+                    return ("inputStorePaymentPremiumGiftCode", fields.fields)
                 case .inputStorePaymentPremiumGiveaway(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.onlyNewSubscribers { fields.append(("only_new_subscribers", .trueFlag)) }
-                    if c.winnersAreVisible { fields.append(("winners_are_visible", .trueFlag)) }
-                    fields.append(("boost_peer", .object(c.boostPeer)))
-                    if _flags & 0x2 != 0, let value = c.additionalPeers {
-                        fields.append(("additional_peers", .vector(value.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
+                    fields.trueFlag("winners_are_visible", c.winnersAreVisible)
+                    fields.object("boost_peer", c.boostPeer)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
+                        fields.objects("additional_peers", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.countriesIso2 {
-                        fields.append(("countries_iso2", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
+                        fields.strings("countries_iso2", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.prizeDescription {
-                        fields.append(("prize_description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
+                        fields.string("prize_description", value)
                     }
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("until_date", .int(c.untilDate)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("inputStorePaymentPremiumGiveaway", fields)
+                    fields.long("random_id", c.randomId)
+                    fields.int("until_date", c.untilDate)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("inputStorePaymentPremiumGiveaway", fields.fields)
                 case .inputStorePaymentStarsTopup(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("stars", .long(c.stars)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    if _flags & 0x1 != 0, let value = c.spendPurposePeer {
-                        fields.append(("spend_purpose_peer", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("stars", c.stars)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.spendPurposePeer {
+                        fields.object("spend_purpose_peer", value)
                     }
-                    return ("inputStorePaymentStarsTopup", fields)
+                    return ("inputStorePaymentStarsTopup", fields.fields)
                 case .inputStorePaymentStarsGift(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("user_id", .object(c.userId)))
-                    fields.append(("stars", .long(c.stars)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("inputStorePaymentStarsGift", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("user_id", c.userId)
+                    fields.long("stars", c.stars)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("inputStorePaymentStarsGift", fields.fields)
                 case .inputStorePaymentStarsGiveaway(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(13)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.onlyNewSubscribers { fields.append(("only_new_subscribers", .trueFlag)) }
-                    if c.winnersAreVisible { fields.append(("winners_are_visible", .trueFlag)) }
-                    fields.append(("stars", .long(c.stars)))
-                    fields.append(("boost_peer", .object(c.boostPeer)))
-                    if _flags & 0x2 != 0, let value = c.additionalPeers {
-                        fields.append(("additional_peers", .vector(value.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 13)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
+                    fields.trueFlag("winners_are_visible", c.winnersAreVisible)
+                    fields.long("stars", c.stars)
+                    fields.object("boost_peer", c.boostPeer)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
+                        fields.objects("additional_peers", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.countriesIso2 {
-                        fields.append(("countries_iso2", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
+                        fields.strings("countries_iso2", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.prizeDescription {
-                        fields.append(("prize_description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
+                        fields.string("prize_description", value)
                     }
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("until_date", .int(c.untilDate)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("users", .int(c.users)))
-                    return ("inputStorePaymentStarsGiveaway", fields)
+                    fields.long("random_id", c.randomId)
+                    fields.int("until_date", c.untilDate)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    fields.int("users", c.users)
+                    return ("inputStorePaymentStarsGiveaway", fields.fields)
                 case .inputStorePaymentAuthCode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.restore { fields.append(("restore", .trueFlag)) }
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("phone_code_hash", .string(c.phoneCodeHash)))
-                    fields.append(("premium_days", .int(c.premiumDays)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("inputStorePaymentAuthCode", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("restore", c.restore)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("phone_code_hash", c.phoneCodeHash)
+                    fields.int("premium_days", c.premiumDays)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("inputStorePaymentAuthCode", fields.fields)
             }
         }
     }
@@ -2980,11 +2947,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emailVerifyPurposeLoginSetup(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("phone_code_hash", .string(c.phoneCodeHash)))
-                    return ("emailVerifyPurposeLoginSetup", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("phone_code_hash", c.phoneCodeHash)
+                    return ("emailVerifyPurposeLoginSetup", fields.fields)
                 case .emailVerifyPurposeLoginChange:
                     return ("emailVerifyPurposeLoginChange", [])
                 case .emailVerifyPurposePassport:
@@ -3045,10 +3011,9 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .translateResult(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("result", .vector(c.result.map { (e0: Api.TextWithEntities) -> TLValue in .object(e0) })))
-                    return ("messages.translateResult", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("result", c.result)
+                    return ("messages.translateResult", fields.fields)
             }
         }
     }
@@ -3111,11 +3076,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inlineBotWebView(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("url", .string(c.url)))
-                    return ("inlineBotWebView", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("text", c.text)
+                    fields.string("url", c.url)
+                    return ("inlineBotWebView", fields.fields)
             }
         }
     }
@@ -3172,10 +3136,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .outboxReadDate(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("date", .int(c.date)))
-                    return ("outboxReadDate", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("date", c.date)
+                    return ("outboxReadDate", fields.fields)
             }
         }
     }
@@ -3248,13 +3211,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .quickReply(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    fields.append(("shortcut", .string(c.shortcut)))
-                    fields.append(("top_message", .int(c.topMessage)))
-                    fields.append(("count", .int(c.count)))
-                    return ("quickReply", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("shortcut_id", c.shortcutId)
+                    fields.string("shortcut", c.shortcut)
+                    fields.int("top_message", c.topMessage)
+                    fields.int("count", c.count)
+                    return ("quickReply", fields.fields)
             }
         }
     }
@@ -3317,11 +3279,10 @@ extension Api.contacts {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .contactBirthdays(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("contacts", .vector(c.contacts.map { (e0: Api.ContactBirthday) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.contactBirthdays", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("contacts", c.contacts)
+                    fields.objects("users", c.users)
+                    return ("contacts.contactBirthdays", fields.fields)
             }
         }
     }
@@ -3353,8 +3314,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if withdrawalEnabled { flags |= 0x1 }
-                if nextWithdrawalAt != nil { flags |= 0x2 }
+                if withdrawalEnabled { tlSetFlag(&flags, 0x1) }
+                if nextWithdrawalAt != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -3368,7 +3329,7 @@ extension Api {
                     c.currentBalance.serialize(buffer, true)
                     c.availableBalance.serialize(buffer, true)
                     c.overallRevenue.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.nextWithdrawalAt {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.nextWithdrawalAt {
                         buffer.appendInt32(value)
                     }
             }
@@ -3393,7 +3354,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _withdrawalEnabled = _flags & 0x1 != 0
+                let _withdrawalEnabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _currentBalance = try Api.StarsAmount.parse(&reader)
                 field = 3
@@ -3402,7 +3363,7 @@ extension Api {
                 let _overallRevenue = try Api.StarsAmount.parse(&reader)
                 field = 5
                 var _nextWithdrawalAt: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _nextWithdrawalAt = try reader.readInt32()
                 }
                 return .starsRevenueStatus(Cons_starsRevenueStatus(withdrawalEnabled: _withdrawalEnabled, currentBalance: _currentBalance, availableBalance: _availableBalance, overallRevenue: _overallRevenue, nextWithdrawalAt: _nextWithdrawalAt))
@@ -3416,17 +3377,16 @@ extension Api {
             switch self {
                 case .starsRevenueStatus(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.withdrawalEnabled { fields.append(("withdrawal_enabled", .trueFlag)) }
-                    fields.append(("current_balance", .object(c.currentBalance)))
-                    fields.append(("available_balance", .object(c.availableBalance)))
-                    fields.append(("overall_revenue", .object(c.overallRevenue)))
-                    if _flags & 0x2 != 0, let value = c.nextWithdrawalAt {
-                        fields.append(("next_withdrawal_at", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("withdrawal_enabled", c.withdrawalEnabled)
+                    fields.object("current_balance", c.currentBalance)
+                    fields.object("available_balance", c.availableBalance)
+                    fields.object("overall_revenue", c.overallRevenue)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.nextWithdrawalAt {
+                        fields.int("next_withdrawal_at", value)
                     }
-                    return ("starsRevenueStatus", fields)
+                    return ("starsRevenueStatus", fields.fields)
             }
         }
     }
@@ -3464,9 +3424,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if extended { flags |= 0x1 }
-                if `default` { flags |= 0x2 }
-                if storeProduct != nil { flags |= 0x4 }
+                if extended { tlSetFlag(&flags, 0x1) }
+                if `default` { tlSetFlag(&flags, 0x2) }
+                if storeProduct != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3479,7 +3439,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.stars)
                     buffer.appendInt32(c.yearlyBoosts)
-                    if _flags & 0x4 != 0, let value = c.storeProduct {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -3507,16 +3467,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _extended = _flags & 0x1 != 0
+                let _extended = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _default = _flags & 0x2 != 0
+                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _stars = try reader.readInt64()
                 field = 4
                 let _yearlyBoosts = try reader.readInt32()
                 field = 5
                 var _storeProduct: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _storeProduct = try reader.readTLString()
                 }
                 field = 6
@@ -3536,20 +3496,19 @@ extension Api {
             switch self {
                 case .starsGiveawayOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.extended { fields.append(("extended", .trueFlag)) }
-                    if c.`default` { fields.append(("default", .trueFlag)) }
-                    fields.append(("stars", .long(c.stars)))
-                    fields.append(("yearly_boosts", .int(c.yearlyBoosts)))
-                    if _flags & 0x4 != 0, let value = c.storeProduct {
-                        fields.append(("store_product", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("extended", c.extended)
+                    fields.trueFlag("default", c.`default`)
+                    fields.long("stars", c.stars)
+                    fields.int("yearly_boosts", c.yearlyBoosts)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.storeProduct {
+                        fields.string("store_product", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("winners", .vector(c.winners.map { (e0: Api.StarsGiveawayWinnersOption) -> TLValue in .object(e0) })))
-                    return ("starsGiveawayOption", fields)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    fields.objects("winners", c.winners)
+                    return ("starsGiveawayOption", fields.fields)
             }
         }
     }
@@ -3643,17 +3602,15 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputPasskeyCredentialPublicKey(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("raw_id", .string(c.rawId)))
-                    fields.append(("response", .object(c.response)))
-                    return ("inputPasskeyCredentialPublicKey", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("id", c.id)
+                    fields.string("raw_id", c.rawId)
+                    fields.object("response", c.response)
+                    return ("inputPasskeyCredentialPublicKey", fields.fields)
                 case .inputPasskeyCredentialFirebasePNV(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("pnv_token", .string(c.pnvToken)))
-                    return ("inputPasskeyCredentialFirebasePNV", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("pnv_token", c.pnvToken)
+                    return ("inputPasskeyCredentialFirebasePNV", fields.fields)
             }
         }
     }
@@ -3758,19 +3715,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftAuctionRound(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("num", .int(c.num)))
-                    fields.append(("duration", .int(c.duration)))
-                    return ("starGiftAuctionRound", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("num", c.num)
+                    fields.int("duration", c.duration)
+                    return ("starGiftAuctionRound", fields.fields)
                 case .starGiftAuctionRoundExtendable(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("num", .int(c.num)))
-                    fields.append(("duration", .int(c.duration)))
-                    fields.append(("extend_top", .int(c.extendTop)))
-                    fields.append(("extend_window", .int(c.extendWindow)))
-                    return ("starGiftAuctionRoundExtendable", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("num", c.num)
+                    fields.int("duration", c.duration)
+                    fields.int("extend_top", c.extendTop)
+                    fields.int("extend_window", c.extendWindow)
+                    return ("starGiftAuctionRoundExtendable", fields.fields)
             }
         }
     }
@@ -3800,7 +3755,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if noMuted { flags |= 0x1 }
+            if noMuted { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3825,7 +3780,7 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noMuted = _flags & 0x1 != 0
+                let _noMuted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _tokenType = try reader.readInt32()
                 field = 3
@@ -3845,16 +3800,15 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.noMuted { fields.append(("no_muted", .trueFlag)) }
-            fields.append(("token_type", .int(self.tokenType)))
-            fields.append(("token", .string(self.token)))
-            fields.append(("app_sandbox", .bool(self.appSandbox)))
-            fields.append(("secret", .bytes(self.secret)))
-            fields.append(("other_uids", .vector(self.otherUids.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("account.registerDevice", fields)
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("no_muted", self.noMuted)
+            fields.int("token_type", self.tokenType)
+            fields.string("token", self.token)
+            fields.bool("app_sandbox", self.appSandbox)
+            fields.bytes("secret", self.secret)
+            fields.longs("other_uids", self.otherUids)
+            return ("account.registerDevice", fields.fields)
         }
     }
 
@@ -3902,11 +3856,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("value", .object(self.value)))
-            fields.append(("secure_secret_id", .long(self.secureSecretId)))
-            return ("account.saveSecureValue", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("value", self.value)
+            fields.long("secure_secret_id", self.secureSecretId)
+            return ("account.saveSecureValue", fields.fields)
         }
     }
 
@@ -3959,12 +3912,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("bot_id", .long(self.botId)))
-            fields.append(("scope", .string(self.scope)))
-            fields.append(("public_key", .string(self.publicKey)))
-            return ("account.getAuthorizationForm", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.long("bot_id", self.botId)
+            fields.string("scope", self.scope)
+            fields.string("public_key", self.publicKey)
+            return ("account.getAuthorizationForm", fields.fields)
         }
     }
 
@@ -4038,10 +3990,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getChannelRestrictedStatusEmojis", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getChannelRestrictedStatusEmojis", fields.fields)
         }
     }
 
@@ -4094,12 +4045,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getUniqueGiftChatThemes", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("account.getUniqueGiftChatThemes", fields.fields)
         }
     }
 
@@ -4147,11 +4097,10 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("note", .object(self.note)))
-            return ("contacts.updateContactNote", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.object("note", self.note)
+            return ("contacts.updateContactNote", fields.fields)
         }
     }
 
@@ -4199,11 +4148,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("version", .int(self.version)))
-            fields.append(("random_length", .int(self.randomLength)))
-            return ("messages.getDhConfig", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("version", self.version)
+            fields.int("random_length", self.randomLength)
+            return ("messages.getDhConfig", fields.fields)
         }
     }
 
@@ -4245,10 +4193,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .string(self.hash)))
-            return ("messages.importChatInvite", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("hash", self.hash)
+            return ("messages.importChatInvite", fields.fields)
         }
     }
 
@@ -4301,12 +4248,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("options", .vector(self.options.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
-            return ("messages.sendVote", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.bytesList("options", self.options)
+            return ("messages.sendVote", fields.fields)
         }
     }
 
@@ -4338,7 +4284,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if savedPeerId != nil { flags |= 0x4 }
+            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -4347,7 +4293,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
                 value.serialize(buffer, true)
             }
             self.filter.serialize(buffer, true)
@@ -4368,7 +4314,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _savedPeerId: Api.InputPeer? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _savedPeerId = try Api.InputPeer.parse(&reader)
                 }
                 field = 3
@@ -4386,17 +4332,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
-                fields.append(("saved_peer_id", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
+                fields.object("saved_peer_id", value)
             }
-            fields.append(("filter", .object(self.filter)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getSearchResultsPositions", fields)
+            fields.object("filter", self.filter)
+            fields.int("offset_id", self.offsetId)
+            fields.int("limit", self.limit)
+            return ("messages.getSearchResultsPositions", fields.fields)
         }
     }
 
@@ -4444,11 +4389,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("offset_id", .long(self.offsetId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getMyStickers", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("offset_id", self.offsetId)
+            fields.int("limit", self.limit)
+            return ("messages.getMyStickers", fields.fields)
         }
     }
 
@@ -4496,11 +4440,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("top_msg_id", .int(self.topMsgId)))
-            return ("messages.deleteTopicHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("top_msg_id", self.topMsgId)
+            return ("messages.deleteTopicHistory", fields.fields)
         }
     }
 
@@ -4580,11 +4523,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("channels.toggleParticipantsHidden", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            return ("channels.toggleParticipantsHidden", fields.fields)
         }
     }
 
@@ -4632,11 +4574,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("stickerset", .object(self.stickerset)))
-            return ("channels.setEmojiStickers", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.object("stickerset", self.stickerset)
+            return ("channels.setEmojiStickers", fields.fields)
         }
     }
 
@@ -4689,12 +4630,11 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("username", .string(self.username)))
-            fields.append(("active", .bool(self.active)))
-            return ("bots.toggleUsername", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("bot", self.bot)
+            fields.string("username", self.username)
+            fields.bool("active", self.active)
+            return ("bots.toggleUsername", fields.fields)
         }
     }
 
@@ -4752,13 +4692,12 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("media", .object(self.media)))
-            fields.append(("new_media", .object(self.newMedia)))
-            return ("bots.editPreviewMedia", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("bot", self.bot)
+            fields.string("lang_code", self.langCode)
+            fields.object("media", self.media)
+            fields.object("new_media", self.newMedia)
+            return ("bots.editPreviewMedia", fields.fields)
         }
     }
 
@@ -4806,11 +4745,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("bots.getPreviewInfo", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("bot", self.bot)
+            fields.string("lang_code", self.langCode)
+            return ("bots.getPreviewInfo", fields.fields)
         }
     }
 
@@ -4890,11 +4828,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("data", .bytes(self.data)))
-            return ("phone.sendSignalingData", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.bytes("data", self.data)
+            return ("phone.sendSignalingData", fields.fields)
         }
     }
 
@@ -4942,11 +4879,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("stories.getStoriesByID", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("stories.getStoriesByID", fields.fields)
         }
     }
 

@@ -61,11 +61,10 @@ extension Api.auth {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedAuthorization(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("auth.exportedAuthorization", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.bytes("bytes", c.bytes)
+                    return ("auth.exportedAuthorization", fields.fields)
             }
         }
     }
@@ -148,15 +147,13 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputStickeredMediaPhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .object(c.id)))
-                    return ("inputStickeredMediaPhoto", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("id", c.id)
+                    return ("inputStickeredMediaPhoto", fields.fields)
                 case .inputStickeredMediaDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .object(c.id)))
-                    return ("inputStickeredMediaDocument", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("id", c.id)
+                    return ("inputStickeredMediaDocument", fields.fields)
             }
         }
     }
@@ -229,13 +226,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .channelAdminLogEvent(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("action", .object(c.action)))
-                    return ("channelAdminLogEvent", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("id", c.id)
+                    fields.int("date", c.date)
+                    fields.long("user_id", c.userId)
+                    fields.object("action", c.action)
+                    return ("channelAdminLogEvent", fields.fields)
             }
         }
     }
@@ -483,11 +479,10 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .sentEmailCode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("email_pattern", .string(c.emailPattern)))
-                    fields.append(("length", .int(c.length)))
-                    return ("account.sentEmailCode", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("email_pattern", c.emailPattern)
+                    fields.int("length", c.length)
+                    return ("account.sentEmailCode", fields.fields)
             }
         }
     }
@@ -550,11 +545,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .jsonObjectValue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("key", .string(c.key)))
-                    fields.append(("value", .object(c.value)))
-                    return ("jsonObjectValue", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("key", c.key)
+                    fields.object("value", c.value)
+                    return ("jsonObjectValue", fields.fields)
             }
         }
     }
@@ -590,10 +584,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if messageColorsAnimated { flags |= 0x4 }
-                if outboxAccentColor != nil { flags |= 0x8 }
-                if messageColors != nil { flags |= 0x1 }
-                if wallpaper != nil && wallpaperSettings != nil { flags |= 0x2 }
+                if messageColorsAnimated { tlSetFlag(&flags, 0x4) }
+                if outboxAccentColor != nil { tlSetFlag(&flags, 0x8) }
+                if messageColors != nil { tlSetFlag(&flags, 0x1) }
+                if wallpaper != nil && wallpaperSettings != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -606,16 +600,16 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.baseTheme.serialize(buffer, true)
                     buffer.appendInt32(c.accentColor)
-                    if _flags & 0x8 != 0, let value = c.outboxAccentColor {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.messageColors {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.wallpaper {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.wallpaperSettings {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaperSettings {
                         value.serialize(buffer, true)
                     }
             }
@@ -640,29 +634,29 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _messageColorsAnimated = _flags & 0x4 != 0
+                let _messageColorsAnimated = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _baseTheme = try Api.BaseTheme.parse(&reader)
                 field = 3
                 let _accentColor = try reader.readInt32()
                 field = 4
                 var _outboxAccentColor: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _outboxAccentColor = try reader.readInt32()
                 }
                 field = 5
                 var _messageColors: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _messageColors = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 6
                 var _wallpaper: Api.InputWallPaper? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _wallpaper = try Api.InputWallPaper.parse(&reader)
                 }
                 field = 7
                 var _wallpaperSettings: Api.WallPaperSettings? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _wallpaperSettings = try Api.WallPaperSettings.parse(&reader)
                 }
                 return .inputThemeSettings(Cons_inputThemeSettings(messageColorsAnimated: _messageColorsAnimated, baseTheme: _baseTheme, accentColor: _accentColor, outboxAccentColor: _outboxAccentColor, messageColors: _messageColors, wallpaper: _wallpaper, wallpaperSettings: _wallpaperSettings))
@@ -676,25 +670,24 @@ extension Api {
             switch self {
                 case .inputThemeSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.messageColorsAnimated { fields.append(("message_colors_animated", .trueFlag)) }
-                    fields.append(("base_theme", .object(c.baseTheme)))
-                    fields.append(("accent_color", .int(c.accentColor)))
-                    if _flags & 0x8 != 0, let value = c.outboxAccentColor {
-                        fields.append(("outbox_accent_color", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("message_colors_animated", c.messageColorsAnimated)
+                    fields.object("base_theme", c.baseTheme)
+                    fields.int("accent_color", c.accentColor)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
+                        fields.int("outbox_accent_color", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.messageColors {
-                        fields.append(("message_colors", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
+                        fields.ints("message_colors", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.wallpaper {
-                        fields.append(("wallpaper", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
+                        fields.object("wallpaper", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.wallpaperSettings {
-                        fields.append(("wallpaper_settings", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaperSettings {
+                        fields.object("wallpaper_settings", value)
                     }
-                    return ("inputThemeSettings", fields)
+                    return ("inputThemeSettings", fields.fields)
             }
         }
     }
@@ -722,7 +715,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if chosenOrder != nil { flags |= 0x1 }
+                if chosenOrder != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -733,7 +726,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xa3d1cb80) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.chosenOrder {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.chosenOrder {
                         buffer.appendInt32(value)
                     }
                     c.reaction.serialize(buffer, true)
@@ -761,7 +754,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _chosenOrder: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _chosenOrder = try reader.readInt32()
                 }
                 field = 2
@@ -779,15 +772,14 @@ extension Api {
             switch self {
                 case .reactionCount(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.chosenOrder {
-                        fields.append(("chosen_order", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.chosenOrder {
+                        fields.int("chosen_order", value)
                     }
-                    fields.append(("reaction", .object(c.reaction)))
-                    fields.append(("count", .int(c.count)))
-                    return ("reactionCount", fields)
+                    fields.object("reaction", c.reaction)
+                    fields.int("count", c.count)
+                    return ("reactionCount", fields.fields)
             }
         }
     }
@@ -870,15 +862,14 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .autoSaveSettings(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("users_settings", .object(c.usersSettings)))
-                    fields.append(("chats_settings", .object(c.chatsSettings)))
-                    fields.append(("broadcasts_settings", .object(c.broadcastsSettings)))
-                    fields.append(("exceptions", .vector(c.exceptions.map { (e0: Api.AutoSaveException) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("account.autoSaveSettings", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.object("users_settings", c.usersSettings)
+                    fields.object("chats_settings", c.chatsSettings)
+                    fields.object("broadcasts_settings", c.broadcastsSettings)
+                    fields.objects("exceptions", c.exceptions)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("account.autoSaveSettings", fields.fields)
             }
         }
     }
@@ -908,9 +899,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inactive { flags |= 0x1 }
-                if requestWriteAccess { flags |= 0x2 }
-                if hasSettings { flags |= 0x4 }
+                if inactive { tlSetFlag(&flags, 0x1) }
+                if requestWriteAccess { tlSetFlag(&flags, 0x2) }
+                if hasSettings { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -944,11 +935,11 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inactive = _flags & 0x1 != 0
+                let _inactive = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _requestWriteAccess = _flags & 0x2 != 0
+                let _requestWriteAccess = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _hasSettings = _flags & 0x4 != 0
+                let _hasSettings = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _app = try Api.BotApp.parse(&reader)
                 return .botApp(Cons_botApp(inactive: _inactive, requestWriteAccess: _requestWriteAccess, hasSettings: _hasSettings, app: _app))
@@ -962,14 +953,13 @@ extension Api.messages {
             switch self {
                 case .botApp(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.inactive { fields.append(("inactive", .trueFlag)) }
-                    if c.requestWriteAccess { fields.append(("request_write_access", .trueFlag)) }
-                    if c.hasSettings { fields.append(("has_settings", .trueFlag)) }
-                    fields.append(("app", .object(c.app)))
-                    return ("messages.botApp", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("inactive", c.inactive)
+                    fields.trueFlag("request_write_access", c.requestWriteAccess)
+                    fields.trueFlag("has_settings", c.hasSettings)
+                    fields.object("app", c.app)
+                    return ("messages.botApp", fields.fields)
             }
         }
     }
@@ -1115,27 +1105,24 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .savedDialogs(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("dialogs", .vector(c.dialogs.map { (e0: Api.SavedDialog) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.savedDialogs", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.objects("dialogs", c.dialogs)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.savedDialogs", fields.fields)
                 case .savedDialogsSlice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("dialogs", .vector(c.dialogs.map { (e0: Api.SavedDialog) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.savedDialogsSlice", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("count", c.count)
+                    fields.objects("dialogs", c.dialogs)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.savedDialogsSlice", fields.fields)
                 case .savedDialogsNotModified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("count", .int(c.count)))
-                    return ("messages.savedDialogsNotModified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("count", c.count)
+                    return ("messages.savedDialogsNotModified", fields.fields)
             }
         }
     }
@@ -1222,11 +1209,10 @@ extension Api {
                 case .businessAwayMessageScheduleOutsideWorkHours:
                     return ("businessAwayMessageScheduleOutsideWorkHours", [])
                 case .businessAwayMessageScheduleCustom(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("start_date", .int(c.startDate)))
-                    fields.append(("end_date", .int(c.endDate)))
-                    return ("businessAwayMessageScheduleCustom", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("start_date", c.startDate)
+                    fields.int("end_date", c.endDate)
+                    return ("businessAwayMessageScheduleCustom", fields.fields)
             }
         }
     }
@@ -1256,8 +1242,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if needCheck { flags |= 0x1 }
-                if country != nil && text != nil { flags |= 0x2 }
+                if needCheck { tlSetFlag(&flags, 0x1) }
+                if country != nil && text != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1268,10 +1254,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xb89bfccf) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.country {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.country {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.text {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.text {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.hash)
@@ -1297,15 +1283,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _needCheck = _flags & 0x1 != 0
+                let _needCheck = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _country: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _country = try reader.readTLString()
                 }
                 field = 3
                 var _text: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _text = try Api.TextWithEntities.parse(&reader)
                 }
                 field = 4
@@ -1321,18 +1307,17 @@ extension Api {
             switch self {
                 case .factCheck(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.needCheck { fields.append(("need_check", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.country {
-                        fields.append(("country", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("need_check", c.needCheck)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.country {
+                        fields.string("country", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.text {
-                        fields.append(("text", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.text {
+                        fields.object("text", value)
                     }
-                    fields.append(("hash", .long(c.hash)))
-                    return ("factCheck", fields)
+                    fields.long("hash", c.hash)
+                    return ("factCheck", fields.fields)
             }
         }
     }
@@ -1400,12 +1385,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .botVerification(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("icon", .long(c.icon)))
-                    fields.append(("description", .string(c.description)))
-                    return ("botVerification", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("bot_id", c.botId)
+                    fields.long("icon", c.icon)
+                    fields.string("description", c.description)
+                    return ("botVerification", fields.fields)
             }
         }
     }
@@ -1444,7 +1428,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if crafted { flags |= 0x1 }
+                if crafted { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1500,8 +1484,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if senderId != nil { flags |= 0x1 }
-                if message != nil { flags |= 0x2 }
+                if senderId != nil { tlSetFlag(&flags, 0x1) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1533,12 +1517,12 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe0bff26c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.senderId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.senderId {
                         value.serialize(buffer, true)
                     }
                     c.recipientId.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
             }
@@ -1566,7 +1550,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _crafted = _flags & 0x1 != 0
+                let _crafted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _name = try reader.readTLString()
                 field = 3
@@ -1624,7 +1608,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _senderId: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _senderId = try Api.Peer.parse(&reader)
                 }
                 field = 2
@@ -1633,7 +1617,7 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 4
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .starGiftAttributeOriginalDetails(Cons_starGiftAttributeOriginalDetails(senderId: _senderId, recipientId: _recipientId, date: _date, message: _message))
@@ -1647,46 +1631,42 @@ extension Api {
             switch self {
                 case .starGiftAttributeModel(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.crafted { fields.append(("crafted", .trueFlag)) }
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("document", .object(c.document)))
-                    fields.append(("rarity", .object(c.rarity)))
-                    return ("starGiftAttributeModel", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("crafted", c.crafted)
+                    fields.string("name", c.name)
+                    fields.object("document", c.document)
+                    fields.object("rarity", c.rarity)
+                    return ("starGiftAttributeModel", fields.fields)
                 case .starGiftAttributePattern(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("document", .object(c.document)))
-                    fields.append(("rarity", .object(c.rarity)))
-                    return ("starGiftAttributePattern", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("name", c.name)
+                    fields.object("document", c.document)
+                    fields.object("rarity", c.rarity)
+                    return ("starGiftAttributePattern", fields.fields)
                 case .starGiftAttributeBackdrop(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("backdrop_id", .int(c.backdropId)))
-                    fields.append(("center_color", .int(c.centerColor)))
-                    fields.append(("edge_color", .int(c.edgeColor)))
-                    fields.append(("pattern_color", .int(c.patternColor)))
-                    fields.append(("text_color", .int(c.textColor)))
-                    fields.append(("rarity", .object(c.rarity)))
-                    return ("starGiftAttributeBackdrop", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.string("name", c.name)
+                    fields.int("backdrop_id", c.backdropId)
+                    fields.int("center_color", c.centerColor)
+                    fields.int("edge_color", c.edgeColor)
+                    fields.int("pattern_color", c.patternColor)
+                    fields.int("text_color", c.textColor)
+                    fields.object("rarity", c.rarity)
+                    return ("starGiftAttributeBackdrop", fields.fields)
                 case .starGiftAttributeOriginalDetails(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.senderId {
-                        fields.append(("sender_id", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.senderId {
+                        fields.object("sender_id", value)
                     }
-                    fields.append(("recipient_id", .object(c.recipientId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    fields.object("recipient_id", c.recipientId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("starGiftAttributeOriginalDetails", fields)
+                    return ("starGiftAttributeOriginalDetails", fields.fields)
             }
         }
     }
@@ -1740,8 +1720,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if openExternalBrowser { flags |= 0x1 }
-            if displayCloseButton { flags |= 0x2 }
+            if openExternalBrowser { tlSetFlag(&flags, 0x1) }
+            if displayCloseButton { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1761,9 +1741,9 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _openExternalBrowser = _flags & 0x1 != 0
+                let _openExternalBrowser = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _displayCloseButton = _flags & 0x2 != 0
+                let _displayCloseButton = tlFlagIsSet(_flags, 0x2)
                 return UpdateWebBrowserSettings(openExternalBrowser: _openExternalBrowser, displayCloseButton: _displayCloseButton)
             }
             catch {
@@ -1773,12 +1753,11 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.openExternalBrowser { fields.append(("open_external_browser", .trueFlag)) }
-            if self.displayCloseButton { fields.append(("display_close_button", .trueFlag)) }
-            return ("account.updateWebBrowserSettings", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("open_external_browser", self.openExternalBrowser)
+            fields.trueFlag("display_close_button", self.displayCloseButton)
+            return ("account.updateWebBrowserSettings", fields.fields)
         }
     }
 
@@ -1806,7 +1785,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1815,7 +1794,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
             self.action.serialize(buffer, true)
@@ -1834,7 +1813,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
@@ -1848,15 +1827,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            fields.append(("action", .object(self.action)))
-            return ("messages.setTyping", fields)
+            fields.object("action", self.action)
+            return ("messages.setTyping", fields.fields)
         }
     }
 
@@ -1882,7 +1860,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if deleteHistory { flags |= 0x1 }
+            if deleteHistory { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1903,7 +1881,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _deleteHistory = _flags & 0x1 != 0
+                let _deleteHistory = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _chatId = try reader.readInt32()
                 return DiscardEncryption(deleteHistory: _deleteHistory, chatId: _chatId)
@@ -1915,12 +1893,11 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.deleteHistory { fields.append(("delete_history", .trueFlag)) }
-            fields.append(("chat_id", .int(self.chatId)))
-            return ("messages.discardEncryption", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("delete_history", self.deleteHistory)
+            fields.int("chat_id", self.chatId)
+            return ("messages.discardEncryption", fields.fields)
         }
     }
 
@@ -1968,11 +1945,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("typing", .bool(self.typing)))
-            return ("messages.setEncryptedTyping", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.bool("typing", self.typing)
+            return ("messages.setEncryptedTyping", fields.fields)
         }
     }
 
@@ -2014,10 +1990,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getAllStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getAllStickers", fields.fields)
         }
     }
 
@@ -2043,7 +2018,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if entities != nil { flags |= 0x8 }
+            if entities != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -2052,7 +2027,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.message)
-            if _flags & 0x8 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -2070,7 +2045,7 @@ extension Api.functions.messages {
                 let _message = try reader.readTLString()
                 field = 2
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 return GetWebPagePreview(message: _message, entities: _entities)
@@ -2082,14 +2057,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("message", .string(self.message)))
-            if _flags & 0x8 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.string("message", self.message)
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
+                fields.objects("entities", value)
             }
-            return ("messages.getWebPagePreview", fields)
+            return ("messages.getWebPagePreview", fields.fields)
         }
     }
 
@@ -2169,11 +2143,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("unfave", .bool(self.unfave)))
-            return ("messages.faveSticker", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.bool("unfave", self.unfave)
+            return ("messages.faveSticker", fields.fields)
         }
     }
 
@@ -2221,11 +2194,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("about", .string(self.about)))
-            return ("messages.editChatAbout", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.string("about", self.about)
+            return ("messages.editChatAbout", fields.fields)
         }
     }
 
@@ -2267,10 +2239,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("bot", .object(self.bot)))
-            return ("messages.getAttachMenuBot", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("bot", self.bot)
+            return ("messages.getAttachMenuBot", fields.fields)
         }
     }
 
@@ -2344,10 +2315,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("source", .string(self.source)))
-            return ("help.getAppUpdate", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("source", self.source)
+            return ("help.getAppUpdate", fields.fields)
         }
     }
 
@@ -2400,12 +2370,11 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("participant", .object(self.participant)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("channels.reportSpam", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("channel", self.channel)
+            fields.object("participant", self.participant)
+            fields.ints("id", self.id)
+            return ("channels.reportSpam", fields.fields)
         }
     }
 
@@ -2447,10 +2416,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("channel", .object(self.channel)))
-            return ("channels.joinChannel", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("channel", self.channel)
+            return ("channels.joinChannel", fields.fields)
         }
     }
 
@@ -2498,11 +2466,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("emoji_status", .object(self.emojiStatus)))
-            return ("channels.updateEmojiStatus", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.object("emoji_status", self.emojiStatus)
+            return ("channels.updateEmojiStatus", fields.fields)
         }
     }
 
@@ -2544,10 +2511,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("number", .string(self.number)))
-            return ("payments.getBankCardData", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("number", self.number)
+            return ("payments.getBankCardData", fields.fields)
         }
     }
 
@@ -2605,7 +2571,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if enabled { flags |= 0x1 }
+            if enabled { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2626,7 +2592,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _enabled = _flags & 0x1 != 0
+                let _enabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 return ToggleChatStarGiftNotifications(enabled: _enabled, peer: _peer)
@@ -2638,12 +2604,11 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.enabled { fields.append(("enabled", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            return ("payments.toggleChatStarGiftNotifications", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("enabled", self.enabled)
+            fields.object("peer", self.peer)
+            return ("payments.toggleChatStarGiftNotifications", fields.fields)
         }
     }
 
@@ -2685,10 +2650,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("purpose", .object(self.purpose)))
-            return ("payments.canPurchaseStore", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("purpose", self.purpose)
+            return ("payments.canPurchaseStore", fields.fields)
         }
     }
 
@@ -2716,7 +2680,7 @@ extension Api.functions.communities {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reject { flags |= 0x1 }
+            if reject { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2738,7 +2702,7 @@ extension Api.functions.communities {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reject = _flags & 0x1 != 0
+                let _reject = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _community = try Api.InputChannel.parse(&reader)
                 field = 3
@@ -2752,13 +2716,12 @@ extension Api.functions.communities {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.reject { fields.append(("reject", .trueFlag)) }
-            fields.append(("community", .object(self.community)))
-            fields.append(("peer", .object(self.peer)))
-            return ("communities.togglePeerLinkRequestApproval", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("reject", self.reject)
+            fields.object("community", self.community)
+            fields.object("peer", self.peer)
+            return ("communities.togglePeerLinkRequestApproval", fields.fields)
         }
     }
 

@@ -66,12 +66,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatFull(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("full_chat", .object(c.fullChat)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.chatFull", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("full_chat", c.fullChat)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.chatFull", fields.fields)
             }
         }
     }
@@ -139,12 +138,11 @@ extension Api.contacts {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .resolvedPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.resolvedPeer", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("contacts.resolvedPeer", fields.fields)
             }
         }
     }
@@ -173,7 +171,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if excludeNewMessages { flags |= 0x2 }
+                if excludeNewMessages { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -214,7 +212,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _excludeNewMessages = _flags & 0x2 != 0
+                let _excludeNewMessages = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _ranges = try reader.readVector(boxed: true, of: Api.MessageRange.self)
                 return .channelMessagesFilter(Cons_channelMessagesFilter(excludeNewMessages: _excludeNewMessages, ranges: _ranges))
@@ -230,12 +228,11 @@ extension Api {
                     return ("channelMessagesFilterEmpty", [])
                 case .channelMessagesFilter(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.excludeNewMessages { fields.append(("exclude_new_messages", .trueFlag)) }
-                    fields.append(("ranges", .vector(c.ranges.map { (e0: Api.MessageRange) -> TLValue in .object(e0) })))
-                    return ("channelMessagesFilter", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("exclude_new_messages", c.excludeNewMessages)
+                    fields.objects("ranges", c.ranges)
+                    return ("channelMessagesFilter", fields.fields)
             }
         }
     }
@@ -261,8 +258,8 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if id != nil { flags |= 0x1 }
-                if shippingOptions != nil { flags |= 0x2 }
+                if id != nil { tlSetFlag(&flags, 0x1) }
+                if shippingOptions != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -273,10 +270,10 @@ extension Api.payments {
                     if boxed { buffer.appendUInt32(0xd1451883) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.id {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.id {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.shippingOptions {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptions {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -302,12 +299,12 @@ extension Api.payments {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _id: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _id = try reader.readTLString()
                 }
                 field = 2
                 var _shippingOptions: [Api.ShippingOption]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _shippingOptions = try reader.readVector(boxed: true, of: Api.ShippingOption.self)
                 }
                 return .validatedRequestedInfo(Cons_validatedRequestedInfo(id: _id, shippingOptions: _shippingOptions))
@@ -321,16 +318,15 @@ extension Api.payments {
             switch self {
                 case .validatedRequestedInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.id {
-                        fields.append(("id", .string(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.id {
+                        fields.string("id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.shippingOptions {
-                        fields.append(("shipping_options", .vector(value.map { (e0: Api.ShippingOption) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptions {
+                        fields.objects("shipping_options", value)
                     }
-                    return ("payments.validatedRequestedInfo", fields)
+                    return ("payments.validatedRequestedInfo", fields.fields)
             }
         }
     }
@@ -393,11 +389,10 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .tmpPassword(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("tmp_password", .bytes(c.tmpPassword)))
-                    fields.append(("valid_until", .int(c.validUntil)))
-                    return ("account.tmpPassword", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.bytes("tmp_password", c.tmpPassword)
+                    fields.int("valid_until", c.validUntil)
+                    return ("account.tmpPassword", fields.fields)
             }
         }
     }
@@ -428,8 +423,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if updateApp { flags |= 0x1 }
-                if entities != nil { flags |= 0x2 }
+                if updateApp { tlSetFlag(&flags, 0x1) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -443,7 +438,7 @@ extension Api.help {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -473,12 +468,12 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _updateApp = _flags & 0x1 != 0
+                let _updateApp = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 return .deepLinkInfo(Cons_deepLinkInfo(updateApp: _updateApp, message: _message, entities: _entities))
@@ -494,15 +489,14 @@ extension Api.help {
                     return ("help.deepLinkInfoEmpty", [])
                 case .deepLinkInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.updateApp { fields.append(("update_app", .trueFlag)) }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("update_app", c.updateApp)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    return ("help.deepLinkInfo", fields)
+                    return ("help.deepLinkInfo", fields.fields)
             }
         }
     }
@@ -546,13 +540,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if `default` { flags |= 0x2 }
-                if forChat { flags |= 0x20 }
-                if document != nil { flags |= 0x4 }
-                if settings != nil { flags |= 0x8 }
-                if emoticon != nil { flags |= 0x40 }
-                if installsCount != nil { flags |= 0x10 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if `default` { tlSetFlag(&flags, 0x2) }
+                if forChat { tlSetFlag(&flags, 0x20) }
+                if document != nil { tlSetFlag(&flags, 0x4) }
+                if settings != nil { tlSetFlag(&flags, 0x8) }
+                if emoticon != nil { tlSetFlag(&flags, 0x40) }
+                if installsCount != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -567,16 +561,16 @@ extension Api {
                     buffer.appendInt64(c.accessHash)
                     buffer.appendTLString(c.slug)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x4 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.document {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.settings {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.settings {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x40 != 0, let value = c.emoticon {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.installsCount {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.installsCount {
                         buffer.appendInt32(value)
                     }
             }
@@ -601,11 +595,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _default = _flags & 0x2 != 0
+                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _forChat = _flags & 0x20 != 0
+                let _forChat = tlFlagIsSet(_flags, 0x20)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -616,22 +610,22 @@ extension Api {
                 let _title = try reader.readTLString()
                 field = 8
                 var _document: Api.Document? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _document = try Api.Document.parse(&reader)
                 }
                 field = 9
                 var _settings: [Api.ThemeSettings]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _settings = try reader.readVector(boxed: true, of: Api.ThemeSettings.self)
                 }
                 field = 10
                 var _emoticon: String? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _emoticon = try reader.readTLString()
                 }
                 field = 11
                 var _installsCount: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _installsCount = try reader.readInt32()
                 }
                 return .theme(Cons_theme(creator: _creator, default: _default, forChat: _forChat, id: _id, accessHash: _accessHash, slug: _slug, title: _title, document: _document, settings: _settings, emoticon: _emoticon, installsCount: _installsCount))
@@ -645,29 +639,28 @@ extension Api {
             switch self {
                 case .theme(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.`default` { fields.append(("default", .trueFlag)) }
-                    if c.forChat { fields.append(("for_chat", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("slug", .string(c.slug)))
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x4 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("default", c.`default`)
+                    fields.trueFlag("for_chat", c.forChat)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.string("slug", c.slug)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.document {
+                        fields.object("document", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.settings {
-                        fields.append(("settings", .vector(value.map { (e0: Api.ThemeSettings) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.settings {
+                        fields.objects("settings", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.emoticon {
-                        fields.append(("emoticon", .string(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.emoticon {
+                        fields.string("emoticon", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.installsCount {
-                        fields.append(("installs_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.installsCount {
+                        fields.int("installs_count", value)
                     }
-                    return ("theme", fields)
+                    return ("theme", fields.fields)
             }
         }
     }
@@ -702,7 +695,7 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -719,7 +712,7 @@ extension Api.account {
                     buffer.appendVector(c.themes, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -758,7 +751,7 @@ extension Api.account {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 5
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 return .chatThemes(Cons_chatThemes(hash: _hash, themes: _themes, chats: _chats, users: _users, nextOffset: _nextOffset))
@@ -774,17 +767,16 @@ extension Api.account {
                     return ("account.chatThemesNotModified", [])
                 case .chatThemes(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("themes", .vector(c.themes.map { (e0: Api.ChatTheme) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.long("hash", c.hash)
+                    fields.objects("themes", c.themes)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    return ("account.chatThemes", fields)
+                    return ("account.chatThemes", fields.fields)
             }
         }
     }
@@ -907,9 +899,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hideName { flags |= 0x1 }
-                if includeUpgrade { flags |= 0x4 }
-                if message != nil { flags |= 0x2 }
+                if hideName { tlSetFlag(&flags, 0x1) }
+                if includeUpgrade { tlSetFlag(&flags, 0x4) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -927,7 +919,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if keepOriginalDetails { flags |= 0x1 }
+                if keepOriginalDetails { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -958,7 +950,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if message != nil { flags |= 0x1 }
+                if message != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -993,9 +985,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ton { flags |= 0x1 }
-                if showName { flags |= 0x4 }
-                if message != nil { flags |= 0x2 }
+                if ton { tlSetFlag(&flags, 0x1) }
+                if showName { tlSetFlag(&flags, 0x4) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1050,10 +1042,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hideName { flags |= 0x1 }
-                if updateBid { flags |= 0x4 }
-                if peer != nil { flags |= 0x8 }
-                if message != nil { flags |= 0x2 }
+                if hideName { tlSetFlag(&flags, 0x1) }
+                if updateBid { tlSetFlag(&flags, 0x4) }
+                if peer != nil { tlSetFlag(&flags, 0x8) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1083,7 +1075,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt64(c.giftId)
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
                 case .inputInvoiceStarGiftUpgrade(let c):
@@ -1101,7 +1093,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.userId.serialize(buffer, true)
                     buffer.appendInt32(c.months)
-                    if _flags & 0x1 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
                         value.serialize(buffer, true)
                     }
                 case .inputInvoiceBusinessBotTransferStars(let c):
@@ -1114,7 +1106,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.slug)
                     c.toId.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
                 case .inputInvoiceStarGiftPrepaidUpgrade(let c):
@@ -1131,12 +1123,12 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x1ecafa10) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.giftId)
                     buffer.appendInt64(c.bidAmount)
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
             }
@@ -1231,16 +1223,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hideName = _flags & 0x1 != 0
+                let _hideName = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _includeUpgrade = _flags & 0x4 != 0
+                let _includeUpgrade = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 let _giftId = try reader.readInt64()
                 field = 5
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .inputInvoiceStarGift(Cons_inputInvoiceStarGift(hideName: _hideName, includeUpgrade: _includeUpgrade, peer: _peer, giftId: _giftId, message: _message))
@@ -1255,7 +1247,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _keepOriginalDetails = _flags & 0x1 != 0
+                let _keepOriginalDetails = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stargift = try Api.InputSavedStarGift.parse(&reader)
                 return .inputInvoiceStarGiftUpgrade(Cons_inputInvoiceStarGiftUpgrade(keepOriginalDetails: _keepOriginalDetails, stargift: _stargift))
@@ -1288,7 +1280,7 @@ extension Api {
                 let _months = try reader.readInt32()
                 field = 3
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .inputInvoicePremiumGiftStars(Cons_inputInvoicePremiumGiftStars(userId: _userId, months: _months, message: _message))
@@ -1316,16 +1308,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ton = _flags & 0x1 != 0
+                let _ton = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _showName = _flags & 0x4 != 0
+                let _showName = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _slug = try reader.readTLString()
                 field = 4
                 let _toId = try Api.InputPeer.parse(&reader)
                 field = 5
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .inputInvoiceStarGiftResale(Cons_inputInvoiceStarGiftResale(ton: _ton, showName: _showName, slug: _slug, toId: _toId, message: _message))
@@ -1373,12 +1365,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hideName = _flags & 0x1 != 0
+                let _hideName = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _updateBid = _flags & 0x4 != 0
+                let _updateBid = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
@@ -1387,7 +1379,7 @@ extension Api {
                 let _bidAmount = try reader.readInt64()
                 field = 6
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .inputInvoiceStarGiftAuctionBid(Cons_inputInvoiceStarGiftAuctionBid(hideName: _hideName, updateBid: _updateBid, peer: _peer, giftId: _giftId, bidAmount: _bidAmount, message: _message))
@@ -1400,121 +1392,106 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputInvoiceMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    return ("inputInvoiceMessage", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    return ("inputInvoiceMessage", fields.fields)
                 case .inputInvoiceSlug(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputInvoiceSlug", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputInvoiceSlug", fields.fields)
                 case .inputInvoicePremiumGiftCode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("purpose", .object(c.purpose)))
-                    fields.append(("option", .object(c.option)))
-                    return ("inputInvoicePremiumGiftCode", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("purpose", c.purpose)
+                    fields.object("option", c.option)
+                    return ("inputInvoicePremiumGiftCode", fields.fields)
                 case .inputInvoiceStars(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("purpose", .object(c.purpose)))
-                    return ("inputInvoiceStars", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("purpose", c.purpose)
+                    return ("inputInvoiceStars", fields.fields)
                 case .inputInvoiceChatInviteSubscription(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("hash", .string(c.hash)))
-                    return ("inputInvoiceChatInviteSubscription", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("hash", c.hash)
+                    return ("inputInvoiceChatInviteSubscription", fields.fields)
                 case .inputInvoiceStarGift(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hideName { fields.append(("hide_name", .trueFlag)) }
-                    if c.includeUpgrade { fields.append(("include_upgrade", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("gift_id", .long(c.giftId)))
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("hide_name", c.hideName)
+                    fields.trueFlag("include_upgrade", c.includeUpgrade)
+                    fields.object("peer", c.peer)
+                    fields.long("gift_id", c.giftId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("inputInvoiceStarGift", fields)
+                    return ("inputInvoiceStarGift", fields.fields)
                 case .inputInvoiceStarGiftUpgrade(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.keepOriginalDetails { fields.append(("keep_original_details", .trueFlag)) }
-                    fields.append(("stargift", .object(c.stargift)))
-                    return ("inputInvoiceStarGiftUpgrade", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("keep_original_details", c.keepOriginalDetails)
+                    fields.object("stargift", c.stargift)
+                    return ("inputInvoiceStarGiftUpgrade", fields.fields)
                 case .inputInvoiceStarGiftTransfer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("stargift", .object(c.stargift)))
-                    fields.append(("to_id", .object(c.toId)))
-                    return ("inputInvoiceStarGiftTransfer", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("stargift", c.stargift)
+                    fields.object("to_id", c.toId)
+                    return ("inputInvoiceStarGiftTransfer", fields.fields)
                 case .inputInvoicePremiumGiftStars(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .object(c.userId)))
-                    fields.append(("months", .int(c.months)))
-                    if _flags & 0x1 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("user_id", c.userId)
+                    fields.int("months", c.months)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("inputInvoicePremiumGiftStars", fields)
+                    return ("inputInvoicePremiumGiftStars", fields.fields)
                 case .inputInvoiceBusinessBotTransferStars(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("bot", .object(c.bot)))
-                    fields.append(("stars", .long(c.stars)))
-                    return ("inputInvoiceBusinessBotTransferStars", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("bot", c.bot)
+                    fields.long("stars", c.stars)
+                    return ("inputInvoiceBusinessBotTransferStars", fields.fields)
                 case .inputInvoiceStarGiftResale(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.ton { fields.append(("ton", .trueFlag)) }
-                    if c.showName { fields.append(("show_name", .trueFlag)) }
-                    fields.append(("slug", .string(c.slug)))
-                    fields.append(("to_id", .object(c.toId)))
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("ton", c.ton)
+                    fields.trueFlag("show_name", c.showName)
+                    fields.string("slug", c.slug)
+                    fields.object("to_id", c.toId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("inputInvoiceStarGiftResale", fields)
+                    return ("inputInvoiceStarGiftResale", fields.fields)
                 case .inputInvoiceStarGiftPrepaidUpgrade(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("hash", .string(c.hash)))
-                    return ("inputInvoiceStarGiftPrepaidUpgrade", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.string("hash", c.hash)
+                    return ("inputInvoiceStarGiftPrepaidUpgrade", fields.fields)
                 case .inputInvoicePremiumAuthCode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("purpose", .object(c.purpose)))
-                    return ("inputInvoicePremiumAuthCode", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("purpose", c.purpose)
+                    return ("inputInvoicePremiumAuthCode", fields.fields)
                 case .inputInvoiceStarGiftDropOriginalDetails(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("stargift", .object(c.stargift)))
-                    return ("inputInvoiceStarGiftDropOriginalDetails", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("stargift", c.stargift)
+                    return ("inputInvoiceStarGiftDropOriginalDetails", fields.fields)
                 case .inputInvoiceStarGiftAuctionBid(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hideName { fields.append(("hide_name", .trueFlag)) }
-                    if c.updateBid { fields.append(("update_bid", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("hide_name", c.hideName)
+                    fields.trueFlag("update_bid", c.updateBid)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    fields.append(("gift_id", .long(c.giftId)))
-                    fields.append(("bid_amount", .long(c.bidAmount)))
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    fields.long("gift_id", c.giftId)
+                    fields.long("bid_amount", c.bidAmount)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("inputInvoiceStarGiftAuctionBid", fields)
+                    return ("inputInvoiceStarGiftAuctionBid", fields.fields)
             }
         }
     }
@@ -1577,11 +1554,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .readParticipantDate(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("date", .int(c.date)))
-                    return ("readParticipantDate", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.int("date", c.date)
+                    return ("readParticipantDate", fields.fields)
             }
         }
     }
@@ -1621,11 +1597,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaGiveaway { flags |= 0x4 }
-                if fromId != nil { flags |= 0x10 }
-                if giveawayMsgId != nil { flags |= 0x8 }
-                if toId != nil { flags |= 0x1 }
-                if usedDate != nil { flags |= 0x2 }
+                if viaGiveaway { tlSetFlag(&flags, 0x4) }
+                if fromId != nil { tlSetFlag(&flags, 0x10) }
+                if giveawayMsgId != nil { tlSetFlag(&flags, 0x8) }
+                if toId != nil { tlSetFlag(&flags, 0x1) }
+                if usedDate != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1636,18 +1612,18 @@ extension Api.payments {
                     if boxed { buffer.appendUInt32(0xeb983f8f) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x10 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.giveawayMsgId {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.giveawayMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.toId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.toId {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt32(c.date)
                     buffer.appendInt32(c.days)
-                    if _flags & 0x2 != 0, let value = c.usedDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.usedDate {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -1674,20 +1650,20 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaGiveaway = _flags & 0x4 != 0
+                let _viaGiveaway = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 3
                 var _giveawayMsgId: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _giveawayMsgId = try reader.readInt32()
                 }
                 field = 4
                 var _toId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _toId = try reader.readInt64()
                 }
                 field = 5
@@ -1696,7 +1672,7 @@ extension Api.payments {
                 let _days = try reader.readInt32()
                 field = 7
                 var _usedDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _usedDate = try reader.readInt32()
                 }
                 field = 8
@@ -1714,27 +1690,26 @@ extension Api.payments {
             switch self {
                 case .checkedGiftCode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.viaGiveaway { fields.append(("via_giveaway", .trueFlag)) }
-                    if _flags & 0x10 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("via_giveaway", c.viaGiveaway)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.giveawayMsgId {
-                        fields.append(("giveaway_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.giveawayMsgId {
+                        fields.int("giveaway_msg_id", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.toId {
-                        fields.append(("to_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.toId {
+                        fields.long("to_id", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("days", .int(c.days)))
-                    if _flags & 0x2 != 0, let value = c.usedDate {
-                        fields.append(("used_date", .int(value)))
+                    fields.int("date", c.date)
+                    fields.int("days", c.days)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.usedDate {
+                        fields.int("used_date", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.checkedGiftCode", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("payments.checkedGiftCode", fields.fields)
             }
         }
     }
@@ -1770,13 +1745,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { flags |= 0x1 }
-                if newChats { flags |= 0x2 }
-                if contacts { flags |= 0x4 }
-                if nonContacts { flags |= 0x8 }
-                if excludeSelected { flags |= 0x20 }
-                if users != nil { flags |= 0x10 }
-                if excludeUsers != nil { flags |= 0x40 }
+                if existingChats { tlSetFlag(&flags, 0x1) }
+                if newChats { tlSetFlag(&flags, 0x2) }
+                if contacts { tlSetFlag(&flags, 0x4) }
+                if nonContacts { tlSetFlag(&flags, 0x8) }
+                if excludeSelected { tlSetFlag(&flags, 0x20) }
+                if users != nil { tlSetFlag(&flags, 0x10) }
+                if excludeUsers != nil { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -1787,10 +1762,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xc4e5921e) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x10 != 0, let value = c.users {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x40 != 0, let value = c.excludeUsers {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1815,23 +1790,23 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = _flags & 0x1 != 0
+                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = _flags & 0x2 != 0
+                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = _flags & 0x4 != 0
+                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = _flags & 0x8 != 0
+                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = _flags & 0x20 != 0
+                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Api.InputUser]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
                 field = 7
                 var _excludeUsers: [Api.InputUser]? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _excludeUsers = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
                 return .inputBusinessBotRecipients(Cons_inputBusinessBotRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users, excludeUsers: _excludeUsers))
@@ -1845,21 +1820,20 @@ extension Api {
             switch self {
                 case .inputBusinessBotRecipients(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.existingChats { fields.append(("existing_chats", .trueFlag)) }
-                    if c.newChats { fields.append(("new_chats", .trueFlag)) }
-                    if c.contacts { fields.append(("contacts", .trueFlag)) }
-                    if c.nonContacts { fields.append(("non_contacts", .trueFlag)) }
-                    if c.excludeSelected { fields.append(("exclude_selected", .trueFlag)) }
-                    if _flags & 0x10 != 0, let value = c.users {
-                        fields.append(("users", .vector(value.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("existing_chats", c.existingChats)
+                    fields.trueFlag("new_chats", c.newChats)
+                    fields.trueFlag("contacts", c.contacts)
+                    fields.trueFlag("non_contacts", c.nonContacts)
+                    fields.trueFlag("exclude_selected", c.excludeSelected)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                        fields.objects("users", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.excludeUsers {
-                        fields.append(("exclude_users", .vector(value.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
+                        fields.objects("exclude_users", value)
                     }
-                    return ("inputBusinessBotRecipients", fields)
+                    return ("inputBusinessBotRecipients", fields.fields)
             }
         }
     }
@@ -1944,10 +1918,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if top { flags |= 0x1 }
-                if my { flags |= 0x2 }
-                if anonymous { flags |= 0x4 }
-                if peerId != nil { flags |= 0x8 }
+                if top { tlSetFlag(&flags, 0x1) }
+                if my { tlSetFlag(&flags, 0x2) }
+                if anonymous { tlSetFlag(&flags, 0x4) }
+                if peerId != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -1958,7 +1932,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4ba3a95a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.peerId {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.count)
@@ -1984,14 +1958,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _top = _flags & 0x1 != 0
+                let _top = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _my = _flags & 0x2 != 0
+                let _my = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _anonymous = _flags & 0x4 != 0
+                let _anonymous = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 var _peerId: Api.Peer? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _peerId = try Api.Peer.parse(&reader)
                 }
                 field = 5
@@ -2007,17 +1981,16 @@ extension Api {
             switch self {
                 case .messageReactor(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.top { fields.append(("top", .trueFlag)) }
-                    if c.my { fields.append(("my", .trueFlag)) }
-                    if c.anonymous { fields.append(("anonymous", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.peerId {
-                        fields.append(("peer_id", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("top", c.top)
+                    fields.trueFlag("my", c.my)
+                    fields.trueFlag("anonymous", c.anonymous)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
+                        fields.object("peer_id", value)
                     }
-                    fields.append(("count", .int(c.count)))
-                    return ("messageReactor", fields)
+                    fields.int("count", c.count)
+                    return ("messageReactor", fields.fields)
             }
         }
     }
@@ -2112,15 +2085,13 @@ extension Api {
                 case .inputChatThemeEmpty:
                     return ("inputChatThemeEmpty", [])
                 case .inputChatTheme(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    return ("inputChatTheme", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("emoticon", c.emoticon)
+                    return ("inputChatTheme", fields.fields)
                 case .inputChatThemeUniqueGift(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputChatThemeUniqueGift", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputChatThemeUniqueGift", fields.fields)
             }
         }
     }
@@ -2200,12 +2171,11 @@ extension Api.payments {
                 case .starGiftActiveAuctionsNotModified:
                     return ("payments.starGiftActiveAuctionsNotModified", [])
                 case .starGiftActiveAuctions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("auctions", .vector(c.auctions.map { (e0: Api.StarGiftActiveAuctionState) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    return ("payments.starGiftActiveAuctions", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("auctions", c.auctions)
+                    fields.objects("users", c.users)
+                    fields.objects("chats", c.chats)
+                    return ("payments.starGiftActiveAuctions", fields.fields)
             }
         }
     }
@@ -2262,10 +2232,9 @@ extension Api.bots {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedBotToken(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("token", .string(c.token)))
-                    return ("bots.exportedBotToken", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("token", c.token)
+                    return ("bots.exportedBotToken", fields.fields)
             }
         }
     }
@@ -2309,11 +2278,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("format", .string(self.format)))
-            fields.append(("theme", .object(self.theme)))
-            return ("account.getTheme", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("format", self.format)
+            fields.object("theme", self.theme)
+            return ("account.getTheme", fields.fields)
         }
     }
 
@@ -2343,8 +2311,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if deleted { flags |= 0x2 }
-            if rights != nil { flags |= 0x1 }
+            if deleted { tlSetFlag(&flags, 0x2) }
+            if rights != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2352,7 +2320,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x66a08c7e) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.rights {
+            if tlFlagIsSet(_flags, 0x1), let value = self.rights {
                 value.serialize(buffer, true)
             }
             self.bot.serialize(buffer, true)
@@ -2369,10 +2337,10 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _deleted = _flags & 0x2 != 0
+                let _deleted = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _rights: Api.BusinessBotRights? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _rights = try Api.BusinessBotRights.parse(&reader)
                 }
                 field = 3
@@ -2388,16 +2356,15 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.deleted { fields.append(("deleted", .trueFlag)) }
-            if _flags & 0x1 != 0, let value = self.rights {
-                fields.append(("rights", .object(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("deleted", self.deleted)
+            if tlFlagIsSet(_flags, 0x1), let value = self.rights {
+                fields.object("rights", value)
             }
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("recipients", .object(self.recipients)))
-            return ("account.updateConnectedBot", fields)
+            fields.object("bot", self.bot)
+            fields.object("recipients", self.recipients)
+            return ("account.updateConnectedBot", fields.fields)
         }
     }
 
@@ -2461,9 +2428,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if alert { flags |= 0x2 }
-            if message != nil { flags |= 0x1 }
-            if url != nil { flags |= 0x4 }
+            if alert { tlSetFlag(&flags, 0x2) }
+            if message != nil { tlSetFlag(&flags, 0x1) }
+            if url != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2472,10 +2439,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt64(self.queryId)
-            if _flags & 0x1 != 0, let value = self.message {
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.url {
+            if tlFlagIsSet(_flags, 0x4), let value = self.url {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.cacheTime)
@@ -2491,17 +2458,17 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _alert = _flags & 0x2 != 0
+                let _alert = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _queryId = try reader.readInt64()
                 field = 3
                 var _message: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _message = try reader.readTLString()
                 }
                 field = 4
                 var _url: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _url = try reader.readTLString()
                 }
                 field = 5
@@ -2515,19 +2482,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.alert { fields.append(("alert", .trueFlag)) }
-            fields.append(("query_id", .long(self.queryId)))
-            if _flags & 0x1 != 0, let value = self.message {
-                fields.append(("message", .string(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("alert", self.alert)
+            fields.long("query_id", self.queryId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
+                fields.string("message", value)
             }
-            if _flags & 0x4 != 0, let value = self.url {
-                fields.append(("url", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.url {
+                fields.string("url", value)
             }
-            fields.append(("cache_time", .int(self.cacheTime)))
-            return ("messages.setBotCallbackAnswer", fields)
+            fields.int("cache_time", self.cacheTime)
+            return ("messages.setBotCallbackAnswer", fields.fields)
         }
     }
 
@@ -2555,8 +2521,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if success { flags |= 0x2 }
-            if error != nil { flags |= 0x1 }
+            if success { tlSetFlag(&flags, 0x2) }
+            if error != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2565,7 +2531,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt64(self.queryId)
-            if _flags & 0x1 != 0, let value = self.error {
+            if tlFlagIsSet(_flags, 0x1), let value = self.error {
                 buffer.appendTLString(value)
             }
         }
@@ -2580,12 +2546,12 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _success = _flags & 0x2 != 0
+                let _success = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _queryId = try reader.readInt64()
                 field = 3
                 var _error: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _error = try reader.readTLString()
                 }
                 return SetBotPrecheckoutResults(success: _success, queryId: _queryId, error: _error)
@@ -2597,15 +2563,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.success { fields.append(("success", .trueFlag)) }
-            fields.append(("query_id", .long(self.queryId)))
-            if _flags & 0x1 != 0, let value = self.error {
-                fields.append(("error", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("success", self.success)
+            fields.long("query_id", self.queryId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.error {
+                fields.string("error", value)
             }
-            return ("messages.setBotPrecheckoutResults", fields)
+            return ("messages.setBotPrecheckoutResults", fields.fields)
         }
     }
 
@@ -2647,10 +2612,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getFavedStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getFavedStickers", fields.fields)
         }
     }
 
@@ -2678,7 +2642,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if peerTypes != nil { flags |= 0x1 }
+            if peerTypes != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2688,7 +2652,7 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.result.serialize(buffer, true)
             self.userId.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.peerTypes {
+            if tlFlagIsSet(_flags, 0x1), let value = self.peerTypes {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -2708,7 +2672,7 @@ extension Api.functions.messages {
                 let _userId = try Api.InputUser.parse(&reader)
                 field = 3
                 var _peerTypes: [Api.InlineQueryPeerType]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peerTypes = try reader.readVector(boxed: true, of: Api.InlineQueryPeerType.self)
                 }
                 return SavePreparedInlineMessage(result: _result, userId: _userId, peerTypes: _peerTypes)
@@ -2720,15 +2684,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("result", .object(self.result)))
-            fields.append(("user_id", .object(self.userId)))
-            if _flags & 0x1 != 0, let value = self.peerTypes {
-                fields.append(("peer_types", .vector(value.map { (e0: Api.InlineQueryPeerType) -> TLValue in .object(e0) })))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("result", self.result)
+            fields.object("user_id", self.userId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.peerTypes {
+                fields.objects("peer_types", value)
             }
-            return ("messages.savePreparedInlineMessage", fields)
+            return ("messages.savePreparedInlineMessage", fields.fields)
         }
     }
 
@@ -2770,10 +2733,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .object(self.id)))
-            return ("help.acceptTermsOfService", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("id", self.id)
+            return ("help.acceptTermsOfService", fields.fields)
         }
     }
 
@@ -2803,9 +2765,9 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if forProfile { flags |= 0x2 }
-            if color != nil { flags |= 0x4 }
-            if backgroundEmojiId != nil { flags |= 0x1 }
+            if forProfile { tlSetFlag(&flags, 0x2) }
+            if color != nil { tlSetFlag(&flags, 0x4) }
+            if backgroundEmojiId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2814,10 +2776,10 @@ extension Api.functions.channels {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.channel.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.color {
+            if tlFlagIsSet(_flags, 0x4), let value = self.color {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x1 != 0, let value = self.backgroundEmojiId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.backgroundEmojiId {
                 buffer.appendInt64(value)
             }
         }
@@ -2832,17 +2794,17 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forProfile = _flags & 0x2 != 0
+                let _forProfile = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 field = 3
                 var _color: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _color = try reader.readInt32()
                 }
                 field = 4
                 var _backgroundEmojiId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _backgroundEmojiId = try reader.readInt64()
                 }
                 return UpdateColor(forProfile: _forProfile, channel: _channel, color: _color, backgroundEmojiId: _backgroundEmojiId)
@@ -2854,18 +2816,17 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.forProfile { fields.append(("for_profile", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            if _flags & 0x4 != 0, let value = self.color {
-                fields.append(("color", .int(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("for_profile", self.forProfile)
+            fields.object("channel", self.channel)
+            if tlFlagIsSet(_flags, 0x4), let value = self.color {
+                fields.int("color", value)
             }
-            if _flags & 0x1 != 0, let value = self.backgroundEmojiId {
-                fields.append(("background_emoji_id", .long(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.backgroundEmojiId {
+                fields.long("background_emoji_id", value)
             }
-            return ("channels.updateColor", fields)
+            return ("channels.updateColor", fields.fields)
         }
     }
 
@@ -2939,10 +2900,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("stargift", .vector(self.stargift.map { (e0: Api.InputSavedStarGift) -> TLValue in .object(e0) })))
-            return ("payments.getSavedStarGift", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("stargift", self.stargift)
+            return ("payments.getSavedStarGift", fields.fields)
         }
     }
 
@@ -2984,10 +2944,9 @@ extension Api.functions.langpack {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("lang_pack", .string(self.langPack)))
-            return ("langpack.getLanguages", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("lang_pack", self.langPack)
+            return ("langpack.getLanguages", fields.fields)
         }
     }
 

@@ -34,10 +34,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if file != nil { flags |= 0x1 }
-                if video != nil { flags |= 0x2 }
-                if videoStartTs != nil { flags |= 0x4 }
-                if videoEmojiMarkup != nil { flags |= 0x8 }
+                if file != nil { tlSetFlag(&flags, 0x1) }
+                if video != nil { tlSetFlag(&flags, 0x2) }
+                if videoStartTs != nil { tlSetFlag(&flags, 0x4) }
+                if videoEmojiMarkup != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -59,16 +59,16 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xbdcdaec0) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.file {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.file {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.video {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.video {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.videoStartTs {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoStartTs {
                         buffer.appendDouble(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.videoEmojiMarkup {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.videoEmojiMarkup {
                         value.serialize(buffer, true)
                     }
                 case .inputChatPhoto(let c):
@@ -103,22 +103,22 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _file: Api.InputFile? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _file = try Api.InputFile.parse(&reader)
                 }
                 field = 2
                 var _video: Api.InputFile? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _video = try Api.InputFile.parse(&reader)
                 }
                 field = 3
                 var _videoStartTs: Double? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _videoStartTs = try reader.readDouble()
                 }
                 field = 4
                 var _videoEmojiMarkup: Api.VideoSize? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _videoEmojiMarkup = try Api.VideoSize.parse(&reader)
                 }
                 return .inputChatUploadedPhoto(Cons_inputChatUploadedPhoto(file: _file, video: _video, videoStartTs: _videoStartTs, videoEmojiMarkup: _videoEmojiMarkup))
@@ -144,27 +144,25 @@ extension Api {
                     return ("inputChatPhotoEmpty", [])
                 case .inputChatUploadedPhoto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.file {
-                        fields.append(("file", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.file {
+                        fields.object("file", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.video {
-                        fields.append(("video", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.video {
+                        fields.object("video", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.videoStartTs {
-                        fields.append(("video_start_ts", .double(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoStartTs {
+                        fields.double("video_start_ts", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.videoEmojiMarkup {
-                        fields.append(("video_emoji_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.videoEmojiMarkup {
+                        fields.object("video_emoji_markup", value)
                     }
-                    return ("inputChatUploadedPhoto", fields)
+                    return ("inputChatUploadedPhoto", fields.fields)
                 case .inputChatPhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .object(c.id)))
-                    return ("inputChatPhoto", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("id", c.id)
+                    return ("inputChatPhoto", fields.fields)
             }
         }
     }
@@ -243,15 +241,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if left { flags |= 0x4 }
-                if deactivated { flags |= 0x20 }
-                if callActive { flags |= 0x800000 }
-                if callNotEmpty { flags |= 0x1000000 }
-                if noforwards { flags |= 0x2000000 }
-                if migratedTo != nil { flags |= 0x40 }
-                if adminRights != nil { flags |= 0x4000 }
-                if defaultBannedRights != nil { flags |= 0x40000 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if left { tlSetFlag(&flags, 0x4) }
+                if deactivated { tlSetFlag(&flags, 0x20) }
+                if callActive { tlSetFlag(&flags, 0x800000) }
+                if callNotEmpty { tlSetFlag(&flags, 0x1000000) }
+                if noforwards { tlSetFlag(&flags, 0x2000000) }
+                if migratedTo != nil { tlSetFlag(&flags, 0x40) }
+                if adminRights != nil { tlSetFlag(&flags, 0x4000) }
+                if defaultBannedRights != nil { tlSetFlag(&flags, 0x40000) }
                 return flags
             }
         }
@@ -376,57 +374,57 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if left { flags |= 0x4 }
-                if broadcast { flags |= 0x20 }
-                if verified { flags |= 0x80 }
-                if megagroup { flags |= 0x100 }
-                if signatures { flags |= 0x800 }
-                if min { flags |= 0x1000 }
-                if scam { flags |= 0x80000 }
-                if hasLink { flags |= 0x100000 }
-                if hasGeo { flags |= 0x200000 }
-                if slowmodeEnabled { flags |= 0x400000 }
-                if callActive { flags |= 0x800000 }
-                if callNotEmpty { flags |= 0x1000000 }
-                if fake { flags |= 0x2000000 }
-                if gigagroup { flags |= 0x4000000 }
-                if noforwards { flags |= 0x8000000 }
-                if joinToSend { flags |= 0x10000000 }
-                if joinRequest { flags |= 0x20000000 }
-                if forum { flags |= 0x40000000 }
-                if accessHash != nil { flags |= 0x2000 }
-                if username != nil { flags |= 0x40 }
-                if restrictionReason != nil { flags |= 0x200 }
-                if adminRights != nil { flags |= 0x4000 }
-                if bannedRights != nil { flags |= 0x8000 }
-                if defaultBannedRights != nil { flags |= 0x40000 }
-                if participantsCount != nil { flags |= 0x20000 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if left { tlSetFlag(&flags, 0x4) }
+                if broadcast { tlSetFlag(&flags, 0x20) }
+                if verified { tlSetFlag(&flags, 0x80) }
+                if megagroup { tlSetFlag(&flags, 0x100) }
+                if signatures { tlSetFlag(&flags, 0x800) }
+                if min { tlSetFlag(&flags, 0x1000) }
+                if scam { tlSetFlag(&flags, 0x80000) }
+                if hasLink { tlSetFlag(&flags, 0x100000) }
+                if hasGeo { tlSetFlag(&flags, 0x200000) }
+                if slowmodeEnabled { tlSetFlag(&flags, 0x400000) }
+                if callActive { tlSetFlag(&flags, 0x800000) }
+                if callNotEmpty { tlSetFlag(&flags, 0x1000000) }
+                if fake { tlSetFlag(&flags, 0x2000000) }
+                if gigagroup { tlSetFlag(&flags, 0x4000000) }
+                if noforwards { tlSetFlag(&flags, 0x8000000) }
+                if joinToSend { tlSetFlag(&flags, 0x10000000) }
+                if joinRequest { tlSetFlag(&flags, 0x20000000) }
+                if forum { tlSetFlag(&flags, 0x40000000) }
+                if accessHash != nil { tlSetFlag(&flags, 0x2000) }
+                if username != nil { tlSetFlag(&flags, 0x40) }
+                if restrictionReason != nil { tlSetFlag(&flags, 0x200) }
+                if adminRights != nil { tlSetFlag(&flags, 0x4000) }
+                if bannedRights != nil { tlSetFlag(&flags, 0x8000) }
+                if defaultBannedRights != nil { tlSetFlag(&flags, 0x40000) }
+                if participantsCount != nil { tlSetFlag(&flags, 0x20000) }
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if storiesHidden { flags |= 0x2 }
-                if storiesHiddenMin { flags |= 0x4 }
-                if storiesUnavailable { flags |= 0x8 }
-                if signatureProfiles { flags |= 0x1000 }
-                if autotranslation { flags |= 0x8000 }
-                if broadcastMessagesAllowed { flags |= 0x10000 }
-                if monoforum { flags |= 0x20000 }
-                if forumTabs { flags |= 0x80000 }
-                if usernames != nil { flags |= 0x1 }
-                if storiesMaxId != nil { flags |= 0x10 }
-                if color != nil { flags |= 0x80 }
-                if profileColor != nil { flags |= 0x100 }
-                if emojiStatus != nil { flags |= 0x200 }
-                if level != nil { flags |= 0x400 }
-                if subscriptionUntilDate != nil { flags |= 0x800 }
-                if botVerificationIcon != nil { flags |= 0x2000 }
-                if sendPaidMessagesStars != nil { flags |= 0x4000 }
-                if linkedMonoforumId != nil { flags |= 0x40000 }
-                if linkedCommunityId != nil { flags |= 0x100000 }
+                if storiesHidden { tlSetFlag(&flags, 0x2) }
+                if storiesHiddenMin { tlSetFlag(&flags, 0x4) }
+                if storiesUnavailable { tlSetFlag(&flags, 0x8) }
+                if signatureProfiles { tlSetFlag(&flags, 0x1000) }
+                if autotranslation { tlSetFlag(&flags, 0x8000) }
+                if broadcastMessagesAllowed { tlSetFlag(&flags, 0x10000) }
+                if monoforum { tlSetFlag(&flags, 0x20000) }
+                if forumTabs { tlSetFlag(&flags, 0x80000) }
+                if usernames != nil { tlSetFlag(&flags, 0x1) }
+                if storiesMaxId != nil { tlSetFlag(&flags, 0x10) }
+                if color != nil { tlSetFlag(&flags, 0x80) }
+                if profileColor != nil { tlSetFlag(&flags, 0x100) }
+                if emojiStatus != nil { tlSetFlag(&flags, 0x200) }
+                if level != nil { tlSetFlag(&flags, 0x400) }
+                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x800) }
+                if botVerificationIcon != nil { tlSetFlag(&flags, 0x2000) }
+                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x4000) }
+                if linkedMonoforumId != nil { tlSetFlag(&flags, 0x40000) }
+                if linkedCommunityId != nil { tlSetFlag(&flags, 0x100000) }
                 return flags
             }
         }
@@ -454,10 +452,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if broadcast { flags |= 0x20 }
-                if megagroup { flags |= 0x100 }
-                if monoforum { flags |= 0x400 }
-                if untilDate != nil { flags |= 0x10000 }
+                if broadcast { tlSetFlag(&flags, 0x20) }
+                if megagroup { tlSetFlag(&flags, 0x100) }
+                if monoforum { tlSetFlag(&flags, 0x400) }
+                if untilDate != nil { tlSetFlag(&flags, 0x10000) }
                 return flags
             }
         }
@@ -477,7 +475,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accessHash != nil { flags |= 0x2000 }
+                if accessHash != nil { tlSetFlag(&flags, 0x2000) }
                 return flags
             }
         }
@@ -513,19 +511,19 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if left { flags |= 0x4 }
-                if min { flags |= 0x1000 }
-                if accessHash != nil { flags |= 0x2000 }
-                if adminRights != nil { flags |= 0x4000 }
-                if defaultBannedRights != nil { flags |= 0x40000 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if left { tlSetFlag(&flags, 0x4) }
+                if min { tlSetFlag(&flags, 0x1000) }
+                if accessHash != nil { tlSetFlag(&flags, 0x2000) }
+                if adminRights != nil { tlSetFlag(&flags, 0x4000) }
+                if defaultBannedRights != nil { tlSetFlag(&flags, 0x40000) }
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if collapsedInDialogs { flags |= 0x100000 }
+                if collapsedInDialogs { tlSetFlag(&flags, 0x100000) }
                 return flags
             }
         }
@@ -545,13 +543,13 @@ extension Api {
                     buffer.appendInt32(c.participantsCount)
                     buffer.appendInt32(c.date)
                     buffer.appendInt32(c.version)
-                    if _flags & 0x40 != 0, let value = c.migratedTo {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.migratedTo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4000 != 0, let value = c.adminRights {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40000 != 0, let value = c.defaultBannedRights {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
                         value.serialize(buffer, true)
                     }
                 case .chatForbidden(let c):
@@ -565,61 +563,61 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(_flags2)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x2000 != 0, let value = c.accessHash {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
                         buffer.appendInt64(value)
                     }
                     buffer.appendTLString(c.title)
-                    if _flags & 0x40 != 0, let value = c.username {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.username {
                         buffer.appendTLString(value)
                     }
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x200 != 0, let value = c.restrictionReason {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4000 != 0, let value = c.adminRights {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8000 != 0, let value = c.bannedRights {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.bannedRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40000 != 0, let value = c.defaultBannedRights {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20000 != 0, let value = c.participantsCount {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.participantsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.usernames {
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags2 & 0x10 != 0, let value = c.storiesMaxId {
+                    if tlFlagIsSet(_flags2, 0x10), let value = c.storiesMaxId {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x80 != 0, let value = c.color {
+                    if tlFlagIsSet(_flags2, 0x80), let value = c.color {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.profileColor {
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.profileColor {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x200 != 0, let value = c.emojiStatus {
+                    if tlFlagIsSet(_flags2, 0x200), let value = c.emojiStatus {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x400 != 0, let value = c.level {
+                    if tlFlagIsSet(_flags2, 0x400), let value = c.level {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x800 != 0, let value = c.subscriptionUntilDate {
+                    if tlFlagIsSet(_flags2, 0x800), let value = c.subscriptionUntilDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x2000 != 0, let value = c.botVerificationIcon {
+                    if tlFlagIsSet(_flags2, 0x2000), let value = c.botVerificationIcon {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x4000 != 0, let value = c.sendPaidMessagesStars {
+                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.linkedMonoforumId {
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.linkedMonoforumId {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x100000 != 0, let value = c.linkedCommunityId {
+                    if tlFlagIsSet(_flags2, 0x100000), let value = c.linkedCommunityId {
                         buffer.appendInt64(value)
                     }
                 case .channelForbidden(let c):
@@ -629,7 +627,7 @@ extension Api {
                     buffer.appendInt64(c.id)
                     buffer.appendInt64(c.accessHash)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x10000 != 0, let value = c.untilDate {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.untilDate {
                         buffer.appendInt32(value)
                     }
                 case .communityForbidden(let c):
@@ -637,7 +635,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x2000 != 0, let value = c.accessHash {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
                         buffer.appendInt64(value)
                     }
                     buffer.appendTLString(c.title)
@@ -648,16 +646,16 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(_flags2)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x2000 != 0, let value = c.accessHash {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
                         buffer.appendInt64(value)
                     }
                     buffer.appendTLString(c.title)
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x4000 != 0, let value = c.adminRights {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40000 != 0, let value = c.defaultBannedRights {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
                         value.serialize(buffer, true)
                     }
             }
@@ -698,17 +696,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = _flags & 0x4 != 0
+                let _left = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _deactivated = _flags & 0x20 != 0
+                let _deactivated = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _callActive = _flags & 0x800000 != 0
+                let _callActive = tlFlagIsSet(_flags, 0x800000)
                 field = 5
-                let _callNotEmpty = _flags & 0x1000000 != 0
+                let _callNotEmpty = tlFlagIsSet(_flags, 0x1000000)
                 field = 6
-                let _noforwards = _flags & 0x2000000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x2000000)
                 field = 7
                 let _id = try reader.readInt64()
                 field = 8
@@ -723,17 +721,17 @@ extension Api {
                 let _version = try reader.readInt32()
                 field = 13
                 var _migratedTo: Api.InputChannel? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _migratedTo = try Api.InputChannel.parse(&reader)
                 }
                 field = 14
                 var _adminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _adminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 field = 15
                 var _defaultBannedRights: Api.ChatBannedRights? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _defaultBannedRights = try Api.ChatBannedRights.parse(&reader)
                 }
                 return .chat(Cons_chat(creator: _creator, left: _left, deactivated: _deactivated, callActive: _callActive, callNotEmpty: _callNotEmpty, noforwards: _noforwards, id: _id, title: _title, photo: _photo, participantsCount: _participantsCount, date: _date, version: _version, migratedTo: _migratedTo, adminRights: _adminRights, defaultBannedRights: _defaultBannedRights))
@@ -761,74 +759,74 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = _flags & 0x4 != 0
+                let _left = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _broadcast = _flags & 0x20 != 0
+                let _broadcast = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _verified = _flags & 0x80 != 0
+                let _verified = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _megagroup = _flags & 0x100 != 0
+                let _megagroup = tlFlagIsSet(_flags, 0x100)
                 field = 6
                 field = 7
-                let _signatures = _flags & 0x800 != 0
+                let _signatures = tlFlagIsSet(_flags, 0x800)
                 field = 8
-                let _min = _flags & 0x1000 != 0
+                let _min = tlFlagIsSet(_flags, 0x1000)
                 field = 9
-                let _scam = _flags & 0x80000 != 0
+                let _scam = tlFlagIsSet(_flags, 0x80000)
                 field = 10
-                let _hasLink = _flags & 0x100000 != 0
+                let _hasLink = tlFlagIsSet(_flags, 0x100000)
                 field = 11
-                let _hasGeo = _flags & 0x200000 != 0
+                let _hasGeo = tlFlagIsSet(_flags, 0x200000)
                 field = 12
-                let _slowmodeEnabled = _flags & 0x400000 != 0
+                let _slowmodeEnabled = tlFlagIsSet(_flags, 0x400000)
                 field = 13
-                let _callActive = _flags & 0x800000 != 0
+                let _callActive = tlFlagIsSet(_flags, 0x800000)
                 field = 14
-                let _callNotEmpty = _flags & 0x1000000 != 0
+                let _callNotEmpty = tlFlagIsSet(_flags, 0x1000000)
                 field = 15
-                let _fake = _flags & 0x2000000 != 0
+                let _fake = tlFlagIsSet(_flags, 0x2000000)
                 field = 16
-                let _gigagroup = _flags & 0x4000000 != 0
+                let _gigagroup = tlFlagIsSet(_flags, 0x4000000)
                 field = 17
-                let _noforwards = _flags & 0x8000000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x8000000)
                 field = 18
-                let _joinToSend = _flags & 0x10000000 != 0
+                let _joinToSend = tlFlagIsSet(_flags, 0x10000000)
                 field = 19
-                let _joinRequest = _flags & 0x20000000 != 0
+                let _joinRequest = tlFlagIsSet(_flags, 0x20000000)
                 field = 20
-                let _forum = _flags & 0x40000000 != 0
+                let _forum = tlFlagIsSet(_flags, 0x40000000)
                 field = 21
                 let _flags2 = try reader.readInt32()
                 field = 22
-                let _storiesHidden = _flags2 & 0x2 != 0
+                let _storiesHidden = tlFlagIsSet(_flags2, 0x2)
                 field = 23
-                let _storiesHiddenMin = _flags2 & 0x4 != 0
+                let _storiesHiddenMin = tlFlagIsSet(_flags2, 0x4)
                 field = 24
-                let _storiesUnavailable = _flags2 & 0x8 != 0
+                let _storiesUnavailable = tlFlagIsSet(_flags2, 0x8)
                 field = 25
-                let _signatureProfiles = _flags2 & 0x1000 != 0
+                let _signatureProfiles = tlFlagIsSet(_flags2, 0x1000)
                 field = 26
-                let _autotranslation = _flags2 & 0x8000 != 0
+                let _autotranslation = tlFlagIsSet(_flags2, 0x8000)
                 field = 27
-                let _broadcastMessagesAllowed = _flags2 & 0x10000 != 0
+                let _broadcastMessagesAllowed = tlFlagIsSet(_flags2, 0x10000)
                 field = 28
-                let _monoforum = _flags2 & 0x20000 != 0
+                let _monoforum = tlFlagIsSet(_flags2, 0x20000)
                 field = 29
-                let _forumTabs = _flags2 & 0x80000 != 0
+                let _forumTabs = tlFlagIsSet(_flags2, 0x80000)
                 field = 30
                 let _id = try reader.readInt64()
                 field = 31
                 var _accessHash: Int64? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _accessHash = try reader.readInt64()
                 }
                 field = 32
                 let _title = try reader.readTLString()
                 field = 33
                 var _username: String? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _username = try reader.readTLString()
                 }
                 field = 34
@@ -837,82 +835,82 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 36
                 var _restrictionReason: [Api.RestrictionReason]? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _restrictionReason = try reader.readVector(boxed: true, of: Api.RestrictionReason.self)
                 }
                 field = 37
                 var _adminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _adminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 field = 38
                 var _bannedRights: Api.ChatBannedRights? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _bannedRights = try Api.ChatBannedRights.parse(&reader)
                 }
                 field = 39
                 var _defaultBannedRights: Api.ChatBannedRights? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _defaultBannedRights = try Api.ChatBannedRights.parse(&reader)
                 }
                 field = 40
                 var _participantsCount: Int32? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _participantsCount = try reader.readInt32()
                 }
                 field = 41
                 var _usernames: [Api.Username]? = nil
-                if _flags2 & 0x1 != 0 {
+                if tlFlagIsSet(_flags2, 0x1) {
                     _usernames = try reader.readVector(boxed: true, of: Api.Username.self)
                 }
                 field = 42
                 var _storiesMaxId: Api.RecentStory? = nil
-                if _flags2 & 0x10 != 0 {
+                if tlFlagIsSet(_flags2, 0x10) {
                     _storiesMaxId = try Api.RecentStory.parse(&reader)
                 }
                 field = 43
                 var _color: Api.PeerColor? = nil
-                if _flags2 & 0x80 != 0 {
+                if tlFlagIsSet(_flags2, 0x80) {
                     _color = try Api.PeerColor.parse(&reader)
                 }
                 field = 44
                 var _profileColor: Api.PeerColor? = nil
-                if _flags2 & 0x100 != 0 {
+                if tlFlagIsSet(_flags2, 0x100) {
                     _profileColor = try Api.PeerColor.parse(&reader)
                 }
                 field = 45
                 var _emojiStatus: Api.EmojiStatus? = nil
-                if _flags2 & 0x200 != 0 {
+                if tlFlagIsSet(_flags2, 0x200) {
                     _emojiStatus = try Api.EmojiStatus.parse(&reader)
                 }
                 field = 46
                 var _level: Int32? = nil
-                if _flags2 & 0x400 != 0 {
+                if tlFlagIsSet(_flags2, 0x400) {
                     _level = try reader.readInt32()
                 }
                 field = 47
                 var _subscriptionUntilDate: Int32? = nil
-                if _flags2 & 0x800 != 0 {
+                if tlFlagIsSet(_flags2, 0x800) {
                     _subscriptionUntilDate = try reader.readInt32()
                 }
                 field = 48
                 var _botVerificationIcon: Int64? = nil
-                if _flags2 & 0x2000 != 0 {
+                if tlFlagIsSet(_flags2, 0x2000) {
                     _botVerificationIcon = try reader.readInt64()
                 }
                 field = 49
                 var _sendPaidMessagesStars: Int64? = nil
-                if _flags2 & 0x4000 != 0 {
+                if tlFlagIsSet(_flags2, 0x4000) {
                     _sendPaidMessagesStars = try reader.readInt64()
                 }
                 field = 50
                 var _linkedMonoforumId: Int64? = nil
-                if _flags2 & 0x40000 != 0 {
+                if tlFlagIsSet(_flags2, 0x40000) {
                     _linkedMonoforumId = try reader.readInt64()
                 }
                 field = 51
                 var _linkedCommunityId: Int64? = nil
-                if _flags2 & 0x100000 != 0 {
+                if tlFlagIsSet(_flags2, 0x100000) {
                     _linkedCommunityId = try reader.readInt64()
                 }
                 return .channel(Cons_channel(creator: _creator, left: _left, broadcast: _broadcast, verified: _verified, megagroup: _megagroup, signatures: _signatures, min: _min, scam: _scam, hasLink: _hasLink, hasGeo: _hasGeo, slowmodeEnabled: _slowmodeEnabled, callActive: _callActive, callNotEmpty: _callNotEmpty, fake: _fake, gigagroup: _gigagroup, noforwards: _noforwards, joinToSend: _joinToSend, joinRequest: _joinRequest, forum: _forum, storiesHidden: _storiesHidden, storiesHiddenMin: _storiesHiddenMin, storiesUnavailable: _storiesUnavailable, signatureProfiles: _signatureProfiles, autotranslation: _autotranslation, broadcastMessagesAllowed: _broadcastMessagesAllowed, monoforum: _monoforum, forumTabs: _forumTabs, id: _id, accessHash: _accessHash, title: _title, username: _username, photo: _photo, date: _date, restrictionReason: _restrictionReason, adminRights: _adminRights, bannedRights: _bannedRights, defaultBannedRights: _defaultBannedRights, participantsCount: _participantsCount, usernames: _usernames, storiesMaxId: _storiesMaxId, color: _color, profileColor: _profileColor, emojiStatus: _emojiStatus, level: _level, subscriptionUntilDate: _subscriptionUntilDate, botVerificationIcon: _botVerificationIcon, sendPaidMessagesStars: _sendPaidMessagesStars, linkedMonoforumId: _linkedMonoforumId, linkedCommunityId: _linkedCommunityId))
@@ -927,11 +925,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcast = _flags & 0x20 != 0
+                let _broadcast = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _megagroup = _flags & 0x100 != 0
+                let _megagroup = tlFlagIsSet(_flags, 0x100)
                 field = 3
-                let _monoforum = _flags & 0x400 != 0
+                let _monoforum = tlFlagIsSet(_flags, 0x400)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -940,7 +938,7 @@ extension Api {
                 let _title = try reader.readTLString()
                 field = 7
                 var _untilDate: Int32? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _untilDate = try reader.readInt32()
                 }
                 return .channelForbidden(Cons_channelForbidden(broadcast: _broadcast, megagroup: _megagroup, monoforum: _monoforum, id: _id, accessHash: _accessHash, title: _title, untilDate: _untilDate))
@@ -958,7 +956,7 @@ extension Api {
                 let _id = try reader.readInt64()
                 field = 2
                 var _accessHash: Int64? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _accessHash = try reader.readInt64()
                 }
                 field = 3
@@ -975,20 +973,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = _flags & 0x4 != 0
+                let _left = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _min = _flags & 0x1000 != 0
+                let _min = tlFlagIsSet(_flags, 0x1000)
                 field = 4
                 let _flags2 = try reader.readInt32()
                 field = 5
-                let _collapsedInDialogs = _flags2 & 0x100000 != 0
+                let _collapsedInDialogs = tlFlagIsSet(_flags2, 0x100000)
                 field = 6
                 let _id = try reader.readInt64()
                 field = 7
                 var _accessHash: Int64? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _accessHash = try reader.readInt64()
                 }
                 field = 8
@@ -999,12 +997,12 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 11
                 var _adminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _adminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 field = 12
                 var _defaultBannedRights: Api.ChatBannedRights? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _defaultBannedRights = try Api.ChatBannedRights.parse(&reader)
                 }
                 return .community(Cons_community(creator: _creator, left: _left, min: _min, collapsedInDialogs: _collapsedInDialogs, id: _id, accessHash: _accessHash, title: _title, photo: _photo, date: _date, adminRights: _adminRights, defaultBannedRights: _defaultBannedRights))
@@ -1017,188 +1015,181 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("chatEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("chatEmpty", fields.fields)
                 case .chat(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(16)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.left { fields.append(("left", .trueFlag)) }
-                    if c.deactivated { fields.append(("deactivated", .trueFlag)) }
-                    if c.callActive { fields.append(("call_active", .trueFlag)) }
-                    if c.callNotEmpty { fields.append(("call_not_empty", .trueFlag)) }
-                    if c.noforwards { fields.append(("noforwards", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("photo", .object(c.photo)))
-                    fields.append(("participants_count", .int(c.participantsCount)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("version", .int(c.version)))
-                    if _flags & 0x40 != 0, let value = c.migratedTo {
-                        fields.append(("migrated_to", .object(value)))
+                    var fields = TLFieldList(capacity: 16)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("left", c.left)
+                    fields.trueFlag("deactivated", c.deactivated)
+                    fields.trueFlag("call_active", c.callActive)
+                    fields.trueFlag("call_not_empty", c.callNotEmpty)
+                    fields.trueFlag("noforwards", c.noforwards)
+                    fields.long("id", c.id)
+                    fields.string("title", c.title)
+                    fields.object("photo", c.photo)
+                    fields.int("participants_count", c.participantsCount)
+                    fields.int("date", c.date)
+                    fields.int("version", c.version)
+                    if tlFlagIsSet(_flags, 0x40), let value = c.migratedTo {
+                        fields.object("migrated_to", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.adminRights {
-                        fields.append(("admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
+                        fields.object("admin_rights", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.defaultBannedRights {
-                        fields.append(("default_banned_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
+                        fields.object("default_banned_rights", value)
                     }
-                    return ("chat", fields)
+                    return ("chat", fields.fields)
                 case .chatForbidden(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("title", .string(c.title)))
-                    return ("chatForbidden", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.string("title", c.title)
+                    return ("chatForbidden", fields.fields)
                 case .channel(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(52)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.left { fields.append(("left", .trueFlag)) }
-                    if c.broadcast { fields.append(("broadcast", .trueFlag)) }
-                    if c.verified { fields.append(("verified", .trueFlag)) }
-                    if c.megagroup { fields.append(("megagroup", .trueFlag)) }
-                    if c.restricted { fields.append(("restricted", .trueFlag)) }
-                    if c.signatures { fields.append(("signatures", .trueFlag)) }
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    if c.scam { fields.append(("scam", .trueFlag)) }
-                    if c.hasLink { fields.append(("has_link", .trueFlag)) }
-                    if c.hasGeo { fields.append(("has_geo", .trueFlag)) }
-                    if c.slowmodeEnabled { fields.append(("slowmode_enabled", .trueFlag)) }
-                    if c.callActive { fields.append(("call_active", .trueFlag)) }
-                    if c.callNotEmpty { fields.append(("call_not_empty", .trueFlag)) }
-                    if c.fake { fields.append(("fake", .trueFlag)) }
-                    if c.gigagroup { fields.append(("gigagroup", .trueFlag)) }
-                    if c.noforwards { fields.append(("noforwards", .trueFlag)) }
-                    if c.joinToSend { fields.append(("join_to_send", .trueFlag)) }
-                    if c.joinRequest { fields.append(("join_request", .trueFlag)) }
-                    if c.forum { fields.append(("forum", .trueFlag)) }
-                    fields.append(("flags2", .flags(UInt32(bitPattern: _flags2))))
-                    if c.storiesHidden { fields.append(("stories_hidden", .trueFlag)) }
-                    if c.storiesHiddenMin { fields.append(("stories_hidden_min", .trueFlag)) }
-                    if c.storiesUnavailable { fields.append(("stories_unavailable", .trueFlag)) }
-                    if c.signatureProfiles { fields.append(("signature_profiles", .trueFlag)) }
-                    if c.autotranslation { fields.append(("autotranslation", .trueFlag)) }
-                    if c.broadcastMessagesAllowed { fields.append(("broadcast_messages_allowed", .trueFlag)) }
-                    if c.monoforum { fields.append(("monoforum", .trueFlag)) }
-                    if c.forumTabs { fields.append(("forum_tabs", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x2000 != 0, let value = c.accessHash {
-                        fields.append(("access_hash", .long(value)))
+                    var fields = TLFieldList(capacity: 52)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("left", c.left)
+                    fields.trueFlag("broadcast", c.broadcast)
+                    fields.trueFlag("verified", c.verified)
+                    fields.trueFlag("megagroup", c.megagroup)
+                    fields.trueFlag("restricted", c.restricted)
+                    fields.trueFlag("signatures", c.signatures)
+                    fields.trueFlag("min", c.min)
+                    fields.trueFlag("scam", c.scam)
+                    fields.trueFlag("has_link", c.hasLink)
+                    fields.trueFlag("has_geo", c.hasGeo)
+                    fields.trueFlag("slowmode_enabled", c.slowmodeEnabled)
+                    fields.trueFlag("call_active", c.callActive)
+                    fields.trueFlag("call_not_empty", c.callNotEmpty)
+                    fields.trueFlag("fake", c.fake)
+                    fields.trueFlag("gigagroup", c.gigagroup)
+                    fields.trueFlag("noforwards", c.noforwards)
+                    fields.trueFlag("join_to_send", c.joinToSend)
+                    fields.trueFlag("join_request", c.joinRequest)
+                    fields.trueFlag("forum", c.forum)
+                    fields.flags("flags2", _flags2)
+                    fields.trueFlag("stories_hidden", c.storiesHidden)
+                    fields.trueFlag("stories_hidden_min", c.storiesHiddenMin)
+                    fields.trueFlag("stories_unavailable", c.storiesUnavailable)
+                    fields.trueFlag("signature_profiles", c.signatureProfiles)
+                    fields.trueFlag("autotranslation", c.autotranslation)
+                    fields.trueFlag("broadcast_messages_allowed", c.broadcastMessagesAllowed)
+                    fields.trueFlag("monoforum", c.monoforum)
+                    fields.trueFlag("forum_tabs", c.forumTabs)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
+                        fields.long("access_hash", value)
                     }
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x40 != 0, let value = c.username {
-                        fields.append(("username", .string(value)))
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x40), let value = c.username {
+                        fields.string("username", value)
                     }
-                    fields.append(("photo", .object(c.photo)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x200 != 0, let value = c.restrictionReason {
-                        fields.append(("restriction_reason", .vector(value.map { (e0: Api.RestrictionReason) -> TLValue in .object(e0) })))
+                    fields.object("photo", c.photo)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x200), let value = c.restrictionReason {
+                        fields.objects("restriction_reason", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.adminRights {
-                        fields.append(("admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
+                        fields.object("admin_rights", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.bannedRights {
-                        fields.append(("banned_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.bannedRights {
+                        fields.object("banned_rights", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.defaultBannedRights {
-                        fields.append(("default_banned_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
+                        fields.object("default_banned_rights", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.participantsCount {
-                        fields.append(("participants_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.participantsCount {
+                        fields.int("participants_count", value)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.usernames {
-                        fields.append(("usernames", .vector(value.map { (e0: Api.Username) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
+                        fields.objects("usernames", value)
                     }
-                    if _flags2 & 0x10 != 0, let value = c.storiesMaxId {
-                        fields.append(("stories_max_id", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x10), let value = c.storiesMaxId {
+                        fields.object("stories_max_id", value)
                     }
-                    if _flags2 & 0x80 != 0, let value = c.color {
-                        fields.append(("color", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x80), let value = c.color {
+                        fields.object("color", value)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.profileColor {
-                        fields.append(("profile_color", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.profileColor {
+                        fields.object("profile_color", value)
                     }
-                    if _flags2 & 0x200 != 0, let value = c.emojiStatus {
-                        fields.append(("emoji_status", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x200), let value = c.emojiStatus {
+                        fields.object("emoji_status", value)
                     }
-                    if _flags2 & 0x400 != 0, let value = c.level {
-                        fields.append(("level", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x400), let value = c.level {
+                        fields.int("level", value)
                     }
-                    if _flags2 & 0x800 != 0, let value = c.subscriptionUntilDate {
-                        fields.append(("subscription_until_date", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x800), let value = c.subscriptionUntilDate {
+                        fields.int("subscription_until_date", value)
                     }
-                    if _flags2 & 0x2000 != 0, let value = c.botVerificationIcon {
-                        fields.append(("bot_verification_icon", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x2000), let value = c.botVerificationIcon {
+                        fields.long("bot_verification_icon", value)
                     }
-                    if _flags2 & 0x4000 != 0, let value = c.sendPaidMessagesStars {
-                        fields.append(("send_paid_messages_stars", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
+                        fields.long("send_paid_messages_stars", value)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.linkedMonoforumId {
-                        fields.append(("linked_monoforum_id", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.linkedMonoforumId {
+                        fields.long("linked_monoforum_id", value)
                     }
-                    if _flags2 & 0x100000 != 0, let value = c.linkedCommunityId {
-                        fields.append(("linked_community_id", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x100000), let value = c.linkedCommunityId {
+                        fields.long("linked_community_id", value)
                     }
-                    return ("channel", fields)
+                    return ("channel", fields.fields)
                 case .channelForbidden(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.broadcast { fields.append(("broadcast", .trueFlag)) }
-                    if c.megagroup { fields.append(("megagroup", .trueFlag)) }
-                    if c.monoforum { fields.append(("monoforum", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x10000 != 0, let value = c.untilDate {
-                        fields.append(("until_date", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("broadcast", c.broadcast)
+                    fields.trueFlag("megagroup", c.megagroup)
+                    fields.trueFlag("monoforum", c.monoforum)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.untilDate {
+                        fields.int("until_date", value)
                     }
-                    return ("channelForbidden", fields)
+                    return ("channelForbidden", fields.fields)
                 case .communityForbidden(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x2000 != 0, let value = c.accessHash {
-                        fields.append(("access_hash", .long(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
+                        fields.long("access_hash", value)
                     }
-                    fields.append(("title", .string(c.title)))
-                    return ("communityForbidden", fields)
+                    fields.string("title", c.title)
+                    return ("communityForbidden", fields.fields)
                 case .community(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(13)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.left { fields.append(("left", .trueFlag)) }
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    fields.append(("flags2", .flags(UInt32(bitPattern: _flags2))))
-                    if c.collapsedInDialogs { fields.append(("collapsed_in_dialogs", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x2000 != 0, let value = c.accessHash {
-                        fields.append(("access_hash", .long(value)))
+                    var fields = TLFieldList(capacity: 13)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("left", c.left)
+                    fields.trueFlag("min", c.min)
+                    fields.flags("flags2", _flags2)
+                    fields.trueFlag("collapsed_in_dialogs", c.collapsedInDialogs)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
+                        fields.long("access_hash", value)
                     }
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("photo", .object(c.photo)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x4000 != 0, let value = c.adminRights {
-                        fields.append(("admin_rights", .object(value)))
+                    fields.string("title", c.title)
+                    fields.object("photo", c.photo)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
+                        fields.object("admin_rights", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.defaultBannedRights {
-                        fields.append(("default_banned_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
+                        fields.object("default_banned_rights", value)
                     }
-                    return ("community", fields)
+                    return ("community", fields.fields)
             }
         }
     }
@@ -1336,64 +1327,64 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { flags |= 0x1 }
-                if phoneCallsAvailable { flags |= 0x10 }
-                if phoneCallsPrivate { flags |= 0x20 }
-                if canPinMessage { flags |= 0x80 }
-                if hasScheduled { flags |= 0x1000 }
-                if videoCallsAvailable { flags |= 0x2000 }
-                if voiceMessagesForbidden { flags |= 0x100000 }
-                if translationsDisabled { flags |= 0x800000 }
-                if storiesPinnedAvailable { flags |= 0x4000000 }
-                if blockedMyStoriesFrom { flags |= 0x8000000 }
-                if wallpaperOverridden { flags |= 0x10000000 }
-                if contactRequirePremium { flags |= 0x20000000 }
-                if readDatesPrivate { flags |= 0x40000000 }
-                if about != nil { flags |= 0x2 }
-                if personalPhoto != nil { flags |= 0x200000 }
-                if profilePhoto != nil { flags |= 0x4 }
-                if fallbackPhoto != nil { flags |= 0x400000 }
-                if botInfo != nil { flags |= 0x8 }
-                if pinnedMsgId != nil { flags |= 0x40 }
-                if folderId != nil { flags |= 0x800 }
-                if ttlPeriod != nil { flags |= 0x4000 }
-                if theme != nil { flags |= 0x8000 }
-                if privateForwardName != nil { flags |= 0x10000 }
-                if botGroupAdminRights != nil { flags |= 0x20000 }
-                if botBroadcastAdminRights != nil { flags |= 0x40000 }
-                if wallpaper != nil { flags |= 0x1000000 }
-                if stories != nil { flags |= 0x2000000 }
+                if blocked { tlSetFlag(&flags, 0x1) }
+                if phoneCallsAvailable { tlSetFlag(&flags, 0x10) }
+                if phoneCallsPrivate { tlSetFlag(&flags, 0x20) }
+                if canPinMessage { tlSetFlag(&flags, 0x80) }
+                if hasScheduled { tlSetFlag(&flags, 0x1000) }
+                if videoCallsAvailable { tlSetFlag(&flags, 0x2000) }
+                if voiceMessagesForbidden { tlSetFlag(&flags, 0x100000) }
+                if translationsDisabled { tlSetFlag(&flags, 0x800000) }
+                if storiesPinnedAvailable { tlSetFlag(&flags, 0x4000000) }
+                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x8000000) }
+                if wallpaperOverridden { tlSetFlag(&flags, 0x10000000) }
+                if contactRequirePremium { tlSetFlag(&flags, 0x20000000) }
+                if readDatesPrivate { tlSetFlag(&flags, 0x40000000) }
+                if about != nil { tlSetFlag(&flags, 0x2) }
+                if personalPhoto != nil { tlSetFlag(&flags, 0x200000) }
+                if profilePhoto != nil { tlSetFlag(&flags, 0x4) }
+                if fallbackPhoto != nil { tlSetFlag(&flags, 0x400000) }
+                if botInfo != nil { tlSetFlag(&flags, 0x8) }
+                if pinnedMsgId != nil { tlSetFlag(&flags, 0x40) }
+                if folderId != nil { tlSetFlag(&flags, 0x800) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x4000) }
+                if theme != nil { tlSetFlag(&flags, 0x8000) }
+                if privateForwardName != nil { tlSetFlag(&flags, 0x10000) }
+                if botGroupAdminRights != nil { tlSetFlag(&flags, 0x20000) }
+                if botBroadcastAdminRights != nil { tlSetFlag(&flags, 0x40000) }
+                if wallpaper != nil { tlSetFlag(&flags, 0x1000000) }
+                if stories != nil { tlSetFlag(&flags, 0x2000000) }
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if sponsoredEnabled { flags |= 0x80 }
-                if canViewRevenue { flags |= 0x200 }
-                if botCanManageEmojiStatus { flags |= 0x400 }
-                if displayGiftsButton { flags |= 0x10000 }
-                if noforwardsMyEnabled { flags |= 0x800000 }
-                if noforwardsPeerEnabled { flags |= 0x1000000 }
-                if unofficialSecurityRisk { flags |= 0x4000000 }
-                if businessWorkHours != nil { flags |= 0x1 }
-                if businessLocation != nil { flags |= 0x2 }
-                if businessGreetingMessage != nil { flags |= 0x4 }
-                if businessAwayMessage != nil { flags |= 0x8 }
-                if businessIntro != nil { flags |= 0x10 }
-                if birthday != nil { flags |= 0x20 }
-                if personalChannelId != nil && personalChannelMessage != nil { flags |= 0x40 }
-                if stargiftsCount != nil { flags |= 0x100 }
-                if starrefProgram != nil { flags |= 0x800 }
-                if botVerification != nil { flags |= 0x1000 }
-                if sendPaidMessagesStars != nil { flags |= 0x4000 }
-                if disallowedGifts != nil { flags |= 0x8000 }
-                if starsRating != nil { flags |= 0x20000 }
-                if starsMyPendingRating != nil && starsMyPendingRatingDate != nil { flags |= 0x40000 }
-                if mainTab != nil { flags |= 0x100000 }
-                if savedMusic != nil { flags |= 0x200000 }
-                if note != nil { flags |= 0x400000 }
-                if botManagerId != nil { flags |= 0x2000000 }
+                if sponsoredEnabled { tlSetFlag(&flags, 0x80) }
+                if canViewRevenue { tlSetFlag(&flags, 0x200) }
+                if botCanManageEmojiStatus { tlSetFlag(&flags, 0x400) }
+                if displayGiftsButton { tlSetFlag(&flags, 0x10000) }
+                if noforwardsMyEnabled { tlSetFlag(&flags, 0x800000) }
+                if noforwardsPeerEnabled { tlSetFlag(&flags, 0x1000000) }
+                if unofficialSecurityRisk { tlSetFlag(&flags, 0x4000000) }
+                if businessWorkHours != nil { tlSetFlag(&flags, 0x1) }
+                if businessLocation != nil { tlSetFlag(&flags, 0x2) }
+                if businessGreetingMessage != nil { tlSetFlag(&flags, 0x4) }
+                if businessAwayMessage != nil { tlSetFlag(&flags, 0x8) }
+                if businessIntro != nil { tlSetFlag(&flags, 0x10) }
+                if birthday != nil { tlSetFlag(&flags, 0x20) }
+                if personalChannelId != nil && personalChannelMessage != nil { tlSetFlag(&flags, 0x40) }
+                if stargiftsCount != nil { tlSetFlag(&flags, 0x100) }
+                if starrefProgram != nil { tlSetFlag(&flags, 0x800) }
+                if botVerification != nil { tlSetFlag(&flags, 0x1000) }
+                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x4000) }
+                if disallowedGifts != nil { tlSetFlag(&flags, 0x8000) }
+                if starsRating != nil { tlSetFlag(&flags, 0x20000) }
+                if starsMyPendingRating != nil && starsMyPendingRatingDate != nil { tlSetFlag(&flags, 0x40000) }
+                if mainTab != nil { tlSetFlag(&flags, 0x100000) }
+                if savedMusic != nil { tlSetFlag(&flags, 0x200000) }
+                if note != nil { tlSetFlag(&flags, 0x400000) }
+                if botManagerId != nil { tlSetFlag(&flags, 0x2000000) }
                 return flags
             }
         }
@@ -1407,109 +1398,109 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(_flags2)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x2 != 0, let value = c.about {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.about {
                         buffer.appendTLString(value)
                     }
                     c.settings.serialize(buffer, true)
-                    if _flags & 0x200000 != 0, let value = c.personalPhoto {
+                    if tlFlagIsSet(_flags, 0x200000), let value = c.personalPhoto {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.profilePhoto {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.profilePhoto {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x400000 != 0, let value = c.fallbackPhoto {
+                    if tlFlagIsSet(_flags, 0x400000), let value = c.fallbackPhoto {
                         value.serialize(buffer, true)
                     }
                     c.notifySettings.serialize(buffer, true)
-                    if _flags & 0x8 != 0, let value = c.botInfo {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.pinnedMsgId {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.commonChatsCount)
-                    if _flags & 0x800 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.theme {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.theme {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10000 != 0, let value = c.privateForwardName {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.privateForwardName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.botGroupAdminRights {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.botGroupAdminRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40000 != 0, let value = c.botBroadcastAdminRights {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.botBroadcastAdminRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1000000 != 0, let value = c.wallpaper {
+                    if tlFlagIsSet(_flags, 0x1000000), let value = c.wallpaper {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.stories {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.stories {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.businessWorkHours {
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.businessWorkHours {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x2 != 0, let value = c.businessLocation {
+                    if tlFlagIsSet(_flags2, 0x2), let value = c.businessLocation {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x4 != 0, let value = c.businessGreetingMessage {
+                    if tlFlagIsSet(_flags2, 0x4), let value = c.businessGreetingMessage {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x8 != 0, let value = c.businessAwayMessage {
+                    if tlFlagIsSet(_flags2, 0x8), let value = c.businessAwayMessage {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x10 != 0, let value = c.businessIntro {
+                    if tlFlagIsSet(_flags2, 0x10), let value = c.businessIntro {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x20 != 0, let value = c.birthday {
+                    if tlFlagIsSet(_flags2, 0x20), let value = c.birthday {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x40 != 0, let value = c.personalChannelId {
+                    if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelId {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x40 != 0, let value = c.personalChannelMessage {
+                    if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelMessage {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.stargiftsCount {
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.stargiftsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x800 != 0, let value = c.starrefProgram {
+                    if tlFlagIsSet(_flags2, 0x800), let value = c.starrefProgram {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x1000 != 0, let value = c.botVerification {
+                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botVerification {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x4000 != 0, let value = c.sendPaidMessagesStars {
+                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x8000 != 0, let value = c.disallowedGifts {
+                    if tlFlagIsSet(_flags2, 0x8000), let value = c.disallowedGifts {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x20000 != 0, let value = c.starsRating {
+                    if tlFlagIsSet(_flags2, 0x20000), let value = c.starsRating {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.starsMyPendingRating {
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRating {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.starsMyPendingRatingDate {
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRatingDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x100000 != 0, let value = c.mainTab {
+                    if tlFlagIsSet(_flags2, 0x100000), let value = c.mainTab {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x200000 != 0, let value = c.savedMusic {
+                    if tlFlagIsSet(_flags2, 0x200000), let value = c.savedMusic {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x400000 != 0, let value = c.note {
+                    if tlFlagIsSet(_flags2, 0x400000), let value = c.note {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x2000000 != 0, let value = c.botManagerId {
+                    if tlFlagIsSet(_flags2, 0x2000000), let value = c.botManagerId {
                         buffer.appendInt64(value)
                     }
             }
@@ -1534,223 +1525,223 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = _flags & 0x1 != 0
+                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _phoneCallsAvailable = _flags & 0x10 != 0
+                let _phoneCallsAvailable = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _phoneCallsPrivate = _flags & 0x20 != 0
+                let _phoneCallsPrivate = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _canPinMessage = _flags & 0x80 != 0
+                let _canPinMessage = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _hasScheduled = _flags & 0x1000 != 0
+                let _hasScheduled = tlFlagIsSet(_flags, 0x1000)
                 field = 6
-                let _videoCallsAvailable = _flags & 0x2000 != 0
+                let _videoCallsAvailable = tlFlagIsSet(_flags, 0x2000)
                 field = 7
-                let _voiceMessagesForbidden = _flags & 0x100000 != 0
+                let _voiceMessagesForbidden = tlFlagIsSet(_flags, 0x100000)
                 field = 8
-                let _translationsDisabled = _flags & 0x800000 != 0
+                let _translationsDisabled = tlFlagIsSet(_flags, 0x800000)
                 field = 9
-                let _storiesPinnedAvailable = _flags & 0x4000000 != 0
+                let _storiesPinnedAvailable = tlFlagIsSet(_flags, 0x4000000)
                 field = 10
-                let _blockedMyStoriesFrom = _flags & 0x8000000 != 0
+                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x8000000)
                 field = 11
-                let _wallpaperOverridden = _flags & 0x10000000 != 0
+                let _wallpaperOverridden = tlFlagIsSet(_flags, 0x10000000)
                 field = 12
-                let _contactRequirePremium = _flags & 0x20000000 != 0
+                let _contactRequirePremium = tlFlagIsSet(_flags, 0x20000000)
                 field = 13
-                let _readDatesPrivate = _flags & 0x40000000 != 0
+                let _readDatesPrivate = tlFlagIsSet(_flags, 0x40000000)
                 field = 14
                 let _flags2 = try reader.readInt32()
                 field = 15
-                let _sponsoredEnabled = _flags2 & 0x80 != 0
+                let _sponsoredEnabled = tlFlagIsSet(_flags2, 0x80)
                 field = 16
-                let _canViewRevenue = _flags2 & 0x200 != 0
+                let _canViewRevenue = tlFlagIsSet(_flags2, 0x200)
                 field = 17
-                let _botCanManageEmojiStatus = _flags2 & 0x400 != 0
+                let _botCanManageEmojiStatus = tlFlagIsSet(_flags2, 0x400)
                 field = 18
-                let _displayGiftsButton = _flags2 & 0x10000 != 0
+                let _displayGiftsButton = tlFlagIsSet(_flags2, 0x10000)
                 field = 19
-                let _noforwardsMyEnabled = _flags2 & 0x800000 != 0
+                let _noforwardsMyEnabled = tlFlagIsSet(_flags2, 0x800000)
                 field = 20
-                let _noforwardsPeerEnabled = _flags2 & 0x1000000 != 0
+                let _noforwardsPeerEnabled = tlFlagIsSet(_flags2, 0x1000000)
                 field = 21
-                let _unofficialSecurityRisk = _flags2 & 0x4000000 != 0
+                let _unofficialSecurityRisk = tlFlagIsSet(_flags2, 0x4000000)
                 field = 22
                 let _id = try reader.readInt64()
                 field = 23
                 var _about: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _about = try reader.readTLString()
                 }
                 field = 24
                 let _settings = try Api.PeerSettings.parse(&reader)
                 field = 25
                 var _personalPhoto: Api.Photo? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _personalPhoto = try Api.Photo.parse(&reader)
                 }
                 field = 26
                 var _profilePhoto: Api.Photo? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _profilePhoto = try Api.Photo.parse(&reader)
                 }
                 field = 27
                 var _fallbackPhoto: Api.Photo? = nil
-                if _flags & 0x400000 != 0 {
+                if tlFlagIsSet(_flags, 0x400000) {
                     _fallbackPhoto = try Api.Photo.parse(&reader)
                 }
                 field = 28
                 let _notifySettings = try Api.PeerNotifySettings.parse(&reader)
                 field = 29
                 var _botInfo: Api.BotInfo? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _botInfo = try Api.BotInfo.parse(&reader)
                 }
                 field = 30
                 var _pinnedMsgId: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _pinnedMsgId = try reader.readInt32()
                 }
                 field = 31
                 let _commonChatsCount = try reader.readInt32()
                 field = 32
                 var _folderId: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _folderId = try reader.readInt32()
                 }
                 field = 33
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 field = 34
                 var _theme: Api.ChatTheme? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _theme = try Api.ChatTheme.parse(&reader)
                 }
                 field = 35
                 var _privateForwardName: String? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _privateForwardName = try reader.readTLString()
                 }
                 field = 36
                 var _botGroupAdminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _botGroupAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 field = 37
                 var _botBroadcastAdminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _botBroadcastAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 field = 38
                 var _wallpaper: Api.WallPaper? = nil
-                if _flags & 0x1000000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000000) {
                     _wallpaper = try Api.WallPaper.parse(&reader)
                 }
                 field = 39
                 var _stories: Api.PeerStories? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _stories = try Api.PeerStories.parse(&reader)
                 }
                 field = 40
                 var _businessWorkHours: Api.BusinessWorkHours? = nil
-                if _flags2 & 0x1 != 0 {
+                if tlFlagIsSet(_flags2, 0x1) {
                     _businessWorkHours = try Api.BusinessWorkHours.parse(&reader)
                 }
                 field = 41
                 var _businessLocation: Api.BusinessLocation? = nil
-                if _flags2 & 0x2 != 0 {
+                if tlFlagIsSet(_flags2, 0x2) {
                     _businessLocation = try Api.BusinessLocation.parse(&reader)
                 }
                 field = 42
                 var _businessGreetingMessage: Api.BusinessGreetingMessage? = nil
-                if _flags2 & 0x4 != 0 {
+                if tlFlagIsSet(_flags2, 0x4) {
                     _businessGreetingMessage = try Api.BusinessGreetingMessage.parse(&reader)
                 }
                 field = 43
                 var _businessAwayMessage: Api.BusinessAwayMessage? = nil
-                if _flags2 & 0x8 != 0 {
+                if tlFlagIsSet(_flags2, 0x8) {
                     _businessAwayMessage = try Api.BusinessAwayMessage.parse(&reader)
                 }
                 field = 44
                 var _businessIntro: Api.BusinessIntro? = nil
-                if _flags2 & 0x10 != 0 {
+                if tlFlagIsSet(_flags2, 0x10) {
                     _businessIntro = try Api.BusinessIntro.parse(&reader)
                 }
                 field = 45
                 var _birthday: Api.Birthday? = nil
-                if _flags2 & 0x20 != 0 {
+                if tlFlagIsSet(_flags2, 0x20) {
                     _birthday = try Api.Birthday.parse(&reader)
                 }
                 field = 46
                 var _personalChannelId: Int64? = nil
-                if _flags2 & 0x40 != 0 {
+                if tlFlagIsSet(_flags2, 0x40) {
                     _personalChannelId = try reader.readInt64()
                 }
                 field = 47
                 var _personalChannelMessage: Int32? = nil
-                if _flags2 & 0x40 != 0 {
+                if tlFlagIsSet(_flags2, 0x40) {
                     _personalChannelMessage = try reader.readInt32()
                 }
                 field = 48
                 var _stargiftsCount: Int32? = nil
-                if _flags2 & 0x100 != 0 {
+                if tlFlagIsSet(_flags2, 0x100) {
                     _stargiftsCount = try reader.readInt32()
                 }
                 field = 49
                 var _starrefProgram: Api.StarRefProgram? = nil
-                if _flags2 & 0x800 != 0 {
+                if tlFlagIsSet(_flags2, 0x800) {
                     _starrefProgram = try Api.StarRefProgram.parse(&reader)
                 }
                 field = 50
                 var _botVerification: Api.BotVerification? = nil
-                if _flags2 & 0x1000 != 0 {
+                if tlFlagIsSet(_flags2, 0x1000) {
                     _botVerification = try Api.BotVerification.parse(&reader)
                 }
                 field = 51
                 var _sendPaidMessagesStars: Int64? = nil
-                if _flags2 & 0x4000 != 0 {
+                if tlFlagIsSet(_flags2, 0x4000) {
                     _sendPaidMessagesStars = try reader.readInt64()
                 }
                 field = 52
                 var _disallowedGifts: Api.DisallowedGiftsSettings? = nil
-                if _flags2 & 0x8000 != 0 {
+                if tlFlagIsSet(_flags2, 0x8000) {
                     _disallowedGifts = try Api.DisallowedGiftsSettings.parse(&reader)
                 }
                 field = 53
                 var _starsRating: Api.StarsRating? = nil
-                if _flags2 & 0x20000 != 0 {
+                if tlFlagIsSet(_flags2, 0x20000) {
                     _starsRating = try Api.StarsRating.parse(&reader)
                 }
                 field = 54
                 var _starsMyPendingRating: Api.StarsRating? = nil
-                if _flags2 & 0x40000 != 0 {
+                if tlFlagIsSet(_flags2, 0x40000) {
                     _starsMyPendingRating = try Api.StarsRating.parse(&reader)
                 }
                 field = 55
                 var _starsMyPendingRatingDate: Int32? = nil
-                if _flags2 & 0x40000 != 0 {
+                if tlFlagIsSet(_flags2, 0x40000) {
                     _starsMyPendingRatingDate = try reader.readInt32()
                 }
                 field = 56
                 var _mainTab: Api.ProfileTab? = nil
-                if _flags2 & 0x100000 != 0 {
+                if tlFlagIsSet(_flags2, 0x100000) {
                     _mainTab = try Api.ProfileTab.parse(&reader)
                 }
                 field = 57
                 var _savedMusic: Api.Document? = nil
-                if _flags2 & 0x200000 != 0 {
+                if tlFlagIsSet(_flags2, 0x200000) {
                     _savedMusic = try Api.Document.parse(&reader)
                 }
                 field = 58
                 var _note: Api.TextWithEntities? = nil
-                if _flags2 & 0x400000 != 0 {
+                if tlFlagIsSet(_flags2, 0x400000) {
                     _note = try Api.TextWithEntities.parse(&reader)
                 }
                 field = 59
                 var _botManagerId: Int64? = nil
-                if _flags2 & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags2, 0x2000000) {
                     _botManagerId = try reader.readInt64()
                 }
                 return .userFull(Cons_userFull(blocked: _blocked, phoneCallsAvailable: _phoneCallsAvailable, phoneCallsPrivate: _phoneCallsPrivate, canPinMessage: _canPinMessage, hasScheduled: _hasScheduled, videoCallsAvailable: _videoCallsAvailable, voiceMessagesForbidden: _voiceMessagesForbidden, translationsDisabled: _translationsDisabled, storiesPinnedAvailable: _storiesPinnedAvailable, blockedMyStoriesFrom: _blockedMyStoriesFrom, wallpaperOverridden: _wallpaperOverridden, contactRequirePremium: _contactRequirePremium, readDatesPrivate: _readDatesPrivate, sponsoredEnabled: _sponsoredEnabled, canViewRevenue: _canViewRevenue, botCanManageEmojiStatus: _botCanManageEmojiStatus, displayGiftsButton: _displayGiftsButton, noforwardsMyEnabled: _noforwardsMyEnabled, noforwardsPeerEnabled: _noforwardsPeerEnabled, unofficialSecurityRisk: _unofficialSecurityRisk, id: _id, about: _about, settings: _settings, personalPhoto: _personalPhoto, profilePhoto: _profilePhoto, fallbackPhoto: _fallbackPhoto, notifySettings: _notifySettings, botInfo: _botInfo, pinnedMsgId: _pinnedMsgId, commonChatsCount: _commonChatsCount, folderId: _folderId, ttlPeriod: _ttlPeriod, theme: _theme, privateForwardName: _privateForwardName, botGroupAdminRights: _botGroupAdminRights, botBroadcastAdminRights: _botBroadcastAdminRights, wallpaper: _wallpaper, stories: _stories, businessWorkHours: _businessWorkHours, businessLocation: _businessLocation, businessGreetingMessage: _businessGreetingMessage, businessAwayMessage: _businessAwayMessage, businessIntro: _businessIntro, birthday: _birthday, personalChannelId: _personalChannelId, personalChannelMessage: _personalChannelMessage, stargiftsCount: _stargiftsCount, starrefProgram: _starrefProgram, botVerification: _botVerification, sendPaidMessagesStars: _sendPaidMessagesStars, disallowedGifts: _disallowedGifts, starsRating: _starsRating, starsMyPendingRating: _starsMyPendingRating, starsMyPendingRatingDate: _starsMyPendingRatingDate, mainTab: _mainTab, savedMusic: _savedMusic, note: _note, botManagerId: _botManagerId))
@@ -1765,137 +1756,136 @@ extension Api {
                 case .userFull(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(60)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.blocked { fields.append(("blocked", .trueFlag)) }
-                    if c.phoneCallsAvailable { fields.append(("phone_calls_available", .trueFlag)) }
-                    if c.phoneCallsPrivate { fields.append(("phone_calls_private", .trueFlag)) }
-                    if c.canPinMessage { fields.append(("can_pin_message", .trueFlag)) }
-                    if c.hasScheduled { fields.append(("has_scheduled", .trueFlag)) }
-                    if c.videoCallsAvailable { fields.append(("video_calls_available", .trueFlag)) }
-                    if c.voiceMessagesForbidden { fields.append(("voice_messages_forbidden", .trueFlag)) }
-                    if c.translationsDisabled { fields.append(("translations_disabled", .trueFlag)) }
-                    if c.storiesPinnedAvailable { fields.append(("stories_pinned_available", .trueFlag)) }
-                    if c.blockedMyStoriesFrom { fields.append(("blocked_my_stories_from", .trueFlag)) }
-                    if c.wallpaperOverridden { fields.append(("wallpaper_overridden", .trueFlag)) }
-                    if c.contactRequirePremium { fields.append(("contact_require_premium", .trueFlag)) }
-                    if c.readDatesPrivate { fields.append(("read_dates_private", .trueFlag)) }
-                    fields.append(("flags2", .flags(UInt32(bitPattern: _flags2))))
-                    if c.sponsoredEnabled { fields.append(("sponsored_enabled", .trueFlag)) }
-                    if c.canViewRevenue { fields.append(("can_view_revenue", .trueFlag)) }
-                    if c.botCanManageEmojiStatus { fields.append(("bot_can_manage_emoji_status", .trueFlag)) }
-                    if c.displayGiftsButton { fields.append(("display_gifts_button", .trueFlag)) }
-                    if c.noforwardsMyEnabled { fields.append(("noforwards_my_enabled", .trueFlag)) }
-                    if c.noforwardsPeerEnabled { fields.append(("noforwards_peer_enabled", .trueFlag)) }
-                    if c.unofficialSecurityRisk { fields.append(("unofficial_security_risk", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x2 != 0, let value = c.about {
-                        fields.append(("about", .string(value)))
+                    var fields = TLFieldList(capacity: 60)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("blocked", c.blocked)
+                    fields.trueFlag("phone_calls_available", c.phoneCallsAvailable)
+                    fields.trueFlag("phone_calls_private", c.phoneCallsPrivate)
+                    fields.trueFlag("can_pin_message", c.canPinMessage)
+                    fields.trueFlag("has_scheduled", c.hasScheduled)
+                    fields.trueFlag("video_calls_available", c.videoCallsAvailable)
+                    fields.trueFlag("voice_messages_forbidden", c.voiceMessagesForbidden)
+                    fields.trueFlag("translations_disabled", c.translationsDisabled)
+                    fields.trueFlag("stories_pinned_available", c.storiesPinnedAvailable)
+                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
+                    fields.trueFlag("wallpaper_overridden", c.wallpaperOverridden)
+                    fields.trueFlag("contact_require_premium", c.contactRequirePremium)
+                    fields.trueFlag("read_dates_private", c.readDatesPrivate)
+                    fields.flags("flags2", _flags2)
+                    fields.trueFlag("sponsored_enabled", c.sponsoredEnabled)
+                    fields.trueFlag("can_view_revenue", c.canViewRevenue)
+                    fields.trueFlag("bot_can_manage_emoji_status", c.botCanManageEmojiStatus)
+                    fields.trueFlag("display_gifts_button", c.displayGiftsButton)
+                    fields.trueFlag("noforwards_my_enabled", c.noforwardsMyEnabled)
+                    fields.trueFlag("noforwards_peer_enabled", c.noforwardsPeerEnabled)
+                    fields.trueFlag("unofficial_security_risk", c.unofficialSecurityRisk)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.about {
+                        fields.string("about", value)
                     }
-                    fields.append(("settings", .object(c.settings)))
-                    if _flags & 0x200000 != 0, let value = c.personalPhoto {
-                        fields.append(("personal_photo", .object(value)))
+                    fields.object("settings", c.settings)
+                    if tlFlagIsSet(_flags, 0x200000), let value = c.personalPhoto {
+                        fields.object("personal_photo", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.profilePhoto {
-                        fields.append(("profile_photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.profilePhoto {
+                        fields.object("profile_photo", value)
                     }
-                    if _flags & 0x400000 != 0, let value = c.fallbackPhoto {
-                        fields.append(("fallback_photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x400000), let value = c.fallbackPhoto {
+                        fields.object("fallback_photo", value)
                     }
-                    fields.append(("notify_settings", .object(c.notifySettings)))
-                    if _flags & 0x8 != 0, let value = c.botInfo {
-                        fields.append(("bot_info", .object(value)))
+                    fields.object("notify_settings", c.notifySettings)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
+                        fields.object("bot_info", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.pinnedMsgId {
-                        fields.append(("pinned_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
+                        fields.int("pinned_msg_id", value)
                     }
-                    fields.append(("common_chats_count", .int(c.commonChatsCount)))
-                    if _flags & 0x800 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    fields.int("common_chats_count", c.commonChatsCount)
+                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.theme {
-                        fields.append(("theme", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.theme {
+                        fields.object("theme", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.privateForwardName {
-                        fields.append(("private_forward_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.privateForwardName {
+                        fields.string("private_forward_name", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.botGroupAdminRights {
-                        fields.append(("bot_group_admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.botGroupAdminRights {
+                        fields.object("bot_group_admin_rights", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.botBroadcastAdminRights {
-                        fields.append(("bot_broadcast_admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.botBroadcastAdminRights {
+                        fields.object("bot_broadcast_admin_rights", value)
                     }
-                    if _flags & 0x1000000 != 0, let value = c.wallpaper {
-                        fields.append(("wallpaper", .object(value)))
+                    if tlFlagIsSet(_flags, 0x1000000), let value = c.wallpaper {
+                        fields.object("wallpaper", value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.stories {
-                        fields.append(("stories", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.stories {
+                        fields.object("stories", value)
                     }
-                    if _flags2 & 0x1 != 0, let value = c.businessWorkHours {
-                        fields.append(("business_work_hours", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.businessWorkHours {
+                        fields.object("business_work_hours", value)
                     }
-                    if _flags2 & 0x2 != 0, let value = c.businessLocation {
-                        fields.append(("business_location", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x2), let value = c.businessLocation {
+                        fields.object("business_location", value)
                     }
-                    if _flags2 & 0x4 != 0, let value = c.businessGreetingMessage {
-                        fields.append(("business_greeting_message", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x4), let value = c.businessGreetingMessage {
+                        fields.object("business_greeting_message", value)
                     }
-                    if _flags2 & 0x8 != 0, let value = c.businessAwayMessage {
-                        fields.append(("business_away_message", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x8), let value = c.businessAwayMessage {
+                        fields.object("business_away_message", value)
                     }
-                    if _flags2 & 0x10 != 0, let value = c.businessIntro {
-                        fields.append(("business_intro", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x10), let value = c.businessIntro {
+                        fields.object("business_intro", value)
                     }
-                    if _flags2 & 0x20 != 0, let value = c.birthday {
-                        fields.append(("birthday", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x20), let value = c.birthday {
+                        fields.object("birthday", value)
                     }
-                    if _flags2 & 0x40 != 0, let value = c.personalChannelId {
-                        fields.append(("personal_channel_id", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelId {
+                        fields.long("personal_channel_id", value)
                     }
-                    if _flags2 & 0x40 != 0, let value = c.personalChannelMessage {
-                        fields.append(("personal_channel_message", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelMessage {
+                        fields.int("personal_channel_message", value)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.stargiftsCount {
-                        fields.append(("stargifts_count", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.stargiftsCount {
+                        fields.int("stargifts_count", value)
                     }
-                    if _flags2 & 0x800 != 0, let value = c.starrefProgram {
-                        fields.append(("starref_program", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x800), let value = c.starrefProgram {
+                        fields.object("starref_program", value)
                     }
-                    if _flags2 & 0x1000 != 0, let value = c.botVerification {
-                        fields.append(("bot_verification", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botVerification {
+                        fields.object("bot_verification", value)
                     }
-                    if _flags2 & 0x4000 != 0, let value = c.sendPaidMessagesStars {
-                        fields.append(("send_paid_messages_stars", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
+                        fields.long("send_paid_messages_stars", value)
                     }
-                    if _flags2 & 0x8000 != 0, let value = c.disallowedGifts {
-                        fields.append(("disallowed_gifts", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x8000), let value = c.disallowedGifts {
+                        fields.object("disallowed_gifts", value)
                     }
-                    if _flags2 & 0x20000 != 0, let value = c.starsRating {
-                        fields.append(("stars_rating", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x20000), let value = c.starsRating {
+                        fields.object("stars_rating", value)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.starsMyPendingRating {
-                        fields.append(("stars_my_pending_rating", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRating {
+                        fields.object("stars_my_pending_rating", value)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.starsMyPendingRatingDate {
-                        fields.append(("stars_my_pending_rating_date", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRatingDate {
+                        fields.int("stars_my_pending_rating_date", value)
                     }
-                    if _flags2 & 0x100000 != 0, let value = c.mainTab {
-                        fields.append(("main_tab", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x100000), let value = c.mainTab {
+                        fields.object("main_tab", value)
                     }
-                    if _flags2 & 0x200000 != 0, let value = c.savedMusic {
-                        fields.append(("saved_music", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x200000), let value = c.savedMusic {
+                        fields.object("saved_music", value)
                     }
-                    if _flags2 & 0x400000 != 0, let value = c.note {
-                        fields.append(("note", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x400000), let value = c.note {
+                        fields.object("note", value)
                     }
-                    if _flags2 & 0x2000000 != 0, let value = c.botManagerId {
-                        fields.append(("bot_manager_id", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x2000000), let value = c.botManagerId {
+                        fields.long("bot_manager_id", value)
                     }
-                    return ("userFull", fields)
+                    return ("userFull", fields.fields)
             }
         }
     }
@@ -1958,11 +1948,10 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .support(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("user", .object(c.user)))
-                    return ("help.support", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.object("user", c.user)
+                    return ("help.support", fields.fields)
             }
         }
     }
@@ -2181,29 +2170,25 @@ extension Api {
                 case .inputPrivacyValueAllowAll:
                     return ("inputPrivacyValueAllowAll", [])
                 case .inputPrivacyValueAllowUsers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("users", .vector(c.users.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-                    return ("inputPrivacyValueAllowUsers", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("users", c.users)
+                    return ("inputPrivacyValueAllowUsers", fields.fields)
                 case .inputPrivacyValueDisallowContacts:
                     return ("inputPrivacyValueDisallowContacts", [])
                 case .inputPrivacyValueDisallowAll:
                     return ("inputPrivacyValueDisallowAll", [])
                 case .inputPrivacyValueDisallowUsers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("users", .vector(c.users.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-                    return ("inputPrivacyValueDisallowUsers", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("users", c.users)
+                    return ("inputPrivacyValueDisallowUsers", fields.fields)
                 case .inputPrivacyValueAllowChatParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chats", .vector(c.chats.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("inputPrivacyValueAllowChatParticipants", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("chats", c.chats)
+                    return ("inputPrivacyValueAllowChatParticipants", fields.fields)
                 case .inputPrivacyValueDisallowChatParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chats", .vector(c.chats.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("inputPrivacyValueDisallowChatParticipants", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("chats", c.chats)
+                    return ("inputPrivacyValueDisallowChatParticipants", fields.fields)
                 case .inputPrivacyValueAllowCloseFriends:
                     return ("inputPrivacyValueAllowCloseFriends", [])
                 case .inputPrivacyValueAllowPremium:
@@ -2284,13 +2269,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .maskCoords(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("n", .int(c.n)))
-                    fields.append(("x", .double(c.x)))
-                    fields.append(("y", .double(c.y)))
-                    fields.append(("zoom", .double(c.zoom)))
-                    return ("maskCoords", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("n", c.n)
+                    fields.double("x", c.x)
+                    fields.double("y", c.y)
+                    fields.double("zoom", c.zoom)
+                    return ("maskCoords", fields.fields)
             }
         }
     }
@@ -2363,13 +2347,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .langPackDifference(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("lang_code", .string(c.langCode)))
-                    fields.append(("from_version", .int(c.fromVersion)))
-                    fields.append(("version", .int(c.version)))
-                    fields.append(("strings", .vector(c.strings.map { (e0: Api.LangPackString) -> TLValue in .object(e0) })))
-                    return ("langPackDifference", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("lang_code", c.langCode)
+                    fields.int("from_version", c.fromVersion)
+                    fields.int("version", c.version)
+                    fields.objects("strings", c.strings)
+                    return ("langPackDifference", fields.fields)
             }
         }
     }
@@ -2407,13 +2390,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { flags |= 0x1 }
-                if frontSide != nil { flags |= 0x2 }
-                if reverseSide != nil { flags |= 0x4 }
-                if selfie != nil { flags |= 0x8 }
-                if translation != nil { flags |= 0x40 }
-                if files != nil { flags |= 0x10 }
-                if plainData != nil { flags |= 0x20 }
+                if data != nil { tlSetFlag(&flags, 0x1) }
+                if frontSide != nil { tlSetFlag(&flags, 0x2) }
+                if reverseSide != nil { tlSetFlag(&flags, 0x4) }
+                if selfie != nil { tlSetFlag(&flags, 0x8) }
+                if translation != nil { tlSetFlag(&flags, 0x40) }
+                if files != nil { tlSetFlag(&flags, 0x10) }
+                if plainData != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -2425,25 +2408,25 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.type.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.data {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.frontSide {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.reverseSide {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.selfie {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.translation {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.files {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x20 != 0, let value = c.plainData {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
                         value.serialize(buffer, true)
                     }
             }
@@ -2471,37 +2454,37 @@ extension Api {
                 let _type = try Api.SecureValueType.parse(&reader)
                 field = 2
                 var _data: Api.SecureData? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _data = try Api.SecureData.parse(&reader)
                 }
                 field = 3
                 var _frontSide: Api.InputSecureFile? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _frontSide = try Api.InputSecureFile.parse(&reader)
                 }
                 field = 4
                 var _reverseSide: Api.InputSecureFile? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _reverseSide = try Api.InputSecureFile.parse(&reader)
                 }
                 field = 5
                 var _selfie: Api.InputSecureFile? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _selfie = try Api.InputSecureFile.parse(&reader)
                 }
                 field = 6
                 var _translation: [Api.InputSecureFile]? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _translation = try reader.readVector(boxed: true, of: Api.InputSecureFile.self)
                 }
                 field = 7
                 var _files: [Api.InputSecureFile]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _files = try reader.readVector(boxed: true, of: Api.InputSecureFile.self)
                 }
                 field = 8
                 var _plainData: Api.SecurePlainData? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _plainData = try Api.SecurePlainData.parse(&reader)
                 }
                 return .inputSecureValue(Cons_inputSecureValue(type: _type, data: _data, frontSide: _frontSide, reverseSide: _reverseSide, selfie: _selfie, translation: _translation, files: _files, plainData: _plainData))
@@ -2515,32 +2498,31 @@ extension Api {
             switch self {
                 case .inputSecureValue(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("type", .object(c.type)))
-                    if _flags & 0x1 != 0, let value = c.data {
-                        fields.append(("data", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.object("type", c.type)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                        fields.object("data", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.frontSide {
-                        fields.append(("front_side", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
+                        fields.object("front_side", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.reverseSide {
-                        fields.append(("reverse_side", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
+                        fields.object("reverse_side", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.selfie {
-                        fields.append(("selfie", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
+                        fields.object("selfie", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.translation {
-                        fields.append(("translation", .vector(value.map { (e0: Api.InputSecureFile) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
+                        fields.objects("translation", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.files {
-                        fields.append(("files", .vector(value.map { (e0: Api.InputSecureFile) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
+                        fields.objects("files", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.plainData {
-                        fields.append(("plain_data", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
+                        fields.object("plain_data", value)
                     }
-                    return ("inputSecureValue", fields)
+                    return ("inputSecureValue", fields.fields)
             }
         }
     }
@@ -2625,13 +2607,12 @@ extension Api.help {
                 case .userInfoEmpty:
                     return ("help.userInfoEmpty", [])
                 case .userInfo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("message", .string(c.message)))
-                    fields.append(("entities", .vector(c.entities.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
-                    fields.append(("author", .string(c.author)))
-                    fields.append(("date", .int(c.date)))
-                    return ("help.userInfo", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("message", c.message)
+                    fields.objects("entities", c.entities)
+                    fields.string("author", c.author)
+                    fields.int("date", c.date)
+                    return ("help.userInfo", fields.fields)
             }
         }
     }
@@ -2659,7 +2640,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { flags |= 0x2 }
+                if inexact { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2694,7 +2675,7 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = _flags & 0x2 != 0
+                let _inexact = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _filter = try Api.MessagesFilter.parse(&reader)
                 field = 3
@@ -2710,13 +2691,12 @@ extension Api.messages {
             switch self {
                 case .searchCounter(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.inexact { fields.append(("inexact", .trueFlag)) }
-                    fields.append(("filter", .object(c.filter)))
-                    fields.append(("count", .int(c.count)))
-                    return ("messages.searchCounter", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("inexact", c.inexact)
+                    fields.object("filter", c.filter)
+                    fields.int("count", c.count)
+                    return ("messages.searchCounter", fields.fields)
             }
         }
     }
@@ -2776,17 +2756,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if contacts { flags |= 0x1 }
-                if nonContacts { flags |= 0x2 }
-                if groups { flags |= 0x4 }
-                if broadcasts { flags |= 0x8 }
-                if bots { flags |= 0x10 }
-                if excludeMuted { flags |= 0x800 }
-                if excludeRead { flags |= 0x1000 }
-                if excludeArchived { flags |= 0x2000 }
-                if titleNoanimate { flags |= 0x10000000 }
-                if emoticon != nil { flags |= 0x2000000 }
-                if color != nil { flags |= 0x8000000 }
+                if contacts { tlSetFlag(&flags, 0x1) }
+                if nonContacts { tlSetFlag(&flags, 0x2) }
+                if groups { tlSetFlag(&flags, 0x4) }
+                if broadcasts { tlSetFlag(&flags, 0x8) }
+                if bots { tlSetFlag(&flags, 0x10) }
+                if excludeMuted { tlSetFlag(&flags, 0x800) }
+                if excludeRead { tlSetFlag(&flags, 0x1000) }
+                if excludeArchived { tlSetFlag(&flags, 0x2000) }
+                if titleNoanimate { tlSetFlag(&flags, 0x10000000) }
+                if emoticon != nil { tlSetFlag(&flags, 0x2000000) }
+                if color != nil { tlSetFlag(&flags, 0x8000000) }
                 return flags
             }
         }
@@ -2816,10 +2796,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasMyInvites { flags |= 0x4000000 }
-                if titleNoanimate { flags |= 0x10000000 }
-                if emoticon != nil { flags |= 0x2000000 }
-                if color != nil { flags |= 0x8000000 }
+                if hasMyInvites { tlSetFlag(&flags, 0x4000000) }
+                if titleNoanimate { tlSetFlag(&flags, 0x10000000) }
+                if emoticon != nil { tlSetFlag(&flags, 0x2000000) }
+                if color != nil { tlSetFlag(&flags, 0x8000000) }
                 return flags
             }
         }
@@ -2832,10 +2812,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     c.title.serialize(buffer, true)
-                    if _flags & 0x2000000 != 0, let value = c.emoticon {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8000000 != 0, let value = c.color {
+                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.pinnedPeers, boxed: true)
@@ -2849,10 +2829,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     c.title.serialize(buffer, true)
-                    if _flags & 0x2000000 != 0, let value = c.emoticon {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8000000 != 0, let value = c.color {
+                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.pinnedPeers, boxed: true)
@@ -2881,35 +2861,35 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _contacts = _flags & 0x1 != 0
+                let _contacts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _nonContacts = _flags & 0x2 != 0
+                let _nonContacts = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _groups = _flags & 0x4 != 0
+                let _groups = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _broadcasts = _flags & 0x8 != 0
+                let _broadcasts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _bots = _flags & 0x10 != 0
+                let _bots = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _excludeMuted = _flags & 0x800 != 0
+                let _excludeMuted = tlFlagIsSet(_flags, 0x800)
                 field = 7
-                let _excludeRead = _flags & 0x1000 != 0
+                let _excludeRead = tlFlagIsSet(_flags, 0x1000)
                 field = 8
-                let _excludeArchived = _flags & 0x2000 != 0
+                let _excludeArchived = tlFlagIsSet(_flags, 0x2000)
                 field = 9
-                let _titleNoanimate = _flags & 0x10000000 != 0
+                let _titleNoanimate = tlFlagIsSet(_flags, 0x10000000)
                 field = 10
                 let _id = try reader.readInt32()
                 field = 11
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 12
                 var _emoticon: String? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _emoticon = try reader.readTLString()
                 }
                 field = 13
                 var _color: Int32? = nil
-                if _flags & 0x8000000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000000) {
                     _color = try reader.readInt32()
                 }
                 field = 14
@@ -2934,21 +2914,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasMyInvites = _flags & 0x4000000 != 0
+                let _hasMyInvites = tlFlagIsSet(_flags, 0x4000000)
                 field = 2
-                let _titleNoanimate = _flags & 0x10000000 != 0
+                let _titleNoanimate = tlFlagIsSet(_flags, 0x10000000)
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 5
                 var _emoticon: String? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _emoticon = try reader.readTLString()
                 }
                 field = 6
                 var _color: Int32? = nil
-                if _flags & 0x8000000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000000) {
                     _color = try reader.readInt32()
                 }
                 field = 7
@@ -2966,50 +2946,48 @@ extension Api {
             switch self {
                 case .dialogFilter(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(17)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.contacts { fields.append(("contacts", .trueFlag)) }
-                    if c.nonContacts { fields.append(("non_contacts", .trueFlag)) }
-                    if c.groups { fields.append(("groups", .trueFlag)) }
-                    if c.broadcasts { fields.append(("broadcasts", .trueFlag)) }
-                    if c.bots { fields.append(("bots", .trueFlag)) }
-                    if c.excludeMuted { fields.append(("exclude_muted", .trueFlag)) }
-                    if c.excludeRead { fields.append(("exclude_read", .trueFlag)) }
-                    if c.excludeArchived { fields.append(("exclude_archived", .trueFlag)) }
-                    if c.titleNoanimate { fields.append(("title_noanimate", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("title", .object(c.title)))
-                    if _flags & 0x2000000 != 0, let value = c.emoticon {
-                        fields.append(("emoticon", .string(value)))
+                    var fields = TLFieldList(capacity: 17)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("contacts", c.contacts)
+                    fields.trueFlag("non_contacts", c.nonContacts)
+                    fields.trueFlag("groups", c.groups)
+                    fields.trueFlag("broadcasts", c.broadcasts)
+                    fields.trueFlag("bots", c.bots)
+                    fields.trueFlag("exclude_muted", c.excludeMuted)
+                    fields.trueFlag("exclude_read", c.excludeRead)
+                    fields.trueFlag("exclude_archived", c.excludeArchived)
+                    fields.trueFlag("title_noanimate", c.titleNoanimate)
+                    fields.int("id", c.id)
+                    fields.object("title", c.title)
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
+                        fields.string("emoticon", value)
                     }
-                    if _flags & 0x8000000 != 0, let value = c.color {
-                        fields.append(("color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
+                        fields.int("color", value)
                     }
-                    fields.append(("pinned_peers", .vector(c.pinnedPeers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-                    fields.append(("include_peers", .vector(c.includePeers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-                    fields.append(("exclude_peers", .vector(c.excludePeers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-                    return ("dialogFilter", fields)
+                    fields.objects("pinned_peers", c.pinnedPeers)
+                    fields.objects("include_peers", c.includePeers)
+                    fields.objects("exclude_peers", c.excludePeers)
+                    return ("dialogFilter", fields.fields)
                 case .dialogFilterDefault:
                     return ("dialogFilterDefault", [])
                 case .dialogFilterChatlist(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasMyInvites { fields.append(("has_my_invites", .trueFlag)) }
-                    if c.titleNoanimate { fields.append(("title_noanimate", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("title", .object(c.title)))
-                    if _flags & 0x2000000 != 0, let value = c.emoticon {
-                        fields.append(("emoticon", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_my_invites", c.hasMyInvites)
+                    fields.trueFlag("title_noanimate", c.titleNoanimate)
+                    fields.int("id", c.id)
+                    fields.object("title", c.title)
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
+                        fields.string("emoticon", value)
                     }
-                    if _flags & 0x8000000 != 0, let value = c.color {
-                        fields.append(("color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
+                        fields.int("color", value)
                     }
-                    fields.append(("pinned_peers", .vector(c.pinnedPeers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-                    fields.append(("include_peers", .vector(c.includePeers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-                    return ("dialogFilterChatlist", fields)
+                    fields.objects("pinned_peers", c.pinnedPeers)
+                    fields.objects("include_peers", c.includePeers)
+                    return ("dialogFilterChatlist", fields.fields)
             }
         }
     }
@@ -3072,11 +3050,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatAdminsWithInvites(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("admins", .vector(c.admins.map { (e0: Api.ChatAdminWithInvites) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.chatAdminsWithInvites", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("admins", c.admins)
+                    fields.objects("users", c.users)
+                    return ("messages.chatAdminsWithInvites", fields.fields)
             }
         }
     }
@@ -3110,9 +3087,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if big { flags |= 0x1 }
-                if unread { flags |= 0x2 }
-                if my { flags |= 0x4 }
+                if big { tlSetFlag(&flags, 0x1) }
+                if unread { tlSetFlag(&flags, 0x2) }
+                if my { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3148,11 +3125,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _big = _flags & 0x1 != 0
+                let _big = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _unread = _flags & 0x2 != 0
+                let _unread = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _my = _flags & 0x4 != 0
+                let _my = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 5
@@ -3170,16 +3147,15 @@ extension Api {
             switch self {
                 case .messagePeerReaction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.big { fields.append(("big", .trueFlag)) }
-                    if c.unread { fields.append(("unread", .trueFlag)) }
-                    if c.my { fields.append(("my", .trueFlag)) }
-                    fields.append(("peer_id", .object(c.peerId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("reaction", .object(c.reaction)))
-                    return ("messagePeerReaction", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("big", c.big)
+                    fields.trueFlag("unread", c.unread)
+                    fields.trueFlag("my", c.my)
+                    fields.object("peer_id", c.peerId)
+                    fields.int("date", c.date)
+                    fields.object("reaction", c.reaction)
+                    return ("messagePeerReaction", fields.fields)
             }
         }
     }
@@ -3212,9 +3188,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if w != nil && h != nil { flags |= 0x1 }
-                if thumb != nil { flags |= 0x2 }
-                if videoDuration != nil { flags |= 0x4 }
+                if w != nil && h != nil { tlSetFlag(&flags, 0x1) }
+                if thumb != nil { tlSetFlag(&flags, 0x2) }
+                if videoDuration != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3234,16 +3210,16 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xad628cc8) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.w {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.w {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.h {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.h {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.thumb {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.thumb {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.videoDuration {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoDuration {
                         buffer.appendInt32(value)
                     }
                 case .messageExtendedMedia(let c):
@@ -3273,22 +3249,22 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _w: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _w = try reader.readInt32()
                 }
                 field = 2
                 var _h: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _h = try reader.readInt32()
                 }
                 field = 3
                 var _thumb: Api.PhotoSize? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _thumb = try Api.PhotoSize.parse(&reader)
                 }
                 field = 4
                 var _videoDuration: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _videoDuration = try reader.readInt32()
                 }
                 return .messageExtendedMediaPreview(Cons_messageExtendedMediaPreview(w: _w, h: _h, thumb: _thumb, videoDuration: _videoDuration))
@@ -3312,27 +3288,25 @@ extension Api {
             switch self {
                 case .messageExtendedMediaPreview(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.w {
-                        fields.append(("w", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.w {
+                        fields.int("w", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.h {
-                        fields.append(("h", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.h {
+                        fields.int("h", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.thumb {
-                        fields.append(("thumb", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.thumb {
+                        fields.object("thumb", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.videoDuration {
-                        fields.append(("video_duration", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoDuration {
+                        fields.int("video_duration", value)
                     }
-                    return ("messageExtendedMediaPreview", fields)
+                    return ("messageExtendedMediaPreview", fields.fields)
                 case .messageExtendedMedia(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("media", .object(c.media)))
-                    return ("messageExtendedMedia", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("media", c.media)
+                    return ("messageExtendedMedia", fields.fields)
             }
         }
     }
@@ -3415,15 +3389,13 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputCollectibleUsername(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("username", .string(c.username)))
-                    return ("inputCollectibleUsername", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("username", c.username)
+                    return ("inputCollectibleUsername", fields.fields)
                 case .inputCollectiblePhone(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("phone", .string(c.phone)))
-                    return ("inputCollectiblePhone", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("phone", c.phone)
+                    return ("inputCollectiblePhone", fields.fields)
             }
         }
     }
@@ -3491,12 +3463,11 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .businessChatLinks(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("links", .vector(c.links.map { (e0: Api.BusinessChatLink) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("account.businessChatLinks", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("links", c.links)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("account.businessChatLinks", fields.fields)
             }
         }
     }
@@ -3528,7 +3499,7 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { flags |= 0x1 }
+                if entities != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3541,7 +3512,7 @@ extension Api.account {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x1 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -3573,7 +3544,7 @@ extension Api.account {
                 let _message = try reader.readTLString()
                 field = 3
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 4
@@ -3591,17 +3562,16 @@ extension Api.account {
             switch self {
                 case .resolvedBusinessChatLinks(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x1 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("account.resolvedBusinessChatLinks", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("account.resolvedBusinessChatLinks", fields.fields)
             }
         }
     }
@@ -3633,9 +3603,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if messagesNotifyFrom != nil { flags |= 0x1 }
-                if storiesNotifyFrom != nil { flags |= 0x2 }
-                if pollVotesNotifyFrom != nil { flags |= 0x4 }
+                if messagesNotifyFrom != nil { tlSetFlag(&flags, 0x1) }
+                if storiesNotifyFrom != nil { tlSetFlag(&flags, 0x2) }
+                if pollVotesNotifyFrom != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3646,13 +3616,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x71e4ea58) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.messagesNotifyFrom {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.messagesNotifyFrom {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.storiesNotifyFrom {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.storiesNotifyFrom {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.pollVotesNotifyFrom {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.pollVotesNotifyFrom {
                         value.serialize(buffer, true)
                     }
                     c.sound.serialize(buffer, true)
@@ -3680,17 +3650,17 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _messagesNotifyFrom: Api.ReactionNotificationsFrom? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _messagesNotifyFrom = try Api.ReactionNotificationsFrom.parse(&reader)
                 }
                 field = 2
                 var _storiesNotifyFrom: Api.ReactionNotificationsFrom? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _storiesNotifyFrom = try Api.ReactionNotificationsFrom.parse(&reader)
                 }
                 field = 3
                 var _pollVotesNotifyFrom: Api.ReactionNotificationsFrom? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _pollVotesNotifyFrom = try Api.ReactionNotificationsFrom.parse(&reader)
                 }
                 field = 4
@@ -3708,21 +3678,20 @@ extension Api {
             switch self {
                 case .reactionsNotifySettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.messagesNotifyFrom {
-                        fields.append(("messages_notify_from", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.messagesNotifyFrom {
+                        fields.object("messages_notify_from", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.storiesNotifyFrom {
-                        fields.append(("stories_notify_from", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.storiesNotifyFrom {
+                        fields.object("stories_notify_from", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.pollVotesNotifyFrom {
-                        fields.append(("poll_votes_notify_from", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.pollVotesNotifyFrom {
+                        fields.object("poll_votes_notify_from", value)
                     }
-                    fields.append(("sound", .object(c.sound)))
-                    fields.append(("show_previews", .bool(c.showPreviews)))
-                    return ("reactionsNotifySettings", fields)
+                    fields.object("sound", c.sound)
+                    fields.bool("show_previews", c.showPreviews)
+                    return ("reactionsNotifySettings", fields.fields)
             }
         }
     }
@@ -3779,10 +3748,9 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftUpgradeAttributes(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: Api.StarGiftAttribute) -> TLValue in .object(e0) })))
-                    return ("payments.starGiftUpgradeAttributes", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("attributes", c.attributes)
+                    return ("payments.starGiftUpgradeAttributes", fields.fields)
             }
         }
     }
@@ -3858,11 +3826,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("password", .object(self.password)))
-            fields.append(("period", .int(self.period)))
-            return ("account.getTmpPassword", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("password", self.password)
+            fields.int("period", self.period)
+            return ("account.getTmpPassword", fields.fields)
         }
     }
 
@@ -3928,10 +3895,10 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if slug != nil { flags |= 0x1 }
-            if title != nil { flags |= 0x2 }
-            if document != nil { flags |= 0x4 }
-            if settings != nil { flags |= 0x8 }
+            if slug != nil { tlSetFlag(&flags, 0x1) }
+            if title != nil { tlSetFlag(&flags, 0x2) }
+            if document != nil { tlSetFlag(&flags, 0x4) }
+            if settings != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -3941,16 +3908,16 @@ extension Api.functions.account {
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.format)
             self.theme.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.slug {
+            if tlFlagIsSet(_flags, 0x1), let value = self.slug {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x2), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.document {
+            if tlFlagIsSet(_flags, 0x4), let value = self.document {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.settings {
+            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -3970,22 +3937,22 @@ extension Api.functions.account {
                 let _theme = try Api.InputTheme.parse(&reader)
                 field = 3
                 var _slug: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _slug = try reader.readTLString()
                 }
                 field = 4
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 5
                 var _document: Api.InputDocument? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _document = try Api.InputDocument.parse(&reader)
                 }
                 field = 6
                 var _settings: [Api.InputThemeSettings]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _settings = try reader.readVector(boxed: true, of: Api.InputThemeSettings.self)
                 }
                 return UpdateTheme(format: _format, theme: _theme, slug: _slug, title: _title, document: _document, settings: _settings)
@@ -3997,24 +3964,23 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("format", .string(self.format)))
-            fields.append(("theme", .object(self.theme)))
-            if _flags & 0x1 != 0, let value = self.slug {
-                fields.append(("slug", .string(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.string("format", self.format)
+            fields.object("theme", self.theme)
+            if tlFlagIsSet(_flags, 0x1), let value = self.slug {
+                fields.string("slug", value)
             }
-            if _flags & 0x2 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x4 != 0, let value = self.document {
-                fields.append(("document", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.document {
+                fields.object("document", value)
             }
-            if _flags & 0x8 != 0, let value = self.settings {
-                fields.append(("settings", .vector(value.map { (e0: Api.InputThemeSettings) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
+                fields.objects("settings", value)
             }
-            return ("account.updateTheme", fields)
+            return ("account.updateTheme", fields.fields)
         }
     }
 
@@ -4040,7 +4006,7 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if myStoriesFrom { flags |= 0x1 }
+            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -4061,7 +4027,7 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _myStoriesFrom = _flags & 0x1 != 0
+                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try Api.InputPeer.parse(&reader)
                 return Unblock(myStoriesFrom: _myStoriesFrom, id: _id)
@@ -4073,12 +4039,11 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.myStoriesFrom { fields.append(("my_stories_from", .trueFlag)) }
-            fields.append(("id", .object(self.id)))
-            return ("contacts.unblock", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("my_stories_from", self.myStoriesFrom)
+            fields.object("id", self.id)
+            return ("contacts.unblock", fields.fields)
         }
     }
 
@@ -4120,10 +4085,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("q", .string(self.q)))
-            return ("contacts.getSponsoredPeers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("q", self.q)
+            return ("contacts.getSponsoredPeers", fields.fields)
         }
     }
 
@@ -4159,8 +4123,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if excludePinned { flags |= 0x1 }
-            if folderId != nil { flags |= 0x2 }
+            if excludePinned { tlSetFlag(&flags, 0x1) }
+            if folderId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -4168,7 +4132,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0xa0f4cb4f) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.folderId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.folderId {
                 buffer.appendInt32(value)
             }
             buffer.appendInt32(self.offsetDate)
@@ -4188,10 +4152,10 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _excludePinned = _flags & 0x1 != 0
+                let _excludePinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _folderId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _folderId = try reader.readInt32()
                 }
                 field = 3
@@ -4213,19 +4177,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.excludePinned { fields.append(("exclude_pinned", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.folderId {
-                fields.append(("folder_id", .int(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("exclude_pinned", self.excludePinned)
+            if tlFlagIsSet(_flags, 0x2), let value = self.folderId {
+                fields.int("folder_id", value)
             }
-            fields.append(("offset_date", .int(self.offsetDate)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("offset_peer", .object(self.offsetPeer)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getDialogs", fields)
+            fields.int("offset_date", self.offsetDate)
+            fields.int("offset_id", self.offsetId)
+            fields.object("offset_peer", self.offsetPeer)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("messages.getDialogs", fields.fields)
         }
     }
 
@@ -4259,10 +4222,10 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if justClear { flags |= 0x1 }
-            if revoke { flags |= 0x2 }
-            if minDate != nil { flags |= 0x4 }
-            if maxDate != nil { flags |= 0x8 }
+            if justClear { tlSetFlag(&flags, 0x1) }
+            if revoke { tlSetFlag(&flags, 0x2) }
+            if minDate != nil { tlSetFlag(&flags, 0x4) }
+            if maxDate != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -4272,10 +4235,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.maxId)
-            if _flags & 0x4 != 0, let value = self.minDate {
+            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x8 != 0, let value = self.maxDate {
+            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
                 buffer.appendInt32(value)
             }
         }
@@ -4290,21 +4253,21 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _justClear = _flags & 0x1 != 0
+                let _justClear = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _revoke = _flags & 0x2 != 0
+                let _revoke = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 let _maxId = try reader.readInt32()
                 field = 5
                 var _minDate: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _minDate = try reader.readInt32()
                 }
                 field = 6
                 var _maxDate: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _maxDate = try reader.readInt32()
                 }
                 return DeleteHistory(justClear: _justClear, revoke: _revoke, peer: _peer, maxId: _maxId, minDate: _minDate, maxDate: _maxDate)
@@ -4316,20 +4279,19 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.justClear { fields.append(("just_clear", .trueFlag)) }
-            if self.revoke { fields.append(("revoke", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("max_id", .int(self.maxId)))
-            if _flags & 0x4 != 0, let value = self.minDate {
-                fields.append(("min_date", .int(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("just_clear", self.justClear)
+            fields.trueFlag("revoke", self.revoke)
+            fields.object("peer", self.peer)
+            fields.int("max_id", self.maxId)
+            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
+                fields.int("min_date", value)
             }
-            if _flags & 0x8 != 0, let value = self.maxDate {
-                fields.append(("max_date", .int(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
+                fields.int("max_date", value)
             }
-            return ("messages.deleteHistory", fields)
+            return ("messages.deleteHistory", fields.fields)
         }
     }
 
@@ -4395,24 +4357,24 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x20 }
-            if background { flags |= 0x40 }
-            if withMyScore { flags |= 0x100 }
-            if dropAuthor { flags |= 0x800 }
-            if dropMediaCaptions { flags |= 0x1000 }
-            if noforwards { flags |= 0x4000 }
-            if allowPaidFloodskip { flags |= 0x80000 }
-            if fromEphemeral { flags |= 0x2000000 }
-            if topMsgId != nil { flags |= 0x200 }
-            if replyTo != nil { flags |= 0x400000 }
-            if scheduleDate != nil { flags |= 0x400 }
-            if scheduleRepeatPeriod != nil { flags |= 0x1000000 }
-            if sendAs != nil { flags |= 0x2000 }
-            if quickReplyShortcut != nil { flags |= 0x20000 }
-            if effect != nil { flags |= 0x40000 }
-            if videoTimestamp != nil { flags |= 0x100000 }
-            if allowPaidStars != nil { flags |= 0x200000 }
-            if suggestedPost != nil { flags |= 0x800000 }
+            if silent { tlSetFlag(&flags, 0x20) }
+            if background { tlSetFlag(&flags, 0x40) }
+            if withMyScore { tlSetFlag(&flags, 0x100) }
+            if dropAuthor { tlSetFlag(&flags, 0x800) }
+            if dropMediaCaptions { tlSetFlag(&flags, 0x1000) }
+            if noforwards { tlSetFlag(&flags, 0x4000) }
+            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
+            if fromEphemeral { tlSetFlag(&flags, 0x2000000) }
+            if topMsgId != nil { tlSetFlag(&flags, 0x200) }
+            if replyTo != nil { tlSetFlag(&flags, 0x400000) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
+            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x1000000) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
+            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
+            if effect != nil { tlSetFlag(&flags, 0x40000) }
+            if videoTimestamp != nil { tlSetFlag(&flags, 0x100000) }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
+            if suggestedPost != nil { tlSetFlag(&flags, 0x800000) }
             return flags
         }
 
@@ -4424,34 +4386,34 @@ extension Api.functions.messages {
             buffer.appendVector(self.id, boxed: true)
             buffer.appendVector(self.randomId, boxed: true)
             self.toPeer.serialize(buffer, true)
-            if _flags & 0x200 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x200), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x400000 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x400000), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x1000000 != 0, let value = self.scheduleRepeatPeriod {
+            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x100000 != 0, let value = self.videoTimestamp {
+            if tlFlagIsSet(_flags, 0x100000), let value = self.videoTimestamp {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x800000 != 0, let value = self.suggestedPost {
+            if tlFlagIsSet(_flags, 0x800000), let value = self.suggestedPost {
                 value.serialize(buffer, true)
             }
         }
@@ -4466,21 +4428,21 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _background = _flags & 0x40 != 0
+                let _background = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _withMyScore = _flags & 0x100 != 0
+                let _withMyScore = tlFlagIsSet(_flags, 0x100)
                 field = 4
-                let _dropAuthor = _flags & 0x800 != 0
+                let _dropAuthor = tlFlagIsSet(_flags, 0x800)
                 field = 5
-                let _dropMediaCaptions = _flags & 0x1000 != 0
+                let _dropMediaCaptions = tlFlagIsSet(_flags, 0x1000)
                 field = 6
-                let _noforwards = _flags & 0x4000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x4000)
                 field = 7
-                let _allowPaidFloodskip = _flags & 0x80000 != 0
+                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
                 field = 8
-                let _fromEphemeral = _flags & 0x2000000 != 0
+                let _fromEphemeral = tlFlagIsSet(_flags, 0x2000000)
                 field = 9
                 let _fromPeer = try Api.InputPeer.parse(&reader)
                 field = 10
@@ -4491,52 +4453,52 @@ extension Api.functions.messages {
                 let _toPeer = try Api.InputPeer.parse(&reader)
                 field = 13
                 var _topMsgId: Int32? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 14
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x400000 != 0 {
+                if tlFlagIsSet(_flags, 0x400000) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 15
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 16
                 var _scheduleRepeatPeriod: Int32? = nil
-                if _flags & 0x1000000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000000) {
                     _scheduleRepeatPeriod = try reader.readInt32()
                 }
                 field = 17
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 field = 18
                 var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
                 }
                 field = 19
                 var _effect: Int64? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _effect = try reader.readInt64()
                 }
                 field = 20
                 var _videoTimestamp: Int32? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _videoTimestamp = try reader.readInt32()
                 }
                 field = 21
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 field = 22
                 var _suggestedPost: Api.SuggestedPost? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _suggestedPost = try Api.SuggestedPost.parse(&reader)
                 }
                 return ForwardMessages(silent: _silent, background: _background, withMyScore: _withMyScore, dropAuthor: _dropAuthor, dropMediaCaptions: _dropMediaCaptions, noforwards: _noforwards, allowPaidFloodskip: _allowPaidFloodskip, fromEphemeral: _fromEphemeral, fromPeer: _fromPeer, id: _id, randomId: _randomId, toPeer: _toPeer, topMsgId: _topMsgId, replyTo: _replyTo, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, videoTimestamp: _videoTimestamp, allowPaidStars: _allowPaidStars, suggestedPost: _suggestedPost)
@@ -4548,52 +4510,51 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(23)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if self.background { fields.append(("background", .trueFlag)) }
-            if self.withMyScore { fields.append(("with_my_score", .trueFlag)) }
-            if self.dropAuthor { fields.append(("drop_author", .trueFlag)) }
-            if self.dropMediaCaptions { fields.append(("drop_media_captions", .trueFlag)) }
-            if self.noforwards { fields.append(("noforwards", .trueFlag)) }
-            if self.allowPaidFloodskip { fields.append(("allow_paid_floodskip", .trueFlag)) }
-            if self.fromEphemeral { fields.append(("from_ephemeral", .trueFlag)) }
-            fields.append(("from_peer", .object(self.fromPeer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("random_id", .vector(self.randomId.map { (e0: Int64) -> TLValue in .long(e0) })))
-            fields.append(("to_peer", .object(self.toPeer)))
-            if _flags & 0x200 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 23)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.trueFlag("background", self.background)
+            fields.trueFlag("with_my_score", self.withMyScore)
+            fields.trueFlag("drop_author", self.dropAuthor)
+            fields.trueFlag("drop_media_captions", self.dropMediaCaptions)
+            fields.trueFlag("noforwards", self.noforwards)
+            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
+            fields.trueFlag("from_ephemeral", self.fromEphemeral)
+            fields.object("from_peer", self.fromPeer)
+            fields.ints("id", self.id)
+            fields.longs("random_id", self.randomId)
+            fields.object("to_peer", self.toPeer)
+            if tlFlagIsSet(_flags, 0x200), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            if _flags & 0x400000 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            if tlFlagIsSet(_flags, 0x400000), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            if _flags & 0x1000000 != 0, let value = self.scheduleRepeatPeriod {
-                fields.append(("schedule_repeat_period", .int(value)))
+            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
+                fields.int("schedule_repeat_period", value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
-                fields.append(("quick_reply_shortcut", .object(value)))
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
+                fields.object("quick_reply_shortcut", value)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
-                fields.append(("effect", .long(value)))
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
+                fields.long("effect", value)
             }
-            if _flags & 0x100000 != 0, let value = self.videoTimestamp {
-                fields.append(("video_timestamp", .int(value)))
+            if tlFlagIsSet(_flags, 0x100000), let value = self.videoTimestamp {
+                fields.int("video_timestamp", value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            if _flags & 0x800000 != 0, let value = self.suggestedPost {
-                fields.append(("suggested_post", .object(value)))
+            if tlFlagIsSet(_flags, 0x800000), let value = self.suggestedPost {
+                fields.object("suggested_post", value)
             }
-            return ("messages.forwardMessages", fields)
+            return ("messages.forwardMessages", fields.fields)
         }
     }
 
@@ -4646,12 +4607,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("chat_id", .long(self.chatId)))
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("is_admin", .bool(self.isAdmin)))
-            return ("messages.editChatAdmin", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.long("chat_id", self.chatId)
+            fields.object("user_id", self.userId)
+            fields.bool("is_admin", self.isAdmin)
+            return ("messages.editChatAdmin", fields.fields)
         }
     }
 
@@ -4704,12 +4664,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getRecentLocations", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("messages.getRecentLocations", fields.fields)
         }
     }
 
@@ -4757,11 +4716,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("import_id", .long(self.importId)))
-            return ("messages.startHistoryImport", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.long("import_id", self.importId)
+            return ("messages.startHistoryImport", fields.fields)
         }
     }
 
@@ -4809,11 +4767,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getTopReactions", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("messages.getTopReactions", fields.fields)
         }
     }
 
@@ -4855,10 +4812,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getDefaultTagReactions", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getDefaultTagReactions", fields.fields)
         }
     }
 
@@ -4906,11 +4862,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("messages.getOutboxReadDate", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("messages.getOutboxReadDate", fields.fields)
         }
     }
 
@@ -4952,10 +4907,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getEmojiStickerGroups", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("messages.getEmojiStickerGroups", fields.fields)
         }
     }
 
@@ -5008,12 +4962,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("participant", .object(self.participant)))
-            fields.append(("rank", .string(self.rank)))
-            return ("messages.editChatParticipantRank", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.object("participant", self.participant)
+            fields.string("rank", self.rank)
+            return ("messages.editChatParticipantRank", fields.fields)
         }
     }
 
@@ -5061,11 +5014,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("query_id", .long(self.queryId)))
-            fields.append(("data", .object(self.data)))
-            return ("bots.answerWebhookJSONQuery", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("query_id", self.queryId)
+            fields.object("data", self.data)
+            return ("bots.answerWebhookJSONQuery", fields.fields)
         }
     }
 
@@ -5113,11 +5065,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("scope", .object(self.scope)))
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("bots.getBotCommands", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("scope", self.scope)
+            fields.string("lang_code", self.langCode)
+            return ("bots.getBotCommands", fields.fields)
         }
     }
 
@@ -5165,11 +5116,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("file", .object(self.file)))
-            return ("phone.saveCallLog", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("file", self.file)
+            return ("phone.saveCallLog", fields.fields)
         }
     }
 
@@ -5197,7 +5147,7 @@ extension Api.functions.stats {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if dark { flags |= 0x1 }
+            if dark { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -5219,7 +5169,7 @@ extension Api.functions.stats {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 field = 3
@@ -5233,13 +5183,12 @@ extension Api.functions.stats {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.dark { fields.append(("dark", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("stats.getMessageStats", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("dark", self.dark)
+            fields.object("channel", self.channel)
+            fields.int("msg_id", self.msgId)
+            return ("stats.getMessageStats", fields.fields)
         }
     }
 
@@ -5297,13 +5246,12 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("album_id", .int(self.albumId)))
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("stories.getAlbumStories", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.int("album_id", self.albumId)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("stories.getAlbumStories", fields.fields)
         }
     }
 
@@ -5383,11 +5331,10 @@ extension Api.functions.ephemeral {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("hash", .long(self.hash)))
-            return ("ephemeral.getWelcomeMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.long("hash", self.hash)
+            return ("ephemeral.getWelcomeMessages", fields.fields)
         }
     }
 

@@ -96,7 +96,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { flags |= 0x1 }
+                if byMe { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -112,7 +112,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { flags |= 0x1 }
+                if byMe { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -128,7 +128,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { flags |= 0x1 }
+                if byMe { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -206,7 +206,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = _flags & 0x1 != 0
+                let _byMe = tlFlagIsSet(_flags, 0x1)
                 return .userStatusRecently(Cons_userStatusRecently(byMe: _byMe))
             }
             catch {
@@ -219,7 +219,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = _flags & 0x1 != 0
+                let _byMe = tlFlagIsSet(_flags, 0x1)
                 return .userStatusLastWeek(Cons_userStatusLastWeek(byMe: _byMe))
             }
             catch {
@@ -232,7 +232,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = _flags & 0x1 != 0
+                let _byMe = tlFlagIsSet(_flags, 0x1)
                 return .userStatusLastMonth(Cons_userStatusLastMonth(byMe: _byMe))
             }
             catch {
@@ -245,36 +245,31 @@ extension Api {
                 case .userStatusEmpty:
                     return ("userStatusEmpty", [])
                 case .userStatusOnline(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("expires", .int(c.expires)))
-                    return ("userStatusOnline", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("expires", c.expires)
+                    return ("userStatusOnline", fields.fields)
                 case .userStatusOffline(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("was_online", .int(c.wasOnline)))
-                    return ("userStatusOffline", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("was_online", c.wasOnline)
+                    return ("userStatusOffline", fields.fields)
                 case .userStatusRecently(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.byMe { fields.append(("by_me", .trueFlag)) }
-                    return ("userStatusRecently", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("by_me", c.byMe)
+                    return ("userStatusRecently", fields.fields)
                 case .userStatusLastWeek(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.byMe { fields.append(("by_me", .trueFlag)) }
-                    return ("userStatusLastWeek", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("by_me", c.byMe)
+                    return ("userStatusLastWeek", fields.fields)
                 case .userStatusLastMonth(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.byMe { fields.append(("by_me", .trueFlag)) }
-                    return ("userStatusLastMonth", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("by_me", c.byMe)
+                    return ("userStatusLastMonth", fields.fields)
             }
         }
     }
@@ -310,8 +305,8 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextType != nil { flags |= 0x2 }
-                if timeout != nil { flags |= 0x4 }
+                if nextType != nil { tlSetFlag(&flags, 0x2) }
+                if timeout != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -354,10 +349,10 @@ extension Api.auth {
                     buffer.appendInt32(_flags)
                     c.type.serialize(buffer, true)
                     buffer.appendTLString(c.phoneCodeHash)
-                    if _flags & 0x2 != 0, let value = c.nextType {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.nextType {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.timeout {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.timeout {
                         buffer.appendInt32(value)
                     }
                 case .sentCodeSuccess(let c):
@@ -401,12 +396,12 @@ extension Api.auth {
                 let _phoneCodeHash = try reader.readTLString()
                 field = 3
                 var _nextType: Api.auth.CodeType? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _nextType = try Api.auth.CodeType.parse(&reader)
                 }
                 field = 4
                 var _timeout: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _timeout = try reader.readInt32()
                 }
                 return .sentCode(Cons_sentCode(type: _type, phoneCodeHash: _phoneCodeHash, nextType: _nextType, timeout: _timeout))
@@ -453,34 +448,31 @@ extension Api.auth {
             switch self {
                 case .sentCode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("phone_code_hash", .string(c.phoneCodeHash)))
-                    if _flags & 0x2 != 0, let value = c.nextType {
-                        fields.append(("next_type", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.object("type", c.type)
+                    fields.string("phone_code_hash", c.phoneCodeHash)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.nextType {
+                        fields.object("next_type", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.timeout {
-                        fields.append(("timeout", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.timeout {
+                        fields.int("timeout", value)
                     }
-                    return ("auth.sentCode", fields)
+                    return ("auth.sentCode", fields.fields)
                 case .sentCodeSuccess(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("authorization", .object(c.authorization)))
-                    return ("auth.sentCodeSuccess", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("authorization", c.authorization)
+                    return ("auth.sentCodeSuccess", fields.fields)
                 case .sentCodePaymentRequired(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("store_product", .string(c.storeProduct)))
-                    fields.append(("phone_code_hash", .string(c.phoneCodeHash)))
-                    fields.append(("support_email_address", .string(c.supportEmailAddress)))
-                    fields.append(("support_email_subject", .string(c.supportEmailSubject)))
-                    fields.append(("premium_days", .int(c.premiumDays)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("auth.sentCodePaymentRequired", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.string("store_product", c.storeProduct)
+                    fields.string("phone_code_hash", c.phoneCodeHash)
+                    fields.string("support_email_address", c.supportEmailAddress)
+                    fields.string("support_email_subject", c.supportEmailSubject)
+                    fields.int("premium_days", c.premiumDays)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("auth.sentCodePaymentRequired", fields.fields)
             }
         }
     }
@@ -555,11 +547,10 @@ extension Api.messages {
                 case .allStickersNotModified:
                     return ("messages.allStickersNotModified", [])
                 case .allStickers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("sets", .vector(c.sets.map { (e0: Api.StickerSet) -> TLValue in .object(e0) })))
-                    return ("messages.allStickers", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("sets", c.sets)
+                    return ("messages.allStickers", fields.fields)
             }
         }
     }
@@ -622,11 +613,10 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .authorizations(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("authorization_ttl_days", .int(c.authorizationTtlDays)))
-                    fields.append(("authorizations", .vector(c.authorizations.map { (e0: Api.Authorization) -> TLValue in .object(e0) })))
-                    return ("account.authorizations", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("authorization_ttl_days", c.authorizationTtlDays)
+                    fields.objects("authorizations", c.authorizations)
+                    return ("account.authorizations", fields.fields)
             }
         }
     }
@@ -673,11 +663,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x2 }
-                if description != nil { flags |= 0x4 }
-                if url != nil { flags |= 0x8 }
-                if thumb != nil { flags |= 0x10 }
-                if content != nil { flags |= 0x20 }
+                if title != nil { tlSetFlag(&flags, 0x2) }
+                if description != nil { tlSetFlag(&flags, 0x4) }
+                if url != nil { tlSetFlag(&flags, 0x8) }
+                if thumb != nil { tlSetFlag(&flags, 0x10) }
+                if content != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -718,8 +708,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x2 }
-                if description != nil { flags |= 0x4 }
+                if title != nil { tlSetFlag(&flags, 0x2) }
+                if description != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -745,19 +735,19 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if _flags & 0x2 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumb {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.content {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
                         value.serialize(buffer, true)
                     }
                     c.sendMessage.serialize(buffer, true)
@@ -773,10 +763,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if _flags & 0x2 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
                         buffer.appendTLString(value)
                     }
                     c.document.serialize(buffer, true)
@@ -816,27 +806,27 @@ extension Api {
                 let _type = try reader.readTLString()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _description: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _description = try reader.readTLString()
                 }
                 field = 5
                 var _url: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _url = try reader.readTLString()
                 }
                 field = 6
                 var _thumb: Api.InputWebDocument? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _thumb = try Api.InputWebDocument.parse(&reader)
                 }
                 field = 7
                 var _content: Api.InputWebDocument? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _content = try Api.InputWebDocument.parse(&reader)
                 }
                 field = 8
@@ -875,12 +865,12 @@ extension Api {
                 let _type = try reader.readTLString()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _description: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _description = try reader.readTLString()
                 }
                 field = 5
@@ -913,59 +903,55 @@ extension Api {
             switch self {
                 case .inputBotInlineResult(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("type", .string(c.type)))
-                    if _flags & 0x2 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.string("id", c.id)
+                    fields.string("type", c.type)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
+                        fields.string("description", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
+                        fields.string("url", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.thumb {
-                        fields.append(("thumb", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
+                        fields.object("thumb", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.content {
-                        fields.append(("content", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
+                        fields.object("content", value)
                     }
-                    fields.append(("send_message", .object(c.sendMessage)))
-                    return ("inputBotInlineResult", fields)
+                    fields.object("send_message", c.sendMessage)
+                    return ("inputBotInlineResult", fields.fields)
                 case .inputBotInlineResultPhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("photo", .object(c.photo)))
-                    fields.append(("send_message", .object(c.sendMessage)))
-                    return ("inputBotInlineResultPhoto", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("id", c.id)
+                    fields.string("type", c.type)
+                    fields.object("photo", c.photo)
+                    fields.object("send_message", c.sendMessage)
+                    return ("inputBotInlineResultPhoto", fields.fields)
                 case .inputBotInlineResultDocument(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("type", .string(c.type)))
-                    if _flags & 0x2 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.string("id", c.id)
+                    fields.string("type", c.type)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
+                        fields.string("description", value)
                     }
-                    fields.append(("document", .object(c.document)))
-                    fields.append(("send_message", .object(c.sendMessage)))
-                    return ("inputBotInlineResultDocument", fields)
+                    fields.object("document", c.document)
+                    fields.object("send_message", c.sendMessage)
+                    return ("inputBotInlineResultDocument", fields.fields)
                 case .inputBotInlineResultGame(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("short_name", .string(c.shortName)))
-                    fields.append(("send_message", .object(c.sendMessage)))
-                    return ("inputBotInlineResultGame", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("id", c.id)
+                    fields.string("short_name", c.shortName)
+                    fields.object("send_message", c.sendMessage)
+                    return ("inputBotInlineResultGame", fields.fields)
             }
         }
     }
@@ -1028,11 +1014,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputClientProxy(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("address", .string(c.address)))
-                    fields.append(("port", .int(c.port)))
-                    return ("inputClientProxy", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("address", c.address)
+                    fields.int("port", c.port)
+                    return ("inputClientProxy", fields.fields)
             }
         }
     }
@@ -1107,11 +1092,10 @@ extension Api.account {
                 case .themesNotModified:
                     return ("account.themesNotModified", [])
                 case .themes(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("themes", .vector(c.themes.map { (e0: Api.Theme) -> TLValue in .object(e0) })))
-                    return ("account.themes", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("themes", c.themes)
+                    return ("account.themes", fields.fields)
             }
         }
     }
@@ -1147,10 +1131,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recentRepliers != nil { flags |= 0x2 }
-                if channelId != nil { flags |= 0x1 }
-                if maxId != nil { flags |= 0x4 }
-                if readMaxId != nil { flags |= 0x8 }
+                if recentRepliers != nil { tlSetFlag(&flags, 0x2) }
+                if channelId != nil { tlSetFlag(&flags, 0x1) }
+                if maxId != nil { tlSetFlag(&flags, 0x4) }
+                if readMaxId != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -1163,16 +1147,16 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.replies)
                     buffer.appendInt32(c.repliesPts)
-                    if _flags & 0x2 != 0, let value = c.recentRepliers {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.recentRepliers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x1 != 0, let value = c.channelId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.channelId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.maxId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.maxId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.readMaxId {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.readMaxId {
                         buffer.appendInt32(value)
                     }
             }
@@ -1203,22 +1187,22 @@ extension Api {
                 let _repliesPts = try reader.readInt32()
                 field = 4
                 var _recentRepliers: [Api.Peer]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _recentRepliers = try reader.readVector(boxed: true, of: Api.Peer.self)
                 }
                 field = 5
                 var _channelId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _channelId = try reader.readInt64()
                 }
                 field = 6
                 var _maxId: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _maxId = try reader.readInt32()
                 }
                 field = 7
                 var _readMaxId: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _readMaxId = try reader.readInt32()
                 }
                 return .messageReplies(Cons_messageReplies(replies: _replies, repliesPts: _repliesPts, recentRepliers: _recentRepliers, channelId: _channelId, maxId: _maxId, readMaxId: _readMaxId))
@@ -1232,25 +1216,24 @@ extension Api {
             switch self {
                 case .messageReplies(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.comments { fields.append(("comments", .trueFlag)) }
-                    fields.append(("replies", .int(c.replies)))
-                    fields.append(("replies_pts", .int(c.repliesPts)))
-                    if _flags & 0x2 != 0, let value = c.recentRepliers {
-                        fields.append(("recent_repliers", .vector(value.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("comments", c.comments)
+                    fields.int("replies", c.replies)
+                    fields.int("replies_pts", c.repliesPts)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.recentRepliers {
+                        fields.objects("recent_repliers", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.channelId {
-                        fields.append(("channel_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.channelId {
+                        fields.long("channel_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.maxId {
-                        fields.append(("max_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.maxId {
+                        fields.int("max_id", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.readMaxId {
-                        fields.append(("read_max_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.readMaxId {
+                        fields.int("read_max_id", value)
                     }
-                    return ("messageReplies", fields)
+                    return ("messageReplies", fields.fields)
             }
         }
     }
@@ -1340,27 +1323,27 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if joinMuted { flags |= 0x2 }
-                if canChangeJoinMuted { flags |= 0x4 }
-                if joinDateAsc { flags |= 0x40 }
-                if scheduleStartSubscribed { flags |= 0x100 }
-                if canStartVideo { flags |= 0x200 }
-                if recordVideoActive { flags |= 0x800 }
-                if rtmpStream { flags |= 0x1000 }
-                if listenersHidden { flags |= 0x2000 }
-                if conference { flags |= 0x4000 }
-                if creator { flags |= 0x8000 }
-                if messagesEnabled { flags |= 0x20000 }
-                if canChangeMessagesEnabled { flags |= 0x40000 }
-                if min { flags |= 0x80000 }
-                if title != nil { flags |= 0x8 }
-                if streamDcId != nil { flags |= 0x10 }
-                if recordStartDate != nil { flags |= 0x20 }
-                if scheduleDate != nil { flags |= 0x80 }
-                if unmutedVideoCount != nil { flags |= 0x400 }
-                if inviteLink != nil { flags |= 0x10000 }
-                if sendPaidMessagesStars != nil { flags |= 0x100000 }
-                if defaultSendAs != nil { flags |= 0x200000 }
+                if joinMuted { tlSetFlag(&flags, 0x2) }
+                if canChangeJoinMuted { tlSetFlag(&flags, 0x4) }
+                if joinDateAsc { tlSetFlag(&flags, 0x40) }
+                if scheduleStartSubscribed { tlSetFlag(&flags, 0x100) }
+                if canStartVideo { tlSetFlag(&flags, 0x200) }
+                if recordVideoActive { tlSetFlag(&flags, 0x800) }
+                if rtmpStream { tlSetFlag(&flags, 0x1000) }
+                if listenersHidden { tlSetFlag(&flags, 0x2000) }
+                if conference { tlSetFlag(&flags, 0x4000) }
+                if creator { tlSetFlag(&flags, 0x8000) }
+                if messagesEnabled { tlSetFlag(&flags, 0x20000) }
+                if canChangeMessagesEnabled { tlSetFlag(&flags, 0x40000) }
+                if min { tlSetFlag(&flags, 0x80000) }
+                if title != nil { tlSetFlag(&flags, 0x8) }
+                if streamDcId != nil { tlSetFlag(&flags, 0x10) }
+                if recordStartDate != nil { tlSetFlag(&flags, 0x20) }
+                if scheduleDate != nil { tlSetFlag(&flags, 0x80) }
+                if unmutedVideoCount != nil { tlSetFlag(&flags, 0x400) }
+                if inviteLink != nil { tlSetFlag(&flags, 0x10000) }
+                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x100000) }
+                if defaultSendAs != nil { tlSetFlag(&flags, 0x200000) }
                 return flags
             }
         }
@@ -1379,30 +1362,30 @@ extension Api {
                     buffer.appendInt64(c.id)
                     buffer.appendInt64(c.accessHash)
                     buffer.appendInt32(c.participantsCount)
-                    if _flags & 0x8 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.streamDcId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.streamDcId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.recordStartDate {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.recordStartDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.scheduleDate {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.scheduleDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x400 != 0, let value = c.unmutedVideoCount {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.unmutedVideoCount {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.unmutedVideoLimit)
                     buffer.appendInt32(c.version)
-                    if _flags & 0x10000 != 0, let value = c.inviteLink {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.inviteLink {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.sendPaidMessagesStars {
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x200000 != 0, let value = c.defaultSendAs {
+                    if tlFlagIsSet(_flags, 0x200000), let value = c.defaultSendAs {
                         value.serialize(buffer, true)
                     }
             }
@@ -1443,31 +1426,31 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _joinMuted = _flags & 0x2 != 0
+                let _joinMuted = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _canChangeJoinMuted = _flags & 0x4 != 0
+                let _canChangeJoinMuted = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _joinDateAsc = _flags & 0x40 != 0
+                let _joinDateAsc = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _scheduleStartSubscribed = _flags & 0x100 != 0
+                let _scheduleStartSubscribed = tlFlagIsSet(_flags, 0x100)
                 field = 5
-                let _canStartVideo = _flags & 0x200 != 0
+                let _canStartVideo = tlFlagIsSet(_flags, 0x200)
                 field = 6
-                let _recordVideoActive = _flags & 0x800 != 0
+                let _recordVideoActive = tlFlagIsSet(_flags, 0x800)
                 field = 7
-                let _rtmpStream = _flags & 0x1000 != 0
+                let _rtmpStream = tlFlagIsSet(_flags, 0x1000)
                 field = 8
-                let _listenersHidden = _flags & 0x2000 != 0
+                let _listenersHidden = tlFlagIsSet(_flags, 0x2000)
                 field = 9
-                let _conference = _flags & 0x4000 != 0
+                let _conference = tlFlagIsSet(_flags, 0x4000)
                 field = 10
-                let _creator = _flags & 0x8000 != 0
+                let _creator = tlFlagIsSet(_flags, 0x8000)
                 field = 11
-                let _messagesEnabled = _flags & 0x20000 != 0
+                let _messagesEnabled = tlFlagIsSet(_flags, 0x20000)
                 field = 12
-                let _canChangeMessagesEnabled = _flags & 0x40000 != 0
+                let _canChangeMessagesEnabled = tlFlagIsSet(_flags, 0x40000)
                 field = 13
-                let _min = _flags & 0x80000 != 0
+                let _min = tlFlagIsSet(_flags, 0x80000)
                 field = 14
                 let _id = try reader.readInt64()
                 field = 15
@@ -1476,27 +1459,27 @@ extension Api {
                 let _participantsCount = try reader.readInt32()
                 field = 17
                 var _title: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _title = try reader.readTLString()
                 }
                 field = 18
                 var _streamDcId: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _streamDcId = try reader.readInt32()
                 }
                 field = 19
                 var _recordStartDate: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _recordStartDate = try reader.readInt32()
                 }
                 field = 20
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 21
                 var _unmutedVideoCount: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _unmutedVideoCount = try reader.readInt32()
                 }
                 field = 22
@@ -1505,17 +1488,17 @@ extension Api {
                 let _version = try reader.readInt32()
                 field = 24
                 var _inviteLink: String? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _inviteLink = try reader.readTLString()
                 }
                 field = 25
                 var _sendPaidMessagesStars: Int64? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _sendPaidMessagesStars = try reader.readInt64()
                 }
                 field = 26
                 var _defaultSendAs: Api.Peer? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _defaultSendAs = try Api.Peer.parse(&reader)
                 }
                 return .groupCall(Cons_groupCall(joinMuted: _joinMuted, canChangeJoinMuted: _canChangeJoinMuted, joinDateAsc: _joinDateAsc, scheduleStartSubscribed: _scheduleStartSubscribed, canStartVideo: _canStartVideo, recordVideoActive: _recordVideoActive, rtmpStream: _rtmpStream, listenersHidden: _listenersHidden, conference: _conference, creator: _creator, messagesEnabled: _messagesEnabled, canChangeMessagesEnabled: _canChangeMessagesEnabled, min: _min, id: _id, accessHash: _accessHash, participantsCount: _participantsCount, title: _title, streamDcId: _streamDcId, recordStartDate: _recordStartDate, scheduleDate: _scheduleDate, unmutedVideoCount: _unmutedVideoCount, unmutedVideoLimit: _unmutedVideoLimit, version: _version, inviteLink: _inviteLink, sendPaidMessagesStars: _sendPaidMessagesStars, defaultSendAs: _defaultSendAs))
@@ -1528,60 +1511,58 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupCallDiscarded(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("duration", .int(c.duration)))
-                    return ("groupCallDiscarded", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("duration", c.duration)
+                    return ("groupCallDiscarded", fields.fields)
                 case .groupCall(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(27)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.joinMuted { fields.append(("join_muted", .trueFlag)) }
-                    if c.canChangeJoinMuted { fields.append(("can_change_join_muted", .trueFlag)) }
-                    if c.joinDateAsc { fields.append(("join_date_asc", .trueFlag)) }
-                    if c.scheduleStartSubscribed { fields.append(("schedule_start_subscribed", .trueFlag)) }
-                    if c.canStartVideo { fields.append(("can_start_video", .trueFlag)) }
-                    if c.recordVideoActive { fields.append(("record_video_active", .trueFlag)) }
-                    if c.rtmpStream { fields.append(("rtmp_stream", .trueFlag)) }
-                    if c.listenersHidden { fields.append(("listeners_hidden", .trueFlag)) }
-                    if c.conference { fields.append(("conference", .trueFlag)) }
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.messagesEnabled { fields.append(("messages_enabled", .trueFlag)) }
-                    if c.canChangeMessagesEnabled { fields.append(("can_change_messages_enabled", .trueFlag)) }
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("participants_count", .int(c.participantsCount)))
-                    if _flags & 0x8 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 27)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("join_muted", c.joinMuted)
+                    fields.trueFlag("can_change_join_muted", c.canChangeJoinMuted)
+                    fields.trueFlag("join_date_asc", c.joinDateAsc)
+                    fields.trueFlag("schedule_start_subscribed", c.scheduleStartSubscribed)
+                    fields.trueFlag("can_start_video", c.canStartVideo)
+                    fields.trueFlag("record_video_active", c.recordVideoActive)
+                    fields.trueFlag("rtmp_stream", c.rtmpStream)
+                    fields.trueFlag("listeners_hidden", c.listenersHidden)
+                    fields.trueFlag("conference", c.conference)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("messages_enabled", c.messagesEnabled)
+                    fields.trueFlag("can_change_messages_enabled", c.canChangeMessagesEnabled)
+                    fields.trueFlag("min", c.min)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("participants_count", c.participantsCount)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.streamDcId {
-                        fields.append(("stream_dc_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.streamDcId {
+                        fields.int("stream_dc_id", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.recordStartDate {
-                        fields.append(("record_start_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.recordStartDate {
+                        fields.int("record_start_date", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.scheduleDate {
-                        fields.append(("schedule_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.scheduleDate {
+                        fields.int("schedule_date", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.unmutedVideoCount {
-                        fields.append(("unmuted_video_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.unmutedVideoCount {
+                        fields.int("unmuted_video_count", value)
                     }
-                    fields.append(("unmuted_video_limit", .int(c.unmutedVideoLimit)))
-                    fields.append(("version", .int(c.version)))
-                    if _flags & 0x10000 != 0, let value = c.inviteLink {
-                        fields.append(("invite_link", .string(value)))
+                    fields.int("unmuted_video_limit", c.unmutedVideoLimit)
+                    fields.int("version", c.version)
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.inviteLink {
+                        fields.string("invite_link", value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.sendPaidMessagesStars {
-                        fields.append(("send_paid_messages_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.sendPaidMessagesStars {
+                        fields.long("send_paid_messages_stars", value)
                     }
-                    if _flags & 0x200000 != 0, let value = c.defaultSendAs {
-                        fields.append(("default_send_as", .object(value)))
+                    if tlFlagIsSet(_flags, 0x200000), let value = c.defaultSendAs {
+                        fields.object("default_send_as", value)
                     }
-                    return ("groupCall", fields)
+                    return ("groupCall", fields.fields)
             }
         }
     }
@@ -1649,12 +1630,11 @@ extension Api.channels {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .sendAsPeers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.SendAsPeer) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("channels.sendAsPeers", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("peers", c.peers)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("channels.sendAsPeers", fields.fields)
             }
         }
     }
@@ -1729,11 +1709,10 @@ extension Api.messages {
                 case .availableReactionsNotModified:
                     return ("messages.availableReactionsNotModified", [])
                 case .availableReactions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .int(c.hash)))
-                    fields.append(("reactions", .vector(c.reactions.map { (e0: Api.AvailableReaction) -> TLValue in .object(e0) })))
-                    return ("messages.availableReactions", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("hash", c.hash)
+                    fields.objects("reactions", c.reactions)
+                    return ("messages.availableReactions", fields.fields)
             }
         }
     }
@@ -1796,11 +1775,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .autoSaveException(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("settings", .object(c.settings)))
-                    return ("autoSaveException", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.object("settings", c.settings)
+                    return ("autoSaveException", fields.fields)
             }
         }
     }
@@ -1937,25 +1915,22 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messagePeerVote(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("option", .bytes(c.option)))
-                    fields.append(("date", .int(c.date)))
-                    return ("messagePeerVote", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.bytes("option", c.option)
+                    fields.int("date", c.date)
+                    return ("messagePeerVote", fields.fields)
                 case .messagePeerVoteInputOption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("date", .int(c.date)))
-                    return ("messagePeerVoteInputOption", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("date", c.date)
+                    return ("messagePeerVoteInputOption", fields.fields)
                 case .messagePeerVoteMultiple(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("options", .vector(c.options.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
-                    fields.append(("date", .int(c.date)))
-                    return ("messagePeerVoteMultiple", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.bytesList("options", c.options)
+                    fields.int("date", c.date)
+                    return ("messagePeerVoteMultiple", fields.fields)
             }
         }
     }
@@ -2030,11 +2005,10 @@ extension Api.help {
                 case .timezonesListNotModified:
                     return ("help.timezonesListNotModified", [])
                 case .timezonesList(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("timezones", .vector(c.timezones.map { (e0: Api.Timezone) -> TLValue in .object(e0) })))
-                    fields.append(("hash", .int(c.hash)))
-                    return ("help.timezonesList", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("timezones", c.timezones)
+                    fields.int("hash", c.hash)
+                    return ("help.timezonesList", fields.fields)
             }
         }
     }
@@ -2117,15 +2091,13 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputQuickReplyShortcut(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("shortcut", .string(c.shortcut)))
-                    return ("inputQuickReplyShortcut", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("shortcut", c.shortcut)
+                    return ("inputQuickReplyShortcut", fields.fields)
                 case .inputQuickReplyShortcutId(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    return ("inputQuickReplyShortcutId", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("shortcut_id", c.shortcutId)
+                    return ("inputQuickReplyShortcutId", fields.fields)
             }
         }
     }
@@ -2161,13 +2133,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { flags |= 0x1 }
-                if newChats { flags |= 0x2 }
-                if contacts { flags |= 0x4 }
-                if nonContacts { flags |= 0x8 }
-                if excludeSelected { flags |= 0x20 }
-                if users != nil { flags |= 0x10 }
-                if excludeUsers != nil { flags |= 0x40 }
+                if existingChats { tlSetFlag(&flags, 0x1) }
+                if newChats { tlSetFlag(&flags, 0x2) }
+                if contacts { tlSetFlag(&flags, 0x4) }
+                if nonContacts { tlSetFlag(&flags, 0x8) }
+                if excludeSelected { tlSetFlag(&flags, 0x20) }
+                if users != nil { tlSetFlag(&flags, 0x10) }
+                if excludeUsers != nil { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -2178,10 +2150,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xb88cf373) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x10 != 0, let value = c.users {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x40 != 0, let value = c.excludeUsers {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2206,23 +2178,23 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = _flags & 0x1 != 0
+                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = _flags & 0x2 != 0
+                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = _flags & 0x4 != 0
+                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = _flags & 0x8 != 0
+                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = _flags & 0x20 != 0
+                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Int64]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 field = 7
                 var _excludeUsers: [Int64]? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _excludeUsers = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 return .businessBotRecipients(Cons_businessBotRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users, excludeUsers: _excludeUsers))
@@ -2236,21 +2208,20 @@ extension Api {
             switch self {
                 case .businessBotRecipients(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.existingChats { fields.append(("existing_chats", .trueFlag)) }
-                    if c.newChats { fields.append(("new_chats", .trueFlag)) }
-                    if c.contacts { fields.append(("contacts", .trueFlag)) }
-                    if c.nonContacts { fields.append(("non_contacts", .trueFlag)) }
-                    if c.excludeSelected { fields.append(("exclude_selected", .trueFlag)) }
-                    if _flags & 0x10 != 0, let value = c.users {
-                        fields.append(("users", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("existing_chats", c.existingChats)
+                    fields.trueFlag("new_chats", c.newChats)
+                    fields.trueFlag("contacts", c.contacts)
+                    fields.trueFlag("non_contacts", c.nonContacts)
+                    fields.trueFlag("exclude_selected", c.excludeSelected)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                        fields.longs("users", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.excludeUsers {
-                        fields.append(("exclude_users", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
+                        fields.longs("exclude_users", value)
                     }
-                    return ("businessBotRecipients", fields)
+                    return ("businessBotRecipients", fields.fields)
             }
         }
     }
@@ -2333,11 +2304,10 @@ extension Api.channels {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .sponsoredMessageReportResultChooseOption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("options", .vector(c.options.map { (e0: Api.SponsoredMessageReportOption) -> TLValue in .object(e0) })))
-                    return ("channels.sponsoredMessageReportResultChooseOption", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("title", c.title)
+                    fields.objects("options", c.options)
+                    return ("channels.sponsoredMessageReportResultChooseOption", fields.fields)
                 case .sponsoredMessageReportResultAdsHidden:
                     return ("channels.sponsoredMessageReportResultAdsHidden", [])
                 case .sponsoredMessageReportResultReported:
@@ -2367,7 +2337,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if refund { flags |= 0x1 }
+                if refund { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2401,7 +2371,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _refund = _flags & 0x1 != 0
+                let _refund = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readTLString()
                 return .inputStarsTransaction(Cons_inputStarsTransaction(refund: _refund, id: _id))
@@ -2415,12 +2385,11 @@ extension Api {
             switch self {
                 case .inputStarsTransaction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.refund { fields.append(("refund", .trueFlag)) }
-                    fields.append(("id", .string(c.id)))
-                    return ("inputStarsTransaction", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("refund", c.refund)
+                    fields.string("id", c.id)
+                    return ("inputStarsTransaction", fields.fields)
             }
         }
     }
@@ -2535,21 +2504,18 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputSavedStarGiftUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("msg_id", .int(c.msgId)))
-                    return ("inputSavedStarGiftUser", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("msg_id", c.msgId)
+                    return ("inputSavedStarGiftUser", fields.fields)
                 case .inputSavedStarGiftChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("saved_id", .long(c.savedId)))
-                    return ("inputSavedStarGiftChat", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.long("saved_id", c.savedId)
+                    return ("inputSavedStarGiftChat", fields.fields)
                 case .inputSavedStarGiftSlug(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputSavedStarGiftSlug", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputSavedStarGiftSlug", fields.fields)
             }
         }
     }
@@ -2581,8 +2547,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if queryIsFree { flags |= 0x1 }
-                if waitTill != nil { flags |= 0x2 }
+                if queryIsFree { tlSetFlag(&flags, 0x1) }
+                if waitTill != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2595,7 +2561,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.totalDaily)
                     buffer.appendInt32(c.remains)
-                    if _flags & 0x2 != 0, let value = c.waitTill {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.waitTill {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt64(c.starsAmount)
@@ -2621,14 +2587,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _queryIsFree = _flags & 0x1 != 0
+                let _queryIsFree = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _totalDaily = try reader.readInt32()
                 field = 3
                 let _remains = try reader.readInt32()
                 field = 4
                 var _waitTill: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _waitTill = try reader.readInt32()
                 }
                 field = 5
@@ -2644,17 +2610,16 @@ extension Api {
             switch self {
                 case .searchPostsFlood(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.queryIsFree { fields.append(("query_is_free", .trueFlag)) }
-                    fields.append(("total_daily", .int(c.totalDaily)))
-                    fields.append(("remains", .int(c.remains)))
-                    if _flags & 0x2 != 0, let value = c.waitTill {
-                        fields.append(("wait_till", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("query_is_free", c.queryIsFree)
+                    fields.int("total_daily", c.totalDaily)
+                    fields.int("remains", c.remains)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.waitTill {
+                        fields.int("wait_till", value)
                     }
-                    fields.append(("stars_amount", .long(c.starsAmount)))
-                    return ("searchPostsFlood", fields)
+                    fields.long("stars_amount", c.starsAmount)
+                    return ("searchPostsFlood", fields.fields)
             }
         }
     }
@@ -2737,15 +2702,14 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftAuctionState(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("gift", .object(c.gift)))
-                    fields.append(("state", .object(c.state)))
-                    fields.append(("user_state", .object(c.userState)))
-                    fields.append(("timeout", .int(c.timeout)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    return ("payments.starGiftAuctionState", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.object("gift", c.gift)
+                    fields.object("state", c.state)
+                    fields.object("user_state", c.userState)
+                    fields.int("timeout", c.timeout)
+                    fields.objects("users", c.users)
+                    fields.objects("chats", c.chats)
+                    return ("payments.starGiftAuctionState", fields.fields)
             }
         }
     }
@@ -2783,10 +2747,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("ttl", .object(self.ttl)))
-            return ("account.setAccountTTL", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("ttl", self.ttl)
+            return ("account.setAccountTTL", fields.fields)
         }
     }
 
@@ -2834,11 +2797,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("wallpaper", .object(self.wallpaper)))
-            fields.append(("settings", .object(self.settings)))
-            return ("account.installWallPaper", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("wallpaper", self.wallpaper)
+            fields.object("settings", self.settings)
+            return ("account.installWallPaper", fields.fields)
         }
     }
 
@@ -2891,12 +2853,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("file", .object(self.file)))
-            fields.append(("file_name", .string(self.fileName)))
-            fields.append(("mime_type", .string(self.mimeType)))
-            return ("account.uploadRingtone", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("file", self.file)
+            fields.string("file_name", self.fileName)
+            fields.string("mime_type", self.mimeType)
+            return ("account.uploadRingtone", fields.fields)
         }
     }
 
@@ -2926,7 +2887,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x1 }
+            if silent { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2949,7 +2910,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x1 != 0
+                let _silent = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputEncryptedChat.parse(&reader)
                 field = 3
@@ -2965,14 +2926,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("random_id", .long(self.randomId)))
-            fields.append(("data", .bytes(self.data)))
-            return ("messages.sendEncrypted", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.object("peer", self.peer)
+            fields.long("random_id", self.randomId)
+            fields.bytes("data", self.data)
+            return ("messages.sendEncrypted", fields.fields)
         }
     }
 
@@ -3014,10 +2974,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getFeaturedStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getFeaturedStickers", fields.fields)
         }
     }
 
@@ -3091,10 +3050,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getEmojiGroups", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("messages.getEmojiGroups", fields.fields)
         }
     }
 
@@ -3136,10 +3094,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("order", .vector(self.order.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.reorderQuickReplies", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.ints("order", self.order)
+            return ("messages.reorderQuickReplies", fields.fields)
         }
     }
 
@@ -3167,8 +3124,8 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if forPaidReactions { flags |= 0x1 }
-            if forLiveStories { flags |= 0x2 }
+            if forPaidReactions { tlSetFlag(&flags, 0x1) }
+            if forLiveStories { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3189,9 +3146,9 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forPaidReactions = _flags & 0x1 != 0
+                let _forPaidReactions = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _forLiveStories = _flags & 0x2 != 0
+                let _forLiveStories = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 return GetSendAs(forPaidReactions: _forPaidReactions, forLiveStories: _forLiveStories, peer: _peer)
@@ -3203,13 +3160,12 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.forPaidReactions { fields.append(("for_paid_reactions", .trueFlag)) }
-            if self.forLiveStories { fields.append(("for_live_stories", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            return ("channels.getSendAs", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("for_paid_reactions", self.forPaidReactions)
+            fields.trueFlag("for_live_stories", self.forLiveStories)
+            fields.object("peer", self.peer)
+            return ("channels.getSendAs", fields.fields)
         }
     }
 
@@ -3257,11 +3213,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("order", .vector(self.order.map { (e0: String) -> TLValue in .string(e0) })))
-            return ("bots.reorderUsernames", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("bot", self.bot)
+            fields.strings("order", self.order)
+            return ("bots.reorderUsernames", fields.fields)
         }
     }
 
@@ -3309,11 +3264,10 @@ extension Api.functions.communities {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("community", .object(self.community)))
-            fields.append(("participant", .object(self.participant)))
-            return ("communities.getParticipantJoinedChats", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("community", self.community)
+            fields.object("participant", self.participant)
+            return ("communities.getParticipantJoinedChats", fields.fields)
         }
     }
 

@@ -72,8 +72,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasVideo { flags |= 0x1 }
-                if strippedThumb != nil { flags |= 0x2 }
+                if hasVideo { tlSetFlag(&flags, 0x1) }
+                if strippedThumb != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -87,7 +87,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.photoId)
-                    if _flags & 0x2 != 0, let value = c.strippedThumb {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
                         buffer.appendTLBytes(value)
                     }
                     buffer.appendInt32(c.dcId)
@@ -118,12 +118,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasVideo = _flags & 0x1 != 0
+                let _hasVideo = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _photoId = try reader.readInt64()
                 field = 3
                 var _strippedThumb: [UInt8]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _strippedThumb = try reader.readTLBytes()
                 }
                 field = 4
@@ -141,16 +141,15 @@ extension Api {
                     return ("chatPhotoEmpty", [])
                 case .chatPhoto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasVideo { fields.append(("has_video", .trueFlag)) }
-                    fields.append(("photo_id", .long(c.photoId)))
-                    if _flags & 0x2 != 0, let value = c.strippedThumb {
-                        fields.append(("stripped_thumb", .bytes(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_video", c.hasVideo)
+                    fields.long("photo_id", c.photoId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
+                        fields.bytes("stripped_thumb", value)
                     }
-                    fields.append(("dc_id", .int(c.dcId)))
-                    return ("chatPhoto", fields)
+                    fields.int("dc_id", c.dcId)
+                    return ("chatPhoto", fields.fields)
             }
         }
     }
@@ -213,11 +212,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .affectedMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    return ("messages.affectedMessages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    return ("messages.affectedMessages", fields.fields)
             }
         }
     }
@@ -285,12 +283,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .topPeerCategoryPeers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("category", .object(c.category)))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.TopPeer) -> TLValue in .object(e0) })))
-                    return ("topPeerCategoryPeers", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("category", c.category)
+                    fields.int("count", c.count)
+                    fields.objects("peers", c.peers)
+                    return ("topPeerCategoryPeers", fields.fields)
             }
         }
     }
@@ -353,11 +350,10 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .phoneCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("phone_call", .object(c.phoneCall)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("phone.phoneCall", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("phone_call", c.phoneCall)
+                    fields.objects("users", c.users)
+                    return ("phone.phoneCall", fields.fields)
             }
         }
     }
@@ -466,20 +462,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .dialogPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("dialogPeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("dialogPeer", fields.fields)
                 case .dialogPeerFolder(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("folder_id", .int(c.folderId)))
-                    return ("dialogPeerFolder", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("folder_id", c.folderId)
+                    return ("dialogPeerFolder", fields.fields)
                 case .dialogPeerCommunity(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("community_id", .long(c.communityId)))
-                    return ("dialogPeerCommunity", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("community_id", c.communityId)
+                    return ("dialogPeerCommunity", fields.fields)
             }
         }
     }
@@ -515,11 +508,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x1 }
-                if description != nil { flags |= 0x2 }
-                if photoId != nil { flags |= 0x4 }
-                if author != nil { flags |= 0x8 }
-                if publishedDate != nil { flags |= 0x10 }
+                if title != nil { tlSetFlag(&flags, 0x1) }
+                if description != nil { tlSetFlag(&flags, 0x2) }
+                if photoId != nil { tlSetFlag(&flags, 0x4) }
+                if author != nil { tlSetFlag(&flags, 0x8) }
+                if publishedDate != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -532,19 +525,19 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.url)
                     buffer.appendInt64(c.webpageId)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photoId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photoId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.author {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.author {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.publishedDate {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.publishedDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -574,27 +567,27 @@ extension Api {
                 let _webpageId = try reader.readInt64()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _description: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _description = try reader.readTLString()
                 }
                 field = 5
                 var _photoId: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photoId = try reader.readInt64()
                 }
                 field = 6
                 var _author: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _author = try reader.readTLString()
                 }
                 field = 7
                 var _publishedDate: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _publishedDate = try reader.readInt32()
                 }
                 return .pageRelatedArticle(Cons_pageRelatedArticle(url: _url, webpageId: _webpageId, title: _title, description: _description, photoId: _photoId, author: _author, publishedDate: _publishedDate))
@@ -608,27 +601,26 @@ extension Api {
             switch self {
                 case .pageRelatedArticle(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("webpage_id", .long(c.webpageId)))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.string("url", c.url)
+                    fields.long("webpage_id", c.webpageId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
+                        fields.string("description", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photoId {
-                        fields.append(("photo_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photoId {
+                        fields.long("photo_id", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.author {
-                        fields.append(("author", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.author {
+                        fields.string("author", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.publishedDate {
-                        fields.append(("published_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.publishedDate {
+                        fields.int("published_date", value)
                     }
-                    return ("pageRelatedArticle", fields)
+                    return ("pageRelatedArticle", fields.fields)
             }
         }
     }
@@ -755,7 +747,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if videoStartTs != nil { flags |= 0x1 }
+                if videoStartTs != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -794,7 +786,7 @@ extension Api {
                     buffer.appendInt32(c.w)
                     buffer.appendInt32(c.h)
                     buffer.appendInt32(c.size)
-                    if _flags & 0x1 != 0, let value = c.videoStartTs {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.videoStartTs {
                         buffer.appendDouble(value)
                     }
                 case .videoSizeEmojiMarkup(let c):
@@ -839,7 +831,7 @@ extension Api {
                 let _size = try reader.readInt32()
                 field = 5
                 var _videoStartTs: Double? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _videoStartTs = try reader.readDouble()
                 }
                 return .videoSize(Cons_videoSize(type: _type, w: _w, h: _h, size: _size, videoStartTs: _videoStartTs))
@@ -881,30 +873,27 @@ extension Api {
             switch self {
                 case .videoSize(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("size", .int(c.size)))
-                    if _flags & 0x1 != 0, let value = c.videoStartTs {
-                        fields.append(("video_start_ts", .double(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.string("type", c.type)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("size", c.size)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.videoStartTs {
+                        fields.double("video_start_ts", value)
                     }
-                    return ("videoSize", fields)
+                    return ("videoSize", fields.fields)
                 case .videoSizeEmojiMarkup(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("emoji_id", .long(c.emojiId)))
-                    fields.append(("background_colors", .vector(c.backgroundColors.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("videoSizeEmojiMarkup", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("emoji_id", c.emojiId)
+                    fields.ints("background_colors", c.backgroundColors)
+                    return ("videoSizeEmojiMarkup", fields.fields)
                 case .videoSizeStickerMarkup(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("stickerset", .object(c.stickerset)))
-                    fields.append(("sticker_id", .long(c.stickerId)))
-                    fields.append(("background_colors", .vector(c.backgroundColors.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("videoSizeStickerMarkup", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("stickerset", c.stickerset)
+                    fields.long("sticker_id", c.stickerId)
+                    fields.ints("background_colors", c.backgroundColors)
+                    return ("videoSizeStickerMarkup", fields.fields)
             }
         }
     }
@@ -972,12 +961,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatInviteImporters(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("importers", .vector(c.importers.map { (e0: Api.ChatInviteImporter) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.chatInviteImporters", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("count", c.count)
+                    fields.objects("importers", c.importers)
+                    fields.objects("users", c.users)
+                    return ("messages.chatInviteImporters", fields.fields)
             }
         }
     }
@@ -1064,11 +1052,10 @@ extension Api {
                 case .botMenuButtonCommands:
                     return ("botMenuButtonCommands", [])
                 case .botMenuButton(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("url", .string(c.url)))
-                    return ("botMenuButton", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("text", c.text)
+                    fields.string("url", c.url)
+                    return ("botMenuButton", fields.fields)
             }
         }
     }
@@ -1122,8 +1109,8 @@ extension Api.chatlists {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if titleNoanimate { flags |= 0x2 }
-                if emoticon != nil { flags |= 0x1 }
+                if titleNoanimate { tlSetFlag(&flags, 0x2) }
+                if emoticon != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1142,7 +1129,7 @@ extension Api.chatlists {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.title.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.emoticon {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.peers, boxed: true)
@@ -1190,12 +1177,12 @@ extension Api.chatlists {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _titleNoanimate = _flags & 0x2 != 0
+                let _titleNoanimate = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 3
                 var _emoticon: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _emoticon = try reader.readTLString()
                 }
                 field = 4
@@ -1214,28 +1201,26 @@ extension Api.chatlists {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatlistInviteAlready(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("filter_id", .int(c.filterId)))
-                    fields.append(("missing_peers", .vector(c.missingPeers.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    fields.append(("already_peers", .vector(c.alreadyPeers.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("chatlists.chatlistInviteAlready", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("filter_id", c.filterId)
+                    fields.objects("missing_peers", c.missingPeers)
+                    fields.objects("already_peers", c.alreadyPeers)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("chatlists.chatlistInviteAlready", fields.fields)
                 case .chatlistInvite(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.titleNoanimate { fields.append(("title_noanimate", .trueFlag)) }
-                    fields.append(("title", .object(c.title)))
-                    if _flags & 0x1 != 0, let value = c.emoticon {
-                        fields.append(("emoticon", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("title_noanimate", c.titleNoanimate)
+                    fields.object("title", c.title)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.emoticon {
+                        fields.string("emoticon", value)
                     }
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("chatlists.chatlistInvite", fields)
+                    fields.objects("peers", c.peers)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("chatlists.chatlistInvite", fields.fields)
             }
         }
     }
@@ -1298,11 +1283,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .botPreparedInlineMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("expire_date", .int(c.expireDate)))
-                    return ("messages.botPreparedInlineMessage", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("id", c.id)
+                    fields.int("expire_date", c.expireDate)
+                    return ("messages.botPreparedInlineMessage", fields.fields)
             }
         }
     }
@@ -1337,8 +1321,8 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if openExternalBrowser { flags |= 0x1 }
-                if displayCloseButton { flags |= 0x2 }
+                if openExternalBrowser { tlSetFlag(&flags, 0x1) }
+                if displayCloseButton { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1381,9 +1365,9 @@ extension Api.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _openExternalBrowser = _flags & 0x1 != 0
+                let _openExternalBrowser = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _displayCloseButton = _flags & 0x2 != 0
+                let _displayCloseButton = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _externalExceptions = try reader.readVector(boxed: true, of: Api.WebDomainException.self)
                 field = 4
@@ -1403,15 +1387,14 @@ extension Api.account {
                     return ("account.webBrowserSettingsNotModified", [])
                 case .webBrowserSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.openExternalBrowser { fields.append(("open_external_browser", .trueFlag)) }
-                    if c.displayCloseButton { fields.append(("display_close_button", .trueFlag)) }
-                    fields.append(("external_exceptions", .vector(c.externalExceptions.map { (e0: Api.WebDomainException) -> TLValue in .object(e0) })))
-                    fields.append(("inapp_exceptions", .vector(c.inappExceptions.map { (e0: Api.WebDomainException) -> TLValue in .object(e0) })))
-                    fields.append(("hash", .long(c.hash)))
-                    return ("account.webBrowserSettings", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("open_external_browser", c.openExternalBrowser)
+                    fields.trueFlag("display_close_button", c.displayCloseButton)
+                    fields.objects("external_exceptions", c.externalExceptions)
+                    fields.objects("inapp_exceptions", c.inappExceptions)
+                    fields.long("hash", c.hash)
+                    return ("account.webBrowserSettings", fields.fields)
             }
         }
     }
@@ -1439,9 +1422,9 @@ extension Api.functions.auth {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if safetyNetToken != nil { flags |= 0x1 }
-            if playIntegrityToken != nil { flags |= 0x4 }
-            if iosPushSecret != nil { flags |= 0x2 }
+            if safetyNetToken != nil { tlSetFlag(&flags, 0x1) }
+            if playIntegrityToken != nil { tlSetFlag(&flags, 0x4) }
+            if iosPushSecret != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1451,13 +1434,13 @@ extension Api.functions.auth {
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.phoneNumber)
             buffer.appendTLString(self.phoneCodeHash)
-            if _flags & 0x1 != 0, let value = self.safetyNetToken {
+            if tlFlagIsSet(_flags, 0x1), let value = self.safetyNetToken {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.playIntegrityToken {
+            if tlFlagIsSet(_flags, 0x4), let value = self.playIntegrityToken {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.iosPushSecret {
+            if tlFlagIsSet(_flags, 0x2), let value = self.iosPushSecret {
                 buffer.appendTLString(value)
             }
         }
@@ -1477,17 +1460,17 @@ extension Api.functions.auth {
                 let _phoneCodeHash = try reader.readTLString()
                 field = 3
                 var _safetyNetToken: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _safetyNetToken = try reader.readTLString()
                 }
                 field = 4
                 var _playIntegrityToken: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _playIntegrityToken = try reader.readTLString()
                 }
                 field = 5
                 var _iosPushSecret: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _iosPushSecret = try reader.readTLString()
                 }
                 return RequestFirebaseSms(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, safetyNetToken: _safetyNetToken, playIntegrityToken: _playIntegrityToken, iosPushSecret: _iosPushSecret)
@@ -1499,21 +1482,20 @@ extension Api.functions.auth {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            if _flags & 0x1 != 0, let value = self.safetyNetToken {
-                fields.append(("safety_net_token", .string(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            if tlFlagIsSet(_flags, 0x1), let value = self.safetyNetToken {
+                fields.string("safety_net_token", value)
             }
-            if _flags & 0x4 != 0, let value = self.playIntegrityToken {
-                fields.append(("play_integrity_token", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.playIntegrityToken {
+                fields.string("play_integrity_token", value)
             }
-            if _flags & 0x2 != 0, let value = self.iosPushSecret {
-                fields.append(("ios_push_secret", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.iosPushSecret {
+                fields.string("ios_push_secret", value)
             }
-            return ("auth.requestFirebaseSms", fields)
+            return ("auth.requestFirebaseSms", fields.fields)
         }
     }
 
@@ -1561,11 +1543,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("settings", .object(self.settings)))
-            return ("account.sendVerifyPhoneCode", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("phone_number", self.phoneNumber)
+            fields.object("settings", self.settings)
+            return ("account.sendVerifyPhoneCode", fields.fields)
         }
     }
 
@@ -1659,9 +1640,9 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if confirmed { flags |= 0x8 }
-            if encryptedRequestsDisabled != nil { flags |= 0x1 }
-            if callRequestsDisabled != nil { flags |= 0x2 }
+            if confirmed { tlSetFlag(&flags, 0x8) }
+            if encryptedRequestsDisabled != nil { tlSetFlag(&flags, 0x1) }
+            if callRequestsDisabled != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1670,10 +1651,10 @@ extension Api.functions.account {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt64(self.hash)
-            if _flags & 0x1 != 0, let value = self.encryptedRequestsDisabled {
+            if tlFlagIsSet(_flags, 0x1), let value = self.encryptedRequestsDisabled {
                 buffer.appendBool(value)
             }
-            if _flags & 0x2 != 0, let value = self.callRequestsDisabled {
+            if tlFlagIsSet(_flags, 0x2), let value = self.callRequestsDisabled {
                 buffer.appendBool(value)
             }
         }
@@ -1688,17 +1669,17 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _confirmed = _flags & 0x8 != 0
+                let _confirmed = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _hash = try reader.readInt64()
                 field = 3
                 var _encryptedRequestsDisabled: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _encryptedRequestsDisabled = try reader.readBool()
                 }
                 field = 4
                 var _callRequestsDisabled: Bool? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _callRequestsDisabled = try reader.readBool()
                 }
                 return ChangeAuthorizationSettings(confirmed: _confirmed, hash: _hash, encryptedRequestsDisabled: _encryptedRequestsDisabled, callRequestsDisabled: _callRequestsDisabled)
@@ -1710,18 +1691,17 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.confirmed { fields.append(("confirmed", .trueFlag)) }
-            fields.append(("hash", .long(self.hash)))
-            if _flags & 0x1 != 0, let value = self.encryptedRequestsDisabled {
-                fields.append(("encrypted_requests_disabled", .bool(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("confirmed", self.confirmed)
+            fields.long("hash", self.hash)
+            if tlFlagIsSet(_flags, 0x1), let value = self.encryptedRequestsDisabled {
+                fields.bool("encrypted_requests_disabled", value)
             }
-            if _flags & 0x2 != 0, let value = self.callRequestsDisabled {
-                fields.append(("call_requests_disabled", .bool(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.callRequestsDisabled {
+                fields.bool("call_requests_disabled", value)
             }
-            return ("account.changeAuthorizationSettings", fields)
+            return ("account.changeAuthorizationSettings", fields.fields)
         }
     }
 
@@ -1747,8 +1727,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if forProfile { flags |= 0x2 }
-            if color != nil { flags |= 0x4 }
+            if forProfile { tlSetFlag(&flags, 0x2) }
+            if color != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -1756,7 +1736,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x684d214e) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x4 != 0, let value = self.color {
+            if tlFlagIsSet(_flags, 0x4), let value = self.color {
                 value.serialize(buffer, true)
             }
         }
@@ -1771,10 +1751,10 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forProfile = _flags & 0x2 != 0
+                let _forProfile = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _color: Api.PeerColor? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _color = try Api.PeerColor.parse(&reader)
                 }
                 return UpdateColor(forProfile: _forProfile, color: _color)
@@ -1786,14 +1766,13 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.forProfile { fields.append(("for_profile", .trueFlag)) }
-            if _flags & 0x4 != 0, let value = self.color {
-                fields.append(("color", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("for_profile", self.forProfile)
+            if tlFlagIsSet(_flags, 0x4), let value = self.color {
+                fields.object("color", value)
             }
-            return ("account.updateColor", fields)
+            return ("account.updateColor", fields.fields)
         }
     }
 
@@ -1835,10 +1814,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("phone", .string(self.phone)))
-            return ("contacts.resolvePhone", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("phone", self.phone)
+            return ("contacts.resolvePhone", fields.fields)
         }
     }
 
@@ -1880,10 +1858,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("messages.getChats", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.longs("id", self.id)
+            return ("messages.getChats", fields.fields)
         }
     }
 
@@ -1925,10 +1902,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.reportEncryptedSpam", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.reportEncryptedSpam", fields.fields)
         }
     }
 
@@ -1954,7 +1930,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if pinned { flags |= 0x1 }
+            if pinned { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1975,7 +1951,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x1 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputDialogPeer.parse(&reader)
                 return ToggleDialogPin(pinned: _pinned, peer: _peer)
@@ -1987,12 +1963,11 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.pinned { fields.append(("pinned", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.toggleDialogPin", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("pinned", self.pinned)
+            fields.object("peer", self.peer)
+            return ("messages.toggleDialogPin", fields.fields)
         }
     }
 
@@ -2016,7 +1991,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if parentPeer != nil { flags |= 0x1 }
+            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2024,7 +1999,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x21202222) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
         }
@@ -2040,7 +2015,7 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 return GetDialogUnreadMarks(parentPeer: _parentPeer)
@@ -2052,13 +2027,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            return ("messages.getDialogUnreadMarks", fields)
+            return ("messages.getDialogUnreadMarks", fields.fields)
         }
     }
 
@@ -2082,7 +2056,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if revoke { flags |= 0x1 }
+            if revoke { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2102,7 +2076,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoke = _flags & 0x1 != 0
+                let _revoke = tlFlagIsSet(_flags, 0x1)
                 return DeletePhoneCallHistory(revoke: _revoke)
             }
             catch {
@@ -2112,11 +2086,10 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.revoke { fields.append(("revoke", .trueFlag)) }
-            return ("messages.deletePhoneCallHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            fields.trueFlag("revoke", self.revoke)
+            return ("messages.deletePhoneCallHistory", fields.fields)
         }
     }
 
@@ -2174,13 +2147,12 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("transcription_id", .long(self.transcriptionId)))
-            fields.append(("good", .bool(self.good)))
-            return ("messages.rateTranscribedAudio", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.long("transcription_id", self.transcriptionId)
+            fields.bool("good", self.good)
+            return ("messages.rateTranscribedAudio", fields.fields)
         }
     }
 
@@ -2228,11 +2200,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("messages.deleteFactCheck", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("messages.deleteFactCheck", fields.fields)
         }
     }
 
@@ -2268,10 +2239,10 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if compact { flags |= 0x80 }
-            if fullscreen { flags |= 0x100 }
-            if startParam != nil { flags |= 0x2 }
-            if themeParams != nil { flags |= 0x1 }
+            if compact { tlSetFlag(&flags, 0x80) }
+            if fullscreen { tlSetFlag(&flags, 0x100) }
+            if startParam != nil { tlSetFlag(&flags, 0x2) }
+            if themeParams != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2281,10 +2252,10 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             self.bot.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.startParam {
+            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x1 != 0, let value = self.themeParams {
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.platform)
@@ -2300,21 +2271,21 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _compact = _flags & 0x80 != 0
+                let _compact = tlFlagIsSet(_flags, 0x80)
                 field = 2
-                let _fullscreen = _flags & 0x100 != 0
+                let _fullscreen = tlFlagIsSet(_flags, 0x100)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 let _bot = try Api.InputUser.parse(&reader)
                 field = 5
                 var _startParam: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _startParam = try reader.readTLString()
                 }
                 field = 6
                 var _themeParams: Api.DataJSON? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _themeParams = try Api.DataJSON.parse(&reader)
                 }
                 field = 7
@@ -2328,21 +2299,20 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.compact { fields.append(("compact", .trueFlag)) }
-            if self.fullscreen { fields.append(("fullscreen", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("bot", .object(self.bot)))
-            if _flags & 0x2 != 0, let value = self.startParam {
-                fields.append(("start_param", .string(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("compact", self.compact)
+            fields.trueFlag("fullscreen", self.fullscreen)
+            fields.object("peer", self.peer)
+            fields.object("bot", self.bot)
+            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
+                fields.string("start_param", value)
             }
-            if _flags & 0x1 != 0, let value = self.themeParams {
-                fields.append(("theme_params", .object(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
+                fields.object("theme_params", value)
             }
-            fields.append(("platform", .string(self.platform)))
-            return ("messages.requestMainWebView", fields)
+            fields.string("platform", self.platform)
+            return ("messages.requestMainWebView", fields.fields)
         }
     }
 
@@ -2384,10 +2354,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("random_id", .bytes(self.randomId)))
-            return ("messages.viewSponsoredMessage", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bytes("random_id", self.randomId)
+            return ("messages.viewSponsoredMessage", fields.fields)
         }
     }
 
@@ -2440,12 +2409,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("topic_id", .int(self.topicId)))
-            fields.append(("pinned", .bool(self.pinned)))
-            return ("messages.updatePinnedForumTopic", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("topic_id", self.topicId)
+            fields.bool("pinned", self.pinned)
+            return ("messages.updatePinnedForumTopic", fields.fields)
         }
     }
 
@@ -2503,13 +2471,12 @@ extension Api.functions.photos {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("max_id", .long(self.maxId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("photos.getUserPhotos", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("user_id", self.userId)
+            fields.int("offset", self.offset)
+            fields.long("max_id", self.maxId)
+            fields.int("limit", self.limit)
+            return ("photos.getUserPhotos", fields.fields)
         }
     }
 
@@ -2551,10 +2518,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("help.getPassportConfig", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("help.getPassportConfig", fields.fields)
         }
     }
 
@@ -2602,11 +2568,10 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("hash", .int(self.hash)))
-            return ("help.getCountriesList", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("lang_code", self.langCode)
+            fields.int("hash", self.hash)
+            return ("help.getCountriesList", fields.fields)
         }
     }
 
@@ -2654,11 +2619,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("channels.deleteMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.ints("id", self.id)
+            return ("channels.deleteMessages", fields.fields)
         }
     }
 
@@ -2706,11 +2670,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("channels.toggleJoinToSend", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            return ("channels.toggleJoinToSend", fields.fields)
         }
     }
 
@@ -2758,11 +2721,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("stargift", .object(self.stargift)))
-            fields.append(("resell_amount", .object(self.resellAmount)))
-            return ("payments.updateStarGiftPrice", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("stargift", self.stargift)
+            fields.object("resell_amount", self.resellAmount)
+            return ("payments.updateStarGiftPrice", fields.fields)
         }
     }
 
@@ -2804,10 +2766,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("slug", .string(self.slug)))
-            return ("payments.getUniqueStarGiftValueInfo", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("slug", self.slug)
+            return ("payments.getUniqueStarGiftValueInfo", fields.fields)
         }
     }
 
@@ -2849,10 +2810,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("stargift", .vector(self.stargift.map { (e0: Api.InputSavedStarGift) -> TLValue in .object(e0) })))
-            return ("payments.craftStarGift", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("stargift", self.stargift)
+            return ("payments.craftStarGift", fields.fields)
         }
     }
 
@@ -2880,8 +2840,8 @@ extension Api.functions.stickers {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if thumb != nil { flags |= 0x1 }
-            if thumbDocumentId != nil { flags |= 0x2 }
+            if thumb != nil { tlSetFlag(&flags, 0x1) }
+            if thumbDocumentId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2890,10 +2850,10 @@ extension Api.functions.stickers {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.stickerset.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.thumb {
+            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.thumbDocumentId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.thumbDocumentId {
                 buffer.appendInt64(value)
             }
         }
@@ -2911,12 +2871,12 @@ extension Api.functions.stickers {
                 let _stickerset = try Api.InputStickerSet.parse(&reader)
                 field = 2
                 var _thumb: Api.InputDocument? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _thumb = try Api.InputDocument.parse(&reader)
                 }
                 field = 3
                 var _thumbDocumentId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _thumbDocumentId = try reader.readInt64()
                 }
                 return SetStickerSetThumb(stickerset: _stickerset, thumb: _thumb, thumbDocumentId: _thumbDocumentId)
@@ -2928,17 +2888,16 @@ extension Api.functions.stickers {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("stickerset", .object(self.stickerset)))
-            if _flags & 0x1 != 0, let value = self.thumb {
-                fields.append(("thumb", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("stickerset", self.stickerset)
+            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
+                fields.object("thumb", value)
             }
-            if _flags & 0x2 != 0, let value = self.thumbDocumentId {
-                fields.append(("thumb_document_id", .long(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.thumbDocumentId {
+                fields.long("thumb_document_id", value)
             }
-            return ("stickers.setStickerSetThumb", fields)
+            return ("stickers.setStickerSetThumb", fields.fields)
         }
     }
 
@@ -2986,11 +2945,10 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("stickerset", .object(self.stickerset)))
-            fields.append(("title", .string(self.title)))
-            return ("stickers.renameStickerSet", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("stickerset", self.stickerset)
+            fields.string("title", self.title)
+            return ("stickers.renameStickerSet", fields.fields)
         }
     }
 
@@ -3018,7 +2976,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reportSpam { flags |= 0x1 }
+            if reportSpam { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3040,7 +2998,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reportSpam = _flags & 0x1 != 0
+                let _reportSpam = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 3
@@ -3054,13 +3012,12 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.reportSpam { fields.append(("report_spam", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            fields.append(("participant", .object(self.participant)))
-            return ("phone.deleteGroupCallParticipantMessages", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("report_spam", self.reportSpam)
+            fields.object("call", self.call)
+            fields.object("participant", self.participant)
+            return ("phone.deleteGroupCallParticipantMessages", fields.fields)
         }
     }
 

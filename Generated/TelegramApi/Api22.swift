@@ -292,10 +292,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputNotifyPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("inputNotifyPeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("inputNotifyPeer", fields.fields)
                 case .inputNotifyUsers:
                     return ("inputNotifyUsers", [])
                 case .inputNotifyChats:
@@ -303,16 +302,14 @@ extension Api {
                 case .inputNotifyBroadcasts:
                     return ("inputNotifyBroadcasts", [])
                 case .inputNotifyForumTopic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("top_msg_id", .int(c.topMsgId)))
-                    return ("inputNotifyForumTopic", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("top_msg_id", c.topMsgId)
+                    return ("inputNotifyForumTopic", fields.fields)
                 case .inputNotifyCommunity(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("community", .object(c.community)))
-                    return ("inputNotifyCommunity", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("community", c.community)
+                    return ("inputNotifyCommunity", fields.fields)
             }
         }
     }
@@ -505,36 +502,32 @@ extension Api.updates {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .differenceEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("seq", .int(c.seq)))
-                    return ("updates.differenceEmpty", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("date", c.date)
+                    fields.int("seq", c.seq)
+                    return ("updates.differenceEmpty", fields.fields)
                 case .difference(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("new_messages", .vector(c.newMessages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("new_encrypted_messages", .vector(c.newEncryptedMessages.map { (e0: Api.EncryptedMessage) -> TLValue in .object(e0) })))
-                    fields.append(("other_updates", .vector(c.otherUpdates.map { (e0: Api.Update) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("state", .object(c.state)))
-                    return ("updates.difference", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.objects("new_messages", c.newMessages)
+                    fields.objects("new_encrypted_messages", c.newEncryptedMessages)
+                    fields.objects("other_updates", c.otherUpdates)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    fields.object("state", c.state)
+                    return ("updates.difference", fields.fields)
                 case .differenceSlice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("new_messages", .vector(c.newMessages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("new_encrypted_messages", .vector(c.newEncryptedMessages.map { (e0: Api.EncryptedMessage) -> TLValue in .object(e0) })))
-                    fields.append(("other_updates", .vector(c.otherUpdates.map { (e0: Api.Update) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("intermediate_state", .object(c.intermediateState)))
-                    return ("updates.differenceSlice", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.objects("new_messages", c.newMessages)
+                    fields.objects("new_encrypted_messages", c.newEncryptedMessages)
+                    fields.objects("other_updates", c.otherUpdates)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    fields.object("intermediate_state", c.intermediateState)
+                    return ("updates.differenceSlice", fields.fields)
                 case .differenceTooLong(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("pts", .int(c.pts)))
-                    return ("updates.differenceTooLong", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("pts", c.pts)
+                    return ("updates.differenceTooLong", fields.fields)
             }
         }
     }
@@ -587,10 +580,10 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { flags |= 0x4 }
-                if info != nil { flags |= 0x1 }
-                if shipping != nil { flags |= 0x2 }
-                if tipAmount != nil { flags |= 0x8 }
+                if photo != nil { tlSetFlag(&flags, 0x4) }
+                if info != nil { tlSetFlag(&flags, 0x1) }
+                if shipping != nil { tlSetFlag(&flags, 0x2) }
+                if tipAmount != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -624,7 +617,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { flags |= 0x4 }
+                if photo != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -640,17 +633,17 @@ extension Api.payments {
                     buffer.appendInt64(c.providerId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x4 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.info {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.shipping {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shipping {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.tipAmount {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.tipAmount {
                         buffer.appendInt64(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -665,7 +658,7 @@ extension Api.payments {
                     buffer.appendInt64(c.botId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x4 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
@@ -707,24 +700,24 @@ extension Api.payments {
                 let _description = try reader.readTLString()
                 field = 6
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 7
                 let _invoice = try Api.Invoice.parse(&reader)
                 field = 8
                 var _info: Api.PaymentRequestedInfo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _info = try Api.PaymentRequestedInfo.parse(&reader)
                 }
                 field = 9
                 var _shipping: Api.ShippingOption? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _shipping = try Api.ShippingOption.parse(&reader)
                 }
                 field = 10
                 var _tipAmount: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _tipAmount = try reader.readInt64()
                 }
                 field = 11
@@ -756,7 +749,7 @@ extension Api.payments {
                 let _description = try reader.readTLString()
                 field = 5
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 6
@@ -780,50 +773,48 @@ extension Api.payments {
             switch self {
                 case .paymentReceipt(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(15)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("provider_id", .long(c.providerId)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x4 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 15)
+                    fields.flags("flags", _flags)
+                    fields.int("date", c.date)
+                    fields.long("bot_id", c.botId)
+                    fields.long("provider_id", c.providerId)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    fields.append(("invoice", .object(c.invoice)))
-                    if _flags & 0x1 != 0, let value = c.info {
-                        fields.append(("info", .object(value)))
+                    fields.object("invoice", c.invoice)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
+                        fields.object("info", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.shipping {
-                        fields.append(("shipping", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shipping {
+                        fields.object("shipping", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.tipAmount {
-                        fields.append(("tip_amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.tipAmount {
+                        fields.long("tip_amount", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    fields.append(("credentials_title", .string(c.credentialsTitle)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.paymentReceipt", fields)
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    fields.string("credentials_title", c.credentialsTitle)
+                    fields.objects("users", c.users)
+                    return ("payments.paymentReceipt", fields.fields)
                 case .paymentReceiptStars(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x4 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.int("date", c.date)
+                    fields.long("bot_id", c.botId)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    fields.append(("invoice", .object(c.invoice)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    fields.append(("transaction_id", .string(c.transactionId)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.paymentReceiptStars", fields)
+                    fields.object("invoice", c.invoice)
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    fields.string("transaction_id", c.transactionId)
+                    fields.objects("users", c.users)
+                    return ("payments.paymentReceiptStars", fields.fields)
             }
         }
     }
@@ -886,11 +877,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .popularContact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("client_id", .long(c.clientId)))
-                    fields.append(("importers", .int(c.importers)))
-                    return ("popularContact", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("client_id", c.clientId)
+                    fields.int("importers", c.importers)
+                    return ("popularContact", fields.fields)
             }
         }
     }
@@ -958,12 +948,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .secureCredentialsEncrypted(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("data", .bytes(c.data)))
-                    fields.append(("hash", .bytes(c.hash)))
-                    fields.append(("secret", .bytes(c.secret)))
-                    return ("secureCredentialsEncrypted", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.bytes("data", c.data)
+                    fields.bytes("hash", c.hash)
+                    fields.bytes("secret", c.secret)
+                    return ("secureCredentialsEncrypted", fields.fields)
             }
         }
     }
@@ -1026,11 +1015,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .bankCardOpenUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("name", .string(c.name)))
-                    return ("bankCardOpenUrl", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.string("name", c.name)
+                    return ("bankCardOpenUrl", fields.fields)
             }
         }
     }
@@ -1145,21 +1133,18 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputGroupCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputGroupCall", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputGroupCall", fields.fields)
                 case .inputGroupCallSlug(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputGroupCallSlug", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputGroupCallSlug", fields.fields)
                 case .inputGroupCallInviteMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("msg_id", .int(c.msgId)))
-                    return ("inputGroupCallInviteMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("msg_id", c.msgId)
+                    return ("inputGroupCallInviteMessage", fields.fields)
             }
         }
     }
@@ -1237,14 +1222,13 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("participants", .vector(c.participants.map { (e0: Api.GroupCallParticipant) -> TLValue in .object(e0) })))
-                    fields.append(("participants_next_offset", .string(c.participantsNextOffset)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("phone.groupCall", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.object("call", c.call)
+                    fields.objects("participants", c.participants)
+                    fields.string("participants_next_offset", c.participantsNextOffset)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("phone.groupCall", fields.fields)
             }
         }
     }
@@ -1301,10 +1285,9 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedGroupCallInvite(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("link", .string(c.link)))
-                    return ("phone.exportedGroupCallInvite", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("link", c.link)
+                    return ("phone.exportedGroupCallInvite", fields.fields)
             }
         }
     }
@@ -1372,12 +1355,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .searchResultPosition(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("offset", .int(c.offset)))
-                    return ("searchResultPosition", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("msg_id", c.msgId)
+                    fields.int("date", c.date)
+                    fields.int("offset", c.offset)
+                    return ("searchResultPosition", fields.fields)
             }
         }
     }
@@ -1403,8 +1385,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if activeUntilDate != nil { flags |= 0x1 }
-                if cooldownUntilDate != nil { flags |= 0x2 }
+                if activeUntilDate != nil { tlSetFlag(&flags, 0x1) }
+                if cooldownUntilDate != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1415,10 +1397,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x712e27fd) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.activeUntilDate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.activeUntilDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.cooldownUntilDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -1444,12 +1426,12 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _activeUntilDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _activeUntilDate = try reader.readInt32()
                 }
                 field = 2
                 var _cooldownUntilDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _cooldownUntilDate = try reader.readInt32()
                 }
                 return .storiesStealthMode(Cons_storiesStealthMode(activeUntilDate: _activeUntilDate, cooldownUntilDate: _cooldownUntilDate))
@@ -1463,16 +1445,15 @@ extension Api {
             switch self {
                 case .storiesStealthMode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.activeUntilDate {
-                        fields.append(("active_until_date", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.activeUntilDate {
+                        fields.int("active_until_date", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.cooldownUntilDate {
-                        fields.append(("cooldown_until_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
+                        fields.int("cooldown_until_date", value)
                     }
-                    return ("storiesStealthMode", fields)
+                    return ("storiesStealthMode", fields.fields)
             }
         }
     }
@@ -1540,12 +1521,11 @@ extension Api.premium {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .myBoosts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("my_boosts", .vector(c.myBoosts.map { (e0: Api.MyBoost) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("premium.myBoosts", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("my_boosts", c.myBoosts)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("premium.myBoosts", fields.fields)
             }
         }
     }
@@ -1573,7 +1553,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if `default` { flags |= 0x1 }
+                if `default` { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1608,7 +1588,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _default = _flags & 0x1 != 0
+                let _default = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _users = try reader.readInt32()
                 field = 3
@@ -1624,13 +1604,12 @@ extension Api {
             switch self {
                 case .starsGiveawayWinnersOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.`default` { fields.append(("default", .trueFlag)) }
-                    fields.append(("users", .int(c.users)))
-                    fields.append(("per_user_stars", .long(c.perUserStars)))
-                    return ("starsGiveawayWinnersOption", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("default", c.`default`)
+                    fields.int("users", c.users)
+                    fields.long("per_user_stars", c.perUserStars)
+                    return ("starsGiveawayWinnersOption", fields.fields)
             }
         }
     }
@@ -1660,10 +1639,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accepted { flags |= 0x2 }
-                if rejected { flags |= 0x4 }
-                if price != nil { flags |= 0x8 }
-                if scheduleDate != nil { flags |= 0x1 }
+                if accepted { tlSetFlag(&flags, 0x2) }
+                if rejected { tlSetFlag(&flags, 0x4) }
+                if price != nil { tlSetFlag(&flags, 0x8) }
+                if scheduleDate != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1674,10 +1653,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x0e8e37e5) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.price {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.price {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1 != 0, let value = c.scheduleDate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.scheduleDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -1702,17 +1681,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _accepted = _flags & 0x2 != 0
+                let _accepted = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _rejected = _flags & 0x4 != 0
+                let _rejected = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _price: Api.StarsAmount? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _price = try Api.StarsAmount.parse(&reader)
                 }
                 field = 4
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _scheduleDate = try reader.readInt32()
                 }
                 return .suggestedPost(Cons_suggestedPost(accepted: _accepted, rejected: _rejected, price: _price, scheduleDate: _scheduleDate))
@@ -1726,18 +1705,17 @@ extension Api {
             switch self {
                 case .suggestedPost(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.accepted { fields.append(("accepted", .trueFlag)) }
-                    if c.rejected { fields.append(("rejected", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.price {
-                        fields.append(("price", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("accepted", c.accepted)
+                    fields.trueFlag("rejected", c.rejected)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.price {
+                        fields.object("price", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.scheduleDate {
-                        fields.append(("schedule_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.scheduleDate {
+                        fields.int("schedule_date", value)
                     }
-                    return ("suggestedPost", fields)
+                    return ("suggestedPost", fields.fields)
             }
         }
     }
@@ -1842,19 +1820,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputPasskeyResponseRegister(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("client_data", .object(c.clientData)))
-                    fields.append(("attestation_data", .bytes(c.attestationData)))
-                    return ("inputPasskeyResponseRegister", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("client_data", c.clientData)
+                    fields.bytes("attestation_data", c.attestationData)
+                    return ("inputPasskeyResponseRegister", fields.fields)
                 case .inputPasskeyResponseLogin(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("client_data", .object(c.clientData)))
-                    fields.append(("authenticator_data", .bytes(c.authenticatorData)))
-                    fields.append(("signature", .bytes(c.signature)))
-                    fields.append(("user_handle", .string(c.userHandle)))
-                    return ("inputPasskeyResponseLogin", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("client_data", c.clientData)
+                    fields.bytes("authenticator_data", c.authenticatorData)
+                    fields.bytes("signature", c.signature)
+                    fields.string("user_handle", c.userHandle)
+                    return ("inputPasskeyResponseLogin", fields.fields)
             }
         }
     }
@@ -1884,7 +1860,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if favicon != nil { flags |= 0x1 }
+                if favicon != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1898,7 +1874,7 @@ extension Api {
                     buffer.appendTLString(c.domain)
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x1 != 0, let value = c.favicon {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.favicon {
                         buffer.appendInt64(value)
                     }
             }
@@ -1930,7 +1906,7 @@ extension Api {
                 let _title = try reader.readTLString()
                 field = 4
                 var _favicon: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _favicon = try reader.readInt64()
                 }
                 return .webDomainException(Cons_webDomainException(domain: _domain, url: _url, title: _title, favicon: _favicon))
@@ -1944,16 +1920,15 @@ extension Api {
             switch self {
                 case .webDomainException(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("domain", .string(c.domain)))
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x1 != 0, let value = c.favicon {
-                        fields.append(("favicon", .long(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.string("domain", c.domain)
+                    fields.string("url", c.url)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.favicon {
+                        fields.long("favicon", value)
                     }
-                    return ("webDomainException", fields)
+                    return ("webDomainException", fields.fields)
             }
         }
     }
@@ -1981,7 +1956,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { flags |= 0x1 }
+                if style != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1994,7 +1969,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.style {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
                         value.serialize(buffer, true)
                     }
             }
@@ -2024,7 +1999,7 @@ extension Api {
                 let _type = try Api.InlineButtonType.parse(&reader)
                 field = 3
                 var _style: Api.RichButtonStyle? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _style = try Api.RichButtonStyle.parse(&reader)
                 }
                 return .pageButton(Cons_pageButton(text: _text, type: _type, style: _style))
@@ -2038,15 +2013,14 @@ extension Api {
             switch self {
                 case .pageButton(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("text", .object(c.text)))
-                    fields.append(("type", .object(c.type)))
-                    if _flags & 0x1 != 0, let value = c.style {
-                        fields.append(("style", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("text", c.text)
+                    fields.object("type", c.type)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
+                        fields.object("style", value)
                     }
-                    return ("pageButton", fields)
+                    return ("pageButton", fields.fields)
             }
         }
     }
@@ -2084,8 +2058,8 @@ extension Api.functions {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if proxy != nil { flags |= 0x1 }
-            if params != nil { flags |= 0x2 }
+            if proxy != nil { tlSetFlag(&flags, 0x1) }
+            if params != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2100,10 +2074,10 @@ extension Api.functions {
             buffer.appendTLString(self.systemLangCode)
             buffer.appendTLString(self.langPack)
             buffer.appendTLString(self.langCode)
-            if _flags & 0x1 != 0, let value = self.proxy {
+            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.params {
+            if tlFlagIsSet(_flags, 0x2), let value = self.params {
                 value.serialize(buffer, true)
             }
             self.query.serialize(buffer, true)
@@ -2134,12 +2108,12 @@ extension Api.functions {
                 let _langCode = try reader.readTLString()
                 field = 8
                 var _proxy: Api.InputClientProxy? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _proxy = try Api.InputClientProxy.parse(&reader)
                 }
                 field = 9
                 var _params: Api.JSONValue? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _params = try Api.JSONValue.parse(&reader)
                 }
                 field = 10
@@ -2153,24 +2127,23 @@ extension Api.functions {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(11)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("api_id", .int(self.apiId)))
-            fields.append(("device_model", .string(self.deviceModel)))
-            fields.append(("system_version", .string(self.systemVersion)))
-            fields.append(("app_version", .string(self.appVersion)))
-            fields.append(("system_lang_code", .string(self.systemLangCode)))
-            fields.append(("lang_pack", .string(self.langPack)))
-            fields.append(("lang_code", .string(self.langCode)))
-            if _flags & 0x1 != 0, let value = self.proxy {
-                fields.append(("proxy", .object(value)))
+            var fields = TLFieldList(capacity: 11)
+            fields.flags("flags", _flags)
+            fields.int("api_id", self.apiId)
+            fields.string("device_model", self.deviceModel)
+            fields.string("system_version", self.systemVersion)
+            fields.string("app_version", self.appVersion)
+            fields.string("system_lang_code", self.systemLangCode)
+            fields.string("lang_pack", self.langPack)
+            fields.string("lang_code", self.langCode)
+            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
+                fields.object("proxy", value)
             }
-            if _flags & 0x2 != 0, let value = self.params {
-                fields.append(("params", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.params {
+                fields.object("params", value)
             }
-            fields.append(("query", .object(self.query)))
-            return ("initConnection", fields)
+            fields.object("query", self.query)
+            return ("initConnection", fields.fields)
         }
     }
 
@@ -2218,11 +2191,10 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("connection_id", .string(self.connectionId)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithBusinessConnection", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("connection_id", self.connectionId)
+            fields.object("query", self.query)
+            return ("invokeWithBusinessConnection", fields.fields)
         }
     }
 
@@ -2302,11 +2274,10 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .long(self.id)))
-            fields.append(("bytes", .bytes(self.bytes)))
-            return ("auth.importAuthorization", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("id", self.id)
+            fields.bytes("bytes", self.bytes)
+            return ("auth.importAuthorization", fields.fields)
         }
     }
 
@@ -2348,10 +2319,9 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("code", .string(self.code)))
-            return ("auth.checkRecoveryPassword", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("code", self.code)
+            return ("auth.checkRecoveryPassword", fields.fields)
         }
     }
 
@@ -2399,11 +2369,10 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("api_id", .int(self.apiId)))
-            fields.append(("api_hash", .string(self.apiHash)))
-            return ("auth.initFirebasePnvLogin", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("api_id", self.apiId)
+            fields.string("api_hash", self.apiHash)
+            return ("auth.initFirebasePnvLogin", fields.fields)
         }
     }
 
@@ -2445,10 +2414,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("username", .string(self.username)))
-            return ("account.updateUsername", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("username", self.username)
+            return ("account.updateUsername", fields.fields)
         }
     }
 
@@ -2496,11 +2464,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("settings", .object(self.settings)))
-            return ("account.sendChangePhoneCode", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("phone_number", self.phoneNumber)
+            fields.object("settings", self.settings)
+            return ("account.sendChangePhoneCode", fields.fields)
         }
     }
 
@@ -2553,12 +2520,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            fields.append(("phone_code", .string(self.phoneCode)))
-            return ("account.verifyPhone", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            fields.string("phone_code", self.phoneCode)
+            return ("account.verifyPhone", fields.fields)
         }
     }
 
@@ -2616,13 +2582,12 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("photo_id", .object(self.photoId)))
-            fields.append(("reason", .object(self.reason)))
-            fields.append(("message", .string(self.message)))
-            return ("account.reportProfilePhoto", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.object("photo_id", self.photoId)
+            fields.object("reason", self.reason)
+            fields.string("message", self.message)
+            return ("account.reportProfilePhoto", fields.fields)
         }
     }
 
@@ -2664,10 +2629,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("credential", .object(self.credential)))
-            return ("account.registerPasskey", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("credential", self.credential)
+            return ("account.registerPasskey", fields.fields)
         }
     }
 
@@ -2747,11 +2711,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("max_id", .int(self.maxId)))
-            return ("messages.readHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("max_id", self.maxId)
+            return ("messages.readHistory", fields.fields)
         }
     }
 
@@ -2789,11 +2752,11 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if gallery { flags |= 0x1 }
-            if `private` { flags |= 0x2 }
-            if nextOffset != nil { flags |= 0x4 }
-            if switchPm != nil { flags |= 0x8 }
-            if switchWebview != nil { flags |= 0x10 }
+            if gallery { tlSetFlag(&flags, 0x1) }
+            if `private` { tlSetFlag(&flags, 0x2) }
+            if nextOffset != nil { tlSetFlag(&flags, 0x4) }
+            if switchPm != nil { tlSetFlag(&flags, 0x8) }
+            if switchWebview != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -2804,13 +2767,13 @@ extension Api.functions.messages {
             buffer.appendInt64(self.queryId)
             buffer.appendVector(self.results, boxed: true)
             buffer.appendInt32(self.cacheTime)
-            if _flags & 0x4 != 0, let value = self.nextOffset {
+            if tlFlagIsSet(_flags, 0x4), let value = self.nextOffset {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x8 != 0, let value = self.switchPm {
+            if tlFlagIsSet(_flags, 0x8), let value = self.switchPm {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x10 != 0, let value = self.switchWebview {
+            if tlFlagIsSet(_flags, 0x10), let value = self.switchWebview {
                 value.serialize(buffer, true)
             }
         }
@@ -2825,9 +2788,9 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _gallery = _flags & 0x1 != 0
+                let _gallery = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _private = _flags & 0x2 != 0
+                let _private = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _queryId = try reader.readInt64()
                 field = 4
@@ -2836,17 +2799,17 @@ extension Api.functions.messages {
                 let _cacheTime = try reader.readInt32()
                 field = 6
                 var _nextOffset: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 7
                 var _switchPm: Api.InlineBotSwitchPM? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _switchPm = try Api.InlineBotSwitchPM.parse(&reader)
                 }
                 field = 8
                 var _switchWebview: Api.InlineBotWebView? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _switchWebview = try Api.InlineBotWebView.parse(&reader)
                 }
                 return SetInlineBotResults(gallery: _gallery, private: _private, queryId: _queryId, results: _results, cacheTime: _cacheTime, nextOffset: _nextOffset, switchPm: _switchPm, switchWebview: _switchWebview)
@@ -2858,24 +2821,23 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.gallery { fields.append(("gallery", .trueFlag)) }
-            if self.`private` { fields.append(("private", .trueFlag)) }
-            fields.append(("query_id", .long(self.queryId)))
-            fields.append(("results", .vector(self.results.map { (e0: Api.InputBotInlineResult) -> TLValue in .object(e0) })))
-            fields.append(("cache_time", .int(self.cacheTime)))
-            if _flags & 0x4 != 0, let value = self.nextOffset {
-                fields.append(("next_offset", .string(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.trueFlag("gallery", self.gallery)
+            fields.trueFlag("private", self.`private`)
+            fields.long("query_id", self.queryId)
+            fields.objects("results", self.results)
+            fields.int("cache_time", self.cacheTime)
+            if tlFlagIsSet(_flags, 0x4), let value = self.nextOffset {
+                fields.string("next_offset", value)
             }
-            if _flags & 0x8 != 0, let value = self.switchPm {
-                fields.append(("switch_pm", .object(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.switchPm {
+                fields.object("switch_pm", value)
             }
-            if _flags & 0x10 != 0, let value = self.switchWebview {
-                fields.append(("switch_webview", .object(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.switchWebview {
+                fields.object("switch_webview", value)
             }
-            return ("messages.setInlineBotResults", fields)
+            return ("messages.setInlineBotResults", fields.fields)
         }
     }
 
@@ -2917,14 +2879,14 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if noWebpage { flags |= 0x2 }
-            if invertMedia { flags |= 0x40 }
-            if replyTo != nil { flags |= 0x10 }
-            if entities != nil { flags |= 0x8 }
-            if media != nil { flags |= 0x20 }
-            if effect != nil { flags |= 0x80 }
-            if suggestedPost != nil { flags |= 0x100 }
-            if richMessage != nil { flags |= 0x200 }
+            if noWebpage { tlSetFlag(&flags, 0x2) }
+            if invertMedia { tlSetFlag(&flags, 0x40) }
+            if replyTo != nil { tlSetFlag(&flags, 0x10) }
+            if entities != nil { tlSetFlag(&flags, 0x8) }
+            if media != nil { tlSetFlag(&flags, 0x20) }
+            if effect != nil { tlSetFlag(&flags, 0x80) }
+            if suggestedPost != nil { tlSetFlag(&flags, 0x100) }
+            if richMessage != nil { tlSetFlag(&flags, 0x200) }
             return flags
         }
 
@@ -2932,24 +2894,24 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0xad0fa15c) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x10 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x10), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
             self.peer.serialize(buffer, true)
             buffer.appendTLString(self.message)
-            if _flags & 0x8 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x20 != 0, let value = self.media {
+            if tlFlagIsSet(_flags, 0x20), let value = self.media {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x80 != 0, let value = self.effect {
+            if tlFlagIsSet(_flags, 0x80), let value = self.effect {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x100 != 0, let value = self.suggestedPost {
+            if tlFlagIsSet(_flags, 0x100), let value = self.suggestedPost {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x200 != 0, let value = self.richMessage {
+            if tlFlagIsSet(_flags, 0x200), let value = self.richMessage {
                 value.serialize(buffer, true)
             }
         }
@@ -2964,12 +2926,12 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x2 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _invertMedia = _flags & 0x40 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x40)
                 field = 3
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 4
@@ -2978,27 +2940,27 @@ extension Api.functions.messages {
                 let _message = try reader.readTLString()
                 field = 6
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 7
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 field = 8
                 var _effect: Int64? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _effect = try reader.readInt64()
                 }
                 field = 9
                 var _suggestedPost: Api.SuggestedPost? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _suggestedPost = try Api.SuggestedPost.parse(&reader)
                 }
                 field = 10
                 var _richMessage: Api.InputRichMessage? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _richMessage = try Api.InputRichMessage.parse(&reader)
                 }
                 return SaveDraft(noWebpage: _noWebpage, invertMedia: _invertMedia, replyTo: _replyTo, peer: _peer, message: _message, entities: _entities, media: _media, effect: _effect, suggestedPost: _suggestedPost, richMessage: _richMessage)
@@ -3010,32 +2972,31 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(11)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            if _flags & 0x10 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            var fields = TLFieldList(capacity: 11)
+            fields.flags("flags", _flags)
+            fields.trueFlag("no_webpage", self.noWebpage)
+            fields.trueFlag("invert_media", self.invertMedia)
+            if tlFlagIsSet(_flags, 0x10), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("message", .string(self.message)))
-            if _flags & 0x8 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            fields.object("peer", self.peer)
+            fields.string("message", self.message)
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x20 != 0, let value = self.media {
-                fields.append(("media", .object(value)))
+            if tlFlagIsSet(_flags, 0x20), let value = self.media {
+                fields.object("media", value)
             }
-            if _flags & 0x80 != 0, let value = self.effect {
-                fields.append(("effect", .long(value)))
+            if tlFlagIsSet(_flags, 0x80), let value = self.effect {
+                fields.long("effect", value)
             }
-            if _flags & 0x100 != 0, let value = self.suggestedPost {
-                fields.append(("suggested_post", .object(value)))
+            if tlFlagIsSet(_flags, 0x100), let value = self.suggestedPost {
+                fields.object("suggested_post", value)
             }
-            if _flags & 0x200 != 0, let value = self.richMessage {
-                fields.append(("rich_message", .object(value)))
+            if tlFlagIsSet(_flags, 0x200), let value = self.richMessage {
+                fields.object("rich_message", value)
             }
-            return ("messages.saveDraft", fields)
+            return ("messages.saveDraft", fields.fields)
         }
     }
 
@@ -3077,10 +3038,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.getOnlines", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.getOnlines", fields.fields)
         }
     }
 
@@ -3128,11 +3088,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("admin_id", .object(self.adminId)))
-            return ("messages.deleteRevokedExportedChatInvites", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("admin_id", self.adminId)
+            return ("messages.deleteRevokedExportedChatInvites", fields.fields)
         }
     }
 
@@ -3180,11 +3139,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("period", .int(self.period)))
-            return ("messages.setHistoryTTL", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("period", self.period)
+            return ("messages.setHistoryTTL", fields.fields)
         }
     }
 
@@ -3216,7 +3174,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if savedPeerId != nil { flags |= 0x4 }
+            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3225,7 +3183,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
                 value.serialize(buffer, true)
             }
             self.filter.serialize(buffer, true)
@@ -3246,7 +3204,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _savedPeerId: Api.InputPeer? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _savedPeerId = try Api.InputPeer.parse(&reader)
                 }
                 field = 3
@@ -3264,17 +3222,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
-                fields.append(("saved_peer_id", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
+                fields.object("saved_peer_id", value)
             }
-            fields.append(("filter", .object(self.filter)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("offset_date", .int(self.offsetDate)))
-            return ("messages.getSearchResultsCalendar", fields)
+            fields.object("filter", self.filter)
+            fields.int("offset_id", self.offsetId)
+            fields.int("offset_date", self.offsetDate)
+            return ("messages.getSearchResultsCalendar", fields.fields)
         }
     }
 
@@ -3320,15 +3277,15 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if fromBotMenu { flags |= 0x10 }
-            if silent { flags |= 0x20 }
-            if compact { flags |= 0x80 }
-            if fullscreen { flags |= 0x100 }
-            if url != nil { flags |= 0x2 }
-            if startParam != nil { flags |= 0x8 }
-            if themeParams != nil { flags |= 0x4 }
-            if replyTo != nil { flags |= 0x1 }
-            if sendAs != nil { flags |= 0x2000 }
+            if fromBotMenu { tlSetFlag(&flags, 0x10) }
+            if silent { tlSetFlag(&flags, 0x20) }
+            if compact { tlSetFlag(&flags, 0x80) }
+            if fullscreen { tlSetFlag(&flags, 0x100) }
+            if url != nil { tlSetFlag(&flags, 0x2) }
+            if startParam != nil { tlSetFlag(&flags, 0x8) }
+            if themeParams != nil { tlSetFlag(&flags, 0x4) }
+            if replyTo != nil { tlSetFlag(&flags, 0x1) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
             return flags
         }
 
@@ -3338,20 +3295,20 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             self.bot.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.url {
+            if tlFlagIsSet(_flags, 0x2), let value = self.url {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x8 != 0, let value = self.startParam {
+            if tlFlagIsSet(_flags, 0x8), let value = self.startParam {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.themeParams {
+            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.platform)
-            if _flags & 0x1 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
         }
@@ -3366,42 +3323,42 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fromBotMenu = _flags & 0x10 != 0
+                let _fromBotMenu = tlFlagIsSet(_flags, 0x10)
                 field = 2
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _compact = _flags & 0x80 != 0
+                let _compact = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _fullscreen = _flags & 0x100 != 0
+                let _fullscreen = tlFlagIsSet(_flags, 0x100)
                 field = 5
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 6
                 let _bot = try Api.InputUser.parse(&reader)
                 field = 7
                 var _url: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _url = try reader.readTLString()
                 }
                 field = 8
                 var _startParam: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _startParam = try reader.readTLString()
                 }
                 field = 9
                 var _themeParams: Api.DataJSON? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _themeParams = try Api.DataJSON.parse(&reader)
                 }
                 field = 10
                 let _platform = try reader.readTLString()
                 field = 11
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 12
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 return RequestWebView(fromBotMenu: _fromBotMenu, silent: _silent, compact: _compact, fullscreen: _fullscreen, peer: _peer, bot: _bot, url: _url, startParam: _startParam, themeParams: _themeParams, platform: _platform, replyTo: _replyTo, sendAs: _sendAs)
@@ -3413,32 +3370,31 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(13)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.fromBotMenu { fields.append(("from_bot_menu", .trueFlag)) }
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if self.compact { fields.append(("compact", .trueFlag)) }
-            if self.fullscreen { fields.append(("fullscreen", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("bot", .object(self.bot)))
-            if _flags & 0x2 != 0, let value = self.url {
-                fields.append(("url", .string(value)))
+            var fields = TLFieldList(capacity: 13)
+            fields.flags("flags", _flags)
+            fields.trueFlag("from_bot_menu", self.fromBotMenu)
+            fields.trueFlag("silent", self.silent)
+            fields.trueFlag("compact", self.compact)
+            fields.trueFlag("fullscreen", self.fullscreen)
+            fields.object("peer", self.peer)
+            fields.object("bot", self.bot)
+            if tlFlagIsSet(_flags, 0x2), let value = self.url {
+                fields.string("url", value)
             }
-            if _flags & 0x8 != 0, let value = self.startParam {
-                fields.append(("start_param", .string(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.startParam {
+                fields.string("start_param", value)
             }
-            if _flags & 0x4 != 0, let value = self.themeParams {
-                fields.append(("theme_params", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
+                fields.object("theme_params", value)
             }
-            fields.append(("platform", .string(self.platform)))
-            if _flags & 0x1 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            fields.string("platform", self.platform)
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            return ("messages.requestWebView", fields)
+            return ("messages.requestWebView", fields.fields)
         }
     }
 
@@ -3486,11 +3442,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("app", .object(self.app)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getBotApp", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("app", self.app)
+            fields.long("hash", self.hash)
+            return ("messages.getBotApp", fields.fields)
         }
     }
 
@@ -3524,10 +3479,10 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if title != nil { flags |= 0x1 }
-            if iconEmojiId != nil { flags |= 0x2 }
-            if closed != nil { flags |= 0x4 }
-            if hidden != nil { flags |= 0x8 }
+            if title != nil { tlSetFlag(&flags, 0x1) }
+            if iconEmojiId != nil { tlSetFlag(&flags, 0x2) }
+            if closed != nil { tlSetFlag(&flags, 0x4) }
+            if hidden != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -3537,16 +3492,16 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.topicId)
-            if _flags & 0x1 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.iconEmojiId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.iconEmojiId {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x4 != 0, let value = self.closed {
+            if tlFlagIsSet(_flags, 0x4), let value = self.closed {
                 buffer.appendBool(value)
             }
-            if _flags & 0x8 != 0, let value = self.hidden {
+            if tlFlagIsSet(_flags, 0x8), let value = self.hidden {
                 buffer.appendBool(value)
             }
         }
@@ -3566,22 +3521,22 @@ extension Api.functions.messages {
                 let _topicId = try reader.readInt32()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _iconEmojiId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _iconEmojiId = try reader.readInt64()
                 }
                 field = 5
                 var _closed: Bool? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _closed = try reader.readBool()
                 }
                 field = 6
                 var _hidden: Bool? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _hidden = try reader.readBool()
                 }
                 return EditForumTopic(peer: _peer, topicId: _topicId, title: _title, iconEmojiId: _iconEmojiId, closed: _closed, hidden: _hidden)
@@ -3593,24 +3548,23 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("topic_id", .int(self.topicId)))
-            if _flags & 0x1 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("topic_id", self.topicId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x2 != 0, let value = self.iconEmojiId {
-                fields.append(("icon_emoji_id", .long(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.iconEmojiId {
+                fields.long("icon_emoji_id", value)
             }
-            if _flags & 0x4 != 0, let value = self.closed {
-                fields.append(("closed", .bool(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.closed {
+                fields.bool("closed", value)
             }
-            if _flags & 0x8 != 0, let value = self.hidden {
-                fields.append(("hidden", .bool(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.hidden {
+                fields.bool("hidden", value)
             }
-            return ("messages.editForumTopic", fields)
+            return ("messages.editForumTopic", fields.fields)
         }
     }
 
@@ -3658,11 +3612,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("query_id", .long(self.queryId)))
-            fields.append(("result", .object(self.result)))
-            return ("messages.setBotGuestChatResult", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("query_id", self.queryId)
+            fields.object("result", self.result)
+            return ("messages.setBotGuestChatResult", fields.fields)
         }
     }
 
@@ -3710,11 +3663,10 @@ extension Api.functions.upload {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("file_token", .bytes(self.fileToken)))
-            fields.append(("request_token", .bytes(self.requestToken)))
-            return ("upload.reuploadCdnFile", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.bytes("file_token", self.fileToken)
+            fields.bytes("request_token", self.requestToken)
+            return ("upload.reuploadCdnFile", fields.fields)
         }
     }
 
@@ -3762,11 +3714,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("photo", .object(self.photo)))
-            return ("channels.editPhoto", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.object("photo", self.photo)
+            return ("channels.editPhoto", fields.fields)
         }
     }
 
@@ -3814,11 +3765,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("id", .int(self.id)))
-            return ("channels.getMessageAuthor", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.int("id", self.id)
+            return ("channels.getMessageAuthor", fields.fields)
         }
     }
 
@@ -3846,7 +3796,7 @@ extension Api.functions.bots {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if durationMonths != nil { flags |= 0x1 }
+            if durationMonths != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3856,7 +3806,7 @@ extension Api.functions.bots {
             buffer.appendInt32(_flags)
             self.bot.serialize(buffer, true)
             buffer.appendInt32(self.commissionPermille)
-            if _flags & 0x1 != 0, let value = self.durationMonths {
+            if tlFlagIsSet(_flags, 0x1), let value = self.durationMonths {
                 buffer.appendInt32(value)
             }
         }
@@ -3876,7 +3826,7 @@ extension Api.functions.bots {
                 let _commissionPermille = try reader.readInt32()
                 field = 3
                 var _durationMonths: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _durationMonths = try reader.readInt32()
                 }
                 return UpdateStarRefProgram(bot: _bot, commissionPermille: _commissionPermille, durationMonths: _durationMonths)
@@ -3888,15 +3838,14 @@ extension Api.functions.bots {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("commission_permille", .int(self.commissionPermille)))
-            if _flags & 0x1 != 0, let value = self.durationMonths {
-                fields.append(("duration_months", .int(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.object("bot", self.bot)
+            fields.int("commission_permille", self.commissionPermille)
+            if tlFlagIsSet(_flags, 0x1), let value = self.durationMonths {
+                fields.int("duration_months", value)
             }
-            return ("bots.updateStarRefProgram", fields)
+            return ("bots.updateStarRefProgram", fields.fields)
         }
     }
 
@@ -3944,11 +3893,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("receipt", .bytes(self.receipt)))
-            fields.append(("purpose", .object(self.purpose)))
-            return ("payments.assignAppStoreTransaction", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.bytes("receipt", self.receipt)
+            fields.object("purpose", self.purpose)
+            return ("payments.assignAppStoreTransaction", fields.fields)
         }
     }
 
@@ -3980,8 +3928,8 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if allowPaidStars != nil { flags |= 0x1 }
-            if sendAs != nil { flags |= 0x2 }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x1) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3992,10 +3940,10 @@ extension Api.functions.phone {
             self.call.serialize(buffer, true)
             buffer.appendInt64(self.randomId)
             self.message.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x2 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
         }
@@ -4017,12 +3965,12 @@ extension Api.functions.phone {
                 let _message = try Api.TextWithEntities.parse(&reader)
                 field = 4
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 field = 5
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 return SendGroupCallMessage(call: _call, randomId: _randomId, message: _message, allowPaidStars: _allowPaidStars, sendAs: _sendAs)
@@ -4034,19 +3982,18 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("call", .object(self.call)))
-            fields.append(("random_id", .long(self.randomId)))
-            fields.append(("message", .object(self.message)))
-            if _flags & 0x1 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("call", self.call)
+            fields.long("random_id", self.randomId)
+            fields.object("message", self.message)
+            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            if _flags & 0x2 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            return ("phone.sendGroupCallMessage", fields)
+            return ("phone.sendGroupCallMessage", fields.fields)
         }
     }
 
@@ -4088,10 +4035,9 @@ extension Api.functions.folders {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("folder_peers", .vector(self.folderPeers.map { (e0: Api.InputFolderPeer) -> TLValue in .object(e0) })))
-            return ("folders.editPeerFolders", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("folder_peers", self.folderPeers)
+            return ("folders.editPeerFolders", fields.fields)
         }
     }
 
@@ -4139,11 +4085,10 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("chatlist", .object(self.chatlist)))
-            fields.append(("slug", .string(self.slug)))
-            return ("chatlists.deleteExportedInvite", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("chatlist", self.chatlist)
+            fields.string("slug", self.slug)
+            return ("chatlists.deleteExportedInvite", fields.fields)
         }
     }
 

@@ -210,11 +210,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputEncryptedChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("chat_id", .int(c.chatId)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputEncryptedChat", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("chat_id", c.chatId)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputEncryptedChat", fields.fields)
             }
         }
     }
@@ -313,18 +312,16 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .dhConfigNotModified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random", .bytes(c.random)))
-                    return ("messages.dhConfigNotModified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bytes("random", c.random)
+                    return ("messages.dhConfigNotModified", fields.fields)
                 case .dhConfig(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("g", .int(c.g)))
-                    fields.append(("p", .bytes(c.p)))
-                    fields.append(("version", .int(c.version)))
-                    fields.append(("random", .bytes(c.random)))
-                    return ("messages.dhConfig", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("g", c.g)
+                    fields.bytes("p", c.p)
+                    fields.int("version", c.version)
+                    fields.bytes("random", c.random)
+                    return ("messages.dhConfig", fields.fields)
             }
         }
     }
@@ -370,7 +367,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if save { flags |= 0x1 }
+                if save { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -448,7 +445,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _save = _flags & 0x1 != 0
+                let _save = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _data = try Api.DataJSON.parse(&reader)
                 return .inputPaymentCredentials(Cons_inputPaymentCredentials(save: _save, data: _data))
@@ -481,29 +478,25 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputPaymentCredentialsSaved(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("tmp_password", .bytes(c.tmpPassword)))
-                    return ("inputPaymentCredentialsSaved", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("id", c.id)
+                    fields.bytes("tmp_password", c.tmpPassword)
+                    return ("inputPaymentCredentialsSaved", fields.fields)
                 case .inputPaymentCredentials(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.save { fields.append(("save", .trueFlag)) }
-                    fields.append(("data", .object(c.data)))
-                    return ("inputPaymentCredentials", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("save", c.save)
+                    fields.object("data", c.data)
+                    return ("inputPaymentCredentials", fields.fields)
                 case .inputPaymentCredentialsApplePay(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("payment_data", .object(c.paymentData)))
-                    return ("inputPaymentCredentialsApplePay", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("payment_data", c.paymentData)
+                    return ("inputPaymentCredentialsApplePay", fields.fields)
                 case .inputPaymentCredentialsGooglePay(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("payment_token", .object(c.paymentToken)))
-                    return ("inputPaymentCredentialsGooglePay", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("payment_token", c.paymentToken)
+                    return ("inputPaymentCredentialsGooglePay", fields.fields)
             }
         }
     }
@@ -566,11 +559,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputFolderPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("folder_id", .int(c.folderId)))
-                    return ("inputFolderPeer", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("folder_id", c.folderId)
+                    return ("inputFolderPeer", fields.fields)
             }
         }
     }
@@ -605,7 +597,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if until != nil { flags |= 0x1 }
+                if until != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -639,7 +631,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if until != nil { flags |= 0x1 }
+                if until != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -657,7 +649,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if until != nil { flags |= 0x1 }
+                if until != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -671,7 +663,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.documentId)
-                    if _flags & 0x1 != 0, let value = c.until {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
                         buffer.appendInt32(value)
                     }
                 case .emojiStatusCollectible(let c):
@@ -687,7 +679,7 @@ extension Api {
                     buffer.appendInt32(c.edgeColor)
                     buffer.appendInt32(c.patternColor)
                     buffer.appendInt32(c.textColor)
-                    if _flags & 0x1 != 0, let value = c.until {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
                         buffer.appendInt32(value)
                     }
                 case .inputEmojiStatusCollectible(let c):
@@ -695,7 +687,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.collectibleId)
-                    if _flags & 0x1 != 0, let value = c.until {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
                         buffer.appendInt32(value)
                     }
             }
@@ -730,7 +722,7 @@ extension Api {
                 let _documentId = try reader.readInt64()
                 field = 2
                 var _until: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _until = try reader.readInt32()
                 }
                 return .emojiStatus(Cons_emojiStatus(documentId: _documentId, until: _until))
@@ -764,7 +756,7 @@ extension Api {
                 let _textColor = try reader.readInt32()
                 field = 10
                 var _until: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _until = try reader.readInt32()
                 }
                 return .emojiStatusCollectible(Cons_emojiStatusCollectible(collectibleId: _collectibleId, documentId: _documentId, title: _title, slug: _slug, patternDocumentId: _patternDocumentId, centerColor: _centerColor, edgeColor: _edgeColor, patternColor: _patternColor, textColor: _textColor, until: _until))
@@ -782,7 +774,7 @@ extension Api {
                 let _collectibleId = try reader.readInt64()
                 field = 2
                 var _until: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _until = try reader.readInt32()
                 }
                 return .inputEmojiStatusCollectible(Cons_inputEmojiStatusCollectible(collectibleId: _collectibleId, until: _until))
@@ -798,42 +790,39 @@ extension Api {
                     return ("emojiStatusEmpty", [])
                 case .emojiStatus(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("document_id", .long(c.documentId)))
-                    if _flags & 0x1 != 0, let value = c.until {
-                        fields.append(("until", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.long("document_id", c.documentId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
+                        fields.int("until", value)
                     }
-                    return ("emojiStatus", fields)
+                    return ("emojiStatus", fields.fields)
                 case .emojiStatusCollectible(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("collectible_id", .long(c.collectibleId)))
-                    fields.append(("document_id", .long(c.documentId)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("slug", .string(c.slug)))
-                    fields.append(("pattern_document_id", .long(c.patternDocumentId)))
-                    fields.append(("center_color", .int(c.centerColor)))
-                    fields.append(("edge_color", .int(c.edgeColor)))
-                    fields.append(("pattern_color", .int(c.patternColor)))
-                    fields.append(("text_color", .int(c.textColor)))
-                    if _flags & 0x1 != 0, let value = c.until {
-                        fields.append(("until", .int(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.long("collectible_id", c.collectibleId)
+                    fields.long("document_id", c.documentId)
+                    fields.string("title", c.title)
+                    fields.string("slug", c.slug)
+                    fields.long("pattern_document_id", c.patternDocumentId)
+                    fields.int("center_color", c.centerColor)
+                    fields.int("edge_color", c.edgeColor)
+                    fields.int("pattern_color", c.patternColor)
+                    fields.int("text_color", c.textColor)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
+                        fields.int("until", value)
                     }
-                    return ("emojiStatusCollectible", fields)
+                    return ("emojiStatusCollectible", fields.fields)
                 case .inputEmojiStatusCollectible(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("collectible_id", .long(c.collectibleId)))
-                    if _flags & 0x1 != 0, let value = c.until {
-                        fields.append(("until", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.long("collectible_id", c.collectibleId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
+                        fields.int("until", value)
                     }
-                    return ("inputEmojiStatusCollectible", fields)
+                    return ("inputEmojiStatusCollectible", fields.fields)
             }
         }
     }
@@ -896,11 +885,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedContactToken(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("expires", .int(c.expires)))
-                    return ("exportedContactToken", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.int("expires", c.expires)
+                    return ("exportedContactToken", fields.fields)
             }
         }
     }
@@ -963,11 +951,10 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .connectedBots(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("connected_bots", .vector(c.connectedBots.map { (e0: Api.ConnectedBot) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("account.connectedBots", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("connected_bots", c.connectedBots)
+                    fields.objects("users", c.users)
+                    return ("account.connectedBots", fields.fields)
             }
         }
     }
@@ -1035,12 +1022,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftBackground(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("center_color", .int(c.centerColor)))
-                    fields.append(("edge_color", .int(c.edgeColor)))
-                    fields.append(("text_color", .int(c.textColor)))
-                    return ("starGiftBackground", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("center_color", c.centerColor)
+                    fields.int("edge_color", c.edgeColor)
+                    fields.int("text_color", c.textColor)
+                    return ("starGiftBackground", fields.fields)
             }
         }
     }
@@ -1064,9 +1050,9 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if firstName != nil { flags |= 0x1 }
-            if lastName != nil { flags |= 0x2 }
-            if about != nil { flags |= 0x4 }
+            if firstName != nil { tlSetFlag(&flags, 0x1) }
+            if lastName != nil { tlSetFlag(&flags, 0x2) }
+            if about != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -1074,13 +1060,13 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x78515775) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.firstName {
+            if tlFlagIsSet(_flags, 0x1), let value = self.firstName {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.lastName {
+            if tlFlagIsSet(_flags, 0x2), let value = self.lastName {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.about {
+            if tlFlagIsSet(_flags, 0x4), let value = self.about {
                 buffer.appendTLString(value)
             }
         }
@@ -1096,17 +1082,17 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _firstName: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _firstName = try reader.readTLString()
                 }
                 field = 2
                 var _lastName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _lastName = try reader.readTLString()
                 }
                 field = 3
                 var _about: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _about = try reader.readTLString()
                 }
                 return UpdateProfile(firstName: _firstName, lastName: _lastName, about: _about)
@@ -1118,19 +1104,18 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.firstName {
-                fields.append(("first_name", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.firstName {
+                fields.string("first_name", value)
             }
-            if _flags & 0x2 != 0, let value = self.lastName {
-                fields.append(("last_name", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.lastName {
+                fields.string("last_name", value)
             }
-            if _flags & 0x4 != 0, let value = self.about {
-                fields.append(("about", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.about {
+                fields.string("about", value)
             }
-            return ("account.updateProfile", fields)
+            return ("account.updateProfile", fields.fields)
         }
     }
 
@@ -1156,7 +1141,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if password != nil { flags |= 0x1 }
+            if password != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1165,7 +1150,7 @@ extension Api.functions.account {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.reason)
-            if _flags & 0x1 != 0, let value = self.password {
+            if tlFlagIsSet(_flags, 0x1), let value = self.password {
                 value.serialize(buffer, true)
             }
         }
@@ -1183,7 +1168,7 @@ extension Api.functions.account {
                 let _reason = try reader.readTLString()
                 field = 2
                 var _password: Api.InputCheckPasswordSRP? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _password = try Api.InputCheckPasswordSRP.parse(&reader)
                 }
                 return DeleteAccount(reason: _reason, password: _password)
@@ -1195,14 +1180,13 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("reason", .string(self.reason)))
-            if _flags & 0x1 != 0, let value = self.password {
-                fields.append(("password", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.string("reason", self.reason)
+            if tlFlagIsSet(_flags, 0x1), let value = self.password {
+                fields.object("password", value)
             }
-            return ("account.deleteAccount", fields)
+            return ("account.deleteAccount", fields.fields)
         }
     }
 
@@ -1244,10 +1228,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("settings", .object(self.settings)))
-            return ("account.setGlobalPrivacySettings", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("settings", self.settings)
+            return ("account.setGlobalPrivacySettings", fields.fields)
         }
     }
 
@@ -1295,11 +1278,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.sendScheduledMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("messages.sendScheduledMessages", fields.fields)
         }
     }
 
@@ -1341,10 +1323,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getAvailableReactions", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("messages.getAvailableReactions", fields.fields)
         }
     }
 
@@ -1392,11 +1373,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            return ("messages.getRichMessage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            return ("messages.getRichMessage", fields.fields)
         }
     }
 
@@ -1444,11 +1424,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("channels.readMessageContents", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.ints("id", self.id)
+            return ("channels.readMessageContents", fields.fields)
         }
     }
 
@@ -1496,11 +1475,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("channels.reportAntiSpamFalsePositive", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.int("msg_id", self.msgId)
+            return ("channels.reportAntiSpamFalsePositive", fields.fields)
         }
     }
 
@@ -1534,7 +1512,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if allowPaidStars != nil { flags |= 0x1 }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1547,7 +1525,7 @@ extension Api.functions.payments {
             self.price.serialize(buffer, true)
             buffer.appendInt32(self.duration)
             buffer.appendInt64(self.randomId)
-            if _flags & 0x1 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
         }
@@ -1573,7 +1551,7 @@ extension Api.functions.payments {
                 let _randomId = try reader.readInt64()
                 field = 6
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 return SendStarGiftOffer(peer: _peer, slug: _slug, price: _price, duration: _duration, randomId: _randomId, allowPaidStars: _allowPaidStars)
@@ -1585,18 +1563,17 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("slug", .string(self.slug)))
-            fields.append(("price", .object(self.price)))
-            fields.append(("duration", .int(self.duration)))
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x1 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.string("slug", self.slug)
+            fields.object("price", self.price)
+            fields.int("duration", self.duration)
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            return ("payments.sendStarGiftOffer", fields)
+            return ("payments.sendStarGiftOffer", fields.fields)
         }
     }
 
@@ -1638,10 +1615,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("phone.declineConferenceCallInvite", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("msg_id", self.msgId)
+            return ("phone.declineConferenceCallInvite", fields.fields)
         }
     }
 
@@ -1694,12 +1670,11 @@ extension Api.functions.langpack {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("lang_pack", .string(self.langPack)))
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("keys", .vector(self.keys.map { (e0: String) -> TLValue in .string(e0) })))
-            return ("langpack.getStrings", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("lang_pack", self.langPack)
+            fields.string("lang_code", self.langCode)
+            fields.strings("keys", self.keys)
+            return ("langpack.getStrings", fields.fields)
         }
     }
 
@@ -1727,7 +1702,7 @@ extension Api.functions.stats {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if dark { flags |= 0x1 }
+            if dark { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1749,7 +1724,7 @@ extension Api.functions.stats {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -1763,13 +1738,12 @@ extension Api.functions.stats {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.dark { fields.append(("dark", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("stats.getPollStats", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("dark", self.dark)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("stats.getPollStats", fields.fields)
         }
     }
 
@@ -1811,10 +1785,9 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("chatlist", .object(self.chatlist)))
-            return ("chatlists.getChatlistUpdates", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("chatlist", self.chatlist)
+            return ("chatlists.getChatlistUpdates", fields.fields)
         }
     }
 
@@ -1856,10 +1829,9 @@ extension Api.functions.smsjobs {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("job_id", .string(self.jobId)))
-            return ("smsjobs.getSmsJob", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("job_id", self.jobId)
+            return ("smsjobs.getSmsJob", fields.fields)
         }
     }
 

@@ -26,7 +26,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { flags |= 0x400 }
+                if style != nil { tlSetFlag(&flags, 0x400) }
                 return flags
             }
         }
@@ -37,7 +37,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x2f67a72f) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x400 != 0, let value = c.style {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.text)
@@ -65,7 +65,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _style: Api.KeyboardButtonStyle? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _style = try Api.KeyboardButtonStyle.parse(&reader)
                 }
                 field = 2
@@ -83,15 +83,14 @@ extension Api {
             switch self {
                 case .keyboardButton(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x400 != 0, let value = c.style {
-                        fields.append(("style", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
+                        fields.object("style", value)
                     }
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("type", .object(c.type)))
-                    return ("keyboardButton", fields)
+                    fields.string("text", c.text)
+                    fields.object("type", c.type)
+                    return ("keyboardButton", fields.fields)
             }
         }
     }
@@ -174,8 +173,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if q != nil { flags |= 0x1 }
-                if topMsgId != nil { flags |= 0x2 }
+                if q != nil { tlSetFlag(&flags, 0x1) }
+                if topMsgId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -204,10 +203,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe04b5ceb) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.q {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.q {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
             }
@@ -292,12 +291,12 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _q: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _q = try reader.readTLString()
                 }
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _topMsgId = try reader.readInt32()
                 }
                 return .channelParticipantsMentions(Cons_channelParticipantsMentions(q: _q, topMsgId: _topMsgId))
@@ -314,39 +313,34 @@ extension Api {
                 case .channelParticipantsAdmins:
                     return ("channelParticipantsAdmins", [])
                 case .channelParticipantsKicked(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("q", .string(c.q)))
-                    return ("channelParticipantsKicked", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("q", c.q)
+                    return ("channelParticipantsKicked", fields.fields)
                 case .channelParticipantsBots:
                     return ("channelParticipantsBots", [])
                 case .channelParticipantsBanned(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("q", .string(c.q)))
-                    return ("channelParticipantsBanned", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("q", c.q)
+                    return ("channelParticipantsBanned", fields.fields)
                 case .channelParticipantsSearch(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("q", .string(c.q)))
-                    return ("channelParticipantsSearch", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("q", c.q)
+                    return ("channelParticipantsSearch", fields.fields)
                 case .channelParticipantsContacts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("q", .string(c.q)))
-                    return ("channelParticipantsContacts", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("q", c.q)
+                    return ("channelParticipantsContacts", fields.fields)
                 case .channelParticipantsMentions(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.q {
-                        fields.append(("q", .string(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.q {
+                        fields.string("q", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    return ("channelParticipantsMentions", fields)
+                    return ("channelParticipantsMentions", fields.fields)
             }
         }
     }
@@ -421,11 +415,10 @@ extension Api.help {
                 case .passportConfigNotModified:
                     return ("help.passportConfigNotModified", [])
                 case .passportConfig(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .int(c.hash)))
-                    fields.append(("countries_langs", .object(c.countriesLangs)))
-                    return ("help.passportConfig", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("hash", c.hash)
+                    fields.object("countries_langs", c.countriesLangs)
+                    return ("help.passportConfig", fields.fields)
             }
         }
     }
@@ -455,8 +448,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if paused { flags |= 0x1 }
-                if audioSource != nil { flags |= 0x2 }
+                if paused { tlSetFlag(&flags, 0x1) }
+                if audioSource != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -469,7 +462,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.endpoint)
                     buffer.appendVector(c.sourceGroups, boxed: true)
-                    if _flags & 0x2 != 0, let value = c.audioSource {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.audioSource {
                         buffer.appendInt32(value)
                     }
             }
@@ -494,14 +487,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _paused = _flags & 0x1 != 0
+                let _paused = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _endpoint = try reader.readTLString()
                 field = 3
                 let _sourceGroups = try reader.readVector(boxed: true, of: Api.GroupCallParticipantVideoSourceGroup.self)
                 field = 4
                 var _audioSource: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _audioSource = try reader.readInt32()
                 }
                 return .groupCallParticipantVideo(Cons_groupCallParticipantVideo(paused: _paused, endpoint: _endpoint, sourceGroups: _sourceGroups, audioSource: _audioSource))
@@ -515,16 +508,15 @@ extension Api {
             switch self {
                 case .groupCallParticipantVideo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.paused { fields.append(("paused", .trueFlag)) }
-                    fields.append(("endpoint", .string(c.endpoint)))
-                    fields.append(("source_groups", .vector(c.sourceGroups.map { (e0: Api.GroupCallParticipantVideoSourceGroup) -> TLValue in .object(e0) })))
-                    if _flags & 0x2 != 0, let value = c.audioSource {
-                        fields.append(("audio_source", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("paused", c.paused)
+                    fields.string("endpoint", c.endpoint)
+                    fields.objects("source_groups", c.sourceGroups)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.audioSource {
+                        fields.int("audio_source", value)
                     }
-                    return ("groupCallParticipantVideo", fields)
+                    return ("groupCallParticipantVideo", fields.fields)
             }
         }
     }
@@ -561,9 +553,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if postsBetween != nil { flags |= 0x1 }
-                if startDelay != nil { flags |= 0x2 }
-                if betweenDelay != nil { flags |= 0x4 }
+                if postsBetween != nil { tlSetFlag(&flags, 0x1) }
+                if startDelay != nil { tlSetFlag(&flags, 0x2) }
+                if betweenDelay != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -574,13 +566,13 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0xffda656d) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.postsBetween {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.postsBetween {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.startDelay {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.startDelay {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.betweenDelay {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.betweenDelay {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.messages, boxed: true)
@@ -612,17 +604,17 @@ extension Api.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _postsBetween: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _postsBetween = try reader.readInt32()
                 }
                 field = 2
                 var _startDelay: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _startDelay = try reader.readInt32()
                 }
                 field = 3
                 var _betweenDelay: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _betweenDelay = try reader.readInt32()
                 }
                 field = 4
@@ -646,22 +638,21 @@ extension Api.messages {
             switch self {
                 case .sponsoredMessages(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.postsBetween {
-                        fields.append(("posts_between", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.postsBetween {
+                        fields.int("posts_between", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.startDelay {
-                        fields.append(("start_delay", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.startDelay {
+                        fields.int("start_delay", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.betweenDelay {
-                        fields.append(("between_delay", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.betweenDelay {
+                        fields.int("between_delay", value)
                     }
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.SponsoredMessage) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.sponsoredMessages", fields)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.sponsoredMessages", fields.fields)
                 case .sponsoredMessagesEmpty:
                     return ("messages.sponsoredMessagesEmpty", [])
             }
@@ -697,8 +688,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if storeProduct != nil { flags |= 0x1 }
-                if storeQuantity != nil { flags |= 0x2 }
+                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
+                if storeQuantity != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -711,10 +702,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.users)
                     buffer.appendInt32(c.months)
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.storeQuantity {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.storeQuantity {
                         buffer.appendInt32(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -746,12 +737,12 @@ extension Api {
                 let _months = try reader.readInt32()
                 field = 3
                 var _storeProduct: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _storeProduct = try reader.readTLString()
                 }
                 field = 4
                 var _storeQuantity: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _storeQuantity = try reader.readInt32()
                 }
                 field = 5
@@ -769,20 +760,19 @@ extension Api {
             switch self {
                 case .premiumGiftCodeOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("users", .int(c.users)))
-                    fields.append(("months", .int(c.months)))
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
-                        fields.append(("store_product", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.int("users", c.users)
+                    fields.int("months", c.months)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                        fields.string("store_product", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.storeQuantity {
-                        fields.append(("store_quantity", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.storeQuantity {
+                        fields.int("store_quantity", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("premiumGiftCodeOption", fields)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("premiumGiftCodeOption", fields.fields)
             }
         }
     }
@@ -812,7 +802,7 @@ extension Api.premium {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -825,7 +815,7 @@ extension Api.premium {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.count)
                     buffer.appendVector(c.boosts, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -856,7 +846,7 @@ extension Api.premium {
                 let _boosts = try reader.readVector(boxed: true, of: Api.Boost.self)
                 field = 3
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 4
@@ -872,16 +862,15 @@ extension Api.premium {
             switch self {
                 case .boostsList(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("boosts", .vector(c.boosts.map { (e0: Api.Boost) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("boosts", c.boosts)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("premium.boostsList", fields)
+                    fields.objects("users", c.users)
+                    return ("premium.boostsList", fields.fields)
             }
         }
     }
@@ -944,11 +933,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .invitedUsers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("updates", .object(c.updates)))
-                    fields.append(("missing_invitees", .vector(c.missingInvitees.map { (e0: Api.MissingInvitee) -> TLValue in .object(e0) })))
-                    return ("messages.invitedUsers", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("updates", c.updates)
+                    fields.objects("missing_invitees", c.missingInvitees)
+                    return ("messages.invitedUsers", fields.fields)
             }
         }
     }
@@ -1011,11 +999,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .sponsoredMessageReportOption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("option", .bytes(c.option)))
-                    return ("sponsoredMessageReportOption", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("text", c.text)
+                    fields.bytes("option", c.option)
+                    return ("sponsoredMessageReportOption", fields.fields)
             }
         }
     }
@@ -1078,11 +1065,10 @@ extension Api.auth {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .firebasePnvIntent(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("nonce", .string(c.nonce)))
-                    fields.append(("digital_credential_payload", .string(c.digitalCredentialPayload)))
-                    return ("auth.firebasePnvIntent", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("nonce", c.nonce)
+                    fields.string("digital_credential_payload", c.digitalCredentialPayload)
+                    return ("auth.firebasePnvIntent", fields.fields)
             }
         }
     }
@@ -1152,10 +1138,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("silent", .bool(self.silent)))
-            return ("account.setContactSignUpNotification", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bool("silent", self.silent)
+            return ("account.setContactSignUpNotification", fields.fields)
         }
     }
 
@@ -1197,10 +1182,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("tab", .object(self.tab)))
-            return ("account.setMainProfileTab", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("tab", self.tab)
+            return ("account.setMainProfileTab", fields.fields)
         }
     }
 
@@ -1242,10 +1226,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .string(self.id)))
-            return ("account.deletePasskey", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("id", self.id)
+            return ("account.deletePasskey", fields.fields)
         }
     }
 
@@ -1269,7 +1252,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if attached { flags |= 0x1 }
+            if attached { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1289,7 +1272,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _attached = _flags & 0x1 != 0
+                let _attached = tlFlagIsSet(_flags, 0x1)
                 return ClearRecentStickers(attached: _attached)
             }
             catch {
@@ -1299,11 +1282,10 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.attached { fields.append(("attached", .trueFlag)) }
-            return ("messages.clearRecentStickers", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            fields.trueFlag("attached", self.attached)
+            return ("messages.clearRecentStickers", fields.fields)
         }
     }
 
@@ -1335,9 +1317,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x1 }
-            if unpin { flags |= 0x2 }
-            if pmOneside { flags |= 0x4 }
+            if silent { tlSetFlag(&flags, 0x1) }
+            if unpin { tlSetFlag(&flags, 0x2) }
+            if pmOneside { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -1359,11 +1341,11 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x1 != 0
+                let _silent = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _unpin = _flags & 0x2 != 0
+                let _unpin = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _pmOneside = _flags & 0x4 != 0
+                let _pmOneside = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 5
@@ -1377,15 +1359,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if self.unpin { fields.append(("unpin", .trueFlag)) }
-            if self.pmOneside { fields.append(("pm_oneside", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            return ("messages.updatePinnedMessage", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.trueFlag("unpin", self.unpin)
+            fields.trueFlag("pm_oneside", self.pmOneside)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            return ("messages.updatePinnedMessage", fields.fields)
         }
     }
 
@@ -1427,10 +1408,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getEmojiStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getEmojiStickers", fields.fields)
         }
     }
 
@@ -1488,7 +1468,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if pinned { flags |= 0x1 }
+            if pinned { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1509,7 +1489,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x1 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputDialogPeer.parse(&reader)
                 return ToggleSavedDialogPin(pinned: _pinned, peer: _peer)
@@ -1521,12 +1501,11 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.pinned { fields.append(("pinned", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.toggleSavedDialogPin", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("pinned", self.pinned)
+            fields.object("peer", self.peer)
+            return ("messages.toggleSavedDialogPin", fields.fields)
         }
     }
 
@@ -1579,12 +1558,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("text", .object(self.text)))
-            return ("messages.editFactCheck", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.object("text", self.text)
+            return ("messages.editFactCheck", fields.fields)
         }
     }
 
@@ -1612,7 +1590,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if themeParams != nil { flags |= 0x1 }
+            if themeParams != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1621,7 +1599,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt64(self.queryId)
-            if _flags & 0x1 != 0, let value = self.themeParams {
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.platform)
@@ -1640,7 +1618,7 @@ extension Api.functions.messages {
                 let _queryId = try reader.readInt64()
                 field = 2
                 var _themeParams: Api.DataJSON? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _themeParams = try Api.DataJSON.parse(&reader)
                 }
                 field = 3
@@ -1654,15 +1632,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("query_id", .long(self.queryId)))
-            if _flags & 0x1 != 0, let value = self.themeParams {
-                fields.append(("theme_params", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.long("query_id", self.queryId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
+                fields.object("theme_params", value)
             }
-            fields.append(("platform", .string(self.platform)))
-            return ("messages.requestChatJoinWebView", fields)
+            fields.string("platform", self.platform)
+            return ("messages.requestChatJoinWebView", fields.fields)
         }
     }
 
@@ -1725,14 +1702,13 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("filter", .object(self.filter)))
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("channels.getParticipants", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.object("channel", self.channel)
+            fields.object("filter", self.filter)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("channels.getParticipants", fields.fields)
         }
     }
 
@@ -1780,11 +1756,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("channels.toggleViewForumAsMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.bool("enabled", self.enabled)
+            return ("channels.toggleViewForumAsMessages", fields.fields)
         }
     }
 
@@ -1832,11 +1807,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("button", .object(self.button)))
-            return ("bots.requestWebViewButton", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("user_id", self.userId)
+            fields.object("button", self.button)
+            return ("bots.requestWebViewButton", fields.fields)
         }
     }
 
@@ -1884,11 +1858,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("query_id", .long(self.queryId)))
-            fields.append(("result", .object(self.result)))
-            return ("bots.setJoinChatResults", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("query_id", self.queryId)
+            fields.object("result", self.result)
+            return ("bots.setJoinChatResults", fields.fields)
         }
     }
 
@@ -1916,7 +1889,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if missingBalance { flags |= 0x1 }
+            if missingBalance { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1938,7 +1911,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _missingBalance = _flags & 0x1 != 0
+                let _missingBalance = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -1952,13 +1925,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.missingBalance { fields.append(("missing_balance", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset", .string(self.offset)))
-            return ("payments.getStarsSubscriptions", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("missing_balance", self.missingBalance)
+            fields.object("peer", self.peer)
+            fields.string("offset", self.offset)
+            return ("payments.getStarsSubscriptions", fields.fields)
         }
     }
 

@@ -107,20 +107,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .peerUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("peerUser", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("user_id", c.userId)
+                    return ("peerUser", fields.fields)
                 case .peerChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    return ("peerChat", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("chat_id", c.chatId)
+                    return ("peerChat", fields.fields)
                 case .peerChannel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    return ("peerChannel", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("channel_id", c.channelId)
+                    return ("peerChannel", fields.fields)
             }
         }
     }
@@ -155,9 +152,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasVideo { flags |= 0x1 }
-                if personal { flags |= 0x4 }
-                if strippedThumb != nil { flags |= 0x2 }
+                if hasVideo { tlSetFlag(&flags, 0x1) }
+                if personal { tlSetFlag(&flags, 0x4) }
+                if strippedThumb != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -171,7 +168,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.photoId)
-                    if _flags & 0x2 != 0, let value = c.strippedThumb {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
                         buffer.appendTLBytes(value)
                     }
                     buffer.appendInt32(c.dcId)
@@ -202,14 +199,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasVideo = _flags & 0x1 != 0
+                let _hasVideo = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _personal = _flags & 0x4 != 0
+                let _personal = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _photoId = try reader.readInt64()
                 field = 4
                 var _strippedThumb: [UInt8]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _strippedThumb = try reader.readTLBytes()
                 }
                 field = 5
@@ -227,17 +224,16 @@ extension Api {
                     return ("userProfilePhotoEmpty", [])
                 case .userProfilePhoto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasVideo { fields.append(("has_video", .trueFlag)) }
-                    if c.personal { fields.append(("personal", .trueFlag)) }
-                    fields.append(("photo_id", .long(c.photoId)))
-                    if _flags & 0x2 != 0, let value = c.strippedThumb {
-                        fields.append(("stripped_thumb", .bytes(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_video", c.hasVideo)
+                    fields.trueFlag("personal", c.personal)
+                    fields.long("photo_id", c.photoId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
+                        fields.bytes("stripped_thumb", value)
                     }
-                    fields.append(("dc_id", .int(c.dcId)))
-                    return ("userProfilePhoto", fields)
+                    fields.int("dc_id", c.dcId)
+                    return ("userProfilePhoto", fields.fields)
             }
         }
     }
@@ -300,11 +296,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .labeledPrice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("label", .string(c.label)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("labeledPrice", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("label", c.label)
+                    fields.long("amount", c.amount)
+                    return ("labeledPrice", fields.fields)
             }
         }
     }
@@ -344,13 +339,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { flags |= 0x1 }
-                if frontSide != nil { flags |= 0x2 }
-                if reverseSide != nil { flags |= 0x4 }
-                if selfie != nil { flags |= 0x8 }
-                if translation != nil { flags |= 0x40 }
-                if files != nil { flags |= 0x10 }
-                if plainData != nil { flags |= 0x20 }
+                if data != nil { tlSetFlag(&flags, 0x1) }
+                if frontSide != nil { tlSetFlag(&flags, 0x2) }
+                if reverseSide != nil { tlSetFlag(&flags, 0x4) }
+                if selfie != nil { tlSetFlag(&flags, 0x8) }
+                if translation != nil { tlSetFlag(&flags, 0x40) }
+                if files != nil { tlSetFlag(&flags, 0x10) }
+                if plainData != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -362,25 +357,25 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.type.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.data {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.frontSide {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.reverseSide {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.selfie {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.translation {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.files {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x20 != 0, let value = c.plainData {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLBytes(c.hash)
@@ -409,37 +404,37 @@ extension Api {
                 let _type = try Api.SecureValueType.parse(&reader)
                 field = 2
                 var _data: Api.SecureData? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _data = try Api.SecureData.parse(&reader)
                 }
                 field = 3
                 var _frontSide: Api.SecureFile? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _frontSide = try Api.SecureFile.parse(&reader)
                 }
                 field = 4
                 var _reverseSide: Api.SecureFile? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _reverseSide = try Api.SecureFile.parse(&reader)
                 }
                 field = 5
                 var _selfie: Api.SecureFile? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _selfie = try Api.SecureFile.parse(&reader)
                 }
                 field = 6
                 var _translation: [Api.SecureFile]? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _translation = try reader.readVector(boxed: true, of: Api.SecureFile.self)
                 }
                 field = 7
                 var _files: [Api.SecureFile]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _files = try reader.readVector(boxed: true, of: Api.SecureFile.self)
                 }
                 field = 8
                 var _plainData: Api.SecurePlainData? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _plainData = try Api.SecurePlainData.parse(&reader)
                 }
                 field = 9
@@ -455,33 +450,32 @@ extension Api {
             switch self {
                 case .secureValue(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("type", .object(c.type)))
-                    if _flags & 0x1 != 0, let value = c.data {
-                        fields.append(("data", .object(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.object("type", c.type)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                        fields.object("data", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.frontSide {
-                        fields.append(("front_side", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
+                        fields.object("front_side", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.reverseSide {
-                        fields.append(("reverse_side", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
+                        fields.object("reverse_side", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.selfie {
-                        fields.append(("selfie", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
+                        fields.object("selfie", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.translation {
-                        fields.append(("translation", .vector(value.map { (e0: Api.SecureFile) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
+                        fields.objects("translation", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.files {
-                        fields.append(("files", .vector(value.map { (e0: Api.SecureFile) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
+                        fields.objects("files", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.plainData {
-                        fields.append(("plain_data", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
+                        fields.object("plain_data", value)
                     }
-                    fields.append(("hash", .bytes(c.hash)))
-                    return ("secureValue", fields)
+                    fields.bytes("hash", c.hash)
+                    return ("secureValue", fields.fields)
             }
         }
     }
@@ -512,8 +506,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { flags |= 0x1 }
-                if checked { flags |= 0x2 }
+                if checkbox { tlSetFlag(&flags, 0x1) }
+                if checked { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -533,8 +527,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { flags |= 0x1 }
-                if checked { flags |= 0x2 }
+                if checkbox { tlSetFlag(&flags, 0x1) }
+                if checked { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -574,9 +568,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = _flags & 0x1 != 0
+                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = _flags & 0x2 != 0
+                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _text = try Api.RichText.parse(&reader)
                 return .pageListItemText(Cons_pageListItemText(checkbox: _checkbox, checked: _checked, text: _text))
@@ -591,9 +585,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = _flags & 0x1 != 0
+                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = _flags & 0x2 != 0
+                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 return .pageListItemBlocks(Cons_pageListItemBlocks(checkbox: _checkbox, checked: _checked, blocks: _blocks))
@@ -607,22 +601,20 @@ extension Api {
             switch self {
                 case .pageListItemText(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.checkbox { fields.append(("checkbox", .trueFlag)) }
-                    if c.checked { fields.append(("checked", .trueFlag)) }
-                    fields.append(("text", .object(c.text)))
-                    return ("pageListItemText", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("checkbox", c.checkbox)
+                    fields.trueFlag("checked", c.checked)
+                    fields.object("text", c.text)
+                    return ("pageListItemText", fields.fields)
                 case .pageListItemBlocks(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.checkbox { fields.append(("checkbox", .trueFlag)) }
-                    if c.checked { fields.append(("checked", .trueFlag)) }
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    return ("pageListItemBlocks", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("checkbox", c.checkbox)
+                    fields.trueFlag("checked", c.checked)
+                    fields.objects("blocks", c.blocks)
+                    return ("pageListItemBlocks", fields.fields)
             }
         }
     }
@@ -682,25 +674,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if changeInfo { flags |= 0x1 }
-                if postMessages { flags |= 0x2 }
-                if editMessages { flags |= 0x4 }
-                if deleteMessages { flags |= 0x8 }
-                if banUsers { flags |= 0x10 }
-                if inviteUsers { flags |= 0x20 }
-                if pinMessages { flags |= 0x80 }
-                if addAdmins { flags |= 0x200 }
-                if anonymous { flags |= 0x400 }
-                if manageCall { flags |= 0x800 }
-                if other { flags |= 0x1000 }
-                if manageTopics { flags |= 0x2000 }
-                if postStories { flags |= 0x4000 }
-                if editStories { flags |= 0x8000 }
-                if deleteStories { flags |= 0x10000 }
-                if manageDirectMessages { flags |= 0x20000 }
-                if manageRanks { flags |= 0x40000 }
-                if manageLinkedPeers { flags |= 0x80000 }
-                if manageWelcomeMessages { flags |= 0x100000 }
+                if changeInfo { tlSetFlag(&flags, 0x1) }
+                if postMessages { tlSetFlag(&flags, 0x2) }
+                if editMessages { tlSetFlag(&flags, 0x4) }
+                if deleteMessages { tlSetFlag(&flags, 0x8) }
+                if banUsers { tlSetFlag(&flags, 0x10) }
+                if inviteUsers { tlSetFlag(&flags, 0x20) }
+                if pinMessages { tlSetFlag(&flags, 0x80) }
+                if addAdmins { tlSetFlag(&flags, 0x200) }
+                if anonymous { tlSetFlag(&flags, 0x400) }
+                if manageCall { tlSetFlag(&flags, 0x800) }
+                if other { tlSetFlag(&flags, 0x1000) }
+                if manageTopics { tlSetFlag(&flags, 0x2000) }
+                if postStories { tlSetFlag(&flags, 0x4000) }
+                if editStories { tlSetFlag(&flags, 0x8000) }
+                if deleteStories { tlSetFlag(&flags, 0x10000) }
+                if manageDirectMessages { tlSetFlag(&flags, 0x20000) }
+                if manageRanks { tlSetFlag(&flags, 0x40000) }
+                if manageLinkedPeers { tlSetFlag(&flags, 0x80000) }
+                if manageWelcomeMessages { tlSetFlag(&flags, 0x100000) }
                 return flags
             }
         }
@@ -733,43 +725,43 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _changeInfo = _flags & 0x1 != 0
+                let _changeInfo = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _postMessages = _flags & 0x2 != 0
+                let _postMessages = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _editMessages = _flags & 0x4 != 0
+                let _editMessages = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _deleteMessages = _flags & 0x8 != 0
+                let _deleteMessages = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _banUsers = _flags & 0x10 != 0
+                let _banUsers = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _inviteUsers = _flags & 0x20 != 0
+                let _inviteUsers = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _pinMessages = _flags & 0x80 != 0
+                let _pinMessages = tlFlagIsSet(_flags, 0x80)
                 field = 8
-                let _addAdmins = _flags & 0x200 != 0
+                let _addAdmins = tlFlagIsSet(_flags, 0x200)
                 field = 9
-                let _anonymous = _flags & 0x400 != 0
+                let _anonymous = tlFlagIsSet(_flags, 0x400)
                 field = 10
-                let _manageCall = _flags & 0x800 != 0
+                let _manageCall = tlFlagIsSet(_flags, 0x800)
                 field = 11
-                let _other = _flags & 0x1000 != 0
+                let _other = tlFlagIsSet(_flags, 0x1000)
                 field = 12
-                let _manageTopics = _flags & 0x2000 != 0
+                let _manageTopics = tlFlagIsSet(_flags, 0x2000)
                 field = 13
-                let _postStories = _flags & 0x4000 != 0
+                let _postStories = tlFlagIsSet(_flags, 0x4000)
                 field = 14
-                let _editStories = _flags & 0x8000 != 0
+                let _editStories = tlFlagIsSet(_flags, 0x8000)
                 field = 15
-                let _deleteStories = _flags & 0x10000 != 0
+                let _deleteStories = tlFlagIsSet(_flags, 0x10000)
                 field = 16
-                let _manageDirectMessages = _flags & 0x20000 != 0
+                let _manageDirectMessages = tlFlagIsSet(_flags, 0x20000)
                 field = 17
-                let _manageRanks = _flags & 0x40000 != 0
+                let _manageRanks = tlFlagIsSet(_flags, 0x40000)
                 field = 18
-                let _manageLinkedPeers = _flags & 0x80000 != 0
+                let _manageLinkedPeers = tlFlagIsSet(_flags, 0x80000)
                 field = 19
-                let _manageWelcomeMessages = _flags & 0x100000 != 0
+                let _manageWelcomeMessages = tlFlagIsSet(_flags, 0x100000)
                 return .chatAdminRights(Cons_chatAdminRights(changeInfo: _changeInfo, postMessages: _postMessages, editMessages: _editMessages, deleteMessages: _deleteMessages, banUsers: _banUsers, inviteUsers: _inviteUsers, pinMessages: _pinMessages, addAdmins: _addAdmins, anonymous: _anonymous, manageCall: _manageCall, other: _other, manageTopics: _manageTopics, postStories: _postStories, editStories: _editStories, deleteStories: _deleteStories, manageDirectMessages: _manageDirectMessages, manageRanks: _manageRanks, manageLinkedPeers: _manageLinkedPeers, manageWelcomeMessages: _manageWelcomeMessages))
             }
             catch {
@@ -781,29 +773,28 @@ extension Api {
             switch self {
                 case .chatAdminRights(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(20)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.changeInfo { fields.append(("change_info", .trueFlag)) }
-                    if c.postMessages { fields.append(("post_messages", .trueFlag)) }
-                    if c.editMessages { fields.append(("edit_messages", .trueFlag)) }
-                    if c.deleteMessages { fields.append(("delete_messages", .trueFlag)) }
-                    if c.banUsers { fields.append(("ban_users", .trueFlag)) }
-                    if c.inviteUsers { fields.append(("invite_users", .trueFlag)) }
-                    if c.pinMessages { fields.append(("pin_messages", .trueFlag)) }
-                    if c.addAdmins { fields.append(("add_admins", .trueFlag)) }
-                    if c.anonymous { fields.append(("anonymous", .trueFlag)) }
-                    if c.manageCall { fields.append(("manage_call", .trueFlag)) }
-                    if c.other { fields.append(("other", .trueFlag)) }
-                    if c.manageTopics { fields.append(("manage_topics", .trueFlag)) }
-                    if c.postStories { fields.append(("post_stories", .trueFlag)) }
-                    if c.editStories { fields.append(("edit_stories", .trueFlag)) }
-                    if c.deleteStories { fields.append(("delete_stories", .trueFlag)) }
-                    if c.manageDirectMessages { fields.append(("manage_direct_messages", .trueFlag)) }
-                    if c.manageRanks { fields.append(("manage_ranks", .trueFlag)) }
-                    if c.manageLinkedPeers { fields.append(("manage_linked_peers", .trueFlag)) }
-                    if c.manageWelcomeMessages { fields.append(("manage_welcome_messages", .trueFlag)) }
-                    return ("chatAdminRights", fields)
+                    var fields = TLFieldList(capacity: 20)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("change_info", c.changeInfo)
+                    fields.trueFlag("post_messages", c.postMessages)
+                    fields.trueFlag("edit_messages", c.editMessages)
+                    fields.trueFlag("delete_messages", c.deleteMessages)
+                    fields.trueFlag("ban_users", c.banUsers)
+                    fields.trueFlag("invite_users", c.inviteUsers)
+                    fields.trueFlag("pin_messages", c.pinMessages)
+                    fields.trueFlag("add_admins", c.addAdmins)
+                    fields.trueFlag("anonymous", c.anonymous)
+                    fields.trueFlag("manage_call", c.manageCall)
+                    fields.trueFlag("other", c.other)
+                    fields.trueFlag("manage_topics", c.manageTopics)
+                    fields.trueFlag("post_stories", c.postStories)
+                    fields.trueFlag("edit_stories", c.editStories)
+                    fields.trueFlag("delete_stories", c.deleteStories)
+                    fields.trueFlag("manage_direct_messages", c.manageDirectMessages)
+                    fields.trueFlag("manage_ranks", c.manageRanks)
+                    fields.trueFlag("manage_linked_peers", c.manageLinkedPeers)
+                    fields.trueFlag("manage_welcome_messages", c.manageWelcomeMessages)
+                    return ("chatAdminRights", fields.fields)
             }
         }
     }
@@ -860,10 +851,9 @@ extension Api.stickers {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .suggestedShortName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("short_name", .string(c.shortName)))
-                    return ("stickers.suggestedShortName", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("short_name", c.shortName)
+                    return ("stickers.suggestedShortName", fields.fields)
             }
         }
     }
@@ -893,7 +883,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if allowCustom { flags |= 0x1 }
+                if allowCustom { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -946,7 +936,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _allowCustom = _flags & 0x1 != 0
+                let _allowCustom = tlFlagIsSet(_flags, 0x1)
                 return .chatReactionsAll(Cons_chatReactionsAll(allowCustom: _allowCustom))
             }
             catch {
@@ -970,16 +960,14 @@ extension Api {
                     return ("chatReactionsNone", [])
                 case .chatReactionsAll(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.allowCustom { fields.append(("allow_custom", .trueFlag)) }
-                    return ("chatReactionsAll", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("allow_custom", c.allowCustom)
+                    return ("chatReactionsAll", fields.fields)
                 case .chatReactionsSome(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("reactions", .vector(c.reactions.map { (e0: Api.Reaction) -> TLValue in .object(e0) })))
-                    return ("chatReactionsSome", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("reactions", c.reactions)
+                    return ("chatReactionsSome", fields.fields)
             }
         }
     }
@@ -1007,8 +995,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if editable { flags |= 0x1 }
-                if active { flags |= 0x2 }
+                if editable { tlSetFlag(&flags, 0x1) }
+                if active { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1042,9 +1030,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _editable = _flags & 0x1 != 0
+                let _editable = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _active = _flags & 0x2 != 0
+                let _active = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _username = try reader.readTLString()
                 return .username(Cons_username(editable: _editable, active: _active, username: _username))
@@ -1058,13 +1046,12 @@ extension Api {
             switch self {
                 case .username(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.editable { fields.append(("editable", .trueFlag)) }
-                    if c.active { fields.append(("active", .trueFlag)) }
-                    fields.append(("username", .string(c.username)))
-                    return ("username", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("editable", c.editable)
+                    fields.trueFlag("active", c.active)
+                    fields.string("username", c.username)
+                    return ("username", fields.fields)
             }
         }
     }
@@ -1139,11 +1126,10 @@ extension Api.messages {
                 case .emojiGroupsNotModified:
                     return ("messages.emojiGroupsNotModified", [])
                 case .emojiGroups(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .int(c.hash)))
-                    fields.append(("groups", .vector(c.groups.map { (e0: Api.EmojiGroup) -> TLValue in .object(e0) })))
-                    return ("messages.emojiGroups", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("hash", c.hash)
+                    fields.objects("groups", c.groups)
+                    return ("messages.emojiGroups", fields.fields)
             }
         }
     }
@@ -1190,8 +1176,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if closeFriends { flags |= 0x100 }
-                if live { flags |= 0x200 }
+                if closeFriends { tlSetFlag(&flags, 0x100) }
+                if live { tlSetFlag(&flags, 0x200) }
                 return flags
             }
         }
@@ -1251,25 +1237,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x20 }
-                if `public` { flags |= 0x80 }
-                if closeFriends { flags |= 0x100 }
-                if min { flags |= 0x200 }
-                if noforwards { flags |= 0x400 }
-                if edited { flags |= 0x800 }
-                if contacts { flags |= 0x1000 }
-                if selectedContacts { flags |= 0x2000 }
-                if out { flags |= 0x10000 }
-                if fromId != nil { flags |= 0x40000 }
-                if fwdFrom != nil { flags |= 0x20000 }
-                if caption != nil { flags |= 0x1 }
-                if entities != nil { flags |= 0x2 }
-                if mediaAreas != nil { flags |= 0x4000 }
-                if privacy != nil { flags |= 0x4 }
-                if views != nil { flags |= 0x8 }
-                if sentReaction != nil { flags |= 0x8000 }
-                if albums != nil { flags |= 0x80000 }
-                if music != nil { flags |= 0x100000 }
+                if pinned { tlSetFlag(&flags, 0x20) }
+                if `public` { tlSetFlag(&flags, 0x80) }
+                if closeFriends { tlSetFlag(&flags, 0x100) }
+                if min { tlSetFlag(&flags, 0x200) }
+                if noforwards { tlSetFlag(&flags, 0x400) }
+                if edited { tlSetFlag(&flags, 0x800) }
+                if contacts { tlSetFlag(&flags, 0x1000) }
+                if selectedContacts { tlSetFlag(&flags, 0x2000) }
+                if out { tlSetFlag(&flags, 0x10000) }
+                if fromId != nil { tlSetFlag(&flags, 0x40000) }
+                if fwdFrom != nil { tlSetFlag(&flags, 0x20000) }
+                if caption != nil { tlSetFlag(&flags, 0x1) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if mediaAreas != nil { tlSetFlag(&flags, 0x4000) }
+                if privacy != nil { tlSetFlag(&flags, 0x4) }
+                if views != nil { tlSetFlag(&flags, 0x8) }
+                if sentReaction != nil { tlSetFlag(&flags, 0x8000) }
+                if albums != nil { tlSetFlag(&flags, 0x80000) }
+                if music != nil { tlSetFlag(&flags, 0x100000) }
                 return flags
             }
         }
@@ -1292,36 +1278,36 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x40000 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20000 != 0, let value = c.fwdFrom {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.fwdFrom {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.expireDate)
-                    if _flags & 0x1 != 0, let value = c.caption {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.caption {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     c.media.serialize(buffer, true)
-                    if _flags & 0x4000 != 0, let value = c.mediaAreas {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.mediaAreas {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.privacy {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.privacy {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x8 != 0, let value = c.views {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8000 != 0, let value = c.sentReaction {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.sentReaction {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80000 != 0, let value = c.albums {
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.albums {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x100000 != 0, let value = c.music {
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.music {
                         value.serialize(buffer, true)
                     }
             }
@@ -1358,9 +1344,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _closeFriends = _flags & 0x100 != 0
+                let _closeFriends = tlFlagIsSet(_flags, 0x100)
                 field = 2
-                let _live = _flags & 0x200 != 0
+                let _live = tlFlagIsSet(_flags, 0x200)
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
@@ -1379,79 +1365,79 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x20 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _public = _flags & 0x80 != 0
+                let _public = tlFlagIsSet(_flags, 0x80)
                 field = 3
-                let _closeFriends = _flags & 0x100 != 0
+                let _closeFriends = tlFlagIsSet(_flags, 0x100)
                 field = 4
-                let _min = _flags & 0x200 != 0
+                let _min = tlFlagIsSet(_flags, 0x200)
                 field = 5
-                let _noforwards = _flags & 0x400 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x400)
                 field = 6
-                let _edited = _flags & 0x800 != 0
+                let _edited = tlFlagIsSet(_flags, 0x800)
                 field = 7
-                let _contacts = _flags & 0x1000 != 0
+                let _contacts = tlFlagIsSet(_flags, 0x1000)
                 field = 8
-                let _selectedContacts = _flags & 0x2000 != 0
+                let _selectedContacts = tlFlagIsSet(_flags, 0x2000)
                 field = 9
-                let _out = _flags & 0x10000 != 0
+                let _out = tlFlagIsSet(_flags, 0x10000)
                 field = 10
                 let _id = try reader.readInt32()
                 field = 11
                 let _date = try reader.readInt32()
                 field = 12
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 13
                 var _fwdFrom: Api.StoryFwdHeader? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _fwdFrom = try Api.StoryFwdHeader.parse(&reader)
                 }
                 field = 14
                 let _expireDate = try reader.readInt32()
                 field = 15
                 var _caption: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _caption = try reader.readTLString()
                 }
                 field = 16
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 17
                 let _media = try Api.MessageMedia.parse(&reader)
                 field = 18
                 var _mediaAreas: [Api.MediaArea]? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _mediaAreas = try reader.readVector(boxed: true, of: Api.MediaArea.self)
                 }
                 field = 19
                 var _privacy: [Api.PrivacyRule]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _privacy = try reader.readVector(boxed: true, of: Api.PrivacyRule.self)
                 }
                 field = 20
                 var _views: Api.StoryViews? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _views = try Api.StoryViews.parse(&reader)
                 }
                 field = 21
                 var _sentReaction: Api.Reaction? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _sentReaction = try Api.Reaction.parse(&reader)
                 }
                 field = 22
                 var _albums: [Int32]? = nil
-                if _flags & 0x80000 != 0 {
+                if tlFlagIsSet(_flags, 0x80000) {
                     _albums = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 23
                 var _music: Api.Document? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _music = try Api.Document.parse(&reader)
                 }
                 return .storyItem(Cons_storyItem(pinned: _pinned, public: _public, closeFriends: _closeFriends, min: _min, noforwards: _noforwards, edited: _edited, contacts: _contacts, selectedContacts: _selectedContacts, out: _out, id: _id, date: _date, fromId: _fromId, fwdFrom: _fwdFrom, expireDate: _expireDate, caption: _caption, entities: _entities, media: _media, mediaAreas: _mediaAreas, privacy: _privacy, views: _views, sentReaction: _sentReaction, albums: _albums, music: _music))
@@ -1464,70 +1450,67 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .storyItemDeleted(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .int(c.id)))
-                    return ("storyItemDeleted", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("id", c.id)
+                    return ("storyItemDeleted", fields.fields)
                 case .storyItemSkipped(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.closeFriends { fields.append(("close_friends", .trueFlag)) }
-                    if c.live { fields.append(("live", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("expire_date", .int(c.expireDate)))
-                    return ("storyItemSkipped", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("close_friends", c.closeFriends)
+                    fields.trueFlag("live", c.live)
+                    fields.int("id", c.id)
+                    fields.int("date", c.date)
+                    fields.int("expire_date", c.expireDate)
+                    return ("storyItemSkipped", fields.fields)
                 case .storyItem(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(24)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    if c.`public` { fields.append(("public", .trueFlag)) }
-                    if c.closeFriends { fields.append(("close_friends", .trueFlag)) }
-                    if c.min { fields.append(("min", .trueFlag)) }
-                    if c.noforwards { fields.append(("noforwards", .trueFlag)) }
-                    if c.edited { fields.append(("edited", .trueFlag)) }
-                    if c.contacts { fields.append(("contacts", .trueFlag)) }
-                    if c.selectedContacts { fields.append(("selected_contacts", .trueFlag)) }
-                    if c.out { fields.append(("out", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x40000 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    var fields = TLFieldList(capacity: 24)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.trueFlag("public", c.`public`)
+                    fields.trueFlag("close_friends", c.closeFriends)
+                    fields.trueFlag("min", c.min)
+                    fields.trueFlag("noforwards", c.noforwards)
+                    fields.trueFlag("edited", c.edited)
+                    fields.trueFlag("contacts", c.contacts)
+                    fields.trueFlag("selected_contacts", c.selectedContacts)
+                    fields.trueFlag("out", c.out)
+                    fields.int("id", c.id)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.fwdFrom {
-                        fields.append(("fwd_from", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.fwdFrom {
+                        fields.object("fwd_from", value)
                     }
-                    fields.append(("expire_date", .int(c.expireDate)))
-                    if _flags & 0x1 != 0, let value = c.caption {
-                        fields.append(("caption", .string(value)))
+                    fields.int("expire_date", c.expireDate)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.caption {
+                        fields.string("caption", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    fields.append(("media", .object(c.media)))
-                    if _flags & 0x4000 != 0, let value = c.mediaAreas {
-                        fields.append(("media_areas", .vector(value.map { (e0: Api.MediaArea) -> TLValue in .object(e0) })))
+                    fields.object("media", c.media)
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.mediaAreas {
+                        fields.objects("media_areas", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.privacy {
-                        fields.append(("privacy", .vector(value.map { (e0: Api.PrivacyRule) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.privacy {
+                        fields.objects("privacy", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.views {
-                        fields.append(("views", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
+                        fields.object("views", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.sentReaction {
-                        fields.append(("sent_reaction", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.sentReaction {
+                        fields.object("sent_reaction", value)
                     }
-                    if _flags & 0x80000 != 0, let value = c.albums {
-                        fields.append(("albums", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.albums {
+                        fields.ints("albums", value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.music {
-                        fields.append(("music", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.music {
+                        fields.object("music", value)
                     }
-                    return ("storyItem", fields)
+                    return ("storyItem", fields.fields)
             }
         }
     }
@@ -1557,8 +1540,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if iconPhoto != nil { flags |= 0x1 }
-                if iconVideo != nil { flags |= 0x2 }
+                if iconPhoto != nil { tlSetFlag(&flags, 0x1) }
+                if iconVideo != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1571,10 +1554,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.albumId)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x1 != 0, let value = c.iconPhoto {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.iconPhoto {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.iconVideo {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.iconVideo {
                         value.serialize(buffer, true)
                     }
             }
@@ -1604,12 +1587,12 @@ extension Api {
                 let _title = try reader.readTLString()
                 field = 3
                 var _iconPhoto: Api.Photo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _iconPhoto = try Api.Photo.parse(&reader)
                 }
                 field = 4
                 var _iconVideo: Api.Document? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _iconVideo = try Api.Document.parse(&reader)
                 }
                 return .storyAlbum(Cons_storyAlbum(albumId: _albumId, title: _title, iconPhoto: _iconPhoto, iconVideo: _iconVideo))
@@ -1623,18 +1606,17 @@ extension Api {
             switch self {
                 case .storyAlbum(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("album_id", .int(c.albumId)))
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x1 != 0, let value = c.iconPhoto {
-                        fields.append(("icon_photo", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.int("album_id", c.albumId)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.iconPhoto {
+                        fields.object("icon_photo", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.iconVideo {
-                        fields.append(("icon_video", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.iconVideo {
+                        fields.object("icon_video", value)
                     }
-                    return ("storyAlbum", fields)
+                    return ("storyAlbum", fields.fields)
             }
         }
     }
@@ -1697,11 +1679,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .aiComposeToneExample(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("from", .object(c.from)))
-                    fields.append(("to", .object(c.to)))
-                    return ("aiComposeToneExample", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("from", c.from)
+                    fields.object("to", c.to)
+                    return ("aiComposeToneExample", fields.fields)
             }
         }
     }
@@ -1745,11 +1726,10 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("range", .object(self.range)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithMessagesRange", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("range", self.range)
+            fields.object("query", self.query)
+            return ("invokeWithMessagesRange", fields.fields)
         }
     }
 
@@ -1791,10 +1771,9 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("password", .object(self.password)))
-            return ("auth.checkPassword", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("password", self.password)
+            return ("auth.checkPassword", fields.fields)
         }
     }
 
@@ -1836,10 +1815,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("types", .vector(self.types.map { (e0: Api.SecureValueType) -> TLValue in .object(e0) })))
-            return ("account.getSecureValue", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("types", self.types)
+            return ("account.getSecureValue", fields.fields)
         }
     }
 
@@ -1881,10 +1859,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("contacts.getContactIDs", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("contacts.getContactIDs", fields.fields)
         }
     }
 
@@ -1910,7 +1887,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if revoke { flags |= 0x1 }
+            if revoke { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1931,7 +1908,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoke = _flags & 0x1 != 0
+                let _revoke = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readVector(boxed: true, of: Int32.self)
                 return DeleteMessages(revoke: _revoke, id: _id)
@@ -1943,12 +1920,11 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.revoke { fields.append(("revoke", .trueFlag)) }
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.deleteMessages", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("revoke", self.revoke)
+            fields.ints("id", self.id)
+            return ("messages.deleteMessages", fields.fields)
         }
     }
 
@@ -1974,7 +1950,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if attached { flags |= 0x1 }
+            if attached { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1995,7 +1971,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _attached = _flags & 0x1 != 0
+                let _attached = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _hash = try reader.readInt64()
                 return GetRecentStickers(attached: _attached, hash: _hash)
@@ -2007,12 +1983,11 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.attached { fields.append(("attached", .trueFlag)) }
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getRecentStickers", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("attached", self.attached)
+            fields.long("hash", self.hash)
+            return ("messages.getRecentStickers", fields.fields)
         }
     }
 
@@ -2044,8 +2019,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if editMessage { flags |= 0x1 }
-            if force { flags |= 0x2 }
+            if editMessage { tlSetFlag(&flags, 0x1) }
+            if force { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2068,9 +2043,9 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _editMessage = _flags & 0x1 != 0
+                let _editMessage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _force = _flags & 0x2 != 0
+                let _force = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _id = try Api.InputBotInlineMessageID.parse(&reader)
                 field = 4
@@ -2086,15 +2061,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.editMessage { fields.append(("edit_message", .trueFlag)) }
-            if self.force { fields.append(("force", .trueFlag)) }
-            fields.append(("id", .object(self.id)))
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("score", .int(self.score)))
-            return ("messages.setInlineGameScore", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("edit_message", self.editMessage)
+            fields.trueFlag("force", self.force)
+            fields.object("id", self.id)
+            fields.object("user_id", self.userId)
+            fields.int("score", self.score)
+            return ("messages.setInlineGameScore", fields.fields)
         }
     }
 
@@ -2130,11 +2104,11 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if writeAllowed { flags |= 0x1 }
-            if sharePhoneNumber { flags |= 0x8 }
-            if peer != nil && msgId != nil && buttonId != nil { flags |= 0x2 }
-            if url != nil { flags |= 0x4 }
-            if matchCode != nil { flags |= 0x10 }
+            if writeAllowed { tlSetFlag(&flags, 0x1) }
+            if sharePhoneNumber { tlSetFlag(&flags, 0x8) }
+            if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&flags, 0x2) }
+            if url != nil { tlSetFlag(&flags, 0x4) }
+            if matchCode != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -2142,19 +2116,19 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x67a3f0de) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.msgId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.buttonId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x4 != 0, let value = self.url {
+            if tlFlagIsSet(_flags, 0x4), let value = self.url {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x10 != 0, let value = self.matchCode {
+            if tlFlagIsSet(_flags, 0x10), let value = self.matchCode {
                 buffer.appendTLString(value)
             }
         }
@@ -2169,32 +2143,32 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _writeAllowed = _flags & 0x1 != 0
+                let _writeAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _sharePhoneNumber = _flags & 0x8 != 0
+                let _sharePhoneNumber = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
                 var _msgId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _msgId = try reader.readInt32()
                 }
                 field = 5
                 var _buttonId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _buttonId = try reader.readInt32()
                 }
                 field = 6
                 var _url: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _url = try reader.readTLString()
                 }
                 field = 7
                 var _matchCode: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _matchCode = try reader.readTLString()
                 }
                 return AcceptUrlAuth(writeAllowed: _writeAllowed, sharePhoneNumber: _sharePhoneNumber, peer: _peer, msgId: _msgId, buttonId: _buttonId, url: _url, matchCode: _matchCode)
@@ -2206,27 +2180,26 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.writeAllowed { fields.append(("write_allowed", .trueFlag)) }
-            if self.sharePhoneNumber { fields.append(("share_phone_number", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("write_allowed", self.writeAllowed)
+            fields.trueFlag("share_phone_number", self.sharePhoneNumber)
+            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
+                fields.object("peer", value)
             }
-            if _flags & 0x2 != 0, let value = self.msgId {
-                fields.append(("msg_id", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
+                fields.int("msg_id", value)
             }
-            if _flags & 0x2 != 0, let value = self.buttonId {
-                fields.append(("button_id", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
+                fields.int("button_id", value)
             }
-            if _flags & 0x4 != 0, let value = self.url {
-                fields.append(("url", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.url {
+                fields.string("url", value)
             }
-            if _flags & 0x10 != 0, let value = self.matchCode {
-                fields.append(("match_code", .string(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.matchCode {
+                fields.string("match_code", value)
             }
-            return ("messages.acceptUrlAuth", fields)
+            return ("messages.acceptUrlAuth", fields.fields)
         }
     }
 
@@ -2274,11 +2247,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("link", .string(self.link)))
-            return ("messages.deleteExportedChatInvite", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.string("link", self.link)
+            return ("messages.deleteExportedChatInvite", fields.fields)
         }
     }
 
@@ -2326,11 +2298,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.getExtendedMedia", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("messages.getExtendedMedia", fields.fields)
         }
     }
 
@@ -2372,10 +2343,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("shortcut", .string(self.shortcut)))
-            return ("messages.checkQuickReplyShortcut", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("shortcut", self.shortcut)
+            return ("messages.checkQuickReplyShortcut", fields.fields)
         }
     }
 
@@ -2417,10 +2387,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("messages.toggleDialogFilterTags", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bool("enabled", self.enabled)
+            return ("messages.toggleDialogFilterTags", fields.fields)
         }
     }
 
@@ -2462,10 +2431,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getAvailableEffects", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("messages.getAvailableEffects", fields.fields)
         }
     }
 
@@ -2518,12 +2486,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("private", .object(self.`private`)))
-            return ("messages.togglePaidReactionPrivacy", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.object("private", self.`private`)
+            return ("messages.togglePaidReactionPrivacy", fields.fields)
         }
     }
 
@@ -2555,8 +2522,8 @@ extension Api.functions.upload {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if precise { flags |= 0x1 }
-            if cdnSupported { flags |= 0x2 }
+            if precise { tlSetFlag(&flags, 0x1) }
+            if cdnSupported { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2579,9 +2546,9 @@ extension Api.functions.upload {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _precise = _flags & 0x1 != 0
+                let _precise = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _cdnSupported = _flags & 0x2 != 0
+                let _cdnSupported = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _location = try Api.InputFileLocation.parse(&reader)
                 field = 4
@@ -2597,15 +2564,14 @@ extension Api.functions.upload {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.precise { fields.append(("precise", .trueFlag)) }
-            if self.cdnSupported { fields.append(("cdn_supported", .trueFlag)) }
-            fields.append(("location", .object(self.location)))
-            fields.append(("offset", .long(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("upload.getFile", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("precise", self.precise)
+            fields.trueFlag("cdn_supported", self.cdnSupported)
+            fields.object("location", self.location)
+            fields.long("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("upload.getFile", fields.fields)
         }
     }
 
@@ -2647,10 +2613,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("help.getPeerColors", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("help.getPeerColors", fields.fields)
         }
     }
 
@@ -2703,12 +2668,11 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("custom_method", .string(self.customMethod)))
-            fields.append(("params", .object(self.params)))
-            return ("bots.invokeWebViewCustomMethod", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("bot", self.bot)
+            fields.string("custom_method", self.customMethod)
+            fields.object("params", self.params)
+            return ("bots.invokeWebViewCustomMethod", fields.fields)
         }
     }
 
@@ -2750,10 +2714,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("bot", .object(self.bot)))
-            return ("bots.getPreviewMedias", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("bot", self.bot)
+            return ("bots.getPreviewMedias", fields.fields)
         }
     }
 
@@ -2777,7 +2740,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if boostPeer != nil { flags |= 0x1 }
+            if boostPeer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2785,7 +2748,7 @@ extension Api.functions.payments {
             if boxed { buffer.appendUInt32(0x2757ba54) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.boostPeer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.boostPeer {
                 value.serialize(buffer, true)
             }
         }
@@ -2801,7 +2764,7 @@ extension Api.functions.payments {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _boostPeer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _boostPeer = try Api.InputPeer.parse(&reader)
                 }
                 return GetPremiumGiftCodeOptions(boostPeer: _boostPeer)
@@ -2813,13 +2776,12 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.boostPeer {
-                fields.append(("boost_peer", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.boostPeer {
+                fields.object("boost_peer", value)
             }
-            return ("payments.getPremiumGiftCodeOptions", fields)
+            return ("payments.getPremiumGiftCodeOptions", fields.fields)
         }
     }
 
@@ -2861,10 +2823,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("phone.receivedCall", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("phone.receivedCall", fields.fields)
         }
     }
 
@@ -2896,8 +2857,8 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if onlyLeft { flags |= 0x1 }
-            if kick { flags |= 0x2 }
+            if onlyLeft { tlSetFlag(&flags, 0x1) }
+            if kick { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2920,9 +2881,9 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyLeft = _flags & 0x1 != 0
+                let _onlyLeft = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _kick = _flags & 0x2 != 0
+                let _kick = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 4
@@ -2938,15 +2899,14 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.onlyLeft { fields.append(("only_left", .trueFlag)) }
-            if self.kick { fields.append(("kick", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            fields.append(("ids", .vector(self.ids.map { (e0: Int64) -> TLValue in .long(e0) })))
-            fields.append(("block", .bytes(self.block)))
-            return ("phone.deleteConferenceCallParticipants", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("only_left", self.onlyLeft)
+            fields.trueFlag("kick", self.kick)
+            fields.object("call", self.call)
+            fields.longs("ids", self.ids)
+            fields.bytes("block", self.block)
+            return ("phone.deleteConferenceCallParticipants", fields.fields)
         }
     }
 
@@ -2988,10 +2948,9 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hidden", .bool(self.hidden)))
-            return ("stories.toggleAllStoriesHidden", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bool("hidden", self.hidden)
+            return ("stories.toggleAllStoriesHidden", fields.fields)
         }
     }
 
@@ -3039,11 +2998,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("album_id", .int(self.albumId)))
-            return ("stories.deleteAlbum", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("album_id", self.albumId)
+            return ("stories.deleteAlbum", fields.fields)
         }
     }
 
@@ -3101,7 +3059,7 @@ extension Api.functions.smsjobs {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if error != nil { flags |= 0x1 }
+            if error != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3110,7 +3068,7 @@ extension Api.functions.smsjobs {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.jobId)
-            if _flags & 0x1 != 0, let value = self.error {
+            if tlFlagIsSet(_flags, 0x1), let value = self.error {
                 buffer.appendTLString(value)
             }
         }
@@ -3128,7 +3086,7 @@ extension Api.functions.smsjobs {
                 let _jobId = try reader.readTLString()
                 field = 2
                 var _error: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _error = try reader.readTLString()
                 }
                 return FinishJob(jobId: _jobId, error: _error)
@@ -3140,14 +3098,13 @@ extension Api.functions.smsjobs {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("job_id", .string(self.jobId)))
-            if _flags & 0x1 != 0, let value = self.error {
-                fields.append(("error", .string(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.string("job_id", self.jobId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.error {
+                fields.string("error", value)
             }
-            return ("smsjobs.finishJob", fields)
+            return ("smsjobs.finishJob", fields.fields)
         }
     }
 

@@ -29,7 +29,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accuracyRadius != nil { flags |= 0x1 }
+                if accuracyRadius != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -44,7 +44,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendDouble(c.lat)
                     buffer.appendDouble(c.long)
-                    if _flags & 0x1 != 0, let value = c.accuracyRadius {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
                         buffer.appendInt32(value)
                     }
             }
@@ -79,7 +79,7 @@ extension Api {
                 let _long = try reader.readDouble()
                 field = 3
                 var _accuracyRadius: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _accuracyRadius = try reader.readInt32()
                 }
                 return .inputGeoPoint(Cons_inputGeoPoint(lat: _lat, long: _long, accuracyRadius: _accuracyRadius))
@@ -95,15 +95,14 @@ extension Api {
                     return ("inputGeoPointEmpty", [])
                 case .inputGeoPoint(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("lat", .double(c.lat)))
-                    fields.append(("long", .double(c.long)))
-                    if _flags & 0x1 != 0, let value = c.accuracyRadius {
-                        fields.append(("accuracy_radius", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.double("lat", c.lat)
+                    fields.double("long", c.long)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
+                        fields.int("accuracy_radius", value)
                     }
-                    return ("inputGeoPoint", fields)
+                    return ("inputGeoPoint", fields.fields)
             }
         }
     }
@@ -350,46 +349,40 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .photoSizeEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("type", .string(c.type)))
-                    return ("photoSizeEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("type", c.type)
+                    return ("photoSizeEmpty", fields.fields)
                 case .photoSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("size", .int(c.size)))
-                    return ("photoSize", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("type", c.type)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("size", c.size)
+                    return ("photoSize", fields.fields)
                 case .photoCachedSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("photoCachedSize", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("type", c.type)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.bytes("bytes", c.bytes)
+                    return ("photoCachedSize", fields.fields)
                 case .photoStrippedSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("photoStrippedSize", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("type", c.type)
+                    fields.bytes("bytes", c.bytes)
+                    return ("photoStrippedSize", fields.fields)
                 case .photoSizeProgressive(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("sizes", .vector(c.sizes.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("photoSizeProgressive", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("type", c.type)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.ints("sizes", c.sizes)
+                    return ("photoSizeProgressive", fields.fields)
                 case .photoPathSize(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("type", .string(c.type)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("photoPathSize", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("type", c.type)
+                    fields.bytes("bytes", c.bytes)
+                    return ("photoPathSize", fields.fields)
             }
         }
     }
@@ -467,14 +460,13 @@ extension Api.updates {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .state(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("qts", .int(c.qts)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("seq", .int(c.seq)))
-                    fields.append(("unread_count", .int(c.unreadCount)))
-                    return ("updates.state", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("pts", c.pts)
+                    fields.int("qts", c.qts)
+                    fields.int("date", c.date)
+                    fields.int("seq", c.seq)
+                    fields.int("unread_count", c.unreadCount)
+                    return ("updates.state", fields.fields)
             }
         }
     }
@@ -594,22 +586,20 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .encryptedMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("chat_id", .int(c.chatId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    fields.append(("file", .object(c.file)))
-                    return ("encryptedMessage", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("random_id", c.randomId)
+                    fields.int("chat_id", c.chatId)
+                    fields.int("date", c.date)
+                    fields.bytes("bytes", c.bytes)
+                    fields.object("file", c.file)
+                    return ("encryptedMessage", fields.fields)
                 case .encryptedMessageService(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("chat_id", .int(c.chatId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("encryptedMessageService", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("random_id", c.randomId)
+                    fields.int("chat_id", c.chatId)
+                    fields.int("date", c.date)
+                    fields.bytes("bytes", c.bytes)
+                    return ("encryptedMessageService", fields.fields)
             }
         }
     }
@@ -644,7 +634,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if url != nil { flags |= 0x1 }
+                if url != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -664,7 +654,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if url != nil { flags |= 0x1 }
+                if url != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -718,20 +708,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasLargeMedia { flags |= 0x2000 }
-                if videoCoverPhoto { flags |= 0x4000 }
-                if type != nil { flags |= 0x1 }
-                if siteName != nil { flags |= 0x2 }
-                if title != nil { flags |= 0x4 }
-                if description != nil { flags |= 0x8 }
-                if photo != nil { flags |= 0x10 }
-                if embedUrl != nil && embedType != nil { flags |= 0x20 }
-                if embedWidth != nil && embedHeight != nil { flags |= 0x40 }
-                if duration != nil { flags |= 0x80 }
-                if author != nil { flags |= 0x100 }
-                if document != nil { flags |= 0x200 }
-                if cachedPage != nil { flags |= 0x400 }
-                if attributes != nil { flags |= 0x1000 }
+                if hasLargeMedia { tlSetFlag(&flags, 0x2000) }
+                if videoCoverPhoto { tlSetFlag(&flags, 0x4000) }
+                if type != nil { tlSetFlag(&flags, 0x1) }
+                if siteName != nil { tlSetFlag(&flags, 0x2) }
+                if title != nil { tlSetFlag(&flags, 0x4) }
+                if description != nil { tlSetFlag(&flags, 0x8) }
+                if photo != nil { tlSetFlag(&flags, 0x10) }
+                if embedUrl != nil && embedType != nil { tlSetFlag(&flags, 0x20) }
+                if embedWidth != nil && embedHeight != nil { tlSetFlag(&flags, 0x40) }
+                if duration != nil { tlSetFlag(&flags, 0x80) }
+                if author != nil { tlSetFlag(&flags, 0x100) }
+                if document != nil { tlSetFlag(&flags, 0x200) }
+                if cachedPage != nil { tlSetFlag(&flags, 0x400) }
+                if attributes != nil { tlSetFlag(&flags, 0x1000) }
                 return flags
             }
         }
@@ -747,7 +737,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if cachedPageViews != nil { flags |= 0x1 }
+                if cachedPageViews != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -759,7 +749,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x1 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
                     }
                 case .webPagePending(let c):
@@ -767,7 +757,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x1 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.date)
@@ -779,53 +769,53 @@ extension Api {
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.displayUrl)
                     buffer.appendInt32(c.hash)
-                    if _flags & 0x1 != 0, let value = c.type {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.type {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.siteName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.siteName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.description {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20 != 0, let value = c.embedUrl {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.embedUrl {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.embedType {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.embedType {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.embedWidth {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.embedWidth {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.embedHeight {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.embedHeight {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.duration {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.duration {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.author {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.author {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x200 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.document {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x400 != 0, let value = c.cachedPage {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.cachedPage {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1000 != 0, let value = c.attributes {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.attributes {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .webPageNotModified(let c):
                     if boxed { buffer.appendUInt32(0x7311ca11) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.cachedPageViews {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cachedPageViews {
                         buffer.appendInt32(value)
                     }
             }
@@ -856,7 +846,7 @@ extension Api {
                 let _id = try reader.readInt64()
                 field = 2
                 var _url: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _url = try reader.readTLString()
                 }
                 return .webPageEmpty(Cons_webPageEmpty(id: _id, url: _url))
@@ -874,7 +864,7 @@ extension Api {
                 let _id = try reader.readInt64()
                 field = 2
                 var _url: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _url = try reader.readTLString()
                 }
                 field = 3
@@ -891,9 +881,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasLargeMedia = _flags & 0x2000 != 0
+                let _hasLargeMedia = tlFlagIsSet(_flags, 0x2000)
                 field = 2
-                let _videoCoverPhoto = _flags & 0x4000 != 0
+                let _videoCoverPhoto = tlFlagIsSet(_flags, 0x4000)
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4
@@ -904,72 +894,72 @@ extension Api {
                 let _hash = try reader.readInt32()
                 field = 7
                 var _type: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _type = try reader.readTLString()
                 }
                 field = 8
                 var _siteName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _siteName = try reader.readTLString()
                 }
                 field = 9
                 var _title: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _title = try reader.readTLString()
                 }
                 field = 10
                 var _description: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _description = try reader.readTLString()
                 }
                 field = 11
                 var _photo: Api.Photo? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _photo = try Api.Photo.parse(&reader)
                 }
                 field = 12
                 var _embedUrl: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _embedUrl = try reader.readTLString()
                 }
                 field = 13
                 var _embedType: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _embedType = try reader.readTLString()
                 }
                 field = 14
                 var _embedWidth: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _embedWidth = try reader.readInt32()
                 }
                 field = 15
                 var _embedHeight: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _embedHeight = try reader.readInt32()
                 }
                 field = 16
                 var _duration: Int32? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _duration = try reader.readInt32()
                 }
                 field = 17
                 var _author: String? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _author = try reader.readTLString()
                 }
                 field = 18
                 var _document: Api.Document? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _document = try Api.Document.parse(&reader)
                 }
                 field = 19
                 var _cachedPage: Api.Page? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _cachedPage = try Api.Page.parse(&reader)
                 }
                 field = 20
                 var _attributes: [Api.WebPageAttribute]? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _attributes = try reader.readVector(boxed: true, of: Api.WebPageAttribute.self)
                 }
                 return .webPage(Cons_webPage(hasLargeMedia: _hasLargeMedia, videoCoverPhoto: _videoCoverPhoto, id: _id, url: _url, displayUrl: _displayUrl, hash: _hash, type: _type, siteName: _siteName, title: _title, description: _description, photo: _photo, embedUrl: _embedUrl, embedType: _embedType, embedWidth: _embedWidth, embedHeight: _embedHeight, duration: _duration, author: _author, document: _document, cachedPage: _cachedPage, attributes: _attributes))
@@ -985,7 +975,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _cachedPageViews: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _cachedPageViews = try reader.readInt32()
                 }
                 return .webPageNotModified(Cons_webPageNotModified(cachedPageViews: _cachedPageViews))
@@ -999,88 +989,84 @@ extension Api {
             switch self {
                 case .webPageEmpty(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x1 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
+                        fields.string("url", value)
                     }
-                    return ("webPageEmpty", fields)
+                    return ("webPageEmpty", fields.fields)
                 case .webPagePending(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x1 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
+                        fields.string("url", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    return ("webPagePending", fields)
+                    fields.int("date", c.date)
+                    return ("webPagePending", fields.fields)
                 case .webPage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(21)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasLargeMedia { fields.append(("has_large_media", .trueFlag)) }
-                    if c.videoCoverPhoto { fields.append(("video_cover_photo", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("display_url", .string(c.displayUrl)))
-                    fields.append(("hash", .int(c.hash)))
-                    if _flags & 0x1 != 0, let value = c.type {
-                        fields.append(("type", .string(value)))
+                    var fields = TLFieldList(capacity: 21)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_large_media", c.hasLargeMedia)
+                    fields.trueFlag("video_cover_photo", c.videoCoverPhoto)
+                    fields.long("id", c.id)
+                    fields.string("url", c.url)
+                    fields.string("display_url", c.displayUrl)
+                    fields.int("hash", c.hash)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.type {
+                        fields.string("type", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.siteName {
-                        fields.append(("site_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.siteName {
+                        fields.string("site_name", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.description {
-                        fields.append(("description", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
+                        fields.string("description", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.embedUrl {
-                        fields.append(("embed_url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.embedUrl {
+                        fields.string("embed_url", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.embedType {
-                        fields.append(("embed_type", .string(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.embedType {
+                        fields.string("embed_type", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.embedWidth {
-                        fields.append(("embed_width", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.embedWidth {
+                        fields.int("embed_width", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.embedHeight {
-                        fields.append(("embed_height", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.embedHeight {
+                        fields.int("embed_height", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.duration {
-                        fields.append(("duration", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.duration {
+                        fields.int("duration", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.author {
-                        fields.append(("author", .string(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.author {
+                        fields.string("author", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.document {
+                        fields.object("document", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.cachedPage {
-                        fields.append(("cached_page", .object(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.cachedPage {
+                        fields.object("cached_page", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.attributes {
-                        fields.append(("attributes", .vector(value.map { (e0: Api.WebPageAttribute) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.attributes {
+                        fields.objects("attributes", value)
                     }
-                    return ("webPage", fields)
+                    return ("webPage", fields.fields)
                 case .webPageNotModified(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.cachedPageViews {
-                        fields.append(("cached_page_views", .int(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cachedPageViews {
+                        fields.int("cached_page_views", value)
                     }
-                    return ("webPageNotModified", fields)
+                    return ("webPageNotModified", fields.fields)
             }
         }
     }
@@ -1165,13 +1151,12 @@ extension Api.messages {
                 case .recentStickersNotModified:
                     return ("messages.recentStickersNotModified", [])
                 case .recentStickers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("packs", .vector(c.packs.map { (e0: Api.StickerPack) -> TLValue in .object(e0) })))
-                    fields.append(("stickers", .vector(c.stickers.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    fields.append(("dates", .vector(c.dates.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("messages.recentStickers", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("hash", c.hash)
+                    fields.objects("packs", c.packs)
+                    fields.objects("stickers", c.stickers)
+                    fields.ints("dates", c.dates)
+                    return ("messages.recentStickers", fields.fields)
             }
         }
     }
@@ -1203,7 +1188,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1218,7 +1203,7 @@ extension Api.messages {
                     buffer.appendVector(c.votes, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -1252,7 +1237,7 @@ extension Api.messages {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 5
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 return .votesList(Cons_votesList(count: _count, votes: _votes, chats: _chats, users: _users, nextOffset: _nextOffset))
@@ -1266,17 +1251,16 @@ extension Api.messages {
             switch self {
                 case .votesList(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("votes", .vector(c.votes.map { (e0: Api.MessagePeerVote) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("votes", c.votes)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    return ("messages.votesList", fields)
+                    return ("messages.votesList", fields.fields)
             }
         }
     }
@@ -1349,13 +1333,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .searchResultsCalendarPeriod(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("min_msg_id", .int(c.minMsgId)))
-                    fields.append(("max_msg_id", .int(c.maxMsgId)))
-                    fields.append(("count", .int(c.count)))
-                    return ("searchResultsCalendarPeriod", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("date", c.date)
+                    fields.int("min_msg_id", c.minMsgId)
+                    fields.int("max_msg_id", c.maxMsgId)
+                    fields.int("count", c.count)
+                    return ("searchResultsCalendarPeriod", fields.fields)
             }
         }
     }
@@ -1430,11 +1413,10 @@ extension Api.account {
                 case .emojiStatusesNotModified:
                     return ("account.emojiStatusesNotModified", [])
                 case .emojiStatuses(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("statuses", .vector(c.statuses.map { (e0: Api.EmojiStatus) -> TLValue in .object(e0) })))
-                    return ("account.emojiStatuses", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("statuses", c.statuses)
+                    return ("account.emojiStatuses", fields.fields)
             }
         }
     }
@@ -1539,15 +1521,13 @@ extension Api {
                 case .reactionEmpty:
                     return ("reactionEmpty", [])
                 case .reactionEmoji(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    return ("reactionEmoji", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("emoticon", c.emoticon)
+                    return ("reactionEmoji", fields.fields)
                 case .reactionCustomEmoji(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("document_id", .long(c.documentId)))
-                    return ("reactionCustomEmoji", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("document_id", c.documentId)
+                    return ("reactionCustomEmoji", fields.fields)
                 case .reactionPaid:
                     return ("reactionPaid", [])
             }
@@ -1638,16 +1618,14 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emailVerified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("email", .string(c.email)))
-                    return ("account.emailVerified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("email", c.email)
+                    return ("account.emailVerified", fields.fields)
                 case .emailVerifiedLogin(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("email", .string(c.email)))
-                    fields.append(("sent_code", .object(c.sentCode)))
-                    return ("account.emailVerifiedLogin", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("email", c.email)
+                    fields.object("sent_code", c.sentCode)
+                    return ("account.emailVerifiedLogin", fields.fields)
             }
         }
     }
@@ -1784,10 +1762,9 @@ extension Api {
                 case .starsTransactionPeerFragment:
                     return ("starsTransactionPeerFragment", [])
                 case .starsTransactionPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("starsTransactionPeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("starsTransactionPeer", fields.fields)
                 case .starsTransactionPeerAds:
                     return ("starsTransactionPeerAds", [])
                 case .starsTransactionPeerAPI:
@@ -1821,7 +1798,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topHoursGraph != nil { flags |= 0x1 }
+                if topHoursGraph != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1832,7 +1809,7 @@ extension Api.payments {
                     if boxed { buffer.appendUInt32(0x6c207376) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.topHoursGraph {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topHoursGraph {
                         value.serialize(buffer, true)
                     }
                     c.revenueGraph.serialize(buffer, true)
@@ -1861,7 +1838,7 @@ extension Api.payments {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _topHoursGraph: Api.StatsGraph? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topHoursGraph = try Api.StatsGraph.parse(&reader)
                 }
                 field = 2
@@ -1881,16 +1858,15 @@ extension Api.payments {
             switch self {
                 case .starsRevenueStats(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.topHoursGraph {
-                        fields.append(("top_hours_graph", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topHoursGraph {
+                        fields.object("top_hours_graph", value)
                     }
-                    fields.append(("revenue_graph", .object(c.revenueGraph)))
-                    fields.append(("status", .object(c.status)))
-                    fields.append(("usd_rate", .double(c.usdRate)))
-                    return ("payments.starsRevenueStats", fields)
+                    fields.object("revenue_graph", c.revenueGraph)
+                    fields.object("status", c.status)
+                    fields.double("usd_rate", c.usdRate)
+                    return ("payments.starsRevenueStats", fields.fields)
             }
         }
     }
@@ -1979,16 +1955,14 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starsAmount(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("nanos", .int(c.nanos)))
-                    return ("starsAmount", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("amount", c.amount)
+                    fields.int("nanos", c.nanos)
+                    return ("starsAmount", fields.fields)
                 case .starsTonAmount(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("amount", .long(c.amount)))
-                    return ("starsTonAmount", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("amount", c.amount)
+                    return ("starsTonAmount", fields.fields)
             }
         }
     }
@@ -2056,12 +2030,11 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftUpgradePreview(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("sample_attributes", .vector(c.sampleAttributes.map { (e0: Api.StarGiftAttribute) -> TLValue in .object(e0) })))
-                    fields.append(("prices", .vector(c.prices.map { (e0: Api.StarGiftUpgradePrice) -> TLValue in .object(e0) })))
-                    fields.append(("next_prices", .vector(c.nextPrices.map { (e0: Api.StarGiftUpgradePrice) -> TLValue in .object(e0) })))
-                    return ("payments.starGiftUpgradePreview", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("sample_attributes", c.sampleAttributes)
+                    fields.objects("prices", c.prices)
+                    fields.objects("next_prices", c.nextPrices)
+                    return ("payments.starGiftUpgradePreview", fields.fields)
             }
         }
     }
@@ -2118,10 +2091,9 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftWithdrawalUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("payments.starGiftWithdrawalUrl", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("payments.starGiftWithdrawalUrl", fields.fields)
             }
         }
     }
@@ -2178,10 +2150,9 @@ extension Api.stats {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .pollStats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("votes_graph", .object(c.votesGraph)))
-                    return ("stats.pollStats", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("votes_graph", c.votesGraph)
+                    return ("stats.pollStats", fields.fields)
             }
         }
     }
@@ -2235,13 +2206,12 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("perm_auth_key_id", .long(self.permAuthKeyId)))
-            fields.append(("nonce", .long(self.nonce)))
-            fields.append(("expires_at", .int(self.expiresAt)))
-            fields.append(("encrypted_message", .bytes(self.encryptedMessage)))
-            return ("auth.bindTempAuthKey", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.long("perm_auth_key_id", self.permAuthKeyId)
+            fields.long("nonce", self.nonce)
+            fields.int("expires_at", self.expiresAt)
+            fields.bytes("encrypted_message", self.encryptedMessage)
+            return ("auth.bindTempAuthKey", fields.fields)
         }
     }
 
@@ -2283,10 +2253,9 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("token", .bytes(self.token)))
-            return ("auth.acceptLoginToken", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bytes("token", self.token)
+            return ("auth.acceptLoginToken", fields.fields)
         }
     }
 
@@ -2334,11 +2303,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("settings", .object(self.settings)))
-            return ("account.updateNotifySettings", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("settings", self.settings)
+            return ("account.updateNotifySettings", fields.fields)
         }
     }
 
@@ -2380,10 +2348,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("period", .int(self.period)))
-            return ("account.updateDeviceLocked", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("period", self.period)
+            return ("account.updateDeviceLocked", fields.fields)
         }
     }
 
@@ -2411,9 +2378,9 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if compareSound { flags |= 0x2 }
-            if compareStories { flags |= 0x4 }
-            if peer != nil { flags |= 0x1 }
+            if compareSound { tlSetFlag(&flags, 0x2) }
+            if compareStories { tlSetFlag(&flags, 0x4) }
+            if peer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2421,7 +2388,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x53577479) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
                 value.serialize(buffer, true)
             }
         }
@@ -2436,12 +2403,12 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _compareSound = _flags & 0x2 != 0
+                let _compareSound = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _compareStories = _flags & 0x4 != 0
+                let _compareStories = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _peer: Api.InputNotifyPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peer = try Api.InputNotifyPeer.parse(&reader)
                 }
                 return GetNotifyExceptions(compareSound: _compareSound, compareStories: _compareStories, peer: _peer)
@@ -2453,15 +2420,14 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.compareSound { fields.append(("compare_sound", .trueFlag)) }
-            if self.compareStories { fields.append(("compare_stories", .trueFlag)) }
-            if _flags & 0x1 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("compare_sound", self.compareSound)
+            fields.trueFlag("compare_stories", self.compareStories)
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
+                fields.object("peer", value)
             }
-            return ("account.getNotifyExceptions", fields)
+            return ("account.getNotifyExceptions", fields.fields)
         }
     }
 
@@ -2503,10 +2469,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("authorization_ttl_days", .int(self.authorizationTtlDays)))
-            return ("account.setAuthorizationTTL", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("authorization_ttl_days", self.authorizationTtlDays)
+            return ("account.setAuthorizationTTL", fields.fields)
         }
     }
 
@@ -2548,10 +2513,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getDefaultEmojiStatuses", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getDefaultEmojiStatuses", fields.fields)
         }
     }
 
@@ -2593,10 +2557,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getRecentEmojiStatuses", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getRecentEmojiStatuses", fields.fields)
         }
     }
 
@@ -2638,10 +2601,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getDefaultProfilePhotoEmojis", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getDefaultProfilePhotoEmojis", fields.fields)
         }
     }
 
@@ -2683,10 +2645,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("codes", .vector(self.codes.map { (e0: String) -> TLValue in .string(e0) })))
-            return ("account.invalidateSignInCodes", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.strings("codes", self.codes)
+            return ("account.invalidateSignInCodes", fields.fields)
         }
     }
 
@@ -2710,7 +2671,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if intro != nil { flags |= 0x1 }
+            if intro != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2718,7 +2679,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0xa614d034) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.intro {
+            if tlFlagIsSet(_flags, 0x1), let value = self.intro {
                 value.serialize(buffer, true)
             }
         }
@@ -2734,7 +2695,7 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _intro: Api.InputBusinessIntro? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _intro = try Api.InputBusinessIntro.parse(&reader)
                 }
                 return UpdateBusinessIntro(intro: _intro)
@@ -2746,13 +2707,12 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.intro {
-                fields.append(("intro", .object(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.intro {
+                fields.object("intro", value)
             }
-            return ("account.updateBusinessIntro", fields)
+            return ("account.updateBusinessIntro", fields.fields)
         }
     }
 
@@ -2816,7 +2776,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x1 }
+            if silent { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2840,7 +2800,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x1 != 0
+                let _silent = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputEncryptedChat.parse(&reader)
                 field = 3
@@ -2858,15 +2818,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("random_id", .long(self.randomId)))
-            fields.append(("data", .bytes(self.data)))
-            fields.append(("file", .object(self.file)))
-            return ("messages.sendEncryptedFile", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.object("peer", self.peer)
+            fields.long("random_id", self.randomId)
+            fields.bytes("data", self.data)
+            fields.object("file", self.file)
+            return ("messages.sendEncryptedFile", fields.fields)
         }
     }
 
@@ -2894,7 +2853,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if excludeFeatured { flags |= 0x1 }
+            if excludeFeatured { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2916,7 +2875,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _excludeFeatured = _flags & 0x1 != 0
+                let _excludeFeatured = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _q = try reader.readTLString()
                 field = 3
@@ -2930,13 +2889,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.excludeFeatured { fields.append(("exclude_featured", .trueFlag)) }
-            fields.append(("q", .string(self.q)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.searchEmojiStickerSets", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("exclude_featured", self.excludeFeatured)
+            fields.string("q", self.q)
+            fields.long("hash", self.hash)
+            return ("messages.searchEmojiStickerSets", fields.fields)
         }
     }
 
@@ -2972,8 +2930,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if excludePinned { flags |= 0x1 }
-            if parentPeer != nil { flags |= 0x2 }
+            if excludePinned { tlSetFlag(&flags, 0x1) }
+            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2981,7 +2939,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x1e91fc99) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
             buffer.appendInt32(self.offsetDate)
@@ -3001,10 +2959,10 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _excludePinned = _flags & 0x1 != 0
+                let _excludePinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 3
@@ -3026,19 +2984,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.excludePinned { fields.append(("exclude_pinned", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("exclude_pinned", self.excludePinned)
+            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            fields.append(("offset_date", .int(self.offsetDate)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("offset_peer", .object(self.offsetPeer)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getSavedDialogs", fields)
+            fields.int("offset_date", self.offsetDate)
+            fields.int("offset_id", self.offsetId)
+            fields.object("offset_peer", self.offsetPeer)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("messages.getSavedDialogs", fields.fields)
         }
     }
 
@@ -3086,11 +3043,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("stickerset", .object(self.stickerset)))
-            return ("channels.setStickers", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.object("stickerset", self.stickerset)
+            return ("channels.setStickers", fields.fields)
         }
     }
 
@@ -3118,7 +3074,7 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if broadcastMessagesAllowed { flags |= 0x1 }
+            if broadcastMessagesAllowed { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3140,7 +3096,7 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcastMessagesAllowed = _flags & 0x1 != 0
+                let _broadcastMessagesAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 field = 3
@@ -3154,13 +3110,12 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.broadcastMessagesAllowed { fields.append(("broadcast_messages_allowed", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("send_paid_messages_stars", .long(self.sendPaidMessagesStars)))
-            return ("channels.updatePaidMessagesPrice", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("broadcast_messages_allowed", self.broadcastMessagesAllowed)
+            fields.object("channel", self.channel)
+            fields.long("send_paid_messages_stars", self.sendPaidMessagesStars)
+            return ("channels.updatePaidMessagesPrice", fields.fields)
         }
     }
 
@@ -3186,7 +3141,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if canSelfUnmute { flags |= 0x1 }
+            if canSelfUnmute { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3207,7 +3162,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canSelfUnmute = _flags & 0x1 != 0
+                let _canSelfUnmute = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
                 return ExportGroupCallInvite(canSelfUnmute: _canSelfUnmute, call: _call)
@@ -3219,12 +3174,11 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.canSelfUnmute { fields.append(("can_self_unmute", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            return ("phone.exportGroupCallInvite", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("can_self_unmute", self.canSelfUnmute)
+            fields.object("call", self.call)
+            return ("phone.exportGroupCallInvite", fields.fields)
         }
     }
 
@@ -3266,10 +3220,9 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("slug", .string(self.slug)))
-            return ("chatlists.checkChatlistInvite", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("slug", self.slug)
+            return ("chatlists.checkChatlistInvite", fields.fields)
         }
     }
 

@@ -25,7 +25,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if date != nil { flags |= 0x1 }
+                if date != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -59,14 +59,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { flags |= 0x2 }
-                if invertMedia { flags |= 0x40 }
-                if replyTo != nil { flags |= 0x10 }
-                if entities != nil { flags |= 0x8 }
-                if media != nil { flags |= 0x20 }
-                if effect != nil { flags |= 0x80 }
-                if suggestedPost != nil { flags |= 0x100 }
-                if richMessage != nil { flags |= 0x200 }
+                if noWebpage { tlSetFlag(&flags, 0x2) }
+                if invertMedia { tlSetFlag(&flags, 0x40) }
+                if replyTo != nil { tlSetFlag(&flags, 0x10) }
+                if entities != nil { tlSetFlag(&flags, 0x8) }
+                if media != nil { tlSetFlag(&flags, 0x20) }
+                if effect != nil { tlSetFlag(&flags, 0x80) }
+                if suggestedPost != nil { tlSetFlag(&flags, 0x100) }
+                if richMessage != nil { tlSetFlag(&flags, 0x200) }
                 return flags
             }
         }
@@ -77,31 +77,31 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x1b0c841a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.date {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
                         buffer.appendInt32(value)
                     }
                 case .draftMessage(let c):
                     if boxed { buffer.appendUInt32(0x60fe3294) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x10 != 0, let value = c.replyTo {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.replyTo {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.message)
-                    if _flags & 0x8 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x20 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.media {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
-                    if _flags & 0x80 != 0, let value = c.effect {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.effect {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.suggestedPost {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.suggestedPost {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x200 != 0, let value = c.richMessage {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.richMessage {
                         value.serialize(buffer, true)
                     }
             }
@@ -128,7 +128,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _date: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _date = try reader.readInt32()
                 }
                 return .draftMessageEmpty(Cons_draftMessageEmpty(date: _date))
@@ -143,41 +143,41 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x2 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _invertMedia = _flags & 0x40 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x40)
                 field = 3
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 4
                 let _message = try reader.readTLString()
                 field = 5
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 6
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 field = 7
                 let _date = try reader.readInt32()
                 field = 8
                 var _effect: Int64? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _effect = try reader.readInt64()
                 }
                 field = 9
                 var _suggestedPost: Api.SuggestedPost? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _suggestedPost = try Api.SuggestedPost.parse(&reader)
                 }
                 field = 10
                 var _richMessage: Api.RichMessage? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _richMessage = try Api.RichMessage.parse(&reader)
                 }
                 return .draftMessage(Cons_draftMessage(noWebpage: _noWebpage, invertMedia: _invertMedia, replyTo: _replyTo, message: _message, entities: _entities, media: _media, date: _date, effect: _effect, suggestedPost: _suggestedPost, richMessage: _richMessage))
@@ -191,41 +191,39 @@ extension Api {
             switch self {
                 case .draftMessageEmpty(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.date {
-                        fields.append(("date", .int(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
+                        fields.int("date", value)
                     }
-                    return ("draftMessageEmpty", fields)
+                    return ("draftMessageEmpty", fields.fields)
                 case .draftMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    if _flags & 0x10 != 0, let value = c.replyTo {
-                        fields.append(("reply_to", .object(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("no_webpage", c.noWebpage)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.replyTo {
+                        fields.object("reply_to", value)
                     }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x8 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.media {
+                        fields.object("media", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x80 != 0, let value = c.effect {
-                        fields.append(("effect", .long(value)))
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x80), let value = c.effect {
+                        fields.long("effect", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.suggestedPost {
-                        fields.append(("suggested_post", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.suggestedPost {
+                        fields.object("suggested_post", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.richMessage {
-                        fields.append(("rich_message", .object(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.richMessage {
+                        fields.object("rich_message", value)
                     }
-                    return ("draftMessage", fields)
+                    return ("draftMessage", fields.fields)
             }
         }
     }
@@ -255,10 +253,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if name != nil { flags |= 0x1 }
-                if phone != nil { flags |= 0x2 }
-                if email != nil { flags |= 0x4 }
-                if shippingAddress != nil { flags |= 0x8 }
+                if name != nil { tlSetFlag(&flags, 0x1) }
+                if phone != nil { tlSetFlag(&flags, 0x2) }
+                if email != nil { tlSetFlag(&flags, 0x4) }
+                if shippingAddress != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -269,16 +267,16 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x909c3f94) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.name {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.name {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.phone {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.phone {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.email {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.shippingAddress {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.shippingAddress {
                         value.serialize(buffer, true)
                     }
             }
@@ -304,22 +302,22 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _name: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _name = try reader.readTLString()
                 }
                 field = 2
                 var _phone: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _phone = try reader.readTLString()
                 }
                 field = 3
                 var _email: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _email = try reader.readTLString()
                 }
                 field = 4
                 var _shippingAddress: Api.PostAddress? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _shippingAddress = try Api.PostAddress.parse(&reader)
                 }
                 return .paymentRequestedInfo(Cons_paymentRequestedInfo(name: _name, phone: _phone, email: _email, shippingAddress: _shippingAddress))
@@ -333,22 +331,21 @@ extension Api {
             switch self {
                 case .paymentRequestedInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.name {
-                        fields.append(("name", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.name {
+                        fields.string("name", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.phone {
-                        fields.append(("phone", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.phone {
+                        fields.string("phone", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.email {
-                        fields.append(("email", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.email {
+                        fields.string("email", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.shippingAddress {
-                        fields.append(("shipping_address", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.shippingAddress {
+                        fields.object("shipping_address", value)
                     }
-                    return ("paymentRequestedInfo", fields)
+                    return ("paymentRequestedInfo", fields.fields)
             }
         }
     }
@@ -431,15 +428,13 @@ extension Api.upload {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .cdnFileReuploadNeeded(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("request_token", .bytes(c.requestToken)))
-                    return ("upload.cdnFileReuploadNeeded", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bytes("request_token", c.requestToken)
+                    return ("upload.cdnFileReuploadNeeded", fields.fields)
                 case .cdnFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("upload.cdnFile", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bytes("bytes", c.bytes)
+                    return ("upload.cdnFile", fields.fields)
             }
         }
     }
@@ -858,7 +853,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaChatlist { flags |= 0x1 }
+                if viaChatlist { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1014,8 +1009,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if prevTopic != nil { flags |= 0x1 }
-                if newTopic != nil { flags |= 0x2 }
+                if prevTopic != nil { tlSetFlag(&flags, 0x1) }
+                if newTopic != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1273,10 +1268,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x5d8d353b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.prevTopic {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prevTopic {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.newTopic {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.newTopic {
                         value.serialize(buffer, true)
                     }
                 case .channelAdminLogEventActionToggleAntiSpam(let c):
@@ -1674,7 +1669,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaChatlist = _flags & 0x1 != 0
+                let _viaChatlist = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _invite = try Api.ExportedChatInvite.parse(&reader)
                 return .channelAdminLogEventActionParticipantJoinByInvite(Cons_channelAdminLogEventActionParticipantJoinByInvite(viaChatlist: _viaChatlist, invite: _invite))
@@ -1848,12 +1843,12 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _prevTopic: Api.ForumTopic? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _prevTopic = try Api.ForumTopic.parse(&reader)
                 }
                 field = 2
                 var _newTopic: Api.ForumTopic? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _newTopic = try Api.ForumTopic.parse(&reader)
                 }
                 return .channelAdminLogEventActionPinTopic(Cons_channelAdminLogEventActionPinTopic(prevTopic: _prevTopic, newTopic: _newTopic))
@@ -1989,295 +1984,245 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .channelAdminLogEventActionChangeTitle(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .string(c.prevValue)))
-                    fields.append(("new_value", .string(c.newValue)))
-                    return ("channelAdminLogEventActionChangeTitle", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("prev_value", c.prevValue)
+                    fields.string("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeTitle", fields.fields)
                 case .channelAdminLogEventActionChangeAbout(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .string(c.prevValue)))
-                    fields.append(("new_value", .string(c.newValue)))
-                    return ("channelAdminLogEventActionChangeAbout", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("prev_value", c.prevValue)
+                    fields.string("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeAbout", fields.fields)
                 case .channelAdminLogEventActionChangeUsername(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .string(c.prevValue)))
-                    fields.append(("new_value", .string(c.newValue)))
-                    return ("channelAdminLogEventActionChangeUsername", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("prev_value", c.prevValue)
+                    fields.string("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeUsername", fields.fields)
                 case .channelAdminLogEventActionChangePhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_photo", .object(c.prevPhoto)))
-                    fields.append(("new_photo", .object(c.newPhoto)))
-                    return ("channelAdminLogEventActionChangePhoto", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_photo", c.prevPhoto)
+                    fields.object("new_photo", c.newPhoto)
+                    return ("channelAdminLogEventActionChangePhoto", fields.fields)
                 case .channelAdminLogEventActionToggleInvites(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionToggleInvites", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleInvites", fields.fields)
                 case .channelAdminLogEventActionToggleSignatures(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionToggleSignatures", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleSignatures", fields.fields)
                 case .channelAdminLogEventActionUpdatePinned(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("channelAdminLogEventActionUpdatePinned", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("channelAdminLogEventActionUpdatePinned", fields.fields)
                 case .channelAdminLogEventActionEditMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_message", .object(c.prevMessage)))
-                    fields.append(("new_message", .object(c.newMessage)))
-                    return ("channelAdminLogEventActionEditMessage", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_message", c.prevMessage)
+                    fields.object("new_message", c.newMessage)
+                    return ("channelAdminLogEventActionEditMessage", fields.fields)
                 case .channelAdminLogEventActionDeleteMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("channelAdminLogEventActionDeleteMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("channelAdminLogEventActionDeleteMessage", fields.fields)
                 case .channelAdminLogEventActionParticipantJoin:
                     return ("channelAdminLogEventActionParticipantJoin", [])
                 case .channelAdminLogEventActionParticipantLeave:
                     return ("channelAdminLogEventActionParticipantLeave", [])
                 case .channelAdminLogEventActionParticipantInvite(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("participant", .object(c.participant)))
-                    return ("channelAdminLogEventActionParticipantInvite", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("participant", c.participant)
+                    return ("channelAdminLogEventActionParticipantInvite", fields.fields)
                 case .channelAdminLogEventActionParticipantToggleBan(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_participant", .object(c.prevParticipant)))
-                    fields.append(("new_participant", .object(c.newParticipant)))
-                    return ("channelAdminLogEventActionParticipantToggleBan", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_participant", c.prevParticipant)
+                    fields.object("new_participant", c.newParticipant)
+                    return ("channelAdminLogEventActionParticipantToggleBan", fields.fields)
                 case .channelAdminLogEventActionParticipantToggleAdmin(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_participant", .object(c.prevParticipant)))
-                    fields.append(("new_participant", .object(c.newParticipant)))
-                    return ("channelAdminLogEventActionParticipantToggleAdmin", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_participant", c.prevParticipant)
+                    fields.object("new_participant", c.newParticipant)
+                    return ("channelAdminLogEventActionParticipantToggleAdmin", fields.fields)
                 case .channelAdminLogEventActionChangeStickerSet(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_stickerset", .object(c.prevStickerset)))
-                    fields.append(("new_stickerset", .object(c.newStickerset)))
-                    return ("channelAdminLogEventActionChangeStickerSet", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_stickerset", c.prevStickerset)
+                    fields.object("new_stickerset", c.newStickerset)
+                    return ("channelAdminLogEventActionChangeStickerSet", fields.fields)
                 case .channelAdminLogEventActionTogglePreHistoryHidden(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionTogglePreHistoryHidden", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionTogglePreHistoryHidden", fields.fields)
                 case .channelAdminLogEventActionDefaultBannedRights(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_banned_rights", .object(c.prevBannedRights)))
-                    fields.append(("new_banned_rights", .object(c.newBannedRights)))
-                    return ("channelAdminLogEventActionDefaultBannedRights", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_banned_rights", c.prevBannedRights)
+                    fields.object("new_banned_rights", c.newBannedRights)
+                    return ("channelAdminLogEventActionDefaultBannedRights", fields.fields)
                 case .channelAdminLogEventActionStopPoll(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("channelAdminLogEventActionStopPoll", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("channelAdminLogEventActionStopPoll", fields.fields)
                 case .channelAdminLogEventActionChangeLinkedChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .long(c.prevValue)))
-                    fields.append(("new_value", .long(c.newValue)))
-                    return ("channelAdminLogEventActionChangeLinkedChat", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("prev_value", c.prevValue)
+                    fields.long("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeLinkedChat", fields.fields)
                 case .channelAdminLogEventActionChangeLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .object(c.prevValue)))
-                    fields.append(("new_value", .object(c.newValue)))
-                    return ("channelAdminLogEventActionChangeLocation", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_value", c.prevValue)
+                    fields.object("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeLocation", fields.fields)
                 case .channelAdminLogEventActionToggleSlowMode(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .int(c.prevValue)))
-                    fields.append(("new_value", .int(c.newValue)))
-                    return ("channelAdminLogEventActionToggleSlowMode", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("prev_value", c.prevValue)
+                    fields.int("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleSlowMode", fields.fields)
                 case .channelAdminLogEventActionStartGroupCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("call", .object(c.call)))
-                    return ("channelAdminLogEventActionStartGroupCall", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("call", c.call)
+                    return ("channelAdminLogEventActionStartGroupCall", fields.fields)
                 case .channelAdminLogEventActionDiscardGroupCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("call", .object(c.call)))
-                    return ("channelAdminLogEventActionDiscardGroupCall", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("call", c.call)
+                    return ("channelAdminLogEventActionDiscardGroupCall", fields.fields)
                 case .channelAdminLogEventActionParticipantMute(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("participant", .object(c.participant)))
-                    return ("channelAdminLogEventActionParticipantMute", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("participant", c.participant)
+                    return ("channelAdminLogEventActionParticipantMute", fields.fields)
                 case .channelAdminLogEventActionParticipantUnmute(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("participant", .object(c.participant)))
-                    return ("channelAdminLogEventActionParticipantUnmute", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("participant", c.participant)
+                    return ("channelAdminLogEventActionParticipantUnmute", fields.fields)
                 case .channelAdminLogEventActionToggleGroupCallSetting(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("join_muted", .bool(c.joinMuted)))
-                    return ("channelAdminLogEventActionToggleGroupCallSetting", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("join_muted", c.joinMuted)
+                    return ("channelAdminLogEventActionToggleGroupCallSetting", fields.fields)
                 case .channelAdminLogEventActionParticipantJoinByInvite(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.viaChatlist { fields.append(("via_chatlist", .trueFlag)) }
-                    fields.append(("invite", .object(c.invite)))
-                    return ("channelAdminLogEventActionParticipantJoinByInvite", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("via_chatlist", c.viaChatlist)
+                    fields.object("invite", c.invite)
+                    return ("channelAdminLogEventActionParticipantJoinByInvite", fields.fields)
                 case .channelAdminLogEventActionExportedInviteDelete(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("invite", .object(c.invite)))
-                    return ("channelAdminLogEventActionExportedInviteDelete", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("invite", c.invite)
+                    return ("channelAdminLogEventActionExportedInviteDelete", fields.fields)
                 case .channelAdminLogEventActionExportedInviteRevoke(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("invite", .object(c.invite)))
-                    return ("channelAdminLogEventActionExportedInviteRevoke", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("invite", c.invite)
+                    return ("channelAdminLogEventActionExportedInviteRevoke", fields.fields)
                 case .channelAdminLogEventActionExportedInviteEdit(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_invite", .object(c.prevInvite)))
-                    fields.append(("new_invite", .object(c.newInvite)))
-                    return ("channelAdminLogEventActionExportedInviteEdit", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_invite", c.prevInvite)
+                    fields.object("new_invite", c.newInvite)
+                    return ("channelAdminLogEventActionExportedInviteEdit", fields.fields)
                 case .channelAdminLogEventActionParticipantVolume(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("participant", .object(c.participant)))
-                    return ("channelAdminLogEventActionParticipantVolume", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("participant", c.participant)
+                    return ("channelAdminLogEventActionParticipantVolume", fields.fields)
                 case .channelAdminLogEventActionChangeHistoryTTL(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .int(c.prevValue)))
-                    fields.append(("new_value", .int(c.newValue)))
-                    return ("channelAdminLogEventActionChangeHistoryTTL", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("prev_value", c.prevValue)
+                    fields.int("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeHistoryTTL", fields.fields)
                 case .channelAdminLogEventActionParticipantJoinByRequest(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("invite", .object(c.invite)))
-                    fields.append(("approved_by", .long(c.approvedBy)))
-                    return ("channelAdminLogEventActionParticipantJoinByRequest", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("invite", c.invite)
+                    fields.long("approved_by", c.approvedBy)
+                    return ("channelAdminLogEventActionParticipantJoinByRequest", fields.fields)
                 case .channelAdminLogEventActionToggleNoForwards(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionToggleNoForwards", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleNoForwards", fields.fields)
                 case .channelAdminLogEventActionSendMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("channelAdminLogEventActionSendMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("channelAdminLogEventActionSendMessage", fields.fields)
                 case .channelAdminLogEventActionChangeAvailableReactions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .object(c.prevValue)))
-                    fields.append(("new_value", .object(c.newValue)))
-                    return ("channelAdminLogEventActionChangeAvailableReactions", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_value", c.prevValue)
+                    fields.object("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeAvailableReactions", fields.fields)
                 case .channelAdminLogEventActionChangeUsernames(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .vector(c.prevValue.map { (e0: String) -> TLValue in .string(e0) })))
-                    fields.append(("new_value", .vector(c.newValue.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("channelAdminLogEventActionChangeUsernames", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.strings("prev_value", c.prevValue)
+                    fields.strings("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeUsernames", fields.fields)
                 case .channelAdminLogEventActionToggleForum(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionToggleForum", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleForum", fields.fields)
                 case .channelAdminLogEventActionCreateTopic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("topic", .object(c.topic)))
-                    return ("channelAdminLogEventActionCreateTopic", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("topic", c.topic)
+                    return ("channelAdminLogEventActionCreateTopic", fields.fields)
                 case .channelAdminLogEventActionEditTopic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_topic", .object(c.prevTopic)))
-                    fields.append(("new_topic", .object(c.newTopic)))
-                    return ("channelAdminLogEventActionEditTopic", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_topic", c.prevTopic)
+                    fields.object("new_topic", c.newTopic)
+                    return ("channelAdminLogEventActionEditTopic", fields.fields)
                 case .channelAdminLogEventActionDeleteTopic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("topic", .object(c.topic)))
-                    return ("channelAdminLogEventActionDeleteTopic", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("topic", c.topic)
+                    return ("channelAdminLogEventActionDeleteTopic", fields.fields)
                 case .channelAdminLogEventActionPinTopic(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.prevTopic {
-                        fields.append(("prev_topic", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prevTopic {
+                        fields.object("prev_topic", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.newTopic {
-                        fields.append(("new_topic", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.newTopic {
+                        fields.object("new_topic", value)
                     }
-                    return ("channelAdminLogEventActionPinTopic", fields)
+                    return ("channelAdminLogEventActionPinTopic", fields.fields)
                 case .channelAdminLogEventActionToggleAntiSpam(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionToggleAntiSpam", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleAntiSpam", fields.fields)
                 case .channelAdminLogEventActionChangePeerColor(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .object(c.prevValue)))
-                    fields.append(("new_value", .object(c.newValue)))
-                    return ("channelAdminLogEventActionChangePeerColor", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_value", c.prevValue)
+                    fields.object("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangePeerColor", fields.fields)
                 case .channelAdminLogEventActionChangeProfilePeerColor(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .object(c.prevValue)))
-                    fields.append(("new_value", .object(c.newValue)))
-                    return ("channelAdminLogEventActionChangeProfilePeerColor", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_value", c.prevValue)
+                    fields.object("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeProfilePeerColor", fields.fields)
                 case .channelAdminLogEventActionChangeWallpaper(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .object(c.prevValue)))
-                    fields.append(("new_value", .object(c.newValue)))
-                    return ("channelAdminLogEventActionChangeWallpaper", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_value", c.prevValue)
+                    fields.object("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeWallpaper", fields.fields)
                 case .channelAdminLogEventActionChangeEmojiStatus(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .object(c.prevValue)))
-                    fields.append(("new_value", .object(c.newValue)))
-                    return ("channelAdminLogEventActionChangeEmojiStatus", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_value", c.prevValue)
+                    fields.object("new_value", c.newValue)
+                    return ("channelAdminLogEventActionChangeEmojiStatus", fields.fields)
                 case .channelAdminLogEventActionChangeEmojiStickerSet(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_stickerset", .object(c.prevStickerset)))
-                    fields.append(("new_stickerset", .object(c.newStickerset)))
-                    return ("channelAdminLogEventActionChangeEmojiStickerSet", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_stickerset", c.prevStickerset)
+                    fields.object("new_stickerset", c.newStickerset)
+                    return ("channelAdminLogEventActionChangeEmojiStickerSet", fields.fields)
                 case .channelAdminLogEventActionToggleSignatureProfiles(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionToggleSignatureProfiles", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleSignatureProfiles", fields.fields)
                 case .channelAdminLogEventActionParticipantSubExtend(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_participant", .object(c.prevParticipant)))
-                    fields.append(("new_participant", .object(c.newParticipant)))
-                    return ("channelAdminLogEventActionParticipantSubExtend", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("prev_participant", c.prevParticipant)
+                    fields.object("new_participant", c.newParticipant)
+                    return ("channelAdminLogEventActionParticipantSubExtend", fields.fields)
                 case .channelAdminLogEventActionToggleAutotranslation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("channelAdminLogEventActionToggleAutotranslation", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.bool("new_value", c.newValue)
+                    return ("channelAdminLogEventActionToggleAutotranslation", fields.fields)
                 case .channelAdminLogEventActionParticipantEditRank(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("prev_rank", .string(c.prevRank)))
-                    fields.append(("new_rank", .string(c.newRank)))
-                    return ("channelAdminLogEventActionParticipantEditRank", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("user_id", c.userId)
+                    fields.string("prev_rank", c.prevRank)
+                    fields.string("new_rank", c.newRank)
+                    return ("channelAdminLogEventActionParticipantEditRank", fields.fields)
             }
         }
     }
@@ -2357,12 +2302,11 @@ extension Api {
                 case .inputCheckPasswordEmpty:
                     return ("inputCheckPasswordEmpty", [])
                 case .inputCheckPasswordSRP(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("srp_id", .long(c.srpId)))
-                    fields.append(("A", .bytes(c.A)))
-                    fields.append(("M1", .bytes(c.M1)))
-                    return ("inputCheckPasswordSRP", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("srp_id", c.srpId)
+                    fields.bytes("A", c.A)
+                    fields.bytes("M1", c.M1)
+                    return ("inputCheckPasswordSRP", fields.fields)
             }
         }
     }
@@ -2477,21 +2421,18 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputWallPaper(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputWallPaper", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputWallPaper", fields.fields)
                 case .inputWallPaperSlug(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputWallPaperSlug", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputWallPaperSlug", fields.fields)
                 case .inputWallPaperNoFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("inputWallPaperNoFile", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("inputWallPaperNoFile", fields.fields)
             }
         }
     }
@@ -2535,9 +2476,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inactive { flags |= 0x1 }
-                if premium { flags |= 0x4 }
-                if aroundAnimation != nil && centerIcon != nil { flags |= 0x2 }
+                if inactive { tlSetFlag(&flags, 0x1) }
+                if premium { tlSetFlag(&flags, 0x4) }
+                if aroundAnimation != nil && centerIcon != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2555,10 +2496,10 @@ extension Api {
                     c.selectAnimation.serialize(buffer, true)
                     c.activateAnimation.serialize(buffer, true)
                     c.effectAnimation.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.aroundAnimation {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.aroundAnimation {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.centerIcon {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.centerIcon {
                         value.serialize(buffer, true)
                     }
             }
@@ -2583,9 +2524,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inactive = _flags & 0x1 != 0
+                let _inactive = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _premium = _flags & 0x4 != 0
+                let _premium = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _reaction = try reader.readTLString()
                 field = 4
@@ -2602,12 +2543,12 @@ extension Api {
                 let _effectAnimation = try Api.Document.parse(&reader)
                 field = 10
                 var _aroundAnimation: Api.Document? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _aroundAnimation = try Api.Document.parse(&reader)
                 }
                 field = 11
                 var _centerIcon: Api.Document? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _centerIcon = try Api.Document.parse(&reader)
                 }
                 return .availableReaction(Cons_availableReaction(inactive: _inactive, premium: _premium, reaction: _reaction, title: _title, staticIcon: _staticIcon, appearAnimation: _appearAnimation, selectAnimation: _selectAnimation, activateAnimation: _activateAnimation, effectAnimation: _effectAnimation, aroundAnimation: _aroundAnimation, centerIcon: _centerIcon))
@@ -2621,25 +2562,24 @@ extension Api {
             switch self {
                 case .availableReaction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.inactive { fields.append(("inactive", .trueFlag)) }
-                    if c.premium { fields.append(("premium", .trueFlag)) }
-                    fields.append(("reaction", .string(c.reaction)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("static_icon", .object(c.staticIcon)))
-                    fields.append(("appear_animation", .object(c.appearAnimation)))
-                    fields.append(("select_animation", .object(c.selectAnimation)))
-                    fields.append(("activate_animation", .object(c.activateAnimation)))
-                    fields.append(("effect_animation", .object(c.effectAnimation)))
-                    if _flags & 0x2 != 0, let value = c.aroundAnimation {
-                        fields.append(("around_animation", .object(value)))
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("inactive", c.inactive)
+                    fields.trueFlag("premium", c.premium)
+                    fields.string("reaction", c.reaction)
+                    fields.string("title", c.title)
+                    fields.object("static_icon", c.staticIcon)
+                    fields.object("appear_animation", c.appearAnimation)
+                    fields.object("select_animation", c.selectAnimation)
+                    fields.object("activate_animation", c.activateAnimation)
+                    fields.object("effect_animation", c.effectAnimation)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.aroundAnimation {
+                        fields.object("around_animation", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.centerIcon {
-                        fields.append(("center_icon", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.centerIcon {
+                        fields.object("center_icon", value)
                     }
-                    return ("availableReaction", fields)
+                    return ("availableReaction", fields.fields)
             }
         }
     }
@@ -2696,10 +2636,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedStoryLink(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("link", .string(c.link)))
-                    return ("exportedStoryLink", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("link", c.link)
+                    return ("exportedStoryLink", fields.fields)
             }
         }
     }
@@ -2819,22 +2758,20 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .prepaidGiveaway(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("months", .int(c.months)))
-                    fields.append(("quantity", .int(c.quantity)))
-                    fields.append(("date", .int(c.date)))
-                    return ("prepaidGiveaway", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("id", c.id)
+                    fields.int("months", c.months)
+                    fields.int("quantity", c.quantity)
+                    fields.int("date", c.date)
+                    return ("prepaidGiveaway", fields.fields)
                 case .prepaidStarsGiveaway(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("stars", .long(c.stars)))
-                    fields.append(("quantity", .int(c.quantity)))
-                    fields.append(("boosts", .int(c.boosts)))
-                    fields.append(("date", .int(c.date)))
-                    return ("prepaidStarsGiveaway", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("id", c.id)
+                    fields.long("stars", c.stars)
+                    fields.int("quantity", c.quantity)
+                    fields.int("boosts", c.boosts)
+                    fields.int("date", c.date)
+                    return ("prepaidStarsGiveaway", fields.fields)
             }
         }
     }
@@ -2902,12 +2839,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .businessGreetingMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("shortcut_id", .int(c.shortcutId)))
-                    fields.append(("recipients", .object(c.recipients)))
-                    fields.append(("no_activity_days", .int(c.noActivityDays)))
-                    return ("businessGreetingMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("shortcut_id", c.shortcutId)
+                    fields.object("recipients", c.recipients)
+                    fields.int("no_activity_days", c.noActivityDays)
+                    return ("businessGreetingMessage", fields.fields)
             }
         }
     }
@@ -2945,9 +2881,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if firstName != nil && lastName != nil { flags |= 0x1 }
-                if username != nil { flags |= 0x2 }
-                if photo != nil { flags |= 0x4 }
+                if firstName != nil && lastName != nil { tlSetFlag(&flags, 0x1) }
+                if username != nil { tlSetFlag(&flags, 0x2) }
+                if photo != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2967,8 +2903,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x1 }
-                if photo != nil { flags |= 0x4 }
+                if title != nil { tlSetFlag(&flags, 0x1) }
+                if photo != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2990,9 +2926,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x1 }
-                if username != nil { flags |= 0x2 }
-                if photo != nil { flags |= 0x4 }
+                if title != nil { tlSetFlag(&flags, 0x1) }
+                if username != nil { tlSetFlag(&flags, 0x2) }
+                if photo != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -3004,16 +2940,16 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
-                    if _flags & 0x1 != 0, let value = c.firstName {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.firstName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.lastName {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.lastName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.username {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                 case .requestedPeerChat(let c):
@@ -3021,10 +2957,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.chatId)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                 case .requestedPeerChannel(let c):
@@ -3032,13 +2968,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.channelId)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.username {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
                         value.serialize(buffer, true)
                     }
             }
@@ -3068,22 +3004,22 @@ extension Api {
                 let _userId = try reader.readInt64()
                 field = 2
                 var _firstName: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _firstName = try reader.readTLString()
                 }
                 field = 3
                 var _lastName: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _lastName = try reader.readTLString()
                 }
                 field = 4
                 var _username: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _username = try reader.readTLString()
                 }
                 field = 5
                 var _photo: Api.Photo? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.Photo.parse(&reader)
                 }
                 return .requestedPeerUser(Cons_requestedPeerUser(userId: _userId, firstName: _firstName, lastName: _lastName, username: _username, photo: _photo))
@@ -3101,12 +3037,12 @@ extension Api {
                 let _chatId = try reader.readInt64()
                 field = 2
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 3
                 var _photo: Api.Photo? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.Photo.parse(&reader)
                 }
                 return .requestedPeerChat(Cons_requestedPeerChat(chatId: _chatId, title: _title, photo: _photo))
@@ -3124,17 +3060,17 @@ extension Api {
                 let _channelId = try reader.readInt64()
                 field = 2
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 3
                 var _username: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _username = try reader.readTLString()
                 }
                 field = 4
                 var _photo: Api.Photo? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.Photo.parse(&reader)
                 }
                 return .requestedPeerChannel(Cons_requestedPeerChannel(channelId: _channelId, title: _title, username: _username, photo: _photo))
@@ -3148,52 +3084,49 @@ extension Api {
             switch self {
                 case .requestedPeerUser(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("user_id", .long(c.userId)))
-                    if _flags & 0x1 != 0, let value = c.firstName {
-                        fields.append(("first_name", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.long("user_id", c.userId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.firstName {
+                        fields.string("first_name", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.lastName {
-                        fields.append(("last_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.lastName {
+                        fields.string("last_name", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.username {
-                        fields.append(("username", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
+                        fields.string("username", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    return ("requestedPeerUser", fields)
+                    return ("requestedPeerUser", fields.fields)
                 case .requestedPeerChat(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("chat_id", .long(c.chatId)))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.long("chat_id", c.chatId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    return ("requestedPeerChat", fields)
+                    return ("requestedPeerChat", fields.fields)
                 case .requestedPeerChannel(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.long("channel_id", c.channelId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.username {
-                        fields.append(("username", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
+                        fields.string("username", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    return ("requestedPeerChannel", fields)
+                    return ("requestedPeerChannel", fields.fields)
             }
         }
     }
@@ -3231,11 +3164,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if subscriptions != nil { flags |= 0x2 }
-                if subscriptionsNextOffset != nil { flags |= 0x4 }
-                if subscriptionsMissingBalance != nil { flags |= 0x10 }
-                if history != nil { flags |= 0x8 }
-                if nextOffset != nil { flags |= 0x1 }
+                if subscriptions != nil { tlSetFlag(&flags, 0x2) }
+                if subscriptionsNextOffset != nil { tlSetFlag(&flags, 0x4) }
+                if subscriptionsMissingBalance != nil { tlSetFlag(&flags, 0x10) }
+                if history != nil { tlSetFlag(&flags, 0x8) }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3247,19 +3180,19 @@ extension Api.payments {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.balance.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.subscriptions {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.subscriptionsNextOffset {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.subscriptionsNextOffset {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.subscriptionsMissingBalance {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionsMissingBalance {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.history {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.history {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -3289,27 +3222,27 @@ extension Api.payments {
                 let _balance = try Api.StarsAmount.parse(&reader)
                 field = 2
                 var _subscriptions: [Api.StarsSubscription]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _subscriptions = try reader.readVector(boxed: true, of: Api.StarsSubscription.self)
                 }
                 field = 3
                 var _subscriptionsNextOffset: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _subscriptionsNextOffset = try reader.readTLString()
                 }
                 field = 4
                 var _subscriptionsMissingBalance: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _subscriptionsMissingBalance = try reader.readInt64()
                 }
                 field = 5
                 var _history: [Api.StarsTransaction]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _history = try reader.readVector(boxed: true, of: Api.StarsTransaction.self)
                 }
                 field = 6
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 7
@@ -3327,28 +3260,27 @@ extension Api.payments {
             switch self {
                 case .starsStatus(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("balance", .object(c.balance)))
-                    if _flags & 0x2 != 0, let value = c.subscriptions {
-                        fields.append(("subscriptions", .vector(value.map { (e0: Api.StarsSubscription) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.object("balance", c.balance)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptions {
+                        fields.objects("subscriptions", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.subscriptionsNextOffset {
-                        fields.append(("subscriptions_next_offset", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.subscriptionsNextOffset {
+                        fields.string("subscriptions_next_offset", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.subscriptionsMissingBalance {
-                        fields.append(("subscriptions_missing_balance", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionsMissingBalance {
+                        fields.long("subscriptions_missing_balance", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.history {
-                        fields.append(("history", .vector(value.map { (e0: Api.StarsTransaction) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.history {
+                        fields.objects("history", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.starsStatus", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("payments.starsStatus", fields.fields)
             }
         }
     }
@@ -3398,20 +3330,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if reply { flags |= 0x1 }
-                if readMessages { flags |= 0x2 }
-                if deleteSentMessages { flags |= 0x4 }
-                if deleteReceivedMessages { flags |= 0x8 }
-                if editName { flags |= 0x10 }
-                if editBio { flags |= 0x20 }
-                if editProfilePhoto { flags |= 0x40 }
-                if editUsername { flags |= 0x80 }
-                if viewGifts { flags |= 0x100 }
-                if sellGifts { flags |= 0x200 }
-                if changeGiftSettings { flags |= 0x400 }
-                if transferAndUpgradeGifts { flags |= 0x800 }
-                if transferStars { flags |= 0x1000 }
-                if manageStories { flags |= 0x2000 }
+                if reply { tlSetFlag(&flags, 0x1) }
+                if readMessages { tlSetFlag(&flags, 0x2) }
+                if deleteSentMessages { tlSetFlag(&flags, 0x4) }
+                if deleteReceivedMessages { tlSetFlag(&flags, 0x8) }
+                if editName { tlSetFlag(&flags, 0x10) }
+                if editBio { tlSetFlag(&flags, 0x20) }
+                if editProfilePhoto { tlSetFlag(&flags, 0x40) }
+                if editUsername { tlSetFlag(&flags, 0x80) }
+                if viewGifts { tlSetFlag(&flags, 0x100) }
+                if sellGifts { tlSetFlag(&flags, 0x200) }
+                if changeGiftSettings { tlSetFlag(&flags, 0x400) }
+                if transferAndUpgradeGifts { tlSetFlag(&flags, 0x800) }
+                if transferStars { tlSetFlag(&flags, 0x1000) }
+                if manageStories { tlSetFlag(&flags, 0x2000) }
                 return flags
             }
         }
@@ -3444,33 +3376,33 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reply = _flags & 0x1 != 0
+                let _reply = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _readMessages = _flags & 0x2 != 0
+                let _readMessages = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _deleteSentMessages = _flags & 0x4 != 0
+                let _deleteSentMessages = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _deleteReceivedMessages = _flags & 0x8 != 0
+                let _deleteReceivedMessages = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _editName = _flags & 0x10 != 0
+                let _editName = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _editBio = _flags & 0x20 != 0
+                let _editBio = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _editProfilePhoto = _flags & 0x40 != 0
+                let _editProfilePhoto = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _editUsername = _flags & 0x80 != 0
+                let _editUsername = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _viewGifts = _flags & 0x100 != 0
+                let _viewGifts = tlFlagIsSet(_flags, 0x100)
                 field = 10
-                let _sellGifts = _flags & 0x200 != 0
+                let _sellGifts = tlFlagIsSet(_flags, 0x200)
                 field = 11
-                let _changeGiftSettings = _flags & 0x400 != 0
+                let _changeGiftSettings = tlFlagIsSet(_flags, 0x400)
                 field = 12
-                let _transferAndUpgradeGifts = _flags & 0x800 != 0
+                let _transferAndUpgradeGifts = tlFlagIsSet(_flags, 0x800)
                 field = 13
-                let _transferStars = _flags & 0x1000 != 0
+                let _transferStars = tlFlagIsSet(_flags, 0x1000)
                 field = 14
-                let _manageStories = _flags & 0x2000 != 0
+                let _manageStories = tlFlagIsSet(_flags, 0x2000)
                 return .businessBotRights(Cons_businessBotRights(reply: _reply, readMessages: _readMessages, deleteSentMessages: _deleteSentMessages, deleteReceivedMessages: _deleteReceivedMessages, editName: _editName, editBio: _editBio, editProfilePhoto: _editProfilePhoto, editUsername: _editUsername, viewGifts: _viewGifts, sellGifts: _sellGifts, changeGiftSettings: _changeGiftSettings, transferAndUpgradeGifts: _transferAndUpgradeGifts, transferStars: _transferStars, manageStories: _manageStories))
             }
             catch {
@@ -3482,24 +3414,23 @@ extension Api {
             switch self {
                 case .businessBotRights(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(15)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.reply { fields.append(("reply", .trueFlag)) }
-                    if c.readMessages { fields.append(("read_messages", .trueFlag)) }
-                    if c.deleteSentMessages { fields.append(("delete_sent_messages", .trueFlag)) }
-                    if c.deleteReceivedMessages { fields.append(("delete_received_messages", .trueFlag)) }
-                    if c.editName { fields.append(("edit_name", .trueFlag)) }
-                    if c.editBio { fields.append(("edit_bio", .trueFlag)) }
-                    if c.editProfilePhoto { fields.append(("edit_profile_photo", .trueFlag)) }
-                    if c.editUsername { fields.append(("edit_username", .trueFlag)) }
-                    if c.viewGifts { fields.append(("view_gifts", .trueFlag)) }
-                    if c.sellGifts { fields.append(("sell_gifts", .trueFlag)) }
-                    if c.changeGiftSettings { fields.append(("change_gift_settings", .trueFlag)) }
-                    if c.transferAndUpgradeGifts { fields.append(("transfer_and_upgrade_gifts", .trueFlag)) }
-                    if c.transferStars { fields.append(("transfer_stars", .trueFlag)) }
-                    if c.manageStories { fields.append(("manage_stories", .trueFlag)) }
-                    return ("businessBotRights", fields)
+                    var fields = TLFieldList(capacity: 15)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("reply", c.reply)
+                    fields.trueFlag("read_messages", c.readMessages)
+                    fields.trueFlag("delete_sent_messages", c.deleteSentMessages)
+                    fields.trueFlag("delete_received_messages", c.deleteReceivedMessages)
+                    fields.trueFlag("edit_name", c.editName)
+                    fields.trueFlag("edit_bio", c.editBio)
+                    fields.trueFlag("edit_profile_photo", c.editProfilePhoto)
+                    fields.trueFlag("edit_username", c.editUsername)
+                    fields.trueFlag("view_gifts", c.viewGifts)
+                    fields.trueFlag("sell_gifts", c.sellGifts)
+                    fields.trueFlag("change_gift_settings", c.changeGiftSettings)
+                    fields.trueFlag("transfer_and_upgrade_gifts", c.transferAndUpgradeGifts)
+                    fields.trueFlag("transfer_stars", c.transferStars)
+                    fields.trueFlag("manage_stories", c.manageStories)
+                    return ("businessBotRights", fields.fields)
             }
         }
     }
@@ -3529,7 +3460,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if visible { flags |= 0x1 }
+                if visible { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3565,7 +3496,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _visible = _flags & 0x1 != 0
+                let _visible = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -3583,14 +3514,13 @@ extension Api {
             switch self {
                 case .communityPeerRequest(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.visible { fields.append(("visible", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("requested_by", .long(c.requestedBy)))
-                    fields.append(("date", .int(c.date)))
-                    return ("communityPeerRequest", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("visible", c.visible)
+                    fields.object("peer", c.peer)
+                    fields.long("requested_by", c.requestedBy)
+                    fields.int("date", c.date)
+                    return ("communityPeerRequest", fields.fields)
             }
         }
     }
@@ -3648,19 +3578,19 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { flags |= 0x1 }
-                if welcomeTemplate { flags |= 0x20 }
-                if invertMedia { flags |= 0x80 }
-                if noforwards { flags |= 0x1000 }
-                if peerId != nil { flags |= 0x200 }
-                if topMsgId != nil { flags |= 0x2 }
-                if entities != nil { flags |= 0x4 }
-                if media != nil { flags |= 0x8 }
-                if replyMarkup != nil { flags |= 0x10 }
-                if replyTo != nil { flags |= 0x40 }
-                if richMessage != nil { flags |= 0x100 }
-                if chatInstance != nil { flags |= 0x400 }
-                if anchorMsgId != nil { flags |= 0x800 }
+                if out { tlSetFlag(&flags, 0x1) }
+                if welcomeTemplate { tlSetFlag(&flags, 0x20) }
+                if invertMedia { tlSetFlag(&flags, 0x80) }
+                if noforwards { tlSetFlag(&flags, 0x1000) }
+                if peerId != nil { tlSetFlag(&flags, 0x200) }
+                if topMsgId != nil { tlSetFlag(&flags, 0x2) }
+                if entities != nil { tlSetFlag(&flags, 0x4) }
+                if media != nil { tlSetFlag(&flags, 0x8) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x10) }
+                if replyTo != nil { tlSetFlag(&flags, 0x40) }
+                if richMessage != nil { tlSetFlag(&flags, 0x100) }
+                if chatInstance != nil { tlSetFlag(&flags, 0x400) }
+                if anchorMsgId != nil { tlSetFlag(&flags, 0x800) }
                 return flags
             }
         }
@@ -3673,34 +3603,34 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     c.fromId.serialize(buffer, true)
-                    if _flags & 0x200 != 0, let value = c.peerId {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.peerId {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.receiverId)
-                    if _flags & 0x2 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.date)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x4 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x8 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.media {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.replyTo {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.replyTo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x100 != 0, let value = c.richMessage {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.richMessage {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x400 != 0, let value = c.chatInstance {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.chatInstance {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.anchorMsgId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.anchorMsgId {
                         buffer.appendInt32(value)
                     }
             }
@@ -3725,27 +3655,27 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = _flags & 0x1 != 0
+                let _out = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _welcomeTemplate = _flags & 0x20 != 0
+                let _welcomeTemplate = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _invertMedia = _flags & 0x80 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _noforwards = _flags & 0x1000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x1000)
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
                 let _fromId = try Api.Peer.parse(&reader)
                 field = 7
                 var _peerId: Api.Peer? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _peerId = try Api.Peer.parse(&reader)
                 }
                 field = 8
                 let _receiverId = try reader.readInt64()
                 field = 9
                 var _topMsgId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 10
@@ -3754,37 +3684,37 @@ extension Api {
                 let _message = try reader.readTLString()
                 field = 12
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 13
                 var _media: Api.MessageMedia? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _media = try Api.MessageMedia.parse(&reader)
                 }
                 field = 14
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 15
                 var _replyTo: Api.MessageReplyHeader? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _replyTo = try Api.MessageReplyHeader.parse(&reader)
                 }
                 field = 16
                 var _richMessage: Api.RichMessage? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _richMessage = try Api.RichMessage.parse(&reader)
                 }
                 field = 17
                 var _chatInstance: Int64? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _chatInstance = try reader.readInt64()
                 }
                 field = 18
                 var _anchorMsgId: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _anchorMsgId = try reader.readInt32()
                 }
                 return .ephemeralMessage(Cons_ephemeralMessage(out: _out, welcomeTemplate: _welcomeTemplate, invertMedia: _invertMedia, noforwards: _noforwards, id: _id, fromId: _fromId, peerId: _peerId, receiverId: _receiverId, topMsgId: _topMsgId, date: _date, message: _message, entities: _entities, media: _media, replyMarkup: _replyMarkup, replyTo: _replyTo, richMessage: _richMessage, chatInstance: _chatInstance, anchorMsgId: _anchorMsgId))
@@ -3798,46 +3728,45 @@ extension Api {
             switch self {
                 case .ephemeralMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(19)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.out { fields.append(("out", .trueFlag)) }
-                    if c.welcomeTemplate { fields.append(("welcome_template", .trueFlag)) }
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    if c.noforwards { fields.append(("noforwards", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("from_id", .object(c.fromId)))
-                    if _flags & 0x200 != 0, let value = c.peerId {
-                        fields.append(("peer_id", .object(value)))
+                    var fields = TLFieldList(capacity: 19)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("out", c.out)
+                    fields.trueFlag("welcome_template", c.welcomeTemplate)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.trueFlag("noforwards", c.noforwards)
+                    fields.int("id", c.id)
+                    fields.object("from_id", c.fromId)
+                    if tlFlagIsSet(_flags, 0x200), let value = c.peerId {
+                        fields.object("peer_id", value)
                     }
-                    fields.append(("receiver_id", .long(c.receiverId)))
-                    if _flags & 0x2 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    fields.long("receiver_id", c.receiverId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x4 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    fields.int("date", c.date)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.media {
+                        fields.object("media", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.replyTo {
-                        fields.append(("reply_to", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.replyTo {
+                        fields.object("reply_to", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.richMessage {
-                        fields.append(("rich_message", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.richMessage {
+                        fields.object("rich_message", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.chatInstance {
-                        fields.append(("chat_instance", .long(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.chatInstance {
+                        fields.long("chat_instance", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.anchorMsgId {
-                        fields.append(("anchor_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.anchorMsgId {
+                        fields.int("anchor_msg_id", value)
                     }
-                    return ("ephemeralMessage", fields)
+                    return ("ephemeralMessage", fields.fields)
             }
         }
     }
@@ -3894,10 +3823,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .keyboardInlineButtonRow(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("buttons", .vector(c.buttons.map { (e0: Api.KeyboardInlineButton) -> TLValue in .object(e0) })))
-                    return ("keyboardInlineButtonRow", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("buttons", c.buttons)
+                    return ("keyboardInlineButtonRow", fields.fields)
             }
         }
     }
@@ -3935,10 +3863,9 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("google_token", .string(self.googleToken)))
-            return ("auth.finishFirebasePnvLogin", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("google_token", self.googleToken)
+            return ("auth.finishFirebasePnvLogin", fields.fields)
         }
     }
 
@@ -3962,7 +3889,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if success { flags |= 0x1 }
+            if success { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3982,7 +3909,7 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _success = _flags & 0x1 != 0
+                let _success = tlFlagIsSet(_flags, 0x1)
                 return FinishTakeoutSession(success: _success)
             }
             catch {
@@ -3992,11 +3919,10 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.success { fields.append(("success", .trueFlag)) }
-            return ("account.finishTakeoutSession", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            fields.trueFlag("success", self.success)
+            return ("account.finishTakeoutSession", fields.fields)
         }
     }
 
@@ -4044,11 +3970,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("slug", .string(self.slug)))
-            fields.append(("link", .object(self.link)))
-            return ("account.editBusinessChatLink", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("slug", self.slug)
+            fields.object("link", self.link)
+            return ("account.editBusinessChatLink", fields.fields)
         }
     }
 
@@ -4090,10 +4015,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getCollectibleEmojiStatuses", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getCollectibleEmojiStatuses", fields.fields)
         }
     }
 
@@ -4141,16 +4065,16 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if correspondents { flags |= 0x1 }
-            if botsPm { flags |= 0x2 }
-            if botsInline { flags |= 0x4 }
-            if phoneCalls { flags |= 0x8 }
-            if forwardUsers { flags |= 0x10 }
-            if forwardChats { flags |= 0x20 }
-            if groups { flags |= 0x400 }
-            if channels { flags |= 0x8000 }
-            if botsApp { flags |= 0x10000 }
-            if botsGuestchat { flags |= 0x20000 }
+            if correspondents { tlSetFlag(&flags, 0x1) }
+            if botsPm { tlSetFlag(&flags, 0x2) }
+            if botsInline { tlSetFlag(&flags, 0x4) }
+            if phoneCalls { tlSetFlag(&flags, 0x8) }
+            if forwardUsers { tlSetFlag(&flags, 0x10) }
+            if forwardChats { tlSetFlag(&flags, 0x20) }
+            if groups { tlSetFlag(&flags, 0x400) }
+            if channels { tlSetFlag(&flags, 0x8000) }
+            if botsApp { tlSetFlag(&flags, 0x10000) }
+            if botsGuestchat { tlSetFlag(&flags, 0x20000) }
             return flags
         }
 
@@ -4173,25 +4097,25 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _correspondents = _flags & 0x1 != 0
+                let _correspondents = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _botsPm = _flags & 0x2 != 0
+                let _botsPm = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _botsInline = _flags & 0x4 != 0
+                let _botsInline = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _phoneCalls = _flags & 0x8 != 0
+                let _phoneCalls = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _forwardUsers = _flags & 0x10 != 0
+                let _forwardUsers = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _forwardChats = _flags & 0x20 != 0
+                let _forwardChats = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _groups = _flags & 0x400 != 0
+                let _groups = tlFlagIsSet(_flags, 0x400)
                 field = 8
-                let _channels = _flags & 0x8000 != 0
+                let _channels = tlFlagIsSet(_flags, 0x8000)
                 field = 9
-                let _botsApp = _flags & 0x10000 != 0
+                let _botsApp = tlFlagIsSet(_flags, 0x10000)
                 field = 10
-                let _botsGuestchat = _flags & 0x20000 != 0
+                let _botsGuestchat = tlFlagIsSet(_flags, 0x20000)
                 field = 11
                 let _offset = try reader.readInt32()
                 field = 12
@@ -4207,23 +4131,22 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(14)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.correspondents { fields.append(("correspondents", .trueFlag)) }
-            if self.botsPm { fields.append(("bots_pm", .trueFlag)) }
-            if self.botsInline { fields.append(("bots_inline", .trueFlag)) }
-            if self.phoneCalls { fields.append(("phone_calls", .trueFlag)) }
-            if self.forwardUsers { fields.append(("forward_users", .trueFlag)) }
-            if self.forwardChats { fields.append(("forward_chats", .trueFlag)) }
-            if self.groups { fields.append(("groups", .trueFlag)) }
-            if self.channels { fields.append(("channels", .trueFlag)) }
-            if self.botsApp { fields.append(("bots_app", .trueFlag)) }
-            if self.botsGuestchat { fields.append(("bots_guestchat", .trueFlag)) }
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("contacts.getTopPeers", fields)
+            var fields = TLFieldList(capacity: 14)
+            fields.flags("flags", _flags)
+            fields.trueFlag("correspondents", self.correspondents)
+            fields.trueFlag("bots_pm", self.botsPm)
+            fields.trueFlag("bots_inline", self.botsInline)
+            fields.trueFlag("phone_calls", self.phoneCalls)
+            fields.trueFlag("forward_users", self.forwardUsers)
+            fields.trueFlag("forward_chats", self.forwardChats)
+            fields.trueFlag("groups", self.groups)
+            fields.trueFlag("channels", self.channels)
+            fields.trueFlag("bots_app", self.botsApp)
+            fields.trueFlag("bots_guestchat", self.botsGuestchat)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("contacts.getTopPeers", fields.fields)
         }
     }
 
@@ -4303,11 +4226,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("unsave", .bool(self.unsave)))
-            return ("messages.saveGif", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.bool("unsave", self.unsave)
+            return ("messages.saveGif", fields.fields)
         }
     }
 
@@ -4355,15 +4277,15 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x20 }
-            if background { flags |= 0x40 }
-            if clearDraft { flags |= 0x80 }
-            if hideVia { flags |= 0x800 }
-            if replyTo != nil { flags |= 0x1 }
-            if scheduleDate != nil { flags |= 0x400 }
-            if sendAs != nil { flags |= 0x2000 }
-            if quickReplyShortcut != nil { flags |= 0x20000 }
-            if allowPaidStars != nil { flags |= 0x200000 }
+            if silent { tlSetFlag(&flags, 0x20) }
+            if background { tlSetFlag(&flags, 0x40) }
+            if clearDraft { tlSetFlag(&flags, 0x80) }
+            if hideVia { tlSetFlag(&flags, 0x800) }
+            if replyTo != nil { tlSetFlag(&flags, 0x1) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
+            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
             return flags
         }
 
@@ -4372,22 +4294,22 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
             buffer.appendInt64(self.randomId)
             buffer.appendInt64(self.queryId)
             buffer.appendTLString(self.id)
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
         }
@@ -4402,18 +4324,18 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _background = _flags & 0x40 != 0
+                let _background = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _clearDraft = _flags & 0x80 != 0
+                let _clearDraft = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _hideVia = _flags & 0x800 != 0
+                let _hideVia = tlFlagIsSet(_flags, 0x800)
                 field = 5
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 6
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 7
@@ -4424,22 +4346,22 @@ extension Api.functions.messages {
                 let _id = try reader.readTLString()
                 field = 10
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 11
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 field = 12
                 var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
                 }
                 field = 13
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 return SendInlineBotResult(silent: _silent, background: _background, clearDraft: _clearDraft, hideVia: _hideVia, peer: _peer, replyTo: _replyTo, randomId: _randomId, queryId: _queryId, id: _id, scheduleDate: _scheduleDate, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, allowPaidStars: _allowPaidStars)
@@ -4451,33 +4373,32 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(14)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if self.background { fields.append(("background", .trueFlag)) }
-            if self.clearDraft { fields.append(("clear_draft", .trueFlag)) }
-            if self.hideVia { fields.append(("hide_via", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            var fields = TLFieldList(capacity: 14)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.trueFlag("background", self.background)
+            fields.trueFlag("clear_draft", self.clearDraft)
+            fields.trueFlag("hide_via", self.hideVia)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            fields.append(("random_id", .long(self.randomId)))
-            fields.append(("query_id", .long(self.queryId)))
-            fields.append(("id", .string(self.id)))
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            fields.long("random_id", self.randomId)
+            fields.long("query_id", self.queryId)
+            fields.string("id", self.id)
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
-                fields.append(("quick_reply_shortcut", .object(value)))
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
+                fields.object("quick_reply_shortcut", value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            return ("messages.sendInlineBotResult", fields)
+            return ("messages.sendInlineBotResult", fields.fields)
         }
     }
 
@@ -4530,12 +4451,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("poll_hash", .long(self.pollHash)))
-            return ("messages.getPollResults", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.long("poll_hash", self.pollHash)
+            return ("messages.getPollResults", fields.fields)
         }
     }
 
@@ -4583,11 +4503,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getScheduledHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.long("hash", self.hash)
+            return ("messages.getScheduledHistory", fields.fields)
         }
     }
 
@@ -4629,10 +4548,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("import_head", .string(self.importHead)))
-            return ("messages.checkHistoryImport", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("import_head", self.importHead)
+            return ("messages.checkHistoryImport", fields.fields)
         }
     }
 
@@ -4674,10 +4592,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.checkHistoryImportPeer", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.checkHistoryImportPeer", fields.fields)
         }
     }
 
@@ -4725,11 +4642,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("messages.getMessageReadParticipants", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("messages.getMessageReadParticipants", fields.fields)
         }
     }
 
@@ -4763,12 +4679,12 @@ extension Api.functions.photos {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if fallback { flags |= 0x8 }
-            if bot != nil { flags |= 0x20 }
-            if file != nil { flags |= 0x1 }
-            if video != nil { flags |= 0x2 }
-            if videoStartTs != nil { flags |= 0x4 }
-            if videoEmojiMarkup != nil { flags |= 0x10 }
+            if fallback { tlSetFlag(&flags, 0x8) }
+            if bot != nil { tlSetFlag(&flags, 0x20) }
+            if file != nil { tlSetFlag(&flags, 0x1) }
+            if video != nil { tlSetFlag(&flags, 0x2) }
+            if videoStartTs != nil { tlSetFlag(&flags, 0x4) }
+            if videoEmojiMarkup != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -4776,19 +4692,19 @@ extension Api.functions.photos {
             if boxed { buffer.appendUInt32(0x0388a3b5) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x20 != 0, let value = self.bot {
+            if tlFlagIsSet(_flags, 0x20), let value = self.bot {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x1 != 0, let value = self.file {
+            if tlFlagIsSet(_flags, 0x1), let value = self.file {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.video {
+            if tlFlagIsSet(_flags, 0x2), let value = self.video {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.videoStartTs {
+            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
                 buffer.appendDouble(value)
             }
-            if _flags & 0x10 != 0, let value = self.videoEmojiMarkup {
+            if tlFlagIsSet(_flags, 0x10), let value = self.videoEmojiMarkup {
                 value.serialize(buffer, true)
             }
         }
@@ -4803,30 +4719,30 @@ extension Api.functions.photos {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fallback = _flags & 0x8 != 0
+                let _fallback = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 var _bot: Api.InputUser? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _bot = try Api.InputUser.parse(&reader)
                 }
                 field = 3
                 var _file: Api.InputFile? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _file = try Api.InputFile.parse(&reader)
                 }
                 field = 4
                 var _video: Api.InputFile? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _video = try Api.InputFile.parse(&reader)
                 }
                 field = 5
                 var _videoStartTs: Double? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _videoStartTs = try reader.readDouble()
                 }
                 field = 6
                 var _videoEmojiMarkup: Api.VideoSize? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _videoEmojiMarkup = try Api.VideoSize.parse(&reader)
                 }
                 return UploadProfilePhoto(fallback: _fallback, bot: _bot, file: _file, video: _video, videoStartTs: _videoStartTs, videoEmojiMarkup: _videoEmojiMarkup)
@@ -4838,26 +4754,25 @@ extension Api.functions.photos {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.fallback { fields.append(("fallback", .trueFlag)) }
-            if _flags & 0x20 != 0, let value = self.bot {
-                fields.append(("bot", .object(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("fallback", self.fallback)
+            if tlFlagIsSet(_flags, 0x20), let value = self.bot {
+                fields.object("bot", value)
             }
-            if _flags & 0x1 != 0, let value = self.file {
-                fields.append(("file", .object(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.file {
+                fields.object("file", value)
             }
-            if _flags & 0x2 != 0, let value = self.video {
-                fields.append(("video", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.video {
+                fields.object("video", value)
             }
-            if _flags & 0x4 != 0, let value = self.videoStartTs {
-                fields.append(("video_start_ts", .double(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
+                fields.double("video_start_ts", value)
             }
-            if _flags & 0x10 != 0, let value = self.videoEmojiMarkup {
-                fields.append(("video_emoji_markup", .object(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.videoEmojiMarkup {
+                fields.object("video_emoji_markup", value)
             }
-            return ("photos.uploadProfilePhoto", fields)
+            return ("photos.uploadProfilePhoto", fields.fields)
         }
     }
 
@@ -4899,10 +4814,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("path", .string(self.path)))
-            return ("help.getDeepLinkInfo", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("path", self.path)
+            return ("help.getDeepLinkInfo", fields.fields)
         }
     }
 
@@ -4928,8 +4842,8 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if credentials { flags |= 0x1 }
-            if info { flags |= 0x2 }
+            if credentials { tlSetFlag(&flags, 0x1) }
+            if info { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -4949,9 +4863,9 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _credentials = _flags & 0x1 != 0
+                let _credentials = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _info = _flags & 0x2 != 0
+                let _info = tlFlagIsSet(_flags, 0x2)
                 return ClearSavedInfo(credentials: _credentials, info: _info)
             }
             catch {
@@ -4961,12 +4875,11 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.credentials { fields.append(("credentials", .trueFlag)) }
-            if self.info { fields.append(("info", .trueFlag)) }
-            return ("payments.clearSavedInfo", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("credentials", self.credentials)
+            fields.trueFlag("info", self.info)
+            return ("payments.clearSavedInfo", fields.fields)
         }
     }
 
@@ -5008,10 +4921,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("payments.getStarGiftActiveAuctions", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("payments.getStarGiftActiveAuctions", fields.fields)
         }
     }
 
@@ -5059,11 +4971,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("join_as", .object(self.joinAs)))
-            return ("phone.saveDefaultGroupCallJoinAs", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("join_as", self.joinAs)
+            return ("phone.saveDefaultGroupCallJoinAs", fields.fields)
         }
     }
 
@@ -5121,13 +5032,12 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("option", .bytes(self.option)))
-            fields.append(("message", .string(self.message)))
-            return ("stories.report", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            fields.bytes("option", self.option)
+            fields.string("message", self.message)
+            return ("stories.report", fields.fields)
         }
     }
 
@@ -5161,10 +5071,10 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if title != nil { flags |= 0x1 }
-            if deleteStories != nil { flags |= 0x2 }
-            if addStories != nil { flags |= 0x4 }
-            if order != nil { flags |= 0x8 }
+            if title != nil { tlSetFlag(&flags, 0x1) }
+            if deleteStories != nil { tlSetFlag(&flags, 0x2) }
+            if addStories != nil { tlSetFlag(&flags, 0x4) }
+            if order != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -5174,16 +5084,16 @@ extension Api.functions.stories {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.albumId)
-            if _flags & 0x1 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.deleteStories {
+            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStories {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x4 != 0, let value = self.addStories {
+            if tlFlagIsSet(_flags, 0x4), let value = self.addStories {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x8 != 0, let value = self.order {
+            if tlFlagIsSet(_flags, 0x8), let value = self.order {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -5203,22 +5113,22 @@ extension Api.functions.stories {
                 let _albumId = try reader.readInt32()
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _deleteStories: [Int32]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _deleteStories = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 5
                 var _addStories: [Int32]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _addStories = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 6
                 var _order: [Int32]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _order = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 return UpdateAlbum(peer: _peer, albumId: _albumId, title: _title, deleteStories: _deleteStories, addStories: _addStories, order: _order)
@@ -5230,24 +5140,23 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("album_id", .int(self.albumId)))
-            if _flags & 0x1 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("album_id", self.albumId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x2 != 0, let value = self.deleteStories {
-                fields.append(("delete_stories", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStories {
+                fields.ints("delete_stories", value)
             }
-            if _flags & 0x4 != 0, let value = self.addStories {
-                fields.append(("add_stories", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            if tlFlagIsSet(_flags, 0x4), let value = self.addStories {
+                fields.ints("add_stories", value)
             }
-            if _flags & 0x8 != 0, let value = self.order {
-                fields.append(("order", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.order {
+                fields.ints("order", value)
             }
-            return ("stories.updateAlbum", fields)
+            return ("stories.updateAlbum", fields.fields)
         }
     }
 
@@ -5277,7 +5186,7 @@ extension Api.functions.premium {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if gifts { flags |= 0x1 }
+            if gifts { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -5300,7 +5209,7 @@ extension Api.functions.premium {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _gifts = _flags & 0x1 != 0
+                let _gifts = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -5316,14 +5225,13 @@ extension Api.functions.premium {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.gifts { fields.append(("gifts", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("premium.getBoostsList", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("gifts", self.gifts)
+            fields.object("peer", self.peer)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("premium.getBoostsList", fields.fields)
         }
     }
 

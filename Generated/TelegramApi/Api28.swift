@@ -31,7 +31,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accuracyRadius != nil { flags |= 0x1 }
+                if accuracyRadius != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -47,7 +47,7 @@ extension Api {
                     buffer.appendDouble(c.long)
                     buffer.appendDouble(c.lat)
                     buffer.appendInt64(c.accessHash)
-                    if _flags & 0x1 != 0, let value = c.accuracyRadius {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
                         buffer.appendInt32(value)
                     }
             }
@@ -84,7 +84,7 @@ extension Api {
                 let _accessHash = try reader.readInt64()
                 field = 4
                 var _accuracyRadius: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _accuracyRadius = try reader.readInt32()
                 }
                 return .geoPoint(Cons_geoPoint(long: _long, lat: _lat, accessHash: _accessHash, accuracyRadius: _accuracyRadius))
@@ -100,16 +100,15 @@ extension Api {
                     return ("geoPointEmpty", [])
                 case .geoPoint(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("long", .double(c.long)))
-                    fields.append(("lat", .double(c.lat)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    if _flags & 0x1 != 0, let value = c.accuracyRadius {
-                        fields.append(("accuracy_radius", .int(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.double("long", c.long)
+                    fields.double("lat", c.lat)
+                    fields.long("access_hash", c.accessHash)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
+                        fields.int("accuracy_radius", value)
                     }
-                    return ("geoPoint", fields)
+                    return ("geoPoint", fields.fields)
             }
         }
     }
@@ -173,25 +172,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if reportSpam { flags |= 0x1 }
-                if addContact { flags |= 0x2 }
-                if blockContact { flags |= 0x4 }
-                if shareContact { flags |= 0x8 }
-                if needContactsException { flags |= 0x10 }
-                if reportGeo { flags |= 0x20 }
-                if autoarchived { flags |= 0x80 }
-                if inviteMembers { flags |= 0x100 }
-                if requestChatBroadcast { flags |= 0x400 }
-                if businessBotPaused { flags |= 0x800 }
-                if businessBotCanReply { flags |= 0x1000 }
-                if geoDistance != nil { flags |= 0x40 }
-                if requestChatTitle != nil && requestChatDate != nil { flags |= 0x200 }
-                if businessBotId != nil && businessBotManageUrl != nil { flags |= 0x2000 }
-                if chargePaidMessageStars != nil { flags |= 0x4000 }
-                if registrationMonth != nil { flags |= 0x8000 }
-                if phoneCountry != nil { flags |= 0x10000 }
-                if nameChangeDate != nil { flags |= 0x20000 }
-                if photoChangeDate != nil { flags |= 0x40000 }
+                if reportSpam { tlSetFlag(&flags, 0x1) }
+                if addContact { tlSetFlag(&flags, 0x2) }
+                if blockContact { tlSetFlag(&flags, 0x4) }
+                if shareContact { tlSetFlag(&flags, 0x8) }
+                if needContactsException { tlSetFlag(&flags, 0x10) }
+                if reportGeo { tlSetFlag(&flags, 0x20) }
+                if autoarchived { tlSetFlag(&flags, 0x80) }
+                if inviteMembers { tlSetFlag(&flags, 0x100) }
+                if requestChatBroadcast { tlSetFlag(&flags, 0x400) }
+                if businessBotPaused { tlSetFlag(&flags, 0x800) }
+                if businessBotCanReply { tlSetFlag(&flags, 0x1000) }
+                if geoDistance != nil { tlSetFlag(&flags, 0x40) }
+                if requestChatTitle != nil && requestChatDate != nil { tlSetFlag(&flags, 0x200) }
+                if businessBotId != nil && businessBotManageUrl != nil { tlSetFlag(&flags, 0x2000) }
+                if chargePaidMessageStars != nil { tlSetFlag(&flags, 0x4000) }
+                if registrationMonth != nil { tlSetFlag(&flags, 0x8000) }
+                if phoneCountry != nil { tlSetFlag(&flags, 0x10000) }
+                if nameChangeDate != nil { tlSetFlag(&flags, 0x20000) }
+                if photoChangeDate != nil { tlSetFlag(&flags, 0x40000) }
                 return flags
             }
         }
@@ -202,34 +201,34 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xf47741f7) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x40 != 0, let value = c.geoDistance {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.geoDistance {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x200 != 0, let value = c.requestChatTitle {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.requestChatTitle {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x200 != 0, let value = c.requestChatDate {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.requestChatDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.businessBotId {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.businessBotManageUrl {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotManageUrl {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.chargePaidMessageStars {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.chargePaidMessageStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.registrationMonth {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.registrationMonth {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.phoneCountry {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.phoneCountry {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.nameChangeDate {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.nameChangeDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.photoChangeDate {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.photoChangeDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -254,75 +253,75 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reportSpam = _flags & 0x1 != 0
+                let _reportSpam = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _addContact = _flags & 0x2 != 0
+                let _addContact = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _blockContact = _flags & 0x4 != 0
+                let _blockContact = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _shareContact = _flags & 0x8 != 0
+                let _shareContact = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _needContactsException = _flags & 0x10 != 0
+                let _needContactsException = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _reportGeo = _flags & 0x20 != 0
+                let _reportGeo = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _autoarchived = _flags & 0x80 != 0
+                let _autoarchived = tlFlagIsSet(_flags, 0x80)
                 field = 8
-                let _inviteMembers = _flags & 0x100 != 0
+                let _inviteMembers = tlFlagIsSet(_flags, 0x100)
                 field = 9
-                let _requestChatBroadcast = _flags & 0x400 != 0
+                let _requestChatBroadcast = tlFlagIsSet(_flags, 0x400)
                 field = 10
-                let _businessBotPaused = _flags & 0x800 != 0
+                let _businessBotPaused = tlFlagIsSet(_flags, 0x800)
                 field = 11
-                let _businessBotCanReply = _flags & 0x1000 != 0
+                let _businessBotCanReply = tlFlagIsSet(_flags, 0x1000)
                 field = 12
                 var _geoDistance: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _geoDistance = try reader.readInt32()
                 }
                 field = 13
                 var _requestChatTitle: String? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _requestChatTitle = try reader.readTLString()
                 }
                 field = 14
                 var _requestChatDate: Int32? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _requestChatDate = try reader.readInt32()
                 }
                 field = 15
                 var _businessBotId: Int64? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _businessBotId = try reader.readInt64()
                 }
                 field = 16
                 var _businessBotManageUrl: String? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _businessBotManageUrl = try reader.readTLString()
                 }
                 field = 17
                 var _chargePaidMessageStars: Int64? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _chargePaidMessageStars = try reader.readInt64()
                 }
                 field = 18
                 var _registrationMonth: String? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _registrationMonth = try reader.readTLString()
                 }
                 field = 19
                 var _phoneCountry: String? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _phoneCountry = try reader.readTLString()
                 }
                 field = 20
                 var _nameChangeDate: Int32? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _nameChangeDate = try reader.readInt32()
                 }
                 field = 21
                 var _photoChangeDate: Int32? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _photoChangeDate = try reader.readInt32()
                 }
                 return .peerSettings(Cons_peerSettings(reportSpam: _reportSpam, addContact: _addContact, blockContact: _blockContact, shareContact: _shareContact, needContactsException: _needContactsException, reportGeo: _reportGeo, autoarchived: _autoarchived, inviteMembers: _inviteMembers, requestChatBroadcast: _requestChatBroadcast, businessBotPaused: _businessBotPaused, businessBotCanReply: _businessBotCanReply, geoDistance: _geoDistance, requestChatTitle: _requestChatTitle, requestChatDate: _requestChatDate, businessBotId: _businessBotId, businessBotManageUrl: _businessBotManageUrl, chargePaidMessageStars: _chargePaidMessageStars, registrationMonth: _registrationMonth, phoneCountry: _phoneCountry, nameChangeDate: _nameChangeDate, photoChangeDate: _photoChangeDate))
@@ -336,51 +335,50 @@ extension Api {
             switch self {
                 case .peerSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(22)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.reportSpam { fields.append(("report_spam", .trueFlag)) }
-                    if c.addContact { fields.append(("add_contact", .trueFlag)) }
-                    if c.blockContact { fields.append(("block_contact", .trueFlag)) }
-                    if c.shareContact { fields.append(("share_contact", .trueFlag)) }
-                    if c.needContactsException { fields.append(("need_contacts_exception", .trueFlag)) }
-                    if c.reportGeo { fields.append(("report_geo", .trueFlag)) }
-                    if c.autoarchived { fields.append(("autoarchived", .trueFlag)) }
-                    if c.inviteMembers { fields.append(("invite_members", .trueFlag)) }
-                    if c.requestChatBroadcast { fields.append(("request_chat_broadcast", .trueFlag)) }
-                    if c.businessBotPaused { fields.append(("business_bot_paused", .trueFlag)) }
-                    if c.businessBotCanReply { fields.append(("business_bot_can_reply", .trueFlag)) }
-                    if _flags & 0x40 != 0, let value = c.geoDistance {
-                        fields.append(("geo_distance", .int(value)))
+                    var fields = TLFieldList(capacity: 22)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("report_spam", c.reportSpam)
+                    fields.trueFlag("add_contact", c.addContact)
+                    fields.trueFlag("block_contact", c.blockContact)
+                    fields.trueFlag("share_contact", c.shareContact)
+                    fields.trueFlag("need_contacts_exception", c.needContactsException)
+                    fields.trueFlag("report_geo", c.reportGeo)
+                    fields.trueFlag("autoarchived", c.autoarchived)
+                    fields.trueFlag("invite_members", c.inviteMembers)
+                    fields.trueFlag("request_chat_broadcast", c.requestChatBroadcast)
+                    fields.trueFlag("business_bot_paused", c.businessBotPaused)
+                    fields.trueFlag("business_bot_can_reply", c.businessBotCanReply)
+                    if tlFlagIsSet(_flags, 0x40), let value = c.geoDistance {
+                        fields.int("geo_distance", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.requestChatTitle {
-                        fields.append(("request_chat_title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.requestChatTitle {
+                        fields.string("request_chat_title", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.requestChatDate {
-                        fields.append(("request_chat_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.requestChatDate {
+                        fields.int("request_chat_date", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.businessBotId {
-                        fields.append(("business_bot_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotId {
+                        fields.long("business_bot_id", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.businessBotManageUrl {
-                        fields.append(("business_bot_manage_url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotManageUrl {
+                        fields.string("business_bot_manage_url", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.chargePaidMessageStars {
-                        fields.append(("charge_paid_message_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.chargePaidMessageStars {
+                        fields.long("charge_paid_message_stars", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.registrationMonth {
-                        fields.append(("registration_month", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.registrationMonth {
+                        fields.string("registration_month", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.phoneCountry {
-                        fields.append(("phone_country", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.phoneCountry {
+                        fields.string("phone_country", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.nameChangeDate {
-                        fields.append(("name_change_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.nameChangeDate {
+                        fields.int("name_change_date", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.photoChangeDate {
-                        fields.append(("photo_change_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.photoChangeDate {
+                        fields.int("photo_change_date", value)
                     }
-                    return ("peerSettings", fields)
+                    return ("peerSettings", fields.fields)
             }
         }
     }
@@ -437,10 +435,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .keyboardButtonRow(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("buttons", .vector(c.buttons.map { (e0: Api.KeyboardButton) -> TLValue in .object(e0) })))
-                    return ("keyboardButtonRow", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("buttons", c.buttons)
+                    return ("keyboardButtonRow", fields.fields)
             }
         }
     }
@@ -529,16 +526,14 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputTheme(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputTheme", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputTheme", fields.fields)
                 case .inputThemeSlug(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputThemeSlug", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputThemeSlug", fields.fields)
             }
         }
     }
@@ -601,11 +596,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupCallParticipantVideoSourceGroup(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("semantics", .string(c.semantics)))
-                    fields.append(("sources", .vector(c.sources.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("groupCallParticipantVideoSourceGroup", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("semantics", c.semantics)
+                    fields.ints("sources", c.sources)
+                    return ("groupCallParticipantVideoSourceGroup", fields.fields)
             }
         }
     }
@@ -673,12 +667,11 @@ extension Api.bots {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .botInfo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("about", .string(c.about)))
-                    fields.append(("description", .string(c.description)))
-                    return ("bots.botInfo", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("name", c.name)
+                    fields.string("about", c.about)
+                    fields.string("description", c.description)
+                    return ("bots.botInfo", fields.fields)
             }
         }
     }
@@ -727,14 +720,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { flags |= 0x1 }
-                if replyToPeerId != nil { flags |= 0x2 }
-                if quoteText != nil { flags |= 0x4 }
-                if quoteEntities != nil { flags |= 0x8 }
-                if quoteOffset != nil { flags |= 0x10 }
-                if monoforumPeerId != nil { flags |= 0x20 }
-                if todoItemId != nil { flags |= 0x40 }
-                if pollOption != nil { flags |= 0x80 }
+                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+                if replyToPeerId != nil { tlSetFlag(&flags, 0x2) }
+                if quoteText != nil { tlSetFlag(&flags, 0x4) }
+                if quoteEntities != nil { tlSetFlag(&flags, 0x8) }
+                if quoteOffset != nil { tlSetFlag(&flags, 0x10) }
+                if monoforumPeerId != nil { tlSetFlag(&flags, 0x20) }
+                if todoItemId != nil { tlSetFlag(&flags, 0x40) }
+                if pollOption != nil { tlSetFlag(&flags, 0x80) }
                 return flags
             }
         }
@@ -775,28 +768,28 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.replyToMsgId)
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.replyToPeerId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToPeerId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.quoteText {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.quoteText {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.quoteEntities {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.quoteEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.quoteOffset {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.quoteOffset {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.monoforumPeerId {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.monoforumPeerId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.todoItemId {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.todoItemId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.pollOption {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.pollOption {
                         buffer.appendTLBytes(value)
                     }
                 case .inputReplyToStory(let c):
@@ -837,42 +830,42 @@ extension Api {
                 let _replyToMsgId = try reader.readInt32()
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
                 var _replyToPeerId: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _replyToPeerId = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
                 var _quoteText: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _quoteText = try reader.readTLString()
                 }
                 field = 5
                 var _quoteEntities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _quoteEntities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 6
                 var _quoteOffset: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _quoteOffset = try reader.readInt32()
                 }
                 field = 7
                 var _monoforumPeerId: Api.InputPeer? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _monoforumPeerId = try Api.InputPeer.parse(&reader)
                 }
                 field = 8
                 var _todoItemId: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _todoItemId = try reader.readInt32()
                 }
                 field = 9
                 var _pollOption: [UInt8]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _pollOption = try reader.readTLBytes()
                 }
                 return .inputReplyToMessage(Cons_inputReplyToMessage(replyToMsgId: _replyToMsgId, topMsgId: _topMsgId, replyToPeerId: _replyToPeerId, quoteText: _quoteText, quoteEntities: _quoteEntities, quoteOffset: _quoteOffset, monoforumPeerId: _monoforumPeerId, todoItemId: _todoItemId, pollOption: _pollOption))
@@ -919,51 +912,47 @@ extension Api {
             switch self {
                 case .inputReplyToMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("reply_to_msg_id", .int(c.replyToMsgId)))
-                    if _flags & 0x1 != 0, let value = c.topMsgId {
-                        fields.append(("top_msg_id", .int(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.int("reply_to_msg_id", c.replyToMsgId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                        fields.int("top_msg_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.replyToPeerId {
-                        fields.append(("reply_to_peer_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToPeerId {
+                        fields.object("reply_to_peer_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.quoteText {
-                        fields.append(("quote_text", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.quoteText {
+                        fields.string("quote_text", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.quoteEntities {
-                        fields.append(("quote_entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.quoteEntities {
+                        fields.objects("quote_entities", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.quoteOffset {
-                        fields.append(("quote_offset", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.quoteOffset {
+                        fields.int("quote_offset", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.monoforumPeerId {
-                        fields.append(("monoforum_peer_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.monoforumPeerId {
+                        fields.object("monoforum_peer_id", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.todoItemId {
-                        fields.append(("todo_item_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.todoItemId {
+                        fields.int("todo_item_id", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.pollOption {
-                        fields.append(("poll_option", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.pollOption {
+                        fields.bytes("poll_option", value)
                     }
-                    return ("inputReplyToMessage", fields)
+                    return ("inputReplyToMessage", fields.fields)
                 case .inputReplyToStory(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("story_id", .int(c.storyId)))
-                    return ("inputReplyToStory", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer", c.peer)
+                    fields.int("story_id", c.storyId)
+                    return ("inputReplyToStory", fields.fields)
                 case .inputReplyToMonoForum(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("monoforum_peer_id", .object(c.monoforumPeerId)))
-                    return ("inputReplyToMonoForum", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("monoforum_peer_id", c.monoforumPeerId)
+                    return ("inputReplyToMonoForum", fields.fields)
                 case .inputReplyToEphemeralMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .int(c.id)))
-                    return ("inputReplyToEphemeralMessage", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("id", c.id)
+                    return ("inputReplyToEphemeralMessage", fields.fields)
             }
         }
     }
@@ -994,7 +983,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x4 }
+                if pinned { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1026,9 +1015,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if unreadMark { flags |= 0x8 }
-                if nopaidMessagesException { flags |= 0x10 }
-                if draft != nil { flags |= 0x2 }
+                if unreadMark { tlSetFlag(&flags, 0x8) }
+                if nopaidMessagesException { tlSetFlag(&flags, 0x10) }
+                if draft != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1051,7 +1040,7 @@ extension Api {
                     buffer.appendInt32(c.readOutboxMaxId)
                     buffer.appendInt32(c.unreadCount)
                     buffer.appendInt32(c.unreadReactionsCount)
-                    if _flags & 0x2 != 0, let value = c.draft {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
                         value.serialize(buffer, true)
                     }
             }
@@ -1077,7 +1066,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x4 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -1094,9 +1083,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unreadMark = _flags & 0x8 != 0
+                let _unreadMark = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _nopaidMessagesException = _flags & 0x10 != 0
+                let _nopaidMessagesException = tlFlagIsSet(_flags, 0x10)
                 field = 3
                 let _peer = try Api.Peer.parse(&reader)
                 field = 4
@@ -1111,7 +1100,7 @@ extension Api {
                 let _unreadReactionsCount = try reader.readInt32()
                 field = 9
                 var _draft: Api.DraftMessage? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _draft = try Api.DraftMessage.parse(&reader)
                 }
                 return .monoForumDialog(Cons_monoForumDialog(unreadMark: _unreadMark, nopaidMessagesException: _nopaidMessagesException, peer: _peer, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadReactionsCount: _unreadReactionsCount, draft: _draft))
@@ -1125,30 +1114,28 @@ extension Api {
             switch self {
                 case .savedDialog(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("top_message", .int(c.topMessage)))
-                    return ("savedDialog", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.object("peer", c.peer)
+                    fields.int("top_message", c.topMessage)
+                    return ("savedDialog", fields.fields)
                 case .monoForumDialog(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.unreadMark { fields.append(("unread_mark", .trueFlag)) }
-                    if c.nopaidMessagesException { fields.append(("nopaid_messages_exception", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("top_message", .int(c.topMessage)))
-                    fields.append(("read_inbox_max_id", .int(c.readInboxMaxId)))
-                    fields.append(("read_outbox_max_id", .int(c.readOutboxMaxId)))
-                    fields.append(("unread_count", .int(c.unreadCount)))
-                    fields.append(("unread_reactions_count", .int(c.unreadReactionsCount)))
-                    if _flags & 0x2 != 0, let value = c.draft {
-                        fields.append(("draft", .object(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("unread_mark", c.unreadMark)
+                    fields.trueFlag("nopaid_messages_exception", c.nopaidMessagesException)
+                    fields.object("peer", c.peer)
+                    fields.int("top_message", c.topMessage)
+                    fields.int("read_inbox_max_id", c.readInboxMaxId)
+                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
+                    fields.int("unread_count", c.unreadCount)
+                    fields.int("unread_reactions_count", c.unreadReactionsCount)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
+                        fields.object("draft", value)
                     }
-                    return ("monoForumDialog", fields)
+                    return ("monoForumDialog", fields.fields)
             }
         }
     }
@@ -1211,11 +1198,10 @@ extension Api.smsjobs {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .eligibleToJoin(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("terms_url", .string(c.termsUrl)))
-                    fields.append(("monthly_sent_sms", .int(c.monthlySentSms)))
-                    return ("smsjobs.eligibleToJoin", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("terms_url", c.termsUrl)
+                    fields.int("monthly_sent_sms", c.monthlySentSms)
+                    return ("smsjobs.eligibleToJoin", fields.fields)
             }
         }
     }
@@ -1259,11 +1245,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("unsave", .bool(self.unsave)))
-            return ("account.saveRingtone", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.bool("unsave", self.unsave)
+            return ("account.saveRingtone", fields.fields)
         }
     }
 
@@ -1305,10 +1290,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("connection_id", .string(self.connectionId)))
-            return ("account.getBotBusinessConnection", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("connection_id", self.connectionId)
+            return ("account.getBotBusinessConnection", fields.fields)
         }
     }
 
@@ -1350,10 +1334,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.hidePeerSettingsBar", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.hidePeerSettingsBar", fields.fields)
         }
     }
 
@@ -1383,9 +1366,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if uninstall { flags |= 0x1 }
-            if archive { flags |= 0x2 }
-            if unarchive { flags |= 0x4 }
+            if uninstall { tlSetFlag(&flags, 0x1) }
+            if archive { tlSetFlag(&flags, 0x2) }
+            if unarchive { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -1406,11 +1389,11 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _uninstall = _flags & 0x1 != 0
+                let _uninstall = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _archive = _flags & 0x2 != 0
+                let _archive = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _unarchive = _flags & 0x4 != 0
+                let _unarchive = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _stickersets = try reader.readVector(boxed: true, of: Api.InputStickerSet.self)
                 return ToggleStickerSets(uninstall: _uninstall, archive: _archive, unarchive: _unarchive, stickersets: _stickersets)
@@ -1422,14 +1405,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.uninstall { fields.append(("uninstall", .trueFlag)) }
-            if self.archive { fields.append(("archive", .trueFlag)) }
-            if self.unarchive { fields.append(("unarchive", .trueFlag)) }
-            fields.append(("stickersets", .vector(self.stickersets.map { (e0: Api.InputStickerSet) -> TLValue in .object(e0) })))
-            return ("messages.toggleStickerSets", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("uninstall", self.uninstall)
+            fields.trueFlag("archive", self.archive)
+            fields.trueFlag("unarchive", self.unarchive)
+            fields.objects("stickersets", self.stickersets)
+            return ("messages.toggleStickerSets", fields.fields)
         }
     }
 
@@ -1471,10 +1453,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.getFutureChatCreatorAfterLeave", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.getFutureChatCreatorAfterLeave", fields.fields)
         }
     }
 
@@ -1559,12 +1540,11 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("message", .string(self.message)))
-            fields.append(("entities", .vector(self.entities.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
-            return ("help.editUserInfo", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("user_id", self.userId)
+            fields.string("message", self.message)
+            fields.objects("entities", self.entities)
+            return ("help.editUserInfo", fields.fields)
         }
     }
 
@@ -1676,11 +1656,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("receipt", .object(self.receipt)))
-            fields.append(("purpose", .object(self.purpose)))
-            return ("payments.assignPlayMarketTransaction", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("receipt", self.receipt)
+            fields.object("purpose", self.purpose)
+            return ("payments.assignPlayMarketTransaction", fields.fields)
         }
     }
 
@@ -1733,12 +1712,11 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("giveaway_id", .long(self.giveawayId)))
-            fields.append(("purpose", .object(self.purpose)))
-            return ("payments.launchPrepaidGiveaway", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.long("giveaway_id", self.giveawayId)
+            fields.object("purpose", self.purpose)
+            return ("payments.launchPrepaidGiveaway", fields.fields)
         }
     }
 
@@ -1780,10 +1758,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("call", .object(self.call)))
-            return ("phone.leaveGroupCallPresentation", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("call", self.call)
+            return ("phone.leaveGroupCallPresentation", fields.fields)
         }
     }
 
@@ -1841,13 +1818,12 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("call", .object(self.call)))
-            fields.append(("sub_chain_id", .int(self.subChainId)))
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("phone.getGroupCallChainBlocks", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("call", self.call)
+            fields.int("sub_chain_id", self.subChainId)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("phone.getGroupCallChainBlocks", fields.fields)
         }
     }
 
@@ -1895,11 +1871,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("encrypted_message", .bytes(self.encryptedMessage)))
-            return ("phone.sendGroupCallEncryptedMessage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.bytes("encrypted_message", self.encryptedMessage)
+            return ("phone.sendGroupCallEncryptedMessage", fields.fields)
         }
     }
 
@@ -1947,11 +1922,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("order", .vector(self.order.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("stories.reorderAlbums", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("order", self.order)
+            return ("stories.reorderAlbums", fields.fields)
         }
     }
 
@@ -1993,10 +1967,9 @@ extension Api.functions.aicompose {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("tone", .object(self.tone)))
-            return ("aicompose.getTone", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("tone", self.tone)
+            return ("aicompose.getTone", fields.fields)
         }
     }
 

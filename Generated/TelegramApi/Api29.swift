@@ -27,7 +27,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if selfParticipant != nil { flags |= 0x1 }
+                if selfParticipant != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -52,7 +52,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.chatId)
-                    if _flags & 0x1 != 0, let value = c.selfParticipant {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.selfParticipant {
                         value.serialize(buffer, true)
                     }
                 case .chatParticipants(let c):
@@ -86,7 +86,7 @@ extension Api {
                 let _chatId = try reader.readInt64()
                 field = 2
                 var _selfParticipant: Api.ChatParticipant? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _selfParticipant = try Api.ChatParticipant.parse(&reader)
                 }
                 return .chatParticipantsForbidden(Cons_chatParticipantsForbidden(chatId: _chatId, selfParticipant: _selfParticipant))
@@ -115,21 +115,19 @@ extension Api {
             switch self {
                 case .chatParticipantsForbidden(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("chat_id", .long(c.chatId)))
-                    if _flags & 0x1 != 0, let value = c.selfParticipant {
-                        fields.append(("self_participant", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.long("chat_id", c.chatId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.selfParticipant {
+                        fields.object("self_participant", value)
                     }
-                    return ("chatParticipantsForbidden", fields)
+                    return ("chatParticipantsForbidden", fields.fields)
                 case .chatParticipants(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("participants", .vector(c.participants.map { (e0: Api.ChatParticipant) -> TLValue in .object(e0) })))
-                    fields.append(("version", .int(c.version)))
-                    return ("chatParticipants", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("chat_id", c.chatId)
+                    fields.objects("participants", c.participants)
+                    fields.int("version", c.version)
+                    return ("chatParticipants", fields.fields)
             }
         }
     }
@@ -203,7 +201,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { flags |= 0x1 }
+                if folderId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -242,7 +240,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if historyDeleted { flags |= 0x1 }
+                if historyDeleted { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -263,7 +261,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x48f1d94c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.id)
@@ -342,7 +340,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _folderId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _folderId = try reader.readInt32()
                 }
                 field = 2
@@ -392,7 +390,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _historyDeleted = _flags & 0x1 != 0
+                let _historyDeleted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt32()
                 return .encryptedChatDiscarded(Cons_encryptedChatDiscarded(historyDeleted: _historyDeleted, id: _id))
@@ -405,53 +403,48 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .encryptedChatEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .int(c.id)))
-                    return ("encryptedChatEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("id", c.id)
+                    return ("encryptedChatEmpty", fields.fields)
                 case .encryptedChatWaiting(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("participant_id", .long(c.participantId)))
-                    return ("encryptedChatWaiting", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.long("admin_id", c.adminId)
+                    fields.long("participant_id", c.participantId)
+                    return ("encryptedChatWaiting", fields.fields)
                 case .encryptedChatRequested(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("participant_id", .long(c.participantId)))
-                    fields.append(("g_a", .bytes(c.gA)))
-                    return ("encryptedChatRequested", fields)
+                    fields.int("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.long("admin_id", c.adminId)
+                    fields.long("participant_id", c.participantId)
+                    fields.bytes("g_a", c.gA)
+                    return ("encryptedChatRequested", fields.fields)
                 case .encryptedChat(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("participant_id", .long(c.participantId)))
-                    fields.append(("g_a_or_b", .bytes(c.gAOrB)))
-                    fields.append(("key_fingerprint", .long(c.keyFingerprint)))
-                    return ("encryptedChat", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.int("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.long("admin_id", c.adminId)
+                    fields.long("participant_id", c.participantId)
+                    fields.bytes("g_a_or_b", c.gAOrB)
+                    fields.long("key_fingerprint", c.keyFingerprint)
+                    return ("encryptedChat", fields.fields)
                 case .encryptedChatDiscarded(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.historyDeleted { fields.append(("history_deleted", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    return ("encryptedChatDiscarded", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("history_deleted", c.historyDeleted)
+                    fields.int("id", c.id)
+                    return ("encryptedChatDiscarded", fields.fields)
             }
         }
     }
@@ -514,11 +507,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedMessageLink(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("link", .string(c.link)))
-                    fields.append(("html", .string(c.html)))
-                    return ("exportedMessageLink", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("link", c.link)
+                    fields.string("html", c.html)
+                    return ("exportedMessageLink", fields.fields)
             }
         }
     }
@@ -581,11 +573,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .paymentCharge(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("provider_charge_id", .string(c.providerChargeId)))
-                    return ("paymentCharge", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("id", c.id)
+                    fields.string("provider_charge_id", c.providerChargeId)
+                    return ("paymentCharge", fields.fields)
             }
         }
     }
@@ -615,7 +606,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { flags |= 0x1 }
+                if entities != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -629,7 +620,7 @@ extension Api {
                     c.media.serialize(buffer, true)
                     buffer.appendInt64(c.randomId)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x1 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -661,7 +652,7 @@ extension Api {
                 let _message = try reader.readTLString()
                 field = 4
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 return .inputSingleMedia(Cons_inputSingleMedia(media: _media, randomId: _randomId, message: _message, entities: _entities))
@@ -675,16 +666,15 @@ extension Api {
             switch self {
                 case .inputSingleMedia(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("media", .object(c.media)))
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x1 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.object("media", c.media)
+                    fields.long("random_id", c.randomId)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    return ("inputSingleMedia", fields)
+                    return ("inputSingleMedia", fields.fields)
             }
         }
     }
@@ -747,11 +737,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .secureValueHash(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("hash", .bytes(c.hash)))
-                    return ("secureValueHash", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("type", c.type)
+                    fields.bytes("hash", c.hash)
+                    return ("secureValueHash", fields.fields)
             }
         }
     }
@@ -785,10 +774,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if autofillNewBroadcasts { flags |= 0x1 }
-                if autofillPublicGroups { flags |= 0x2 }
-                if autofillNewCorrespondents { flags |= 0x4 }
-                if photo != nil { flags |= 0x8 }
+                if autofillNewBroadcasts { tlSetFlag(&flags, 0x1) }
+                if autofillPublicGroups { tlSetFlag(&flags, 0x2) }
+                if autofillNewCorrespondents { tlSetFlag(&flags, 0x4) }
+                if photo != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -801,7 +790,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x8 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.photo {
                         value.serialize(buffer, true)
                     }
             }
@@ -826,18 +815,18 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _autofillNewBroadcasts = _flags & 0x1 != 0
+                let _autofillNewBroadcasts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _autofillPublicGroups = _flags & 0x2 != 0
+                let _autofillPublicGroups = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _autofillNewCorrespondents = _flags & 0x4 != 0
+                let _autofillNewCorrespondents = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _id = try reader.readInt32()
                 field = 5
                 let _title = try reader.readTLString()
                 field = 6
                 var _photo: Api.ChatPhoto? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _photo = try Api.ChatPhoto.parse(&reader)
                 }
                 return .folder(Cons_folder(autofillNewBroadcasts: _autofillNewBroadcasts, autofillPublicGroups: _autofillPublicGroups, autofillNewCorrespondents: _autofillNewCorrespondents, id: _id, title: _title, photo: _photo))
@@ -851,18 +840,17 @@ extension Api {
             switch self {
                 case .folder(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.autofillNewBroadcasts { fields.append(("autofill_new_broadcasts", .trueFlag)) }
-                    if c.autofillPublicGroups { fields.append(("autofill_public_groups", .trueFlag)) }
-                    if c.autofillNewCorrespondents { fields.append(("autofill_new_correspondents", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x8 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("autofill_new_broadcasts", c.autofillNewBroadcasts)
+                    fields.trueFlag("autofill_public_groups", c.autofillPublicGroups)
+                    fields.trueFlag("autofill_new_correspondents", c.autofillNewCorrespondents)
+                    fields.int("id", c.id)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    return ("folder", fields)
+                    return ("folder", fields.fields)
             }
         }
     }
@@ -886,7 +874,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if msgId != nil { flags |= 0x1 }
+                if msgId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -897,7 +885,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x0c94511c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.msgId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.msgId {
                         value.serialize(buffer, true)
                     }
             }
@@ -923,7 +911,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _msgId: Api.InputBotInlineMessageID? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _msgId = try Api.InputBotInlineMessageID.parse(&reader)
                 }
                 return .webViewMessageSent(Cons_webViewMessageSent(msgId: _msgId))
@@ -937,13 +925,12 @@ extension Api {
             switch self {
                 case .webViewMessageSent(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.msgId {
-                        fields.append(("msg_id", .object(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.msgId {
+                        fields.object("msg_id", value)
                     }
-                    return ("webViewMessageSent", fields)
+                    return ("webViewMessageSent", fields.fields)
             }
         }
     }
@@ -984,7 +971,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if document != nil { flags |= 0x1 }
+                if document != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1003,7 +990,7 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     c.photo.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.hash)
@@ -1047,7 +1034,7 @@ extension Api {
                 let _photo = try Api.Photo.parse(&reader)
                 field = 7
                 var _document: Api.Document? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _document = try Api.Document.parse(&reader)
                 }
                 field = 8
@@ -1065,20 +1052,19 @@ extension Api {
                     return ("botAppNotModified", [])
                 case .botApp(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("short_name", .string(c.shortName)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    fields.append(("photo", .object(c.photo)))
-                    if _flags & 0x1 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.string("short_name", c.shortName)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    fields.object("photo", c.photo)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
+                        fields.object("document", value)
                     }
-                    fields.append(("hash", .long(c.hash)))
-                    return ("botApp", fields)
+                    fields.long("hash", c.hash)
+                    return ("botApp", fields.fields)
             }
         }
     }
@@ -1110,7 +1096,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinnedToTop != nil { flags |= 0x1 }
+                if pinnedToTop != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1123,7 +1109,7 @@ extension Api.stories {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.count)
                     buffer.appendVector(c.stories, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.pinnedToTop {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.pinnedToTop {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -1155,7 +1141,7 @@ extension Api.stories {
                 let _stories = try reader.readVector(boxed: true, of: Api.StoryItem.self)
                 field = 3
                 var _pinnedToTop: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _pinnedToTop = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 4
@@ -1173,17 +1159,16 @@ extension Api.stories {
             switch self {
                 case .stories(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("stories", .vector(c.stories.map { (e0: Api.StoryItem) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.pinnedToTop {
-                        fields.append(("pinned_to_top", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("stories", c.stories)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.pinnedToTop {
+                        fields.ints("pinned_to_top", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("stories.stories", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("stories.stories", fields.fields)
             }
         }
     }
@@ -1246,11 +1231,10 @@ extension Api.stories {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .storyViews(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("views", .vector(c.views.map { (e0: Api.StoryViews) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("stories.storyViews", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("views", c.views)
+                    fields.objects("users", c.users)
+                    return ("stories.storyViews", fields.fields)
             }
         }
     }
@@ -1278,8 +1262,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premiumWouldAllowInvite { flags |= 0x1 }
-                if premiumRequiredForPm { flags |= 0x2 }
+                if premiumWouldAllowInvite { tlSetFlag(&flags, 0x1) }
+                if premiumRequiredForPm { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1313,9 +1297,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premiumWouldAllowInvite = _flags & 0x1 != 0
+                let _premiumWouldAllowInvite = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _premiumRequiredForPm = _flags & 0x2 != 0
+                let _premiumRequiredForPm = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _userId = try reader.readInt64()
                 return .missingInvitee(Cons_missingInvitee(premiumWouldAllowInvite: _premiumWouldAllowInvite, premiumRequiredForPm: _premiumRequiredForPm, userId: _userId))
@@ -1329,13 +1313,12 @@ extension Api {
             switch self {
                 case .missingInvitee(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.premiumWouldAllowInvite { fields.append(("premium_would_allow_invite", .trueFlag)) }
-                    if c.premiumRequiredForPm { fields.append(("premium_required_for_pm", .trueFlag)) }
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("missingInvitee", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("premium_would_allow_invite", c.premiumWouldAllowInvite)
+                    fields.trueFlag("premium_required_for_pm", c.premiumRequiredForPm)
+                    fields.long("user_id", c.userId)
+                    return ("missingInvitee", fields.fields)
             }
         }
     }
@@ -1365,10 +1348,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bgPrimary { flags |= 0x1 }
-                if bgDanger { flags |= 0x2 }
-                if bgSuccess { flags |= 0x4 }
-                if icon != nil { flags |= 0x8 }
+                if bgPrimary { tlSetFlag(&flags, 0x1) }
+                if bgDanger { tlSetFlag(&flags, 0x2) }
+                if bgSuccess { tlSetFlag(&flags, 0x4) }
+                if icon != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -1379,7 +1362,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4fdd3430) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.icon {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.icon {
                         buffer.appendInt64(value)
                     }
             }
@@ -1404,14 +1387,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _bgPrimary = _flags & 0x1 != 0
+                let _bgPrimary = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _bgDanger = _flags & 0x2 != 0
+                let _bgDanger = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _bgSuccess = _flags & 0x4 != 0
+                let _bgSuccess = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 var _icon: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _icon = try reader.readInt64()
                 }
                 return .keyboardButtonStyle(Cons_keyboardButtonStyle(bgPrimary: _bgPrimary, bgDanger: _bgDanger, bgSuccess: _bgSuccess, icon: _icon))
@@ -1425,16 +1408,15 @@ extension Api {
             switch self {
                 case .keyboardButtonStyle(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.bgPrimary { fields.append(("bg_primary", .trueFlag)) }
-                    if c.bgDanger { fields.append(("bg_danger", .trueFlag)) }
-                    if c.bgSuccess { fields.append(("bg_success", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.icon {
-                        fields.append(("icon", .long(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("bg_primary", c.bgPrimary)
+                    fields.trueFlag("bg_danger", c.bgDanger)
+                    fields.trueFlag("bg_success", c.bgSuccess)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.icon {
+                        fields.long("icon", value)
                     }
-                    return ("keyboardButtonStyle", fields)
+                    return ("keyboardButtonStyle", fields.fields)
             }
         }
     }
@@ -1527,10 +1509,9 @@ extension Api {
                 case .joinChatBotResultQueued:
                     return ("joinChatBotResultQueued", [])
                 case .joinChatBotResultWebView(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("joinChatBotResultWebView", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("joinChatBotResultWebView", fields.fields)
             }
         }
     }
@@ -1579,12 +1560,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            fields.append(("phone_code", .string(self.phoneCode)))
-            return ("account.changePhone", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            fields.string("phone_code", self.phoneCode)
+            return ("account.changePhone", fields.fields)
         }
     }
 
@@ -1626,10 +1606,9 @@ extension Api.functions.users {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-            return ("users.getRequirementsToContact", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("id", self.id)
+            return ("users.getRequirementsToContact", fields.fields)
         }
     }
 
@@ -1671,10 +1650,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("contacts", .vector(self.contacts.map { (e0: Api.InputContact) -> TLValue in .object(e0) })))
-            return ("contacts.importContacts", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("contacts", self.contacts)
+            return ("contacts.importContacts", fields.fields)
         }
     }
 
@@ -1716,10 +1694,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("chat_id", .long(self.chatId)))
-            return ("messages.getFullChat", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("chat_id", self.chatId)
+            return ("messages.getFullChat", fields.fields)
         }
     }
 
@@ -1747,8 +1724,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if masks { flags |= 0x1 }
-            if emojis { flags |= 0x2 }
+            if masks { tlSetFlag(&flags, 0x1) }
+            if emojis { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1769,9 +1746,9 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = _flags & 0x1 != 0
+                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = _flags & 0x2 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _order = try reader.readVector(boxed: true, of: Int64.self)
                 return ReorderStickerSets(masks: _masks, emojis: _emojis, order: _order)
@@ -1783,13 +1760,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.masks { fields.append(("masks", .trueFlag)) }
-            if self.emojis { fields.append(("emojis", .trueFlag)) }
-            fields.append(("order", .vector(self.order.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("messages.reorderStickerSets", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("masks", self.masks)
+            fields.trueFlag("emojis", self.emojis)
+            fields.longs("order", self.order)
+            return ("messages.reorderStickerSets", fields.fields)
         }
     }
 
@@ -1837,11 +1813,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            return ("messages.getMessageEditData", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            return ("messages.getMessageEditData", fields.fields)
         }
     }
 
@@ -1931,13 +1906,12 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("import_id", .long(self.importId)))
-            fields.append(("file_name", .string(self.fileName)))
-            fields.append(("media", .object(self.media)))
-            return ("messages.uploadImportedMedia", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.long("import_id", self.importId)
+            fields.string("file_name", self.fileName)
+            fields.object("media", self.media)
+            return ("messages.uploadImportedMedia", fields.fields)
         }
     }
 
@@ -1995,13 +1969,12 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("shortcut_id", .int(self.shortcutId)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("random_id", .vector(self.randomId.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("messages.sendQuickReplyMessages", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.int("shortcut_id", self.shortcutId)
+            fields.ints("id", self.id)
+            fields.longs("random_id", self.randomId)
+            return ("messages.sendQuickReplyMessages", fields.fields)
         }
     }
 
@@ -2033,7 +2006,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if `private` != nil { flags |= 0x1 }
+            if `private` != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2045,7 +2018,7 @@ extension Api.functions.messages {
             buffer.appendInt32(self.msgId)
             buffer.appendInt32(self.count)
             buffer.appendInt64(self.randomId)
-            if _flags & 0x1 != 0, let value = self.`private` {
+            if tlFlagIsSet(_flags, 0x1), let value = self.`private` {
                 value.serialize(buffer, true)
             }
         }
@@ -2069,7 +2042,7 @@ extension Api.functions.messages {
                 let _randomId = try reader.readInt64()
                 field = 5
                 var _private: Api.PaidReactionPrivacy? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _private = try Api.PaidReactionPrivacy.parse(&reader)
                 }
                 return SendPaidReaction(peer: _peer, msgId: _msgId, count: _count, randomId: _randomId, private: _private)
@@ -2081,17 +2054,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("count", .int(self.count)))
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x1 != 0, let value = self.`private` {
-                fields.append(("private", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.int("count", self.count)
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.`private` {
+                fields.object("private", value)
             }
-            return ("messages.sendPaidReaction", fields)
+            return ("messages.sendPaidReaction", fields.fields)
         }
     }
 
@@ -2117,7 +2089,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if msgId != nil { flags |= 0x1 }
+            if msgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2126,7 +2098,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.msgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
                 buffer.appendInt32(value)
             }
         }
@@ -2144,7 +2116,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _msgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _msgId = try reader.readInt32()
                 }
                 return GetSponsoredMessages(peer: _peer, msgId: _msgId)
@@ -2156,14 +2128,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.msgId {
-                fields.append(("msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
+                fields.int("msg_id", value)
             }
-            return ("messages.getSponsoredMessages", fields)
+            return ("messages.getSponsoredMessages", fields.fields)
         }
     }
 
@@ -2216,12 +2187,11 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("geo_point", .object(self.geoPoint)))
-            fields.append(("address", .string(self.address)))
-            return ("channels.editLocation", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("channel", self.channel)
+            fields.object("geo_point", self.geoPoint)
+            fields.string("address", self.address)
+            return ("channels.editLocation", fields.fields)
         }
     }
 
@@ -2269,11 +2239,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("subscription_id", .string(self.subscriptionId)))
-            return ("payments.fulfillStarsSubscription", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.string("subscription_id", self.subscriptionId)
+            return ("payments.fulfillStarsSubscription", fields.fields)
         }
     }
 
@@ -2315,10 +2284,9 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("title", .string(self.title)))
-            return ("stickers.suggestShortName", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("title", self.title)
+            return ("stickers.suggestShortName", fields.fields)
         }
     }
 
@@ -2366,11 +2334,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("sources", .vector(self.sources.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("phone.checkGroupCall", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.ints("sources", self.sources)
+            return ("phone.checkGroupCall", fields.fields)
         }
     }
 
@@ -2418,11 +2385,10 @@ extension Api.functions.langpack {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("lang_pack", .string(self.langPack)))
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("langpack.getLanguage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("lang_pack", self.langPack)
+            fields.string("lang_code", self.langCode)
+            return ("langpack.getLanguage", fields.fields)
         }
     }
 
@@ -2464,10 +2430,9 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("chatlist", .object(self.chatlist)))
-            return ("chatlists.hideChatlistUpdates", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("chatlist", self.chatlist)
+            return ("chatlists.hideChatlistUpdates", fields.fields)
         }
     }
 
@@ -2509,10 +2474,9 @@ extension Api.functions.aicompose {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("aicompose.getTones", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("aicompose.getTones", fields.fields)
         }
     }
 
@@ -2544,9 +2508,9 @@ extension Api.functions.communities {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if visible { flags |= 0x1 }
-            if hidden { flags |= 0x2 }
-            if deleted { flags |= 0x4 }
+            if visible { tlSetFlag(&flags, 0x1) }
+            if hidden { tlSetFlag(&flags, 0x2) }
+            if deleted { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2568,11 +2532,11 @@ extension Api.functions.communities {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _visible = _flags & 0x1 != 0
+                let _visible = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _hidden = _flags & 0x2 != 0
+                let _hidden = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _deleted = _flags & 0x4 != 0
+                let _deleted = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _community = try Api.InputChannel.parse(&reader)
                 field = 5
@@ -2586,15 +2550,14 @@ extension Api.functions.communities {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.visible { fields.append(("visible", .trueFlag)) }
-            if self.hidden { fields.append(("hidden", .trueFlag)) }
-            if self.deleted { fields.append(("deleted", .trueFlag)) }
-            fields.append(("community", .object(self.community)))
-            fields.append(("peer", .object(self.peer)))
-            return ("communities.togglePeerLink", fields)
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("visible", self.visible)
+            fields.trueFlag("hidden", self.hidden)
+            fields.trueFlag("deleted", self.deleted)
+            fields.object("community", self.community)
+            fields.object("peer", self.peer)
+            return ("communities.togglePeerLink", fields.fields)
         }
     }
 
@@ -2620,7 +2583,7 @@ extension Api.functions.communities {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if collapsed { flags |= 0x1 }
+            if collapsed { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2641,7 +2604,7 @@ extension Api.functions.communities {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _collapsed = _flags & 0x1 != 0
+                let _collapsed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _community = try Api.InputChannel.parse(&reader)
                 return ToggleCommunityCollapsedInDialogs(collapsed: _collapsed, community: _community)
@@ -2653,12 +2616,11 @@ extension Api.functions.communities {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.collapsed { fields.append(("collapsed", .trueFlag)) }
-            fields.append(("community", .object(self.community)))
-            return ("communities.toggleCommunityCollapsedInDialogs", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("collapsed", self.collapsed)
+            fields.object("community", self.community)
+            return ("communities.toggleCommunityCollapsedInDialogs", fields.fields)
         }
     }
 
@@ -2711,12 +2673,11 @@ extension Api.functions.communities {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("community", .object(self.community)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("communities.getPeerLinkRequests", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("community", self.community)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("communities.getPeerLinkRequests", fields.fields)
         }
     }
 

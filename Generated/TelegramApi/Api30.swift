@@ -139,7 +139,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if big { flags |= 0x1 }
+                if big { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -174,7 +174,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if videoChannel != nil && videoQuality != nil { flags |= 0x1 }
+                if videoChannel != nil && videoQuality != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -234,10 +234,10 @@ extension Api {
                     c.call.serialize(buffer, true)
                     buffer.appendInt64(c.timeMs)
                     buffer.appendInt32(c.scale)
-                    if _flags & 0x1 != 0, let value = c.videoChannel {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.videoChannel {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.videoQuality {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.videoQuality {
                         buffer.appendInt32(value)
                     }
             }
@@ -373,7 +373,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _big = _flags & 0x1 != 0
+                let _big = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -410,12 +410,12 @@ extension Api {
                 let _scale = try reader.readInt32()
                 field = 4
                 var _videoChannel: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _videoChannel = try reader.readInt32()
                 }
                 field = 5
                 var _videoQuality: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _videoQuality = try reader.readInt32()
                 }
                 return .inputGroupCallStream(Cons_inputGroupCallStream(call: _call, timeMs: _timeMs, scale: _scale, videoChannel: _videoChannel, videoQuality: _videoQuality))
@@ -428,83 +428,74 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputFileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("volume_id", .long(c.volumeId)))
-                    fields.append(("local_id", .int(c.localId)))
-                    fields.append(("secret", .long(c.secret)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    return ("inputFileLocation", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("volume_id", c.volumeId)
+                    fields.int("local_id", c.localId)
+                    fields.long("secret", c.secret)
+                    fields.bytes("file_reference", c.fileReference)
+                    return ("inputFileLocation", fields.fields)
                 case .inputEncryptedFileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputEncryptedFileLocation", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputEncryptedFileLocation", fields.fields)
                 case .inputDocumentFileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    fields.append(("thumb_size", .string(c.thumbSize)))
-                    return ("inputDocumentFileLocation", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.bytes("file_reference", c.fileReference)
+                    fields.string("thumb_size", c.thumbSize)
+                    return ("inputDocumentFileLocation", fields.fields)
                 case .inputSecureFileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputSecureFileLocation", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputSecureFileLocation", fields.fields)
                 case .inputTakeoutFileLocation:
                     return ("inputTakeoutFileLocation", [])
                 case .inputPhotoFileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    fields.append(("thumb_size", .string(c.thumbSize)))
-                    return ("inputPhotoFileLocation", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.bytes("file_reference", c.fileReference)
+                    fields.string("thumb_size", c.thumbSize)
+                    return ("inputPhotoFileLocation", fields.fields)
                 case .inputPhotoLegacyFileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    fields.append(("volume_id", .long(c.volumeId)))
-                    fields.append(("local_id", .int(c.localId)))
-                    fields.append(("secret", .long(c.secret)))
-                    return ("inputPhotoLegacyFileLocation", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.bytes("file_reference", c.fileReference)
+                    fields.long("volume_id", c.volumeId)
+                    fields.int("local_id", c.localId)
+                    fields.long("secret", c.secret)
+                    return ("inputPhotoLegacyFileLocation", fields.fields)
                 case .inputPeerPhotoFileLocation(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.big { fields.append(("big", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("photo_id", .long(c.photoId)))
-                    return ("inputPeerPhotoFileLocation", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("big", c.big)
+                    fields.object("peer", c.peer)
+                    fields.long("photo_id", c.photoId)
+                    return ("inputPeerPhotoFileLocation", fields.fields)
                 case .inputStickerSetThumb(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("stickerset", .object(c.stickerset)))
-                    fields.append(("thumb_version", .int(c.thumbVersion)))
-                    return ("inputStickerSetThumb", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("stickerset", c.stickerset)
+                    fields.int("thumb_version", c.thumbVersion)
+                    return ("inputStickerSetThumb", fields.fields)
                 case .inputGroupCallStream(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("time_ms", .long(c.timeMs)))
-                    fields.append(("scale", .int(c.scale)))
-                    if _flags & 0x1 != 0, let value = c.videoChannel {
-                        fields.append(("video_channel", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.object("call", c.call)
+                    fields.long("time_ms", c.timeMs)
+                    fields.int("scale", c.scale)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.videoChannel {
+                        fields.int("video_channel", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.videoQuality {
-                        fields.append(("video_quality", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.videoQuality {
+                        fields.int("video_quality", value)
                     }
-                    return ("inputGroupCallStream", fields)
+                    return ("inputGroupCallStream", fields.fields)
             }
         }
     }
@@ -574,22 +565,22 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canSetUsername { flags |= 0x80 }
-                if hasScheduled { flags |= 0x100 }
-                if translationsDisabled { flags |= 0x80000 }
-                if hasWelcomeMessages { flags |= 0x200000 }
-                if chatPhoto != nil { flags |= 0x4 }
-                if exportedInvite != nil { flags |= 0x2000 }
-                if botInfo != nil { flags |= 0x8 }
-                if pinnedMsgId != nil { flags |= 0x40 }
-                if folderId != nil { flags |= 0x800 }
-                if call != nil { flags |= 0x1000 }
-                if ttlPeriod != nil { flags |= 0x4000 }
-                if groupcallDefaultJoinAs != nil { flags |= 0x8000 }
-                if themeEmoticon != nil { flags |= 0x10000 }
-                if requestsPending != nil && recentRequesters != nil { flags |= 0x20000 }
-                if availableReactions != nil { flags |= 0x40000 }
-                if reactionsLimit != nil { flags |= 0x100000 }
+                if canSetUsername { tlSetFlag(&flags, 0x80) }
+                if hasScheduled { tlSetFlag(&flags, 0x100) }
+                if translationsDisabled { tlSetFlag(&flags, 0x80000) }
+                if hasWelcomeMessages { tlSetFlag(&flags, 0x200000) }
+                if chatPhoto != nil { tlSetFlag(&flags, 0x4) }
+                if exportedInvite != nil { tlSetFlag(&flags, 0x2000) }
+                if botInfo != nil { tlSetFlag(&flags, 0x8) }
+                if pinnedMsgId != nil { tlSetFlag(&flags, 0x40) }
+                if folderId != nil { tlSetFlag(&flags, 0x800) }
+                if call != nil { tlSetFlag(&flags, 0x1000) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x4000) }
+                if groupcallDefaultJoinAs != nil { tlSetFlag(&flags, 0x8000) }
+                if themeEmoticon != nil { tlSetFlag(&flags, 0x10000) }
+                if requestsPending != nil && recentRequesters != nil { tlSetFlag(&flags, 0x20000) }
+                if availableReactions != nil { tlSetFlag(&flags, 0x40000) }
+                if reactionsLimit != nil { tlSetFlag(&flags, 0x100000) }
                 return flags
             }
         }
@@ -739,68 +730,68 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canViewParticipants { flags |= 0x8 }
-                if canSetUsername { flags |= 0x40 }
-                if canSetStickers { flags |= 0x80 }
-                if hiddenPrehistory { flags |= 0x400 }
-                if canSetLocation { flags |= 0x10000 }
-                if hasScheduled { flags |= 0x80000 }
-                if canViewStats { flags |= 0x100000 }
-                if blocked { flags |= 0x400000 }
-                if participantsCount != nil { flags |= 0x1 }
-                if adminsCount != nil { flags |= 0x2 }
-                if kickedCount != nil && bannedCount != nil { flags |= 0x4 }
-                if onlineCount != nil { flags |= 0x2000 }
-                if exportedInvite != nil { flags |= 0x800000 }
-                if migratedFromChatId != nil && migratedFromMaxId != nil { flags |= 0x10 }
-                if pinnedMsgId != nil { flags |= 0x20 }
-                if stickerset != nil { flags |= 0x100 }
-                if availableMinId != nil { flags |= 0x200 }
-                if folderId != nil { flags |= 0x800 }
-                if linkedChatId != nil { flags |= 0x4000 }
-                if location != nil { flags |= 0x8000 }
-                if slowmodeSeconds != nil { flags |= 0x20000 }
-                if slowmodeNextSendDate != nil { flags |= 0x40000 }
-                if statsDc != nil { flags |= 0x1000 }
-                if call != nil { flags |= 0x200000 }
-                if ttlPeriod != nil { flags |= 0x1000000 }
-                if pendingSuggestions != nil { flags |= 0x2000000 }
-                if groupcallDefaultJoinAs != nil { flags |= 0x4000000 }
-                if themeEmoticon != nil { flags |= 0x8000000 }
-                if requestsPending != nil && recentRequesters != nil { flags |= 0x10000000 }
-                if defaultSendAs != nil { flags |= 0x20000000 }
-                if availableReactions != nil { flags |= 0x40000000 }
+                if canViewParticipants { tlSetFlag(&flags, 0x8) }
+                if canSetUsername { tlSetFlag(&flags, 0x40) }
+                if canSetStickers { tlSetFlag(&flags, 0x80) }
+                if hiddenPrehistory { tlSetFlag(&flags, 0x400) }
+                if canSetLocation { tlSetFlag(&flags, 0x10000) }
+                if hasScheduled { tlSetFlag(&flags, 0x80000) }
+                if canViewStats { tlSetFlag(&flags, 0x100000) }
+                if blocked { tlSetFlag(&flags, 0x400000) }
+                if participantsCount != nil { tlSetFlag(&flags, 0x1) }
+                if adminsCount != nil { tlSetFlag(&flags, 0x2) }
+                if kickedCount != nil && bannedCount != nil { tlSetFlag(&flags, 0x4) }
+                if onlineCount != nil { tlSetFlag(&flags, 0x2000) }
+                if exportedInvite != nil { tlSetFlag(&flags, 0x800000) }
+                if migratedFromChatId != nil && migratedFromMaxId != nil { tlSetFlag(&flags, 0x10) }
+                if pinnedMsgId != nil { tlSetFlag(&flags, 0x20) }
+                if stickerset != nil { tlSetFlag(&flags, 0x100) }
+                if availableMinId != nil { tlSetFlag(&flags, 0x200) }
+                if folderId != nil { tlSetFlag(&flags, 0x800) }
+                if linkedChatId != nil { tlSetFlag(&flags, 0x4000) }
+                if location != nil { tlSetFlag(&flags, 0x8000) }
+                if slowmodeSeconds != nil { tlSetFlag(&flags, 0x20000) }
+                if slowmodeNextSendDate != nil { tlSetFlag(&flags, 0x40000) }
+                if statsDc != nil { tlSetFlag(&flags, 0x1000) }
+                if call != nil { tlSetFlag(&flags, 0x200000) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x1000000) }
+                if pendingSuggestions != nil { tlSetFlag(&flags, 0x2000000) }
+                if groupcallDefaultJoinAs != nil { tlSetFlag(&flags, 0x4000000) }
+                if themeEmoticon != nil { tlSetFlag(&flags, 0x8000000) }
+                if requestsPending != nil && recentRequesters != nil { tlSetFlag(&flags, 0x10000000) }
+                if defaultSendAs != nil { tlSetFlag(&flags, 0x20000000) }
+                if availableReactions != nil { tlSetFlag(&flags, 0x40000000) }
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if canDeleteChannel { flags |= 0x1 }
-                if antispam { flags |= 0x2 }
-                if participantsHidden { flags |= 0x4 }
-                if translationsDisabled { flags |= 0x8 }
-                if storiesPinnedAvailable { flags |= 0x20 }
-                if viewForumAsMessages { flags |= 0x40 }
-                if restrictedSponsored { flags |= 0x800 }
-                if canViewRevenue { flags |= 0x1000 }
-                if paidMediaAllowed { flags |= 0x4000 }
-                if canViewStarsRevenue { flags |= 0x8000 }
-                if paidReactionsAvailable { flags |= 0x10000 }
-                if stargiftsAvailable { flags |= 0x80000 }
-                if paidMessagesAvailable { flags |= 0x100000 }
-                if hasWelcomeMessages { flags |= 0x1000000 }
-                if reactionsLimit != nil { flags |= 0x2000 }
-                if stories != nil { flags |= 0x10 }
-                if wallpaper != nil { flags |= 0x80 }
-                if boostsApplied != nil { flags |= 0x100 }
-                if boostsUnrestrict != nil { flags |= 0x200 }
-                if emojiset != nil { flags |= 0x400 }
-                if botVerification != nil { flags |= 0x20000 }
-                if stargiftsCount != nil { flags |= 0x40000 }
-                if sendPaidMessagesStars != nil { flags |= 0x200000 }
-                if mainTab != nil { flags |= 0x400000 }
-                if guardBotId != nil { flags |= 0x800000 }
+                if canDeleteChannel { tlSetFlag(&flags, 0x1) }
+                if antispam { tlSetFlag(&flags, 0x2) }
+                if participantsHidden { tlSetFlag(&flags, 0x4) }
+                if translationsDisabled { tlSetFlag(&flags, 0x8) }
+                if storiesPinnedAvailable { tlSetFlag(&flags, 0x20) }
+                if viewForumAsMessages { tlSetFlag(&flags, 0x40) }
+                if restrictedSponsored { tlSetFlag(&flags, 0x800) }
+                if canViewRevenue { tlSetFlag(&flags, 0x1000) }
+                if paidMediaAllowed { tlSetFlag(&flags, 0x4000) }
+                if canViewStarsRevenue { tlSetFlag(&flags, 0x8000) }
+                if paidReactionsAvailable { tlSetFlag(&flags, 0x10000) }
+                if stargiftsAvailable { tlSetFlag(&flags, 0x80000) }
+                if paidMessagesAvailable { tlSetFlag(&flags, 0x100000) }
+                if hasWelcomeMessages { tlSetFlag(&flags, 0x1000000) }
+                if reactionsLimit != nil { tlSetFlag(&flags, 0x2000) }
+                if stories != nil { tlSetFlag(&flags, 0x10) }
+                if wallpaper != nil { tlSetFlag(&flags, 0x80) }
+                if boostsApplied != nil { tlSetFlag(&flags, 0x100) }
+                if boostsUnrestrict != nil { tlSetFlag(&flags, 0x200) }
+                if emojiset != nil { tlSetFlag(&flags, 0x400) }
+                if botVerification != nil { tlSetFlag(&flags, 0x20000) }
+                if stargiftsCount != nil { tlSetFlag(&flags, 0x40000) }
+                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x200000) }
+                if mainTab != nil { tlSetFlag(&flags, 0x400000) }
+                if guardBotId != nil { tlSetFlag(&flags, 0x800000) }
                 return flags
             }
         }
@@ -828,9 +819,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if adminsCount != nil { flags |= 0x2 }
-                if kickedCount != nil { flags |= 0x4 }
-                if peerLinkRequestsPending != nil { flags |= 0x1 }
+                if adminsCount != nil { tlSetFlag(&flags, 0x2) }
+                if kickedCount != nil { tlSetFlag(&flags, 0x4) }
+                if peerLinkRequestsPending != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -844,44 +835,44 @@ extension Api {
                     buffer.appendInt64(c.id)
                     buffer.appendTLString(c.about)
                     c.participants.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.chatPhoto {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.chatPhoto {
                         value.serialize(buffer, true)
                     }
                     c.notifySettings.serialize(buffer, true)
-                    if _flags & 0x2000 != 0, let value = c.exportedInvite {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.exportedInvite {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.botInfo {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x40 != 0, let value = c.pinnedMsgId {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.call {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.call {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.groupcallDefaultJoinAs {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.groupcallDefaultJoinAs {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10000 != 0, let value = c.themeEmoticon {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.themeEmoticon {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.requestsPending {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.requestsPending {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.recentRequesters {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.recentRequesters {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x40000 != 0, let value = c.availableReactions {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.availableReactions {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x100000 != 0, let value = c.reactionsLimit {
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactionsLimit {
                         buffer.appendInt32(value)
                     }
                 case .channelFull(let c):
@@ -892,19 +883,19 @@ extension Api {
                     buffer.appendInt32(_flags2)
                     buffer.appendInt64(c.id)
                     buffer.appendTLString(c.about)
-                    if _flags & 0x1 != 0, let value = c.participantsCount {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.participantsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.adminsCount {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.kickedCount {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.bannedCount {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.bannedCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.onlineCount {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.onlineCount {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.readInboxMaxId)
@@ -912,102 +903,102 @@ extension Api {
                     buffer.appendInt32(c.unreadCount)
                     c.chatPhoto.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if _flags & 0x800000 != 0, let value = c.exportedInvite {
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.exportedInvite {
                         value.serialize(buffer, true)
                     }
                     buffer.appendVector(c.botInfo, boxed: true)
-                    if _flags & 0x10 != 0, let value = c.migratedFromChatId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromChatId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.migratedFromMaxId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromMaxId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.pinnedMsgId {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.pinnedMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.stickerset {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.stickerset {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x200 != 0, let value = c.availableMinId {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.availableMinId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.linkedChatId {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.linkedChatId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.location {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.location {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x20000 != 0, let value = c.slowmodeSeconds {
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.slowmodeSeconds {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.slowmodeNextSendDate {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.slowmodeNextSendDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.statsDc {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.statsDc {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.pts)
-                    if _flags & 0x200000 != 0, let value = c.call {
+                    if tlFlagIsSet(_flags, 0x200000), let value = c.call {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1000000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x1000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.pendingSuggestions {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.pendingSuggestions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4000000 != 0, let value = c.groupcallDefaultJoinAs {
+                    if tlFlagIsSet(_flags, 0x4000000), let value = c.groupcallDefaultJoinAs {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8000000 != 0, let value = c.themeEmoticon {
+                    if tlFlagIsSet(_flags, 0x8000000), let value = c.themeEmoticon {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10000000 != 0, let value = c.requestsPending {
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.requestsPending {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10000000 != 0, let value = c.recentRequesters {
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.recentRequesters {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x20000000 != 0, let value = c.defaultSendAs {
+                    if tlFlagIsSet(_flags, 0x20000000), let value = c.defaultSendAs {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40000000 != 0, let value = c.availableReactions {
+                    if tlFlagIsSet(_flags, 0x40000000), let value = c.availableReactions {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x2000 != 0, let value = c.reactionsLimit {
+                    if tlFlagIsSet(_flags2, 0x2000), let value = c.reactionsLimit {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x10 != 0, let value = c.stories {
+                    if tlFlagIsSet(_flags2, 0x10), let value = c.stories {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x80 != 0, let value = c.wallpaper {
+                    if tlFlagIsSet(_flags2, 0x80), let value = c.wallpaper {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.boostsApplied {
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.boostsApplied {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x200 != 0, let value = c.boostsUnrestrict {
+                    if tlFlagIsSet(_flags2, 0x200), let value = c.boostsUnrestrict {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x400 != 0, let value = c.emojiset {
+                    if tlFlagIsSet(_flags2, 0x400), let value = c.emojiset {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x20000 != 0, let value = c.botVerification {
+                    if tlFlagIsSet(_flags2, 0x20000), let value = c.botVerification {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.stargiftsCount {
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.stargiftsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags2 & 0x200000 != 0, let value = c.sendPaidMessagesStars {
+                    if tlFlagIsSet(_flags2, 0x200000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags2 & 0x400000 != 0, let value = c.mainTab {
+                    if tlFlagIsSet(_flags2, 0x400000), let value = c.mainTab {
                         value.serialize(buffer, true)
                     }
-                    if _flags2 & 0x800000 != 0, let value = c.guardBotId {
+                    if tlFlagIsSet(_flags2, 0x800000), let value = c.guardBotId {
                         buffer.appendInt64(value)
                     }
                 case .communityFull(let c):
@@ -1018,13 +1009,13 @@ extension Api {
                     buffer.appendTLString(c.about)
                     c.chatPhoto.serialize(buffer, true)
                     buffer.appendVector(c.linkedPeers, boxed: true)
-                    if _flags & 0x2 != 0, let value = c.adminsCount {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.kickedCount {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.peerLinkRequestsPending {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peerLinkRequestsPending {
                         buffer.appendInt32(value)
                     }
             }
@@ -1051,13 +1042,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canSetUsername = _flags & 0x80 != 0
+                let _canSetUsername = tlFlagIsSet(_flags, 0x80)
                 field = 2
-                let _hasScheduled = _flags & 0x100 != 0
+                let _hasScheduled = tlFlagIsSet(_flags, 0x100)
                 field = 3
-                let _translationsDisabled = _flags & 0x80000 != 0
+                let _translationsDisabled = tlFlagIsSet(_flags, 0x80000)
                 field = 4
-                let _hasWelcomeMessages = _flags & 0x200000 != 0
+                let _hasWelcomeMessages = tlFlagIsSet(_flags, 0x200000)
                 field = 5
                 let _id = try reader.readInt64()
                 field = 6
@@ -1066,69 +1057,69 @@ extension Api {
                 let _participants = try Api.ChatParticipants.parse(&reader)
                 field = 8
                 var _chatPhoto: Api.Photo? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _chatPhoto = try Api.Photo.parse(&reader)
                 }
                 field = 9
                 let _notifySettings = try Api.PeerNotifySettings.parse(&reader)
                 field = 10
                 var _exportedInvite: Api.ExportedChatInvite? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _exportedInvite = try Api.ExportedChatInvite.parse(&reader)
                 }
                 field = 11
                 var _botInfo: [Api.BotInfo]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _botInfo = try reader.readVector(boxed: true, of: Api.BotInfo.self)
                 }
                 field = 12
                 var _pinnedMsgId: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _pinnedMsgId = try reader.readInt32()
                 }
                 field = 13
                 var _folderId: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _folderId = try reader.readInt32()
                 }
                 field = 14
                 var _call: Api.InputGroupCall? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _call = try Api.InputGroupCall.parse(&reader)
                 }
                 field = 15
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 field = 16
                 var _groupcallDefaultJoinAs: Api.Peer? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _groupcallDefaultJoinAs = try Api.Peer.parse(&reader)
                 }
                 field = 17
                 var _themeEmoticon: String? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _themeEmoticon = try reader.readTLString()
                 }
                 field = 18
                 var _requestsPending: Int32? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _requestsPending = try reader.readInt32()
                 }
                 field = 19
                 var _recentRequesters: [Int64]? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _recentRequesters = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 field = 20
                 var _availableReactions: Api.ChatReactions? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _availableReactions = try Api.ChatReactions.parse(&reader)
                 }
                 field = 21
                 var _reactionsLimit: Int32? = nil
-                if _flags & 0x100000 != 0 {
+                if tlFlagIsSet(_flags, 0x100000) {
                     _reactionsLimit = try reader.readInt32()
                 }
                 return .chatFull(Cons_chatFull(canSetUsername: _canSetUsername, hasScheduled: _hasScheduled, translationsDisabled: _translationsDisabled, hasWelcomeMessages: _hasWelcomeMessages, id: _id, about: _about, participants: _participants, chatPhoto: _chatPhoto, notifySettings: _notifySettings, exportedInvite: _exportedInvite, botInfo: _botInfo, pinnedMsgId: _pinnedMsgId, folderId: _folderId, call: _call, ttlPeriod: _ttlPeriod, groupcallDefaultJoinAs: _groupcallDefaultJoinAs, themeEmoticon: _themeEmoticon, requestsPending: _requestsPending, recentRequesters: _recentRequesters, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit))
@@ -1143,78 +1134,78 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canViewParticipants = _flags & 0x8 != 0
+                let _canViewParticipants = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _canSetUsername = _flags & 0x40 != 0
+                let _canSetUsername = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _canSetStickers = _flags & 0x80 != 0
+                let _canSetStickers = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _hiddenPrehistory = _flags & 0x400 != 0
+                let _hiddenPrehistory = tlFlagIsSet(_flags, 0x400)
                 field = 5
-                let _canSetLocation = _flags & 0x10000 != 0
+                let _canSetLocation = tlFlagIsSet(_flags, 0x10000)
                 field = 6
-                let _hasScheduled = _flags & 0x80000 != 0
+                let _hasScheduled = tlFlagIsSet(_flags, 0x80000)
                 field = 7
-                let _canViewStats = _flags & 0x100000 != 0
+                let _canViewStats = tlFlagIsSet(_flags, 0x100000)
                 field = 8
-                let _blocked = _flags & 0x400000 != 0
+                let _blocked = tlFlagIsSet(_flags, 0x400000)
                 field = 9
                 let _flags2 = try reader.readInt32()
                 field = 10
-                let _canDeleteChannel = _flags2 & 0x1 != 0
+                let _canDeleteChannel = tlFlagIsSet(_flags2, 0x1)
                 field = 11
-                let _antispam = _flags2 & 0x2 != 0
+                let _antispam = tlFlagIsSet(_flags2, 0x2)
                 field = 12
-                let _participantsHidden = _flags2 & 0x4 != 0
+                let _participantsHidden = tlFlagIsSet(_flags2, 0x4)
                 field = 13
-                let _translationsDisabled = _flags2 & 0x8 != 0
+                let _translationsDisabled = tlFlagIsSet(_flags2, 0x8)
                 field = 14
-                let _storiesPinnedAvailable = _flags2 & 0x20 != 0
+                let _storiesPinnedAvailable = tlFlagIsSet(_flags2, 0x20)
                 field = 15
-                let _viewForumAsMessages = _flags2 & 0x40 != 0
+                let _viewForumAsMessages = tlFlagIsSet(_flags2, 0x40)
                 field = 16
-                let _restrictedSponsored = _flags2 & 0x800 != 0
+                let _restrictedSponsored = tlFlagIsSet(_flags2, 0x800)
                 field = 17
-                let _canViewRevenue = _flags2 & 0x1000 != 0
+                let _canViewRevenue = tlFlagIsSet(_flags2, 0x1000)
                 field = 18
-                let _paidMediaAllowed = _flags2 & 0x4000 != 0
+                let _paidMediaAllowed = tlFlagIsSet(_flags2, 0x4000)
                 field = 19
-                let _canViewStarsRevenue = _flags2 & 0x8000 != 0
+                let _canViewStarsRevenue = tlFlagIsSet(_flags2, 0x8000)
                 field = 20
-                let _paidReactionsAvailable = _flags2 & 0x10000 != 0
+                let _paidReactionsAvailable = tlFlagIsSet(_flags2, 0x10000)
                 field = 21
-                let _stargiftsAvailable = _flags2 & 0x80000 != 0
+                let _stargiftsAvailable = tlFlagIsSet(_flags2, 0x80000)
                 field = 22
-                let _paidMessagesAvailable = _flags2 & 0x100000 != 0
+                let _paidMessagesAvailable = tlFlagIsSet(_flags2, 0x100000)
                 field = 23
-                let _hasWelcomeMessages = _flags2 & 0x1000000 != 0
+                let _hasWelcomeMessages = tlFlagIsSet(_flags2, 0x1000000)
                 field = 24
                 let _id = try reader.readInt64()
                 field = 25
                 let _about = try reader.readTLString()
                 field = 26
                 var _participantsCount: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _participantsCount = try reader.readInt32()
                 }
                 field = 27
                 var _adminsCount: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _adminsCount = try reader.readInt32()
                 }
                 field = 28
                 var _kickedCount: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _kickedCount = try reader.readInt32()
                 }
                 field = 29
                 var _bannedCount: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _bannedCount = try reader.readInt32()
                 }
                 field = 30
                 var _onlineCount: Int32? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _onlineCount = try reader.readInt32()
                 }
                 field = 31
@@ -1229,166 +1220,166 @@ extension Api {
                 let _notifySettings = try Api.PeerNotifySettings.parse(&reader)
                 field = 36
                 var _exportedInvite: Api.ExportedChatInvite? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _exportedInvite = try Api.ExportedChatInvite.parse(&reader)
                 }
                 field = 37
                 let _botInfo = try reader.readVector(boxed: true, of: Api.BotInfo.self)
                 field = 38
                 var _migratedFromChatId: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _migratedFromChatId = try reader.readInt64()
                 }
                 field = 39
                 var _migratedFromMaxId: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _migratedFromMaxId = try reader.readInt32()
                 }
                 field = 40
                 var _pinnedMsgId: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _pinnedMsgId = try reader.readInt32()
                 }
                 field = 41
                 var _stickerset: Api.StickerSet? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _stickerset = try Api.StickerSet.parse(&reader)
                 }
                 field = 42
                 var _availableMinId: Int32? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _availableMinId = try reader.readInt32()
                 }
                 field = 43
                 var _folderId: Int32? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _folderId = try reader.readInt32()
                 }
                 field = 44
                 var _linkedChatId: Int64? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _linkedChatId = try reader.readInt64()
                 }
                 field = 45
                 var _location: Api.ChannelLocation? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _location = try Api.ChannelLocation.parse(&reader)
                 }
                 field = 46
                 var _slowmodeSeconds: Int32? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _slowmodeSeconds = try reader.readInt32()
                 }
                 field = 47
                 var _slowmodeNextSendDate: Int32? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _slowmodeNextSendDate = try reader.readInt32()
                 }
                 field = 48
                 var _statsDc: Int32? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _statsDc = try reader.readInt32()
                 }
                 field = 49
                 let _pts = try reader.readInt32()
                 field = 50
                 var _call: Api.InputGroupCall? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _call = try Api.InputGroupCall.parse(&reader)
                 }
                 field = 51
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x1000000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 field = 52
                 var _pendingSuggestions: [String]? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _pendingSuggestions = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 53
                 var _groupcallDefaultJoinAs: Api.Peer? = nil
-                if _flags & 0x4000000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000000) {
                     _groupcallDefaultJoinAs = try Api.Peer.parse(&reader)
                 }
                 field = 54
                 var _themeEmoticon: String? = nil
-                if _flags & 0x8000000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000000) {
                     _themeEmoticon = try reader.readTLString()
                 }
                 field = 55
                 var _requestsPending: Int32? = nil
-                if _flags & 0x10000000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000000) {
                     _requestsPending = try reader.readInt32()
                 }
                 field = 56
                 var _recentRequesters: [Int64]? = nil
-                if _flags & 0x10000000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000000) {
                     _recentRequesters = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 field = 57
                 var _defaultSendAs: Api.Peer? = nil
-                if _flags & 0x20000000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000000) {
                     _defaultSendAs = try Api.Peer.parse(&reader)
                 }
                 field = 58
                 var _availableReactions: Api.ChatReactions? = nil
-                if _flags & 0x40000000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000000) {
                     _availableReactions = try Api.ChatReactions.parse(&reader)
                 }
                 field = 59
                 var _reactionsLimit: Int32? = nil
-                if _flags2 & 0x2000 != 0 {
+                if tlFlagIsSet(_flags2, 0x2000) {
                     _reactionsLimit = try reader.readInt32()
                 }
                 field = 60
                 var _stories: Api.PeerStories? = nil
-                if _flags2 & 0x10 != 0 {
+                if tlFlagIsSet(_flags2, 0x10) {
                     _stories = try Api.PeerStories.parse(&reader)
                 }
                 field = 61
                 var _wallpaper: Api.WallPaper? = nil
-                if _flags2 & 0x80 != 0 {
+                if tlFlagIsSet(_flags2, 0x80) {
                     _wallpaper = try Api.WallPaper.parse(&reader)
                 }
                 field = 62
                 var _boostsApplied: Int32? = nil
-                if _flags2 & 0x100 != 0 {
+                if tlFlagIsSet(_flags2, 0x100) {
                     _boostsApplied = try reader.readInt32()
                 }
                 field = 63
                 var _boostsUnrestrict: Int32? = nil
-                if _flags2 & 0x200 != 0 {
+                if tlFlagIsSet(_flags2, 0x200) {
                     _boostsUnrestrict = try reader.readInt32()
                 }
                 field = 64
                 var _emojiset: Api.StickerSet? = nil
-                if _flags2 & 0x400 != 0 {
+                if tlFlagIsSet(_flags2, 0x400) {
                     _emojiset = try Api.StickerSet.parse(&reader)
                 }
                 field = 65
                 var _botVerification: Api.BotVerification? = nil
-                if _flags2 & 0x20000 != 0 {
+                if tlFlagIsSet(_flags2, 0x20000) {
                     _botVerification = try Api.BotVerification.parse(&reader)
                 }
                 field = 66
                 var _stargiftsCount: Int32? = nil
-                if _flags2 & 0x40000 != 0 {
+                if tlFlagIsSet(_flags2, 0x40000) {
                     _stargiftsCount = try reader.readInt32()
                 }
                 field = 67
                 var _sendPaidMessagesStars: Int64? = nil
-                if _flags2 & 0x200000 != 0 {
+                if tlFlagIsSet(_flags2, 0x200000) {
                     _sendPaidMessagesStars = try reader.readInt64()
                 }
                 field = 68
                 var _mainTab: Api.ProfileTab? = nil
-                if _flags2 & 0x400000 != 0 {
+                if tlFlagIsSet(_flags2, 0x400000) {
                     _mainTab = try Api.ProfileTab.parse(&reader)
                 }
                 field = 69
                 var _guardBotId: Int64? = nil
-                if _flags2 & 0x800000 != 0 {
+                if tlFlagIsSet(_flags2, 0x800000) {
                     _guardBotId = try reader.readInt64()
                 }
                 return .channelFull(Cons_channelFull(canViewParticipants: _canViewParticipants, canSetUsername: _canSetUsername, canSetStickers: _canSetStickers, hiddenPrehistory: _hiddenPrehistory, canSetLocation: _canSetLocation, hasScheduled: _hasScheduled, canViewStats: _canViewStats, blocked: _blocked, canDeleteChannel: _canDeleteChannel, antispam: _antispam, participantsHidden: _participantsHidden, translationsDisabled: _translationsDisabled, storiesPinnedAvailable: _storiesPinnedAvailable, viewForumAsMessages: _viewForumAsMessages, restrictedSponsored: _restrictedSponsored, canViewRevenue: _canViewRevenue, paidMediaAllowed: _paidMediaAllowed, canViewStarsRevenue: _canViewStarsRevenue, paidReactionsAvailable: _paidReactionsAvailable, stargiftsAvailable: _stargiftsAvailable, paidMessagesAvailable: _paidMessagesAvailable, hasWelcomeMessages: _hasWelcomeMessages, id: _id, about: _about, participantsCount: _participantsCount, adminsCount: _adminsCount, kickedCount: _kickedCount, bannedCount: _bannedCount, onlineCount: _onlineCount, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, chatPhoto: _chatPhoto, notifySettings: _notifySettings, exportedInvite: _exportedInvite, botInfo: _botInfo, migratedFromChatId: _migratedFromChatId, migratedFromMaxId: _migratedFromMaxId, pinnedMsgId: _pinnedMsgId, stickerset: _stickerset, availableMinId: _availableMinId, folderId: _folderId, linkedChatId: _linkedChatId, location: _location, slowmodeSeconds: _slowmodeSeconds, slowmodeNextSendDate: _slowmodeNextSendDate, statsDc: _statsDc, pts: _pts, call: _call, ttlPeriod: _ttlPeriod, pendingSuggestions: _pendingSuggestions, groupcallDefaultJoinAs: _groupcallDefaultJoinAs, themeEmoticon: _themeEmoticon, requestsPending: _requestsPending, recentRequesters: _recentRequesters, defaultSendAs: _defaultSendAs, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit, stories: _stories, wallpaper: _wallpaper, boostsApplied: _boostsApplied, boostsUnrestrict: _boostsUnrestrict, emojiset: _emojiset, botVerification: _botVerification, stargiftsCount: _stargiftsCount, sendPaidMessagesStars: _sendPaidMessagesStars, mainTab: _mainTab, guardBotId: _guardBotId))
@@ -1412,17 +1403,17 @@ extension Api {
                 let _linkedPeers = try reader.readVector(boxed: true, of: Api.CommunityPeer.self)
                 field = 5
                 var _adminsCount: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _adminsCount = try reader.readInt32()
                 }
                 field = 6
                 var _kickedCount: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _kickedCount = try reader.readInt32()
                 }
                 field = 7
                 var _peerLinkRequestsPending: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peerLinkRequestsPending = try reader.readInt32()
                 }
                 return .communityFull(Cons_communityFull(id: _id, about: _about, chatPhoto: _chatPhoto, linkedPeers: _linkedPeers, adminsCount: _adminsCount, kickedCount: _kickedCount, peerLinkRequestsPending: _peerLinkRequestsPending))
@@ -1436,226 +1427,223 @@ extension Api {
             switch self {
                 case .chatFull(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(22)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canSetUsername { fields.append(("can_set_username", .trueFlag)) }
-                    if c.hasScheduled { fields.append(("has_scheduled", .trueFlag)) }
-                    if c.translationsDisabled { fields.append(("translations_disabled", .trueFlag)) }
-                    if c.hasWelcomeMessages { fields.append(("has_welcome_messages", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("about", .string(c.about)))
-                    fields.append(("participants", .object(c.participants)))
-                    if _flags & 0x4 != 0, let value = c.chatPhoto {
-                        fields.append(("chat_photo", .object(value)))
+                    var fields = TLFieldList(capacity: 22)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_set_username", c.canSetUsername)
+                    fields.trueFlag("has_scheduled", c.hasScheduled)
+                    fields.trueFlag("translations_disabled", c.translationsDisabled)
+                    fields.trueFlag("has_welcome_messages", c.hasWelcomeMessages)
+                    fields.long("id", c.id)
+                    fields.string("about", c.about)
+                    fields.object("participants", c.participants)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.chatPhoto {
+                        fields.object("chat_photo", value)
                     }
-                    fields.append(("notify_settings", .object(c.notifySettings)))
-                    if _flags & 0x2000 != 0, let value = c.exportedInvite {
-                        fields.append(("exported_invite", .object(value)))
+                    fields.object("notify_settings", c.notifySettings)
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.exportedInvite {
+                        fields.object("exported_invite", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.botInfo {
-                        fields.append(("bot_info", .vector(value.map { (e0: Api.BotInfo) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
+                        fields.objects("bot_info", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.pinnedMsgId {
-                        fields.append(("pinned_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
+                        fields.int("pinned_msg_id", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.call {
-                        fields.append(("call", .object(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.call {
+                        fields.object("call", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.groupcallDefaultJoinAs {
-                        fields.append(("groupcall_default_join_as", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.groupcallDefaultJoinAs {
+                        fields.object("groupcall_default_join_as", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.themeEmoticon {
-                        fields.append(("theme_emoticon", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.themeEmoticon {
+                        fields.string("theme_emoticon", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.requestsPending {
-                        fields.append(("requests_pending", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.requestsPending {
+                        fields.int("requests_pending", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.recentRequesters {
-                        fields.append(("recent_requesters", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.recentRequesters {
+                        fields.longs("recent_requesters", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.availableReactions {
-                        fields.append(("available_reactions", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.availableReactions {
+                        fields.object("available_reactions", value)
                     }
-                    if _flags & 0x100000 != 0, let value = c.reactionsLimit {
-                        fields.append(("reactions_limit", .int(value)))
+                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactionsLimit {
+                        fields.int("reactions_limit", value)
                     }
-                    return ("chatFull", fields)
+                    return ("chatFull", fields.fields)
                 case .channelFull(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(70)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canViewParticipants { fields.append(("can_view_participants", .trueFlag)) }
-                    if c.canSetUsername { fields.append(("can_set_username", .trueFlag)) }
-                    if c.canSetStickers { fields.append(("can_set_stickers", .trueFlag)) }
-                    if c.hiddenPrehistory { fields.append(("hidden_prehistory", .trueFlag)) }
-                    if c.canSetLocation { fields.append(("can_set_location", .trueFlag)) }
-                    if c.hasScheduled { fields.append(("has_scheduled", .trueFlag)) }
-                    if c.canViewStats { fields.append(("can_view_stats", .trueFlag)) }
-                    if c.blocked { fields.append(("blocked", .trueFlag)) }
-                    fields.append(("flags2", .flags(UInt32(bitPattern: _flags2))))
-                    if c.canDeleteChannel { fields.append(("can_delete_channel", .trueFlag)) }
-                    if c.antispam { fields.append(("antispam", .trueFlag)) }
-                    if c.participantsHidden { fields.append(("participants_hidden", .trueFlag)) }
-                    if c.translationsDisabled { fields.append(("translations_disabled", .trueFlag)) }
-                    if c.storiesPinnedAvailable { fields.append(("stories_pinned_available", .trueFlag)) }
-                    if c.viewForumAsMessages { fields.append(("view_forum_as_messages", .trueFlag)) }
-                    if c.restrictedSponsored { fields.append(("restricted_sponsored", .trueFlag)) }
-                    if c.canViewRevenue { fields.append(("can_view_revenue", .trueFlag)) }
-                    if c.paidMediaAllowed { fields.append(("paid_media_allowed", .trueFlag)) }
-                    if c.canViewStarsRevenue { fields.append(("can_view_stars_revenue", .trueFlag)) }
-                    if c.paidReactionsAvailable { fields.append(("paid_reactions_available", .trueFlag)) }
-                    if c.stargiftsAvailable { fields.append(("stargifts_available", .trueFlag)) }
-                    if c.paidMessagesAvailable { fields.append(("paid_messages_available", .trueFlag)) }
-                    if c.hasWelcomeMessages { fields.append(("has_welcome_messages", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("about", .string(c.about)))
-                    if _flags & 0x1 != 0, let value = c.participantsCount {
-                        fields.append(("participants_count", .int(value)))
+                    var fields = TLFieldList(capacity: 70)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_view_participants", c.canViewParticipants)
+                    fields.trueFlag("can_set_username", c.canSetUsername)
+                    fields.trueFlag("can_set_stickers", c.canSetStickers)
+                    fields.trueFlag("hidden_prehistory", c.hiddenPrehistory)
+                    fields.trueFlag("can_set_location", c.canSetLocation)
+                    fields.trueFlag("has_scheduled", c.hasScheduled)
+                    fields.trueFlag("can_view_stats", c.canViewStats)
+                    fields.trueFlag("blocked", c.blocked)
+                    fields.flags("flags2", _flags2)
+                    fields.trueFlag("can_delete_channel", c.canDeleteChannel)
+                    fields.trueFlag("antispam", c.antispam)
+                    fields.trueFlag("participants_hidden", c.participantsHidden)
+                    fields.trueFlag("translations_disabled", c.translationsDisabled)
+                    fields.trueFlag("stories_pinned_available", c.storiesPinnedAvailable)
+                    fields.trueFlag("view_forum_as_messages", c.viewForumAsMessages)
+                    fields.trueFlag("restricted_sponsored", c.restrictedSponsored)
+                    fields.trueFlag("can_view_revenue", c.canViewRevenue)
+                    fields.trueFlag("paid_media_allowed", c.paidMediaAllowed)
+                    fields.trueFlag("can_view_stars_revenue", c.canViewStarsRevenue)
+                    fields.trueFlag("paid_reactions_available", c.paidReactionsAvailable)
+                    fields.trueFlag("stargifts_available", c.stargiftsAvailable)
+                    fields.trueFlag("paid_messages_available", c.paidMessagesAvailable)
+                    fields.trueFlag("has_welcome_messages", c.hasWelcomeMessages)
+                    fields.long("id", c.id)
+                    fields.string("about", c.about)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.participantsCount {
+                        fields.int("participants_count", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.adminsCount {
-                        fields.append(("admins_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
+                        fields.int("admins_count", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.kickedCount {
-                        fields.append(("kicked_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
+                        fields.int("kicked_count", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.bannedCount {
-                        fields.append(("banned_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.bannedCount {
+                        fields.int("banned_count", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.onlineCount {
-                        fields.append(("online_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.onlineCount {
+                        fields.int("online_count", value)
                     }
-                    fields.append(("read_inbox_max_id", .int(c.readInboxMaxId)))
-                    fields.append(("read_outbox_max_id", .int(c.readOutboxMaxId)))
-                    fields.append(("unread_count", .int(c.unreadCount)))
-                    fields.append(("chat_photo", .object(c.chatPhoto)))
-                    fields.append(("notify_settings", .object(c.notifySettings)))
-                    if _flags & 0x800000 != 0, let value = c.exportedInvite {
-                        fields.append(("exported_invite", .object(value)))
+                    fields.int("read_inbox_max_id", c.readInboxMaxId)
+                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
+                    fields.int("unread_count", c.unreadCount)
+                    fields.object("chat_photo", c.chatPhoto)
+                    fields.object("notify_settings", c.notifySettings)
+                    if tlFlagIsSet(_flags, 0x800000), let value = c.exportedInvite {
+                        fields.object("exported_invite", value)
                     }
-                    fields.append(("bot_info", .vector(c.botInfo.map { (e0: Api.BotInfo) -> TLValue in .object(e0) })))
-                    if _flags & 0x10 != 0, let value = c.migratedFromChatId {
-                        fields.append(("migrated_from_chat_id", .long(value)))
+                    fields.objects("bot_info", c.botInfo)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromChatId {
+                        fields.long("migrated_from_chat_id", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.migratedFromMaxId {
-                        fields.append(("migrated_from_max_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromMaxId {
+                        fields.int("migrated_from_max_id", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.pinnedMsgId {
-                        fields.append(("pinned_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.pinnedMsgId {
+                        fields.int("pinned_msg_id", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.stickerset {
-                        fields.append(("stickerset", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.stickerset {
+                        fields.object("stickerset", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.availableMinId {
-                        fields.append(("available_min_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.availableMinId {
+                        fields.int("available_min_id", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.linkedChatId {
-                        fields.append(("linked_chat_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.linkedChatId {
+                        fields.long("linked_chat_id", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.location {
-                        fields.append(("location", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.location {
+                        fields.object("location", value)
                     }
-                    if _flags & 0x20000 != 0, let value = c.slowmodeSeconds {
-                        fields.append(("slowmode_seconds", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20000), let value = c.slowmodeSeconds {
+                        fields.int("slowmode_seconds", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.slowmodeNextSendDate {
-                        fields.append(("slowmode_next_send_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.slowmodeNextSendDate {
+                        fields.int("slowmode_next_send_date", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.statsDc {
-                        fields.append(("stats_dc", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.statsDc {
+                        fields.int("stats_dc", value)
                     }
-                    fields.append(("pts", .int(c.pts)))
-                    if _flags & 0x200000 != 0, let value = c.call {
-                        fields.append(("call", .object(value)))
+                    fields.int("pts", c.pts)
+                    if tlFlagIsSet(_flags, 0x200000), let value = c.call {
+                        fields.object("call", value)
                     }
-                    if _flags & 0x1000000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1000000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.pendingSuggestions {
-                        fields.append(("pending_suggestions", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.pendingSuggestions {
+                        fields.strings("pending_suggestions", value)
                     }
-                    if _flags & 0x4000000 != 0, let value = c.groupcallDefaultJoinAs {
-                        fields.append(("groupcall_default_join_as", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4000000), let value = c.groupcallDefaultJoinAs {
+                        fields.object("groupcall_default_join_as", value)
                     }
-                    if _flags & 0x8000000 != 0, let value = c.themeEmoticon {
-                        fields.append(("theme_emoticon", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8000000), let value = c.themeEmoticon {
+                        fields.string("theme_emoticon", value)
                     }
-                    if _flags & 0x10000000 != 0, let value = c.requestsPending {
-                        fields.append(("requests_pending", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.requestsPending {
+                        fields.int("requests_pending", value)
                     }
-                    if _flags & 0x10000000 != 0, let value = c.recentRequesters {
-                        fields.append(("recent_requesters", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    if tlFlagIsSet(_flags, 0x10000000), let value = c.recentRequesters {
+                        fields.longs("recent_requesters", value)
                     }
-                    if _flags & 0x20000000 != 0, let value = c.defaultSendAs {
-                        fields.append(("default_send_as", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20000000), let value = c.defaultSendAs {
+                        fields.object("default_send_as", value)
                     }
-                    if _flags & 0x40000000 != 0, let value = c.availableReactions {
-                        fields.append(("available_reactions", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000000), let value = c.availableReactions {
+                        fields.object("available_reactions", value)
                     }
-                    if _flags2 & 0x2000 != 0, let value = c.reactionsLimit {
-                        fields.append(("reactions_limit", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x2000), let value = c.reactionsLimit {
+                        fields.int("reactions_limit", value)
                     }
-                    if _flags2 & 0x10 != 0, let value = c.stories {
-                        fields.append(("stories", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x10), let value = c.stories {
+                        fields.object("stories", value)
                     }
-                    if _flags2 & 0x80 != 0, let value = c.wallpaper {
-                        fields.append(("wallpaper", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x80), let value = c.wallpaper {
+                        fields.object("wallpaper", value)
                     }
-                    if _flags2 & 0x100 != 0, let value = c.boostsApplied {
-                        fields.append(("boosts_applied", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x100), let value = c.boostsApplied {
+                        fields.int("boosts_applied", value)
                     }
-                    if _flags2 & 0x200 != 0, let value = c.boostsUnrestrict {
-                        fields.append(("boosts_unrestrict", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x200), let value = c.boostsUnrestrict {
+                        fields.int("boosts_unrestrict", value)
                     }
-                    if _flags2 & 0x400 != 0, let value = c.emojiset {
-                        fields.append(("emojiset", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x400), let value = c.emojiset {
+                        fields.object("emojiset", value)
                     }
-                    if _flags2 & 0x20000 != 0, let value = c.botVerification {
-                        fields.append(("bot_verification", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x20000), let value = c.botVerification {
+                        fields.object("bot_verification", value)
                     }
-                    if _flags2 & 0x40000 != 0, let value = c.stargiftsCount {
-                        fields.append(("stargifts_count", .int(value)))
+                    if tlFlagIsSet(_flags2, 0x40000), let value = c.stargiftsCount {
+                        fields.int("stargifts_count", value)
                     }
-                    if _flags2 & 0x200000 != 0, let value = c.sendPaidMessagesStars {
-                        fields.append(("send_paid_messages_stars", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x200000), let value = c.sendPaidMessagesStars {
+                        fields.long("send_paid_messages_stars", value)
                     }
-                    if _flags2 & 0x400000 != 0, let value = c.mainTab {
-                        fields.append(("main_tab", .object(value)))
+                    if tlFlagIsSet(_flags2, 0x400000), let value = c.mainTab {
+                        fields.object("main_tab", value)
                     }
-                    if _flags2 & 0x800000 != 0, let value = c.guardBotId {
-                        fields.append(("guard_bot_id", .long(value)))
+                    if tlFlagIsSet(_flags2, 0x800000), let value = c.guardBotId {
+                        fields.long("guard_bot_id", value)
                     }
-                    return ("channelFull", fields)
+                    return ("channelFull", fields.fields)
                 case .communityFull(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("about", .string(c.about)))
-                    fields.append(("chat_photo", .object(c.chatPhoto)))
-                    fields.append(("linked_peers", .vector(c.linkedPeers.map { (e0: Api.CommunityPeer) -> TLValue in .object(e0) })))
-                    if _flags & 0x2 != 0, let value = c.adminsCount {
-                        fields.append(("admins_count", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("id", c.id)
+                    fields.string("about", c.about)
+                    fields.object("chat_photo", c.chatPhoto)
+                    fields.objects("linked_peers", c.linkedPeers)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
+                        fields.int("admins_count", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.kickedCount {
-                        fields.append(("kicked_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
+                        fields.int("kicked_count", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.peerLinkRequestsPending {
-                        fields.append(("peer_link_requests_pending", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peerLinkRequestsPending {
+                        fields.int("peer_link_requests_pending", value)
                     }
-                    return ("communityFull", fields)
+                    return ("communityFull", fields.fields)
             }
         }
     }
@@ -1995,11 +1983,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recurringInit { flags |= 0x4 }
-                if recurringUsed { flags |= 0x8 }
-                if info != nil { flags |= 0x1 }
-                if shippingOptionId != nil { flags |= 0x2 }
-                if subscriptionUntilDate != nil { flags |= 0x10 }
+                if recurringInit { tlSetFlag(&flags, 0x4) }
+                if recurringUsed { tlSetFlag(&flags, 0x8) }
+                if info != nil { tlSetFlag(&flags, 0x1) }
+                if shippingOptionId != nil { tlSetFlag(&flags, 0x2) }
+                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2025,10 +2013,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recurringInit { flags |= 0x4 }
-                if recurringUsed { flags |= 0x8 }
-                if invoiceSlug != nil { flags |= 0x1 }
-                if subscriptionUntilDate != nil { flags |= 0x10 }
+                if recurringInit { tlSetFlag(&flags, 0x4) }
+                if recurringUsed { tlSetFlag(&flags, 0x8) }
+                if invoiceSlug != nil { tlSetFlag(&flags, 0x1) }
+                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2050,9 +2038,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { flags |= 0x4 }
-                if reason != nil { flags |= 0x1 }
-                if duration != nil { flags |= 0x2 }
+                if video { tlSetFlag(&flags, 0x4) }
+                if reason != nil { tlSetFlag(&flags, 0x1) }
+                if duration != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2083,10 +2071,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if attachMenu { flags |= 0x2 }
-                if fromRequest { flags |= 0x8 }
-                if domain != nil { flags |= 0x1 }
-                if app != nil { flags |= 0x4 }
+                if attachMenu { tlSetFlag(&flags, 0x2) }
+                if fromRequest { tlSetFlag(&flags, 0x8) }
+                if domain != nil { tlSetFlag(&flags, 0x1) }
+                if app != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2137,7 +2125,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if duration != nil { flags |= 0x1 }
+                if duration != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2166,7 +2154,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if autoSettingFrom != nil { flags |= 0x1 }
+                if autoSettingFrom != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2232,8 +2220,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if cryptoCurrency != nil && cryptoAmount != nil { flags |= 0x1 }
-                if message != nil { flags |= 0x2 }
+                if cryptoCurrency != nil && cryptoAmount != nil { tlSetFlag(&flags, 0x1) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2255,8 +2243,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if titleMissing { flags |= 0x2 }
-                if iconEmojiId != nil { flags |= 0x1 }
+                if titleMissing { tlSetFlag(&flags, 0x2) }
+                if iconEmojiId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2278,10 +2266,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { flags |= 0x1 }
-                if iconEmojiId != nil { flags |= 0x2 }
-                if closed != nil { flags |= 0x4 }
-                if hidden != nil { flags |= 0x8 }
+                if title != nil { tlSetFlag(&flags, 0x1) }
+                if iconEmojiId != nil { tlSetFlag(&flags, 0x2) }
+                if closed != nil { tlSetFlag(&flags, 0x4) }
+                if hidden != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -2321,8 +2309,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if same { flags |= 0x1 }
-                if forBoth { flags |= 0x2 }
+                if same { tlSetFlag(&flags, 0x1) }
+                if forBoth { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2356,12 +2344,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaGiveaway { flags |= 0x1 }
-                if unclaimed { flags |= 0x20 }
-                if boostPeer != nil { flags |= 0x2 }
-                if currency != nil && amount != nil { flags |= 0x4 }
-                if cryptoCurrency != nil && cryptoAmount != nil { flags |= 0x8 }
-                if message != nil { flags |= 0x10 }
+                if viaGiveaway { tlSetFlag(&flags, 0x1) }
+                if unclaimed { tlSetFlag(&flags, 0x20) }
+                if boostPeer != nil { tlSetFlag(&flags, 0x2) }
+                if currency != nil && amount != nil { tlSetFlag(&flags, 0x4) }
+                if cryptoCurrency != nil && cryptoAmount != nil { tlSetFlag(&flags, 0x8) }
+                if message != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2377,7 +2365,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if stars != nil { flags |= 0x1 }
+                if stars != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2397,7 +2385,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if stars { flags |= 0x1 }
+                if stars { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2441,7 +2429,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if payload != nil { flags |= 0x1 }
+                if payload != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2467,8 +2455,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if cryptoCurrency != nil && cryptoAmount != nil { flags |= 0x1 }
-                if transactionId != nil { flags |= 0x2 }
+                if cryptoCurrency != nil && cryptoAmount != nil { tlSetFlag(&flags, 0x1) }
+                if transactionId != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2492,7 +2480,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if unclaimed { flags |= 0x1 }
+                if unclaimed { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2548,24 +2536,24 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameHidden { flags |= 0x1 }
-                if saved { flags |= 0x4 }
-                if converted { flags |= 0x8 }
-                if refunded { flags |= 0x200 }
-                if canUpgrade { flags |= 0x400 }
-                if prepaidUpgrade { flags |= 0x2000 }
-                if upgradeSeparate { flags |= 0x10000 }
-                if auctionAcquired { flags |= 0x20000 }
-                if message != nil { flags |= 0x2 }
-                if convertStars != nil { flags |= 0x10 }
-                if upgradeMsgId != nil { flags |= 0x20 }
-                if upgradeStars != nil { flags |= 0x100 }
-                if fromId != nil { flags |= 0x800 }
-                if peer != nil && savedId != nil { flags |= 0x1000 }
-                if prepaidUpgradeHash != nil { flags |= 0x4000 }
-                if giftMsgId != nil { flags |= 0x8000 }
-                if toId != nil { flags |= 0x40000 }
-                if giftNum != nil { flags |= 0x80000 }
+                if nameHidden { tlSetFlag(&flags, 0x1) }
+                if saved { tlSetFlag(&flags, 0x4) }
+                if converted { tlSetFlag(&flags, 0x8) }
+                if refunded { tlSetFlag(&flags, 0x200) }
+                if canUpgrade { tlSetFlag(&flags, 0x400) }
+                if prepaidUpgrade { tlSetFlag(&flags, 0x2000) }
+                if upgradeSeparate { tlSetFlag(&flags, 0x10000) }
+                if auctionAcquired { tlSetFlag(&flags, 0x20000) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
+                if convertStars != nil { tlSetFlag(&flags, 0x10) }
+                if upgradeMsgId != nil { tlSetFlag(&flags, 0x20) }
+                if upgradeStars != nil { tlSetFlag(&flags, 0x100) }
+                if fromId != nil { tlSetFlag(&flags, 0x800) }
+                if peer != nil && savedId != nil { tlSetFlag(&flags, 0x1000) }
+                if prepaidUpgradeHash != nil { tlSetFlag(&flags, 0x4000) }
+                if giftMsgId != nil { tlSetFlag(&flags, 0x8000) }
+                if toId != nil { tlSetFlag(&flags, 0x40000) }
+                if giftNum != nil { tlSetFlag(&flags, 0x80000) }
                 return flags
             }
         }
@@ -2621,25 +2609,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if upgrade { flags |= 0x1 }
-                if transferred { flags |= 0x2 }
-                if saved { flags |= 0x4 }
-                if refunded { flags |= 0x20 }
-                if prepaidUpgrade { flags |= 0x800 }
-                if assigned { flags |= 0x2000 }
-                if fromOffer { flags |= 0x4000 }
-                if craft { flags |= 0x10000 }
-                if nameHidden { flags |= 0x20000 }
-                if canExportAt != nil { flags |= 0x8 }
-                if transferStars != nil { flags |= 0x10 }
-                if fromId != nil { flags |= 0x40 }
-                if peer != nil && savedId != nil { flags |= 0x80 }
-                if resaleAmount != nil { flags |= 0x100 }
-                if canTransferAt != nil { flags |= 0x200 }
-                if canResellAt != nil { flags |= 0x400 }
-                if dropOriginalDetailsStars != nil { flags |= 0x1000 }
-                if canCraftAt != nil { flags |= 0x8000 }
-                if message != nil { flags |= 0x40000 }
+                if upgrade { tlSetFlag(&flags, 0x1) }
+                if transferred { tlSetFlag(&flags, 0x2) }
+                if saved { tlSetFlag(&flags, 0x4) }
+                if refunded { tlSetFlag(&flags, 0x20) }
+                if prepaidUpgrade { tlSetFlag(&flags, 0x800) }
+                if assigned { tlSetFlag(&flags, 0x2000) }
+                if fromOffer { tlSetFlag(&flags, 0x4000) }
+                if craft { tlSetFlag(&flags, 0x10000) }
+                if nameHidden { tlSetFlag(&flags, 0x20000) }
+                if canExportAt != nil { tlSetFlag(&flags, 0x8) }
+                if transferStars != nil { tlSetFlag(&flags, 0x10) }
+                if fromId != nil { tlSetFlag(&flags, 0x40) }
+                if peer != nil && savedId != nil { tlSetFlag(&flags, 0x80) }
+                if resaleAmount != nil { tlSetFlag(&flags, 0x100) }
+                if canTransferAt != nil { tlSetFlag(&flags, 0x200) }
+                if canResellAt != nil { tlSetFlag(&flags, 0x400) }
+                if dropOriginalDetailsStars != nil { tlSetFlag(&flags, 0x1000) }
+                if canCraftAt != nil { tlSetFlag(&flags, 0x8000) }
+                if message != nil { tlSetFlag(&flags, 0x40000) }
                 return flags
             }
         }
@@ -2668,7 +2656,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if broadcastMessagesAllowed { flags |= 0x1 }
+                if broadcastMessagesAllowed { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2694,11 +2682,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if missed { flags |= 0x1 }
-                if active { flags |= 0x2 }
-                if video { flags |= 0x10 }
-                if duration != nil { flags |= 0x4 }
-                if otherParticipants != nil { flags |= 0x8 }
+                if missed { tlSetFlag(&flags, 0x1) }
+                if active { tlSetFlag(&flags, 0x2) }
+                if video { tlSetFlag(&flags, 0x10) }
+                if duration != nil { tlSetFlag(&flags, 0x4) }
+                if otherParticipants != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -2742,11 +2730,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rejected { flags |= 0x1 }
-                if balanceTooLow { flags |= 0x2 }
-                if rejectComment != nil { flags |= 0x4 }
-                if scheduleDate != nil { flags |= 0x8 }
-                if price != nil { flags |= 0x10 }
+                if rejected { tlSetFlag(&flags, 0x1) }
+                if balanceTooLow { tlSetFlag(&flags, 0x2) }
+                if rejectComment != nil { tlSetFlag(&flags, 0x4) }
+                if scheduleDate != nil { tlSetFlag(&flags, 0x8) }
+                if price != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2771,7 +2759,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if payerInitiated { flags |= 0x1 }
+                if payerInitiated { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2795,7 +2783,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if transactionId != nil { flags |= 0x1 }
+                if transactionId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2828,8 +2816,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accepted { flags |= 0x1 }
-                if declined { flags |= 0x2 }
+                if accepted { tlSetFlag(&flags, 0x1) }
+                if declined { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2849,7 +2837,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if expired { flags |= 0x1 }
+                if expired { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2898,7 +2886,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if expired { flags |= 0x1 }
+                if expired { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2941,7 +2929,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if communityId != nil { flags |= 0x1 }
+                if communityId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -3005,14 +2993,14 @@ extension Api {
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     buffer.appendTLBytes(c.payload)
-                    if _flags & 0x1 != 0, let value = c.info {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.shippingOptionId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
                         buffer.appendTLString(value)
                     }
                     c.charge.serialize(buffer, true)
-                    if _flags & 0x10 != 0, let value = c.subscriptionUntilDate {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
                         buffer.appendInt32(value)
                     }
                 case .messageActionPaymentSent(let c):
@@ -3021,10 +3009,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
-                    if _flags & 0x1 != 0, let value = c.invoiceSlug {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.invoiceSlug {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.subscriptionUntilDate {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
                         buffer.appendInt32(value)
                     }
                 case .messageActionPhoneCall(let c):
@@ -3032,10 +3020,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.callId)
-                    if _flags & 0x1 != 0, let value = c.reason {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.duration {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
                         buffer.appendInt32(value)
                     }
                 case .messageActionScreenshotTaken:
@@ -3047,10 +3035,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xc516d679) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.domain {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.domain {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.app {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.app {
                         value.serialize(buffer, true)
                     }
                 case .messageActionSecureValuesSentMe(let c):
@@ -3072,7 +3060,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.call.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.duration {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.duration {
                         buffer.appendInt32(value)
                     }
                 case .messageActionInviteToGroupCall(let c):
@@ -3084,7 +3072,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.period)
-                    if _flags & 0x1 != 0, let value = c.autoSettingFrom {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.autoSettingFrom {
                         buffer.appendInt64(value)
                     }
                 case .messageActionGroupCallScheduled(let c):
@@ -3110,13 +3098,13 @@ extension Api {
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                     buffer.appendInt32(c.days)
-                    if _flags & 0x1 != 0, let value = c.cryptoCurrency {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.cryptoAmount {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
                 case .messageActionTopicCreate(let c):
@@ -3125,23 +3113,23 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendInt32(c.iconColor)
-                    if _flags & 0x1 != 0, let value = c.iconEmojiId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
                         buffer.appendInt64(value)
                     }
                 case .messageActionTopicEdit(let c):
                     if boxed { buffer.appendUInt32(0xc0944820) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.iconEmojiId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.iconEmojiId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.closed {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.closed {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.hidden {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hidden {
                         buffer.appendBool(value)
                     }
                 case .messageActionSuggestProfilePhoto(let c):
@@ -3160,31 +3148,31 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x31c48347) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.boostPeer {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.boostPeer {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.days)
                     buffer.appendTLString(c.slug)
-                    if _flags & 0x4 != 0, let value = c.currency {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.currency {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.amount {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.amount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.cryptoCurrency {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.cryptoCurrency {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.cryptoAmount {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.message {
                         value.serialize(buffer, true)
                     }
                 case .messageActionGiveawayLaunch(let c):
                     if boxed { buffer.appendUInt32(0xa80f51e4) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.stars {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.stars {
                         buffer.appendInt64(value)
                     }
                 case .messageActionGiveawayResults(let c):
@@ -3207,7 +3195,7 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
-                    if _flags & 0x1 != 0, let value = c.payload {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
                         buffer.appendTLBytes(value)
                     }
                     c.charge.serialize(buffer, true)
@@ -3218,13 +3206,13 @@ extension Api {
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                     buffer.appendInt64(c.stars)
-                    if _flags & 0x1 != 0, let value = c.cryptoCurrency {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.cryptoAmount {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.transactionId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.transactionId {
                         buffer.appendTLString(value)
                     }
                 case .messageActionPrizeStars(let c):
@@ -3240,37 +3228,37 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.gift.serialize(buffer, true)
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10 != 0, let value = c.convertStars {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.upgradeMsgId {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.upgradeMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.upgradeStars {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.upgradeStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1000 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.peer {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1000 != 0, let value = c.savedId {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.savedId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.prepaidUpgradeHash {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.prepaidUpgradeHash {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.giftMsgId {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.giftMsgId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.toId {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.toId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80000 != 0, let value = c.giftNum {
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
                         buffer.appendInt32(value)
                     }
                 case .messageActionStarGiftUnique(let c):
@@ -3278,37 +3266,37 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.gift.serialize(buffer, true)
-                    if _flags & 0x8 != 0, let value = c.canExportAt {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.canExportAt {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.transferStars {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.transferStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.fromId {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.fromId {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.peer {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.savedId {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.savedId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.resaleAmount {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.resaleAmount {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x200 != 0, let value = c.canTransferAt {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.canTransferAt {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x400 != 0, let value = c.canResellAt {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.canResellAt {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.dropOriginalDetailsStars {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.dropOriginalDetailsStars {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.canCraftAt {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.canCraftAt {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.message {
                         value.serialize(buffer, true)
                     }
                 case .messageActionPaidMessagesRefunded(let c):
@@ -3325,10 +3313,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.callId)
-                    if _flags & 0x4 != 0, let value = c.duration {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.duration {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.otherParticipants {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.otherParticipants {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .messageActionTodoCompletions(let c):
@@ -3342,13 +3330,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xee7a1596) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.rejectComment {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rejectComment {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.scheduleDate {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.scheduleDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.price {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.price {
                         value.serialize(buffer, true)
                     }
                 case .messageActionSuggestedPostSuccess(let c):
@@ -3366,7 +3354,7 @@ extension Api {
                     buffer.appendInt64(c.amount)
                     buffer.appendTLString(c.cryptoCurrency)
                     buffer.appendInt64(c.cryptoAmount)
-                    if _flags & 0x1 != 0, let value = c.transactionId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.transactionId {
                         buffer.appendTLString(value)
                     }
                 case .messageActionSuggestBirthday(let c):
@@ -3414,7 +3402,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x5d20bae8) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.communityId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.communityId {
                         buffer.appendInt64(value)
                     }
                 case .messageActionChatJoinedViaCommunity(let c):
@@ -3635,9 +3623,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _recurringInit = _flags & 0x4 != 0
+                let _recurringInit = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _recurringUsed = _flags & 0x8 != 0
+                let _recurringUsed = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
@@ -3646,19 +3634,19 @@ extension Api {
                 let _payload = try reader.readTLBytes()
                 field = 6
                 var _info: Api.PaymentRequestedInfo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _info = try Api.PaymentRequestedInfo.parse(&reader)
                 }
                 field = 7
                 var _shippingOptionId: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _shippingOptionId = try reader.readTLString()
                 }
                 field = 8
                 let _charge = try Api.PaymentCharge.parse(&reader)
                 field = 9
                 var _subscriptionUntilDate: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _subscriptionUntilDate = try reader.readInt32()
                 }
                 return .messageActionPaymentSentMe(Cons_messageActionPaymentSentMe(recurringInit: _recurringInit, recurringUsed: _recurringUsed, currency: _currency, totalAmount: _totalAmount, payload: _payload, info: _info, shippingOptionId: _shippingOptionId, charge: _charge, subscriptionUntilDate: _subscriptionUntilDate))
@@ -3673,21 +3661,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _recurringInit = _flags & 0x4 != 0
+                let _recurringInit = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _recurringUsed = _flags & 0x8 != 0
+                let _recurringUsed = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
                 let _totalAmount = try reader.readInt64()
                 field = 5
                 var _invoiceSlug: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _invoiceSlug = try reader.readTLString()
                 }
                 field = 6
                 var _subscriptionUntilDate: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _subscriptionUntilDate = try reader.readInt32()
                 }
                 return .messageActionPaymentSent(Cons_messageActionPaymentSent(recurringInit: _recurringInit, recurringUsed: _recurringUsed, currency: _currency, totalAmount: _totalAmount, invoiceSlug: _invoiceSlug, subscriptionUntilDate: _subscriptionUntilDate))
@@ -3702,17 +3690,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = _flags & 0x4 != 0
+                let _video = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _callId = try reader.readInt64()
                 field = 3
                 var _reason: Api.PhoneCallDiscardReason? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _reason = try Api.PhoneCallDiscardReason.parse(&reader)
                 }
                 field = 4
                 var _duration: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _duration = try reader.readInt32()
                 }
                 return .messageActionPhoneCall(Cons_messageActionPhoneCall(video: _video, callId: _callId, reason: _reason, duration: _duration))
@@ -3741,17 +3729,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _attachMenu = _flags & 0x2 != 0
+                let _attachMenu = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _fromRequest = _flags & 0x8 != 0
+                let _fromRequest = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 var _domain: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _domain = try reader.readTLString()
                 }
                 field = 4
                 var _app: Api.BotApp? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _app = try Api.BotApp.parse(&reader)
                 }
                 return .messageActionBotAllowed(Cons_messageActionBotAllowed(attachMenu: _attachMenu, fromRequest: _fromRequest, domain: _domain, app: _app))
@@ -3811,7 +3799,7 @@ extension Api {
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 2
                 var _duration: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _duration = try reader.readInt32()
                 }
                 return .messageActionGroupCall(Cons_messageActionGroupCall(call: _call, duration: _duration))
@@ -3842,7 +3830,7 @@ extension Api {
                 let _period = try reader.readInt32()
                 field = 2
                 var _autoSettingFrom: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _autoSettingFrom = try reader.readInt64()
                 }
                 return .messageActionSetMessagesTTL(Cons_messageActionSetMessagesTTL(period: _period, autoSettingFrom: _autoSettingFrom))
@@ -3914,17 +3902,17 @@ extension Api {
                 let _days = try reader.readInt32()
                 field = 4
                 var _cryptoCurrency: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _cryptoCurrency = try reader.readTLString()
                 }
                 field = 5
                 var _cryptoAmount: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _cryptoAmount = try reader.readInt64()
                 }
                 field = 6
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .messageActionGiftPremium(Cons_messageActionGiftPremium(currency: _currency, amount: _amount, days: _days, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, message: _message))
@@ -3939,14 +3927,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _titleMissing = _flags & 0x2 != 0
+                let _titleMissing = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _title = try reader.readTLString()
                 field = 3
                 let _iconColor = try reader.readInt32()
                 field = 4
                 var _iconEmojiId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _iconEmojiId = try reader.readInt64()
                 }
                 return .messageActionTopicCreate(Cons_messageActionTopicCreate(titleMissing: _titleMissing, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId))
@@ -3962,22 +3950,22 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 field = 2
                 var _iconEmojiId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _iconEmojiId = try reader.readInt64()
                 }
                 field = 3
                 var _closed: Bool? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _closed = try reader.readBool()
                 }
                 field = 4
                 var _hidden: Bool? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _hidden = try reader.readBool()
                 }
                 return .messageActionTopicEdit(Cons_messageActionTopicEdit(title: _title, iconEmojiId: _iconEmojiId, closed: _closed, hidden: _hidden))
@@ -4015,9 +4003,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _same = _flags & 0x1 != 0
+                let _same = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _forBoth = _flags & 0x2 != 0
+                let _forBoth = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _wallpaper = try Api.WallPaper.parse(&reader)
                 return .messageActionSetChatWallPaper(Cons_messageActionSetChatWallPaper(same: _same, forBoth: _forBoth, wallpaper: _wallpaper))
@@ -4032,12 +4020,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaGiveaway = _flags & 0x1 != 0
+                let _viaGiveaway = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _unclaimed = _flags & 0x20 != 0
+                let _unclaimed = tlFlagIsSet(_flags, 0x20)
                 field = 3
                 var _boostPeer: Api.Peer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _boostPeer = try Api.Peer.parse(&reader)
                 }
                 field = 4
@@ -4046,27 +4034,27 @@ extension Api {
                 let _slug = try reader.readTLString()
                 field = 6
                 var _currency: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _currency = try reader.readTLString()
                 }
                 field = 7
                 var _amount: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _amount = try reader.readInt64()
                 }
                 field = 8
                 var _cryptoCurrency: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _cryptoCurrency = try reader.readTLString()
                 }
                 field = 9
                 var _cryptoAmount: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _cryptoAmount = try reader.readInt64()
                 }
                 field = 10
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .messageActionGiftCode(Cons_messageActionGiftCode(viaGiveaway: _viaGiveaway, unclaimed: _unclaimed, boostPeer: _boostPeer, days: _days, slug: _slug, currency: _currency, amount: _amount, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, message: _message))
@@ -4082,7 +4070,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _stars: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _stars = try reader.readInt64()
                 }
                 return .messageActionGiveawayLaunch(Cons_messageActionGiveawayLaunch(stars: _stars))
@@ -4097,7 +4085,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _stars = _flags & 0x1 != 0
+                let _stars = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _winnersCount = try reader.readInt32()
                 field = 3
@@ -4144,7 +4132,7 @@ extension Api {
                 let _totalAmount = try reader.readInt64()
                 field = 4
                 var _payload: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _payload = try reader.readTLBytes()
                 }
                 field = 5
@@ -4168,17 +4156,17 @@ extension Api {
                 let _stars = try reader.readInt64()
                 field = 4
                 var _cryptoCurrency: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _cryptoCurrency = try reader.readTLString()
                 }
                 field = 5
                 var _cryptoAmount: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _cryptoAmount = try reader.readInt64()
                 }
                 field = 6
                 var _transactionId: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _transactionId = try reader.readTLString()
                 }
                 return .messageActionGiftStars(Cons_messageActionGiftStars(currency: _currency, amount: _amount, stars: _stars, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, transactionId: _transactionId))
@@ -4193,7 +4181,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unclaimed = _flags & 0x1 != 0
+                let _unclaimed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
@@ -4214,77 +4202,77 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameHidden = _flags & 0x1 != 0
+                let _nameHidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _saved = _flags & 0x4 != 0
+                let _saved = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _converted = _flags & 0x8 != 0
+                let _converted = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 field = 5
-                let _refunded = _flags & 0x200 != 0
+                let _refunded = tlFlagIsSet(_flags, 0x200)
                 field = 6
-                let _canUpgrade = _flags & 0x400 != 0
+                let _canUpgrade = tlFlagIsSet(_flags, 0x400)
                 field = 7
-                let _prepaidUpgrade = _flags & 0x2000 != 0
+                let _prepaidUpgrade = tlFlagIsSet(_flags, 0x2000)
                 field = 8
-                let _upgradeSeparate = _flags & 0x10000 != 0
+                let _upgradeSeparate = tlFlagIsSet(_flags, 0x10000)
                 field = 9
-                let _auctionAcquired = _flags & 0x20000 != 0
+                let _auctionAcquired = tlFlagIsSet(_flags, 0x20000)
                 field = 10
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 11
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 field = 12
                 var _convertStars: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _convertStars = try reader.readInt64()
                 }
                 field = 13
                 var _upgradeMsgId: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _upgradeMsgId = try reader.readInt32()
                 }
                 field = 14
                 var _upgradeStars: Int64? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _upgradeStars = try reader.readInt64()
                 }
                 field = 15
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 16
                 var _peer: Api.Peer? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _peer = try Api.Peer.parse(&reader)
                 }
                 field = 17
                 var _savedId: Int64? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _savedId = try reader.readInt64()
                 }
                 field = 18
                 var _prepaidUpgradeHash: String? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _prepaidUpgradeHash = try reader.readTLString()
                 }
                 field = 19
                 var _giftMsgId: Int32? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _giftMsgId = try reader.readInt32()
                 }
                 field = 20
                 var _toId: Api.Peer? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _toId = try Api.Peer.parse(&reader)
                 }
                 field = 21
                 var _giftNum: Int32? = nil
-                if _flags & 0x80000 != 0 {
+                if tlFlagIsSet(_flags, 0x80000) {
                     _giftNum = try reader.readInt32()
                 }
                 return .messageActionStarGift(Cons_messageActionStarGift(nameHidden: _nameHidden, saved: _saved, converted: _converted, refunded: _refunded, canUpgrade: _canUpgrade, prepaidUpgrade: _prepaidUpgrade, upgradeSeparate: _upgradeSeparate, auctionAcquired: _auctionAcquired, gift: _gift, message: _message, convertStars: _convertStars, upgradeMsgId: _upgradeMsgId, upgradeStars: _upgradeStars, fromId: _fromId, peer: _peer, savedId: _savedId, prepaidUpgradeHash: _prepaidUpgradeHash, giftMsgId: _giftMsgId, toId: _toId, giftNum: _giftNum))
@@ -4299,78 +4287,78 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _upgrade = _flags & 0x1 != 0
+                let _upgrade = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _transferred = _flags & 0x2 != 0
+                let _transferred = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _saved = _flags & 0x4 != 0
+                let _saved = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _refunded = _flags & 0x20 != 0
+                let _refunded = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _prepaidUpgrade = _flags & 0x800 != 0
+                let _prepaidUpgrade = tlFlagIsSet(_flags, 0x800)
                 field = 6
-                let _assigned = _flags & 0x2000 != 0
+                let _assigned = tlFlagIsSet(_flags, 0x2000)
                 field = 7
-                let _fromOffer = _flags & 0x4000 != 0
+                let _fromOffer = tlFlagIsSet(_flags, 0x4000)
                 field = 8
-                let _craft = _flags & 0x10000 != 0
+                let _craft = tlFlagIsSet(_flags, 0x10000)
                 field = 9
-                let _nameHidden = _flags & 0x20000 != 0
+                let _nameHidden = tlFlagIsSet(_flags, 0x20000)
                 field = 10
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 11
                 var _canExportAt: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _canExportAt = try reader.readInt32()
                 }
                 field = 12
                 var _transferStars: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _transferStars = try reader.readInt64()
                 }
                 field = 13
                 var _fromId: Api.Peer? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _fromId = try Api.Peer.parse(&reader)
                 }
                 field = 14
                 var _peer: Api.Peer? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _peer = try Api.Peer.parse(&reader)
                 }
                 field = 15
                 var _savedId: Int64? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _savedId = try reader.readInt64()
                 }
                 field = 16
                 var _resaleAmount: Api.StarsAmount? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _resaleAmount = try Api.StarsAmount.parse(&reader)
                 }
                 field = 17
                 var _canTransferAt: Int32? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _canTransferAt = try reader.readInt32()
                 }
                 field = 18
                 var _canResellAt: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _canResellAt = try reader.readInt32()
                 }
                 field = 19
                 var _dropOriginalDetailsStars: Int64? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _dropOriginalDetailsStars = try reader.readInt64()
                 }
                 field = 20
                 var _canCraftAt: Int32? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _canCraftAt = try reader.readInt32()
                 }
                 field = 21
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 return .messageActionStarGiftUnique(Cons_messageActionStarGiftUnique(upgrade: _upgrade, transferred: _transferred, saved: _saved, refunded: _refunded, prepaidUpgrade: _prepaidUpgrade, assigned: _assigned, fromOffer: _fromOffer, craft: _craft, nameHidden: _nameHidden, gift: _gift, canExportAt: _canExportAt, transferStars: _transferStars, fromId: _fromId, peer: _peer, savedId: _savedId, resaleAmount: _resaleAmount, canTransferAt: _canTransferAt, canResellAt: _canResellAt, dropOriginalDetailsStars: _dropOriginalDetailsStars, canCraftAt: _canCraftAt, message: _message))
@@ -4398,7 +4386,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcastMessagesAllowed = _flags & 0x1 != 0
+                let _broadcastMessagesAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stars = try reader.readInt64()
                 return .messageActionPaidMessagesPrice(Cons_messageActionPaidMessagesPrice(broadcastMessagesAllowed: _broadcastMessagesAllowed, stars: _stars))
@@ -4413,21 +4401,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _missed = _flags & 0x1 != 0
+                let _missed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _active = _flags & 0x2 != 0
+                let _active = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _video = _flags & 0x10 != 0
+                let _video = tlFlagIsSet(_flags, 0x10)
                 field = 4
                 let _callId = try reader.readInt64()
                 field = 5
                 var _duration: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _duration = try reader.readInt32()
                 }
                 field = 6
                 var _otherParticipants: [Api.Peer]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _otherParticipants = try reader.readVector(boxed: true, of: Api.Peer.self)
                 }
                 return .messageActionConferenceCall(Cons_messageActionConferenceCall(missed: _missed, active: _active, video: _video, callId: _callId, duration: _duration, otherParticipants: _otherParticipants))
@@ -4465,22 +4453,22 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rejected = _flags & 0x1 != 0
+                let _rejected = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _balanceTooLow = _flags & 0x2 != 0
+                let _balanceTooLow = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _rejectComment: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rejectComment = try reader.readTLString()
                 }
                 field = 4
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 5
                 var _price: Api.StarsAmount? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _price = try Api.StarsAmount.parse(&reader)
                 }
                 return .messageActionSuggestedPostApproval(Cons_messageActionSuggestedPostApproval(rejected: _rejected, balanceTooLow: _balanceTooLow, rejectComment: _rejectComment, scheduleDate: _scheduleDate, price: _price))
@@ -4505,7 +4493,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _payerInitiated = _flags & 0x1 != 0
+                let _payerInitiated = tlFlagIsSet(_flags, 0x1)
                 return .messageActionSuggestedPostRefund(Cons_messageActionSuggestedPostRefund(payerInitiated: _payerInitiated))
             }
             catch {
@@ -4527,7 +4515,7 @@ extension Api {
                 let _cryptoAmount = try reader.readInt64()
                 field = 5
                 var _transactionId: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _transactionId = try reader.readTLString()
                 }
                 return .messageActionGiftTon(Cons_messageActionGiftTon(currency: _currency, amount: _amount, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, transactionId: _transactionId))
@@ -4552,9 +4540,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _accepted = _flags & 0x1 != 0
+                let _accepted = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _declined = _flags & 0x2 != 0
+                let _declined = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 4
@@ -4573,7 +4561,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _expired = _flags & 0x1 != 0
+                let _expired = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 3
@@ -4623,7 +4611,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _expired = _flags & 0x1 != 0
+                let _expired = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _prevValue = try reader.readBool()
                 field = 3
@@ -4671,7 +4659,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _communityId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _communityId = try reader.readInt64()
                 }
                 return .messageActionChangeCommunity(Cons_messageActionChangeCommunity(communityId: _communityId))
@@ -4696,633 +4684,571 @@ extension Api {
                 case .messageActionEmpty:
                     return ("messageActionEmpty", [])
                 case .messageActionChatCreate(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("users", .vector(c.users.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("messageActionChatCreate", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("title", c.title)
+                    fields.longs("users", c.users)
+                    return ("messageActionChatCreate", fields.fields)
                 case .messageActionChatEditTitle(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("title", .string(c.title)))
-                    return ("messageActionChatEditTitle", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("title", c.title)
+                    return ("messageActionChatEditTitle", fields.fields)
                 case .messageActionChatEditPhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("photo", .object(c.photo)))
-                    return ("messageActionChatEditPhoto", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("photo", c.photo)
+                    return ("messageActionChatEditPhoto", fields.fields)
                 case .messageActionChatDeletePhoto:
                     return ("messageActionChatDeletePhoto", [])
                 case .messageActionChatAddUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("users", .vector(c.users.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("messageActionChatAddUser", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("users", c.users)
+                    return ("messageActionChatAddUser", fields.fields)
                 case .messageActionChatDeleteUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("messageActionChatDeleteUser", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("user_id", c.userId)
+                    return ("messageActionChatDeleteUser", fields.fields)
                 case .messageActionChatJoinedByLink(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("inviter_id", .long(c.inviterId)))
-                    return ("messageActionChatJoinedByLink", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("inviter_id", c.inviterId)
+                    return ("messageActionChatJoinedByLink", fields.fields)
                 case .messageActionChannelCreate(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("title", .string(c.title)))
-                    return ("messageActionChannelCreate", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("title", c.title)
+                    return ("messageActionChannelCreate", fields.fields)
                 case .messageActionChatMigrateTo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("channel_id", .long(c.channelId)))
-                    return ("messageActionChatMigrateTo", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("channel_id", c.channelId)
+                    return ("messageActionChatMigrateTo", fields.fields)
                 case .messageActionChannelMigrateFrom(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("chat_id", .long(c.chatId)))
-                    return ("messageActionChannelMigrateFrom", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("title", c.title)
+                    fields.long("chat_id", c.chatId)
+                    return ("messageActionChannelMigrateFrom", fields.fields)
                 case .messageActionPinMessage:
                     return ("messageActionPinMessage", [])
                 case .messageActionHistoryClear:
                     return ("messageActionHistoryClear", [])
                 case .messageActionGameScore(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("game_id", .long(c.gameId)))
-                    fields.append(("score", .int(c.score)))
-                    return ("messageActionGameScore", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("game_id", c.gameId)
+                    fields.int("score", c.score)
+                    return ("messageActionGameScore", fields.fields)
                 case .messageActionPaymentSentMe(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.recurringInit { fields.append(("recurring_init", .trueFlag)) }
-                    if c.recurringUsed { fields.append(("recurring_used", .trueFlag)) }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    fields.append(("payload", .bytes(c.payload)))
-                    if _flags & 0x1 != 0, let value = c.info {
-                        fields.append(("info", .object(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("recurring_init", c.recurringInit)
+                    fields.trueFlag("recurring_used", c.recurringUsed)
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    fields.bytes("payload", c.payload)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
+                        fields.object("info", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.shippingOptionId {
-                        fields.append(("shipping_option_id", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
+                        fields.string("shipping_option_id", value)
                     }
-                    fields.append(("charge", .object(c.charge)))
-                    if _flags & 0x10 != 0, let value = c.subscriptionUntilDate {
-                        fields.append(("subscription_until_date", .int(value)))
+                    fields.object("charge", c.charge)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
+                        fields.int("subscription_until_date", value)
                     }
-                    return ("messageActionPaymentSentMe", fields)
+                    return ("messageActionPaymentSentMe", fields.fields)
                 case .messageActionPaymentSent(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.recurringInit { fields.append(("recurring_init", .trueFlag)) }
-                    if c.recurringUsed { fields.append(("recurring_used", .trueFlag)) }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    if _flags & 0x1 != 0, let value = c.invoiceSlug {
-                        fields.append(("invoice_slug", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("recurring_init", c.recurringInit)
+                    fields.trueFlag("recurring_used", c.recurringUsed)
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.invoiceSlug {
+                        fields.string("invoice_slug", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.subscriptionUntilDate {
-                        fields.append(("subscription_until_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
+                        fields.int("subscription_until_date", value)
                     }
-                    return ("messageActionPaymentSent", fields)
+                    return ("messageActionPaymentSent", fields.fields)
                 case .messageActionPhoneCall(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    fields.append(("call_id", .long(c.callId)))
-                    if _flags & 0x1 != 0, let value = c.reason {
-                        fields.append(("reason", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("video", c.video)
+                    fields.long("call_id", c.callId)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
+                        fields.object("reason", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.duration {
-                        fields.append(("duration", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
+                        fields.int("duration", value)
                     }
-                    return ("messageActionPhoneCall", fields)
+                    return ("messageActionPhoneCall", fields.fields)
                 case .messageActionScreenshotTaken:
                     return ("messageActionScreenshotTaken", [])
                 case .messageActionCustomAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .string(c.message)))
-                    return ("messageActionCustomAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("message", c.message)
+                    return ("messageActionCustomAction", fields.fields)
                 case .messageActionBotAllowed(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.attachMenu { fields.append(("attach_menu", .trueFlag)) }
-                    if c.fromRequest { fields.append(("from_request", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.domain {
-                        fields.append(("domain", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("attach_menu", c.attachMenu)
+                    fields.trueFlag("from_request", c.fromRequest)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.domain {
+                        fields.string("domain", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.app {
-                        fields.append(("app", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.app {
+                        fields.object("app", value)
                     }
-                    return ("messageActionBotAllowed", fields)
+                    return ("messageActionBotAllowed", fields.fields)
                 case .messageActionSecureValuesSentMe(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("values", .vector(c.values.map { (e0: Api.SecureValue) -> TLValue in .object(e0) })))
-                    fields.append(("credentials", .object(c.credentials)))
-                    return ("messageActionSecureValuesSentMe", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("values", c.values)
+                    fields.object("credentials", c.credentials)
+                    return ("messageActionSecureValuesSentMe", fields.fields)
                 case .messageActionSecureValuesSent(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("types", .vector(c.types.map { (e0: Api.SecureValueType) -> TLValue in .object(e0) })))
-                    return ("messageActionSecureValuesSent", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("types", c.types)
+                    return ("messageActionSecureValuesSent", fields.fields)
                 case .messageActionContactSignUp:
                     return ("messageActionContactSignUp", [])
                 case .messageActionGeoProximityReached(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("from_id", .object(c.fromId)))
-                    fields.append(("to_id", .object(c.toId)))
-                    fields.append(("distance", .int(c.distance)))
-                    return ("messageActionGeoProximityReached", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("from_id", c.fromId)
+                    fields.object("to_id", c.toId)
+                    fields.int("distance", c.distance)
+                    return ("messageActionGeoProximityReached", fields.fields)
                 case .messageActionGroupCall(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("call", .object(c.call)))
-                    if _flags & 0x1 != 0, let value = c.duration {
-                        fields.append(("duration", .int(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.object("call", c.call)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.duration {
+                        fields.int("duration", value)
                     }
-                    return ("messageActionGroupCall", fields)
+                    return ("messageActionGroupCall", fields.fields)
                 case .messageActionInviteToGroupCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("users", .vector(c.users.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("messageActionInviteToGroupCall", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("call", c.call)
+                    fields.longs("users", c.users)
+                    return ("messageActionInviteToGroupCall", fields.fields)
                 case .messageActionSetMessagesTTL(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("period", .int(c.period)))
-                    if _flags & 0x1 != 0, let value = c.autoSettingFrom {
-                        fields.append(("auto_setting_from", .long(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.int("period", c.period)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.autoSettingFrom {
+                        fields.long("auto_setting_from", value)
                     }
-                    return ("messageActionSetMessagesTTL", fields)
+                    return ("messageActionSetMessagesTTL", fields.fields)
                 case .messageActionGroupCallScheduled(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("call", .object(c.call)))
-                    fields.append(("schedule_date", .int(c.scheduleDate)))
-                    return ("messageActionGroupCallScheduled", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("call", c.call)
+                    fields.int("schedule_date", c.scheduleDate)
+                    return ("messageActionGroupCallScheduled", fields.fields)
                 case .messageActionSetChatTheme(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("theme", .object(c.theme)))
-                    return ("messageActionSetChatTheme", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("theme", c.theme)
+                    return ("messageActionSetChatTheme", fields.fields)
                 case .messageActionChatJoinedByRequest:
                     return ("messageActionChatJoinedByRequest", [])
                 case .messageActionWebViewDataSentMe(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("data", .string(c.data)))
-                    return ("messageActionWebViewDataSentMe", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("text", c.text)
+                    fields.string("data", c.data)
+                    return ("messageActionWebViewDataSentMe", fields.fields)
                 case .messageActionWebViewDataSent(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("text", .string(c.text)))
-                    return ("messageActionWebViewDataSent", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("text", c.text)
+                    return ("messageActionWebViewDataSent", fields.fields)
                 case .messageActionGiftPremium(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("days", .int(c.days)))
-                    if _flags & 0x1 != 0, let value = c.cryptoCurrency {
-                        fields.append(("crypto_currency", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    fields.int("days", c.days)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
+                        fields.string("crypto_currency", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.cryptoAmount {
-                        fields.append(("crypto_amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
+                        fields.long("crypto_amount", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("messageActionGiftPremium", fields)
+                    return ("messageActionGiftPremium", fields.fields)
                 case .messageActionTopicCreate(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.titleMissing { fields.append(("title_missing", .trueFlag)) }
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("icon_color", .int(c.iconColor)))
-                    if _flags & 0x1 != 0, let value = c.iconEmojiId {
-                        fields.append(("icon_emoji_id", .long(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("title_missing", c.titleMissing)
+                    fields.string("title", c.title)
+                    fields.int("icon_color", c.iconColor)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
+                        fields.long("icon_emoji_id", value)
                     }
-                    return ("messageActionTopicCreate", fields)
+                    return ("messageActionTopicCreate", fields.fields)
                 case .messageActionTopicEdit(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.iconEmojiId {
-                        fields.append(("icon_emoji_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.iconEmojiId {
+                        fields.long("icon_emoji_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.closed {
-                        fields.append(("closed", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.closed {
+                        fields.bool("closed", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.hidden {
-                        fields.append(("hidden", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hidden {
+                        fields.bool("hidden", value)
                     }
-                    return ("messageActionTopicEdit", fields)
+                    return ("messageActionTopicEdit", fields.fields)
                 case .messageActionSuggestProfilePhoto(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("photo", .object(c.photo)))
-                    return ("messageActionSuggestProfilePhoto", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("photo", c.photo)
+                    return ("messageActionSuggestProfilePhoto", fields.fields)
                 case .messageActionRequestedPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("button_id", .int(c.buttonId)))
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    return ("messageActionRequestedPeer", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("button_id", c.buttonId)
+                    fields.objects("peers", c.peers)
+                    return ("messageActionRequestedPeer", fields.fields)
                 case .messageActionSetChatWallPaper(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.same { fields.append(("same", .trueFlag)) }
-                    if c.forBoth { fields.append(("for_both", .trueFlag)) }
-                    fields.append(("wallpaper", .object(c.wallpaper)))
-                    return ("messageActionSetChatWallPaper", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("same", c.same)
+                    fields.trueFlag("for_both", c.forBoth)
+                    fields.object("wallpaper", c.wallpaper)
+                    return ("messageActionSetChatWallPaper", fields.fields)
                 case .messageActionGiftCode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.viaGiveaway { fields.append(("via_giveaway", .trueFlag)) }
-                    if c.unclaimed { fields.append(("unclaimed", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.boostPeer {
-                        fields.append(("boost_peer", .object(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("via_giveaway", c.viaGiveaway)
+                    fields.trueFlag("unclaimed", c.unclaimed)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.boostPeer {
+                        fields.object("boost_peer", value)
                     }
-                    fields.append(("days", .int(c.days)))
-                    fields.append(("slug", .string(c.slug)))
-                    if _flags & 0x4 != 0, let value = c.currency {
-                        fields.append(("currency", .string(value)))
+                    fields.int("days", c.days)
+                    fields.string("slug", c.slug)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.currency {
+                        fields.string("currency", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.amount {
-                        fields.append(("amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.amount {
+                        fields.long("amount", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.cryptoCurrency {
-                        fields.append(("crypto_currency", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.cryptoCurrency {
+                        fields.string("crypto_currency", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.cryptoAmount {
-                        fields.append(("crypto_amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.cryptoAmount {
+                        fields.long("crypto_amount", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("messageActionGiftCode", fields)
+                    return ("messageActionGiftCode", fields.fields)
                 case .messageActionGiveawayLaunch(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.stars {
-                        fields.append(("stars", .long(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.stars {
+                        fields.long("stars", value)
                     }
-                    return ("messageActionGiveawayLaunch", fields)
+                    return ("messageActionGiveawayLaunch", fields.fields)
                 case .messageActionGiveawayResults(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.stars { fields.append(("stars", .trueFlag)) }
-                    fields.append(("winners_count", .int(c.winnersCount)))
-                    fields.append(("unclaimed_count", .int(c.unclaimedCount)))
-                    return ("messageActionGiveawayResults", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("stars", c.stars)
+                    fields.int("winners_count", c.winnersCount)
+                    fields.int("unclaimed_count", c.unclaimedCount)
+                    return ("messageActionGiveawayResults", fields.fields)
                 case .messageActionBoostApply(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("boosts", .int(c.boosts)))
-                    return ("messageActionBoostApply", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("boosts", c.boosts)
+                    return ("messageActionBoostApply", fields.fields)
                 case .messageActionRequestedPeerSentMe(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("button_id", .int(c.buttonId)))
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.RequestedPeer) -> TLValue in .object(e0) })))
-                    return ("messageActionRequestedPeerSentMe", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("button_id", c.buttonId)
+                    fields.objects("peers", c.peers)
+                    return ("messageActionRequestedPeerSentMe", fields.fields)
                 case .messageActionPaymentRefunded(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    if _flags & 0x1 != 0, let value = c.payload {
-                        fields.append(("payload", .bytes(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
+                        fields.bytes("payload", value)
                     }
-                    fields.append(("charge", .object(c.charge)))
-                    return ("messageActionPaymentRefunded", fields)
+                    fields.object("charge", c.charge)
+                    return ("messageActionPaymentRefunded", fields.fields)
                 case .messageActionGiftStars(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("stars", .long(c.stars)))
-                    if _flags & 0x1 != 0, let value = c.cryptoCurrency {
-                        fields.append(("crypto_currency", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    fields.long("stars", c.stars)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
+                        fields.string("crypto_currency", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.cryptoAmount {
-                        fields.append(("crypto_amount", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
+                        fields.long("crypto_amount", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.transactionId {
-                        fields.append(("transaction_id", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.transactionId {
+                        fields.string("transaction_id", value)
                     }
-                    return ("messageActionGiftStars", fields)
+                    return ("messageActionGiftStars", fields.fields)
                 case .messageActionPrizeStars(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.unclaimed { fields.append(("unclaimed", .trueFlag)) }
-                    fields.append(("stars", .long(c.stars)))
-                    fields.append(("transaction_id", .string(c.transactionId)))
-                    fields.append(("boost_peer", .object(c.boostPeer)))
-                    fields.append(("giveaway_msg_id", .int(c.giveawayMsgId)))
-                    return ("messageActionPrizeStars", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("unclaimed", c.unclaimed)
+                    fields.long("stars", c.stars)
+                    fields.string("transaction_id", c.transactionId)
+                    fields.object("boost_peer", c.boostPeer)
+                    fields.int("giveaway_msg_id", c.giveawayMsgId)
+                    return ("messageActionPrizeStars", fields.fields)
                 case .messageActionStarGift(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(22)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.nameHidden { fields.append(("name_hidden", .trueFlag)) }
-                    if c.saved { fields.append(("saved", .trueFlag)) }
-                    if c.converted { fields.append(("converted", .trueFlag)) }
-                    if c.upgraded { fields.append(("upgraded", .trueFlag)) }
-                    if c.refunded { fields.append(("refunded", .trueFlag)) }
-                    if c.canUpgrade { fields.append(("can_upgrade", .trueFlag)) }
-                    if c.prepaidUpgrade { fields.append(("prepaid_upgrade", .trueFlag)) }
-                    if c.upgradeSeparate { fields.append(("upgrade_separate", .trueFlag)) }
-                    if c.auctionAcquired { fields.append(("auction_acquired", .trueFlag)) }
-                    fields.append(("gift", .object(c.gift)))
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    var fields = TLFieldList(capacity: 22)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("name_hidden", c.nameHidden)
+                    fields.trueFlag("saved", c.saved)
+                    fields.trueFlag("converted", c.converted)
+                    fields.trueFlag("upgraded", c.upgraded)
+                    fields.trueFlag("refunded", c.refunded)
+                    fields.trueFlag("can_upgrade", c.canUpgrade)
+                    fields.trueFlag("prepaid_upgrade", c.prepaidUpgrade)
+                    fields.trueFlag("upgrade_separate", c.upgradeSeparate)
+                    fields.trueFlag("auction_acquired", c.auctionAcquired)
+                    fields.object("gift", c.gift)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.convertStars {
-                        fields.append(("convert_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
+                        fields.long("convert_stars", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.upgradeMsgId {
-                        fields.append(("upgrade_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.upgradeMsgId {
+                        fields.int("upgrade_msg_id", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.upgradeStars {
-                        fields.append(("upgrade_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.upgradeStars {
+                        fields.long("upgrade_stars", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.savedId {
-                        fields.append(("saved_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.savedId {
+                        fields.long("saved_id", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.prepaidUpgradeHash {
-                        fields.append(("prepaid_upgrade_hash", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.prepaidUpgradeHash {
+                        fields.string("prepaid_upgrade_hash", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.giftMsgId {
-                        fields.append(("gift_msg_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.giftMsgId {
+                        fields.int("gift_msg_id", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.toId {
-                        fields.append(("to_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.toId {
+                        fields.object("to_id", value)
                     }
-                    if _flags & 0x80000 != 0, let value = c.giftNum {
-                        fields.append(("gift_num", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
+                        fields.int("gift_num", value)
                     }
-                    return ("messageActionStarGift", fields)
+                    return ("messageActionStarGift", fields.fields)
                 case .messageActionStarGiftUnique(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(22)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.upgrade { fields.append(("upgrade", .trueFlag)) }
-                    if c.transferred { fields.append(("transferred", .trueFlag)) }
-                    if c.saved { fields.append(("saved", .trueFlag)) }
-                    if c.refunded { fields.append(("refunded", .trueFlag)) }
-                    if c.prepaidUpgrade { fields.append(("prepaid_upgrade", .trueFlag)) }
-                    if c.assigned { fields.append(("assigned", .trueFlag)) }
-                    if c.fromOffer { fields.append(("from_offer", .trueFlag)) }
-                    if c.craft { fields.append(("craft", .trueFlag)) }
-                    if c.nameHidden { fields.append(("name_hidden", .trueFlag)) }
-                    fields.append(("gift", .object(c.gift)))
-                    if _flags & 0x8 != 0, let value = c.canExportAt {
-                        fields.append(("can_export_at", .int(value)))
+                    var fields = TLFieldList(capacity: 22)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("upgrade", c.upgrade)
+                    fields.trueFlag("transferred", c.transferred)
+                    fields.trueFlag("saved", c.saved)
+                    fields.trueFlag("refunded", c.refunded)
+                    fields.trueFlag("prepaid_upgrade", c.prepaidUpgrade)
+                    fields.trueFlag("assigned", c.assigned)
+                    fields.trueFlag("from_offer", c.fromOffer)
+                    fields.trueFlag("craft", c.craft)
+                    fields.trueFlag("name_hidden", c.nameHidden)
+                    fields.object("gift", c.gift)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.canExportAt {
+                        fields.int("can_export_at", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.transferStars {
-                        fields.append(("transfer_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.transferStars {
+                        fields.long("transfer_stars", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.fromId {
-                        fields.append(("from_id", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.fromId {
+                        fields.object("from_id", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.savedId {
-                        fields.append(("saved_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.savedId {
+                        fields.long("saved_id", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.resaleAmount {
-                        fields.append(("resale_amount", .object(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.resaleAmount {
+                        fields.object("resale_amount", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.canTransferAt {
-                        fields.append(("can_transfer_at", .int(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.canTransferAt {
+                        fields.int("can_transfer_at", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.canResellAt {
-                        fields.append(("can_resell_at", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.canResellAt {
+                        fields.int("can_resell_at", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.dropOriginalDetailsStars {
-                        fields.append(("drop_original_details_stars", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.dropOriginalDetailsStars {
+                        fields.long("drop_original_details_stars", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.canCraftAt {
-                        fields.append(("can_craft_at", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.canCraftAt {
+                        fields.int("can_craft_at", value)
                     }
-                    if _flags & 0x40000 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40000), let value = c.message {
+                        fields.object("message", value)
                     }
-                    return ("messageActionStarGiftUnique", fields)
+                    return ("messageActionStarGiftUnique", fields.fields)
                 case .messageActionPaidMessagesRefunded(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("stars", .long(c.stars)))
-                    return ("messageActionPaidMessagesRefunded", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("count", c.count)
+                    fields.long("stars", c.stars)
+                    return ("messageActionPaidMessagesRefunded", fields.fields)
                 case .messageActionPaidMessagesPrice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.broadcastMessagesAllowed { fields.append(("broadcast_messages_allowed", .trueFlag)) }
-                    fields.append(("stars", .long(c.stars)))
-                    return ("messageActionPaidMessagesPrice", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("broadcast_messages_allowed", c.broadcastMessagesAllowed)
+                    fields.long("stars", c.stars)
+                    return ("messageActionPaidMessagesPrice", fields.fields)
                 case .messageActionConferenceCall(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.missed { fields.append(("missed", .trueFlag)) }
-                    if c.active { fields.append(("active", .trueFlag)) }
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    fields.append(("call_id", .long(c.callId)))
-                    if _flags & 0x4 != 0, let value = c.duration {
-                        fields.append(("duration", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("missed", c.missed)
+                    fields.trueFlag("active", c.active)
+                    fields.trueFlag("video", c.video)
+                    fields.long("call_id", c.callId)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.duration {
+                        fields.int("duration", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.otherParticipants {
-                        fields.append(("other_participants", .vector(value.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.otherParticipants {
+                        fields.objects("other_participants", value)
                     }
-                    return ("messageActionConferenceCall", fields)
+                    return ("messageActionConferenceCall", fields.fields)
                 case .messageActionTodoCompletions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("completed", .vector(c.completed.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("incompleted", .vector(c.incompleted.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("messageActionTodoCompletions", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.ints("completed", c.completed)
+                    fields.ints("incompleted", c.incompleted)
+                    return ("messageActionTodoCompletions", fields.fields)
                 case .messageActionTodoAppendTasks(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("list", .vector(c.list.map { (e0: Api.TodoItem) -> TLValue in .object(e0) })))
-                    return ("messageActionTodoAppendTasks", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("list", c.list)
+                    return ("messageActionTodoAppendTasks", fields.fields)
                 case .messageActionSuggestedPostApproval(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.rejected { fields.append(("rejected", .trueFlag)) }
-                    if c.balanceTooLow { fields.append(("balance_too_low", .trueFlag)) }
-                    if _flags & 0x4 != 0, let value = c.rejectComment {
-                        fields.append(("reject_comment", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("rejected", c.rejected)
+                    fields.trueFlag("balance_too_low", c.balanceTooLow)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rejectComment {
+                        fields.string("reject_comment", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.scheduleDate {
-                        fields.append(("schedule_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.scheduleDate {
+                        fields.int("schedule_date", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.price {
-                        fields.append(("price", .object(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.price {
+                        fields.object("price", value)
                     }
-                    return ("messageActionSuggestedPostApproval", fields)
+                    return ("messageActionSuggestedPostApproval", fields.fields)
                 case .messageActionSuggestedPostSuccess(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("price", .object(c.price)))
-                    return ("messageActionSuggestedPostSuccess", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("price", c.price)
+                    return ("messageActionSuggestedPostSuccess", fields.fields)
                 case .messageActionSuggestedPostRefund(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.payerInitiated { fields.append(("payer_initiated", .trueFlag)) }
-                    return ("messageActionSuggestedPostRefund", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("payer_initiated", c.payerInitiated)
+                    return ("messageActionSuggestedPostRefund", fields.fields)
                 case .messageActionGiftTon(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("crypto_currency", .string(c.cryptoCurrency)))
-                    fields.append(("crypto_amount", .long(c.cryptoAmount)))
-                    if _flags & 0x1 != 0, let value = c.transactionId {
-                        fields.append(("transaction_id", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    fields.string("crypto_currency", c.cryptoCurrency)
+                    fields.long("crypto_amount", c.cryptoAmount)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.transactionId {
+                        fields.string("transaction_id", value)
                     }
-                    return ("messageActionGiftTon", fields)
+                    return ("messageActionGiftTon", fields.fields)
                 case .messageActionSuggestBirthday(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("birthday", .object(c.birthday)))
-                    return ("messageActionSuggestBirthday", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("birthday", c.birthday)
+                    return ("messageActionSuggestBirthday", fields.fields)
                 case .messageActionStarGiftPurchaseOffer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.accepted { fields.append(("accepted", .trueFlag)) }
-                    if c.declined { fields.append(("declined", .trueFlag)) }
-                    fields.append(("gift", .object(c.gift)))
-                    fields.append(("price", .object(c.price)))
-                    fields.append(("expires_at", .int(c.expiresAt)))
-                    return ("messageActionStarGiftPurchaseOffer", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("accepted", c.accepted)
+                    fields.trueFlag("declined", c.declined)
+                    fields.object("gift", c.gift)
+                    fields.object("price", c.price)
+                    fields.int("expires_at", c.expiresAt)
+                    return ("messageActionStarGiftPurchaseOffer", fields.fields)
                 case .messageActionStarGiftPurchaseOfferDeclined(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.expired { fields.append(("expired", .trueFlag)) }
-                    fields.append(("gift", .object(c.gift)))
-                    fields.append(("price", .object(c.price)))
-                    return ("messageActionStarGiftPurchaseOfferDeclined", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("expired", c.expired)
+                    fields.object("gift", c.gift)
+                    fields.object("price", c.price)
+                    return ("messageActionStarGiftPurchaseOfferDeclined", fields.fields)
                 case .messageActionNewCreatorPending(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_creator_id", .long(c.newCreatorId)))
-                    return ("messageActionNewCreatorPending", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("new_creator_id", c.newCreatorId)
+                    return ("messageActionNewCreatorPending", fields.fields)
                 case .messageActionChangeCreator(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("new_creator_id", .long(c.newCreatorId)))
-                    return ("messageActionChangeCreator", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("new_creator_id", c.newCreatorId)
+                    return ("messageActionChangeCreator", fields.fields)
                 case .messageActionNoForwardsToggle(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("prev_value", .bool(c.prevValue)))
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("messageActionNoForwardsToggle", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.bool("prev_value", c.prevValue)
+                    fields.bool("new_value", c.newValue)
+                    return ("messageActionNoForwardsToggle", fields.fields)
                 case .messageActionNoForwardsRequest(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.expired { fields.append(("expired", .trueFlag)) }
-                    fields.append(("prev_value", .bool(c.prevValue)))
-                    fields.append(("new_value", .bool(c.newValue)))
-                    return ("messageActionNoForwardsRequest", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("expired", c.expired)
+                    fields.bool("prev_value", c.prevValue)
+                    fields.bool("new_value", c.newValue)
+                    return ("messageActionNoForwardsRequest", fields.fields)
                 case .messageActionPollAppendAnswer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("answer", .object(c.answer)))
-                    return ("messageActionPollAppendAnswer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("answer", c.answer)
+                    return ("messageActionPollAppendAnswer", fields.fields)
                 case .messageActionPollDeleteAnswer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("answer", .object(c.answer)))
-                    return ("messageActionPollDeleteAnswer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("answer", c.answer)
+                    return ("messageActionPollDeleteAnswer", fields.fields)
                 case .messageActionManagedBotCreated(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("bot_id", .long(c.botId)))
-                    return ("messageActionManagedBotCreated", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("bot_id", c.botId)
+                    return ("messageActionManagedBotCreated", fields.fields)
                 case .messageActionChangeCommunity(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.communityId {
-                        fields.append(("community_id", .long(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.communityId {
+                        fields.long("community_id", value)
                     }
-                    return ("messageActionChangeCommunity", fields)
+                    return ("messageActionChangeCommunity", fields.fields)
                 case .messageActionChatJoinedViaCommunity(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("community_id", .long(c.communityId)))
-                    return ("messageActionChatJoinedViaCommunity", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("community_id", c.communityId)
+                    return ("messageActionChatJoinedViaCommunity", fields.fields)
             }
         }
     }
@@ -5363,10 +5289,10 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canNotSkip { flags |= 0x1 }
-                if document != nil { flags |= 0x2 }
-                if url != nil { flags |= 0x4 }
-                if sticker != nil { flags |= 0x8 }
+                if canNotSkip { tlSetFlag(&flags, 0x1) }
+                if document != nil { tlSetFlag(&flags, 0x2) }
+                if url != nil { tlSetFlag(&flags, 0x4) }
+                if sticker != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -5381,13 +5307,13 @@ extension Api.help {
                     buffer.appendTLString(c.version)
                     buffer.appendTLString(c.text)
                     buffer.appendVector(c.entities, boxed: true)
-                    if _flags & 0x2 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.sticker {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.sticker {
                         value.serialize(buffer, true)
                     }
                 case .noAppUpdate:
@@ -5415,7 +5341,7 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canNotSkip = _flags & 0x1 != 0
+                let _canNotSkip = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -5426,17 +5352,17 @@ extension Api.help {
                 let _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 field = 6
                 var _document: Api.Document? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _document = try Api.Document.parse(&reader)
                 }
                 field = 7
                 var _url: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _url = try reader.readTLString()
                 }
                 field = 8
                 var _sticker: Api.Document? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _sticker = try Api.Document.parse(&reader)
                 }
                 return .appUpdate(Cons_appUpdate(canNotSkip: _canNotSkip, id: _id, version: _version, text: _text, entities: _entities, document: _document, url: _url, sticker: _sticker))
@@ -5454,24 +5380,23 @@ extension Api.help {
             switch self {
                 case .appUpdate(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canNotSkip { fields.append(("can_not_skip", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("version", .string(c.version)))
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("entities", .vector(c.entities.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
-                    if _flags & 0x2 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_not_skip", c.canNotSkip)
+                    fields.int("id", c.id)
+                    fields.string("version", c.version)
+                    fields.string("text", c.text)
+                    fields.objects("entities", c.entities)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
+                        fields.object("document", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
+                        fields.string("url", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.sticker {
-                        fields.append(("sticker", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.sticker {
+                        fields.object("sticker", value)
                     }
-                    return ("help.appUpdate", fields)
+                    return ("help.appUpdate", fields.fields)
                 case .noAppUpdate:
                     return ("help.noAppUpdate", [])
             }
@@ -5530,10 +5455,9 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inviteText(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .string(c.message)))
-                    return ("help.inviteText", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("message", c.message)
+                    return ("help.inviteText", fields.fields)
             }
         }
     }
@@ -5606,13 +5530,12 @@ extension Api.contacts {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .found(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("my_results", .vector(c.myResults.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    fields.append(("results", .vector(c.results.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.found", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.objects("my_results", c.myResults)
+                    fields.objects("results", c.results)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("contacts.found", fields.fields)
             }
         }
     }
@@ -5867,12 +5790,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if current { flags |= 0x1 }
-                if officialApp { flags |= 0x2 }
-                if passwordPending { flags |= 0x4 }
-                if encryptedRequestsDisabled { flags |= 0x8 }
-                if callRequestsDisabled { flags |= 0x10 }
-                if unconfirmed { flags |= 0x20 }
+                if current { tlSetFlag(&flags, 0x1) }
+                if officialApp { tlSetFlag(&flags, 0x2) }
+                if passwordPending { tlSetFlag(&flags, 0x4) }
+                if encryptedRequestsDisabled { tlSetFlag(&flags, 0x8) }
+                if callRequestsDisabled { tlSetFlag(&flags, 0x10) }
+                if unconfirmed { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -5917,17 +5840,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _current = _flags & 0x1 != 0
+                let _current = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _officialApp = _flags & 0x2 != 0
+                let _officialApp = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _passwordPending = _flags & 0x4 != 0
+                let _passwordPending = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _encryptedRequestsDisabled = _flags & 0x8 != 0
+                let _encryptedRequestsDisabled = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _callRequestsDisabled = _flags & 0x10 != 0
+                let _callRequestsDisabled = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _unconfirmed = _flags & 0x20 != 0
+                let _unconfirmed = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _hash = try reader.readInt64()
                 field = 8
@@ -5963,28 +5886,27 @@ extension Api {
             switch self {
                 case .authorization(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(19)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.current { fields.append(("current", .trueFlag)) }
-                    if c.officialApp { fields.append(("official_app", .trueFlag)) }
-                    if c.passwordPending { fields.append(("password_pending", .trueFlag)) }
-                    if c.encryptedRequestsDisabled { fields.append(("encrypted_requests_disabled", .trueFlag)) }
-                    if c.callRequestsDisabled { fields.append(("call_requests_disabled", .trueFlag)) }
-                    if c.unconfirmed { fields.append(("unconfirmed", .trueFlag)) }
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("device_model", .string(c.deviceModel)))
-                    fields.append(("platform", .string(c.platform)))
-                    fields.append(("system_version", .string(c.systemVersion)))
-                    fields.append(("api_id", .int(c.apiId)))
-                    fields.append(("app_name", .string(c.appName)))
-                    fields.append(("app_version", .string(c.appVersion)))
-                    fields.append(("date_created", .int(c.dateCreated)))
-                    fields.append(("date_active", .int(c.dateActive)))
-                    fields.append(("ip", .string(c.ip)))
-                    fields.append(("country", .string(c.country)))
-                    fields.append(("region", .string(c.region)))
-                    return ("authorization", fields)
+                    var fields = TLFieldList(capacity: 19)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("current", c.current)
+                    fields.trueFlag("official_app", c.officialApp)
+                    fields.trueFlag("password_pending", c.passwordPending)
+                    fields.trueFlag("encrypted_requests_disabled", c.encryptedRequestsDisabled)
+                    fields.trueFlag("call_requests_disabled", c.callRequestsDisabled)
+                    fields.trueFlag("unconfirmed", c.unconfirmed)
+                    fields.long("hash", c.hash)
+                    fields.string("device_model", c.deviceModel)
+                    fields.string("platform", c.platform)
+                    fields.string("system_version", c.systemVersion)
+                    fields.int("api_id", c.apiId)
+                    fields.string("app_name", c.appName)
+                    fields.string("app_version", c.appVersion)
+                    fields.int("date_created", c.dateCreated)
+                    fields.int("date_active", c.dateActive)
+                    fields.string("ip", c.ip)
+                    fields.string("country", c.country)
+                    fields.string("region", c.region)
+                    return ("authorization", fields.fields)
             }
         }
     }
@@ -6010,8 +5932,8 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if email != nil { flags |= 0x1 }
-                if secureSettings != nil { flags |= 0x2 }
+                if email != nil { tlSetFlag(&flags, 0x1) }
+                if secureSettings != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -6022,10 +5944,10 @@ extension Api.account {
                     if boxed { buffer.appendUInt32(0x9a5c33e5) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.email {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.secureSettings {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.secureSettings {
                         value.serialize(buffer, true)
                     }
             }
@@ -6051,12 +5973,12 @@ extension Api.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _email: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _email = try reader.readTLString()
                 }
                 field = 2
                 var _secureSettings: Api.SecureSecretSettings? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _secureSettings = try Api.SecureSecretSettings.parse(&reader)
                 }
                 return .passwordSettings(Cons_passwordSettings(email: _email, secureSettings: _secureSettings))
@@ -6070,16 +5992,15 @@ extension Api.account {
             switch self {
                 case .passwordSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.email {
-                        fields.append(("email", .string(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.email {
+                        fields.string("email", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.secureSettings {
-                        fields.append(("secure_settings", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.secureSettings {
+                        fields.object("secure_settings", value)
                     }
-                    return ("account.passwordSettings", fields)
+                    return ("account.passwordSettings", fields.fields)
             }
         }
     }
@@ -6286,23 +6207,20 @@ extension Api {
                 case .inputStickerSetEmpty:
                     return ("inputStickerSetEmpty", [])
                 case .inputStickerSetID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputStickerSetID", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputStickerSetID", fields.fields)
                 case .inputStickerSetShortName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("short_name", .string(c.shortName)))
-                    return ("inputStickerSetShortName", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("short_name", c.shortName)
+                    return ("inputStickerSetShortName", fields.fields)
                 case .inputStickerSetAnimatedEmoji:
                     return ("inputStickerSetAnimatedEmoji", [])
                 case .inputStickerSetDice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    return ("inputStickerSetDice", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("emoticon", c.emoticon)
+                    return ("inputStickerSetDice", fields.fields)
                 case .inputStickerSetAnimatedEmojiAnimations:
                     return ("inputStickerSetAnimatedEmojiAnimations", [])
                 case .inputStickerSetPremiumGifts:
@@ -6416,16 +6334,15 @@ extension Api {
                 case .secureFileEmpty:
                     return ("secureFileEmpty", [])
                 case .secureFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("size", .long(c.size)))
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("file_hash", .bytes(c.fileHash)))
-                    fields.append(("secret", .bytes(c.secret)))
-                    return ("secureFile", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.long("size", c.size)
+                    fields.int("dc_id", c.dcId)
+                    fields.int("date", c.date)
+                    fields.bytes("file_hash", c.fileHash)
+                    fields.bytes("secret", c.secret)
+                    return ("secureFile", fields.fields)
             }
         }
     }
@@ -6482,10 +6399,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .pageTableRow(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("cells", .vector(c.cells.map { (e0: Api.PageTableCell) -> TLValue in .object(e0) })))
-                    return ("pageTableRow", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("cells", c.cells)
+                    return ("pageTableRow", fields.fields)
             }
         }
     }
@@ -6623,26 +6539,25 @@ extension Api.stats {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .megagroupStats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(17)
-                    fields.append(("period", .object(c.period)))
-                    fields.append(("members", .object(c.members)))
-                    fields.append(("messages", .object(c.messages)))
-                    fields.append(("viewers", .object(c.viewers)))
-                    fields.append(("posters", .object(c.posters)))
-                    fields.append(("growth_graph", .object(c.growthGraph)))
-                    fields.append(("members_graph", .object(c.membersGraph)))
-                    fields.append(("new_members_by_source_graph", .object(c.newMembersBySourceGraph)))
-                    fields.append(("languages_graph", .object(c.languagesGraph)))
-                    fields.append(("messages_graph", .object(c.messagesGraph)))
-                    fields.append(("actions_graph", .object(c.actionsGraph)))
-                    fields.append(("top_hours_graph", .object(c.topHoursGraph)))
-                    fields.append(("weekdays_graph", .object(c.weekdaysGraph)))
-                    fields.append(("top_posters", .vector(c.topPosters.map { (e0: Api.StatsGroupTopPoster) -> TLValue in .object(e0) })))
-                    fields.append(("top_admins", .vector(c.topAdmins.map { (e0: Api.StatsGroupTopAdmin) -> TLValue in .object(e0) })))
-                    fields.append(("top_inviters", .vector(c.topInviters.map { (e0: Api.StatsGroupTopInviter) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("stats.megagroupStats", fields)
+                    var fields = TLFieldList(capacity: 17)
+                    fields.object("period", c.period)
+                    fields.object("members", c.members)
+                    fields.object("messages", c.messages)
+                    fields.object("viewers", c.viewers)
+                    fields.object("posters", c.posters)
+                    fields.object("growth_graph", c.growthGraph)
+                    fields.object("members_graph", c.membersGraph)
+                    fields.object("new_members_by_source_graph", c.newMembersBySourceGraph)
+                    fields.object("languages_graph", c.languagesGraph)
+                    fields.object("messages_graph", c.messagesGraph)
+                    fields.object("actions_graph", c.actionsGraph)
+                    fields.object("top_hours_graph", c.topHoursGraph)
+                    fields.object("weekdays_graph", c.weekdaysGraph)
+                    fields.objects("top_posters", c.topPosters)
+                    fields.objects("top_admins", c.topAdmins)
+                    fields.objects("top_inviters", c.topInviters)
+                    fields.objects("users", c.users)
+                    return ("stats.megagroupStats", fields.fields)
             }
         }
     }
@@ -6674,8 +6589,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hidden { flags |= 0x1 }
-                if name != nil { flags |= 0x2 }
+                if hidden { tlSetFlag(&flags, 0x1) }
+                if name != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -6688,7 +6603,7 @@ extension Api.help {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.iso2)
                     buffer.appendTLString(c.defaultName)
-                    if _flags & 0x2 != 0, let value = c.name {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.name {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.countryCodes, boxed: true)
@@ -6714,14 +6629,14 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hidden = _flags & 0x1 != 0
+                let _hidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _iso2 = try reader.readTLString()
                 field = 3
                 let _defaultName = try reader.readTLString()
                 field = 4
                 var _name: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _name = try reader.readTLString()
                 }
                 field = 5
@@ -6737,17 +6652,16 @@ extension Api.help {
             switch self {
                 case .country(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hidden { fields.append(("hidden", .trueFlag)) }
-                    fields.append(("iso2", .string(c.iso2)))
-                    fields.append(("default_name", .string(c.defaultName)))
-                    if _flags & 0x2 != 0, let value = c.name {
-                        fields.append(("name", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("hidden", c.hidden)
+                    fields.string("iso2", c.iso2)
+                    fields.string("default_name", c.defaultName)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.name {
+                        fields.string("name", value)
                     }
-                    fields.append(("country_codes", .vector(c.countryCodes.map { (e0: Api.help.CountryCode) -> TLValue in .object(e0) })))
-                    return ("help.country", fields)
+                    fields.objects("country_codes", c.countryCodes)
+                    return ("help.country", fields.fields)
             }
         }
     }
@@ -6779,8 +6693,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peer != nil { flags |= 0x1 }
-                if cooldownUntilDate != nil { flags |= 0x2 }
+                if peer != nil { tlSetFlag(&flags, 0x1) }
+                if cooldownUntilDate != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -6792,12 +6706,12 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.slot)
-                    if _flags & 0x1 != 0, let value = c.peer {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
                         value.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     buffer.appendInt32(c.expires)
-                    if _flags & 0x2 != 0, let value = c.cooldownUntilDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -6825,7 +6739,7 @@ extension Api {
                 let _slot = try reader.readInt32()
                 field = 2
                 var _peer: Api.Peer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peer = try Api.Peer.parse(&reader)
                 }
                 field = 3
@@ -6834,7 +6748,7 @@ extension Api {
                 let _expires = try reader.readInt32()
                 field = 5
                 var _cooldownUntilDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _cooldownUntilDate = try reader.readInt32()
                 }
                 return .myBoost(Cons_myBoost(slot: _slot, peer: _peer, date: _date, expires: _expires, cooldownUntilDate: _cooldownUntilDate))
@@ -6848,19 +6762,18 @@ extension Api {
             switch self {
                 case .myBoost(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("slot", .int(c.slot)))
-                    if _flags & 0x1 != 0, let value = c.peer {
-                        fields.append(("peer", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("slot", c.slot)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
+                        fields.object("peer", value)
                     }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("expires", .int(c.expires)))
-                    if _flags & 0x2 != 0, let value = c.cooldownUntilDate {
-                        fields.append(("cooldown_until_date", .int(value)))
+                    fields.int("date", c.date)
+                    fields.int("expires", c.expires)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
+                        fields.int("cooldown_until_date", value)
                     }
-                    return ("myBoost", fields)
+                    return ("myBoost", fields.fields)
             }
         }
     }
@@ -6940,12 +6853,11 @@ extension Api.contacts {
                 case .sponsoredPeersEmpty:
                     return ("contacts.sponsoredPeersEmpty", [])
                 case .sponsoredPeers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.SponsoredPeer) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.sponsoredPeers", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("peers", c.peers)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("contacts.sponsoredPeers", fields.fields)
             }
         }
     }
@@ -7028,15 +6940,13 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputStarGiftAuction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("gift_id", .long(c.giftId)))
-                    return ("inputStarGiftAuction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("gift_id", c.giftId)
+                    return ("inputStarGiftAuction", fields.fields)
                 case .inputStarGiftAuctionSlug(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("inputStarGiftAuctionSlug", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("inputStarGiftAuctionSlug", fields.fields)
             }
         }
     }
@@ -7133,10 +7043,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftAttributeRarity(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("permille", .int(c.permille)))
-                    return ("starGiftAttributeRarity", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("permille", c.permille)
+                    return ("starGiftAttributeRarity", fields.fields)
                 case .starGiftAttributeRarityUncommon:
                     return ("starGiftAttributeRarityUncommon", [])
                 case .starGiftAttributeRarityRare:
@@ -7172,8 +7081,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canViewHistory { flags |= 0x4 }
-                if visible != nil { flags |= 0x1 }
+                if canViewHistory { tlSetFlag(&flags, 0x4) }
+                if visible != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -7184,7 +7093,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x76141ebd) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.visible {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.visible {
                         buffer.appendBool(value)
                     }
                     c.peer.serialize(buffer, true)
@@ -7210,10 +7119,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canViewHistory = _flags & 0x4 != 0
+                let _canViewHistory = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _visible: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _visible = try reader.readBool()
                 }
                 field = 3
@@ -7229,15 +7138,14 @@ extension Api {
             switch self {
                 case .communityPeer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canViewHistory { fields.append(("can_view_history", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.visible {
-                        fields.append(("visible", .bool(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_view_history", c.canViewHistory)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.visible {
+                        fields.bool("visible", value)
                     }
-                    fields.append(("peer", .object(c.peer)))
-                    return ("communityPeer", fields)
+                    fields.object("peer", c.peer)
+                    return ("communityPeer", fields.fields)
             }
         }
     }
@@ -7275,10 +7183,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("types", .vector(self.types.map { (e0: Api.SecureValueType) -> TLValue in .object(e0) })))
-            return ("account.deleteSecureValue", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("types", self.types)
+            return ("account.deleteSecureValue", fields.fields)
         }
     }
 
@@ -7352,10 +7259,9 @@ extension Api.functions.users {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
-            return ("users.getUsers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("id", self.id)
+            return ("users.getUsers", fields.fields)
         }
     }
 
@@ -7403,11 +7309,10 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("category", .object(self.category)))
-            fields.append(("peer", .object(self.peer)))
-            return ("contacts.resetTopPeerRating", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("category", self.category)
+            fields.object("peer", self.peer)
+            return ("contacts.resetTopPeerRating", fields.fields)
         }
     }
 
@@ -7455,11 +7360,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("max_date", .int(self.maxDate)))
-            return ("messages.readEncryptedHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("max_date", self.maxDate)
+            return ("messages.readEncryptedHistory", fields.fields)
         }
     }
 
@@ -7493,8 +7397,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if editMessage { flags |= 0x1 }
-            if force { flags |= 0x2 }
+            if editMessage { tlSetFlag(&flags, 0x1) }
+            if force { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -7518,9 +7422,9 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _editMessage = _flags & 0x1 != 0
+                let _editMessage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _force = _flags & 0x2 != 0
+                let _force = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
@@ -7538,16 +7442,15 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.editMessage { fields.append(("edit_message", .trueFlag)) }
-            if self.force { fields.append(("force", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            fields.append(("user_id", .object(self.userId)))
-            fields.append(("score", .int(self.score)))
-            return ("messages.setGameScore", fields)
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("edit_message", self.editMessage)
+            fields.trueFlag("force", self.force)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            fields.object("user_id", self.userId)
+            fields.int("score", self.score)
+            return ("messages.setGameScore", fields.fields)
         }
     }
 
@@ -7581,9 +7484,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x20 }
-            if replyTo != nil { flags |= 0x1 }
-            if sendAs != nil { flags |= 0x2000 }
+            if silent { tlSetFlag(&flags, 0x20) }
+            if replyTo != nil { tlSetFlag(&flags, 0x1) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
             return flags
         }
 
@@ -7594,10 +7497,10 @@ extension Api.functions.messages {
             self.peer.serialize(buffer, true)
             self.bot.serialize(buffer, true)
             buffer.appendInt64(self.queryId)
-            if _flags & 0x1 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
         }
@@ -7612,7 +7515,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -7621,12 +7524,12 @@ extension Api.functions.messages {
                 let _queryId = try reader.readInt64()
                 field = 5
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 6
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 return ProlongWebView(silent: _silent, peer: _peer, bot: _bot, queryId: _queryId, replyTo: _replyTo, sendAs: _sendAs)
@@ -7638,20 +7541,19 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("query_id", .long(self.queryId)))
-            if _flags & 0x1 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.object("peer", self.peer)
+            fields.object("bot", self.bot)
+            fields.long("query_id", self.queryId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            return ("messages.prolongWebView", fields)
+            return ("messages.prolongWebView", fields.fields)
         }
     }
 
@@ -7693,10 +7595,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getFeaturedEmojiStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getFeaturedEmojiStickers", fields.fields)
         }
     }
 
@@ -7732,10 +7633,10 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if titleMissing { flags |= 0x10 }
-            if iconColor != nil { flags |= 0x1 }
-            if iconEmojiId != nil { flags |= 0x8 }
-            if sendAs != nil { flags |= 0x4 }
+            if titleMissing { tlSetFlag(&flags, 0x10) }
+            if iconColor != nil { tlSetFlag(&flags, 0x1) }
+            if iconEmojiId != nil { tlSetFlag(&flags, 0x8) }
+            if sendAs != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -7745,14 +7646,14 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendTLString(self.title)
-            if _flags & 0x1 != 0, let value = self.iconColor {
+            if tlFlagIsSet(_flags, 0x1), let value = self.iconColor {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x8 != 0, let value = self.iconEmojiId {
+            if tlFlagIsSet(_flags, 0x8), let value = self.iconEmojiId {
                 buffer.appendInt64(value)
             }
             buffer.appendInt64(self.randomId)
-            if _flags & 0x4 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x4), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
         }
@@ -7767,26 +7668,26 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _titleMissing = _flags & 0x10 != 0
+                let _titleMissing = tlFlagIsSet(_flags, 0x10)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _title = try reader.readTLString()
                 field = 4
                 var _iconColor: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _iconColor = try reader.readInt32()
                 }
                 field = 5
                 var _iconEmojiId: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _iconEmojiId = try reader.readInt64()
                 }
                 field = 6
                 let _randomId = try reader.readInt64()
                 field = 7
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 return CreateForumTopic(titleMissing: _titleMissing, peer: _peer, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId, randomId: _randomId, sendAs: _sendAs)
@@ -7798,23 +7699,22 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.titleMissing { fields.append(("title_missing", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("title", .string(self.title)))
-            if _flags & 0x1 != 0, let value = self.iconColor {
-                fields.append(("icon_color", .int(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("title_missing", self.titleMissing)
+            fields.object("peer", self.peer)
+            fields.string("title", self.title)
+            if tlFlagIsSet(_flags, 0x1), let value = self.iconColor {
+                fields.int("icon_color", value)
             }
-            if _flags & 0x8 != 0, let value = self.iconEmojiId {
-                fields.append(("icon_emoji_id", .long(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.iconEmojiId {
+                fields.long("icon_emoji_id", value)
             }
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x4 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x4), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            return ("messages.createForumTopic", fields)
+            return ("messages.createForumTopic", fields.fields)
         }
     }
 
@@ -7888,10 +7788,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("user_id", .object(self.userId)))
-            return ("help.getUserInfo", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("user_id", self.userId)
+            return ("help.getUserInfo", fields.fields)
         }
     }
 
@@ -7933,10 +7832,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("help.getPeerProfileColors", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("help.getPeerProfileColors", fields.fields)
         }
     }
 
@@ -7984,11 +7882,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("username", .string(self.username)))
-            return ("channels.checkUsername", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.string("username", self.username)
+            return ("channels.checkUsername", fields.fields)
         }
     }
 
@@ -8036,11 +7933,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("participant", .object(self.participant)))
-            return ("channels.deleteParticipantHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.object("participant", self.participant)
+            return ("channels.deleteParticipantHistory", fields.fields)
         }
     }
 
@@ -8093,12 +7989,11 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("username", .string(self.username)))
-            fields.append(("active", .bool(self.active)))
-            return ("channels.toggleUsername", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("channel", self.channel)
+            fields.string("username", self.username)
+            fields.bool("active", self.active)
+            return ("channels.toggleUsername", fields.fields)
         }
     }
 
@@ -8146,11 +8041,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("custom_method", .string(self.customMethod)))
-            fields.append(("params", .object(self.params)))
-            return ("bots.sendCustomRequest", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("custom_method", self.customMethod)
+            fields.object("params", self.params)
+            return ("bots.sendCustomRequest", fields.fields)
         }
     }
 
@@ -8198,11 +8092,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("payments.getGiveawayInfo", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("payments.getGiveawayInfo", fields.fields)
         }
     }
 
@@ -8242,12 +8135,12 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if sortByPrice { flags |= 0x2 }
-            if sortByNum { flags |= 0x4 }
-            if forCraft { flags |= 0x10 }
-            if starsOnly { flags |= 0x20 }
-            if attributesHash != nil { flags |= 0x1 }
-            if attributes != nil { flags |= 0x8 }
+            if sortByPrice { tlSetFlag(&flags, 0x2) }
+            if sortByNum { tlSetFlag(&flags, 0x4) }
+            if forCraft { tlSetFlag(&flags, 0x10) }
+            if starsOnly { tlSetFlag(&flags, 0x20) }
+            if attributesHash != nil { tlSetFlag(&flags, 0x1) }
+            if attributes != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -8255,11 +8148,11 @@ extension Api.functions.payments {
             if boxed { buffer.appendUInt32(0x7a5fa236) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.attributesHash {
+            if tlFlagIsSet(_flags, 0x1), let value = self.attributesHash {
                 buffer.appendInt64(value)
             }
             buffer.appendInt64(self.giftId)
-            if _flags & 0x8 != 0, let value = self.attributes {
+            if tlFlagIsSet(_flags, 0x8), let value = self.attributes {
                 buffer.appendVector(value, boxed: true)
             }
             buffer.appendTLString(self.offset)
@@ -8276,23 +8169,23 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _sortByPrice = _flags & 0x2 != 0
+                let _sortByPrice = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _sortByNum = _flags & 0x4 != 0
+                let _sortByNum = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _forCraft = _flags & 0x10 != 0
+                let _forCraft = tlFlagIsSet(_flags, 0x10)
                 field = 4
-                let _starsOnly = _flags & 0x20 != 0
+                let _starsOnly = tlFlagIsSet(_flags, 0x20)
                 field = 5
                 var _attributesHash: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _attributesHash = try reader.readInt64()
                 }
                 field = 6
                 let _giftId = try reader.readInt64()
                 field = 7
                 var _attributes: [Api.StarGiftAttributeId]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _attributes = try reader.readVector(boxed: true, of: Api.StarGiftAttributeId.self)
                 }
                 field = 8
@@ -8308,23 +8201,22 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(10)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.sortByPrice { fields.append(("sort_by_price", .trueFlag)) }
-            if self.sortByNum { fields.append(("sort_by_num", .trueFlag)) }
-            if self.forCraft { fields.append(("for_craft", .trueFlag)) }
-            if self.starsOnly { fields.append(("stars_only", .trueFlag)) }
-            if _flags & 0x1 != 0, let value = self.attributesHash {
-                fields.append(("attributes_hash", .long(value)))
+            var fields = TLFieldList(capacity: 10)
+            fields.flags("flags", _flags)
+            fields.trueFlag("sort_by_price", self.sortByPrice)
+            fields.trueFlag("sort_by_num", self.sortByNum)
+            fields.trueFlag("for_craft", self.forCraft)
+            fields.trueFlag("stars_only", self.starsOnly)
+            if tlFlagIsSet(_flags, 0x1), let value = self.attributesHash {
+                fields.long("attributes_hash", value)
             }
-            fields.append(("gift_id", .long(self.giftId)))
-            if _flags & 0x8 != 0, let value = self.attributes {
-                fields.append(("attributes", .vector(value.map { (e0: Api.StarGiftAttributeId) -> TLValue in .object(e0) })))
+            fields.long("gift_id", self.giftId)
+            if tlFlagIsSet(_flags, 0x8), let value = self.attributes {
+                fields.objects("attributes", value)
             }
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("payments.getResaleStarGifts", fields)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("payments.getResaleStarGifts", fields.fields)
         }
     }
 
@@ -8372,11 +8264,10 @@ extension Api.functions.langpack {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("lang_pack", .string(self.langPack)))
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("langpack.getLangPack", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("lang_pack", self.langPack)
+            fields.string("lang_code", self.langCode)
+            return ("langpack.getLangPack", fields.fields)
         }
     }
 
@@ -8429,12 +8320,11 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("stories.getPinnedStories", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("offset_id", self.offsetId)
+            fields.int("limit", self.limit)
+            return ("stories.getPinnedStories", fields.fields)
         }
     }
 
@@ -8472,10 +8362,10 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if justContacts { flags |= 0x1 }
-            if reactionsFirst { flags |= 0x4 }
-            if forwardsFirst { flags |= 0x8 }
-            if q != nil { flags |= 0x2 }
+            if justContacts { tlSetFlag(&flags, 0x1) }
+            if reactionsFirst { tlSetFlag(&flags, 0x4) }
+            if forwardsFirst { tlSetFlag(&flags, 0x8) }
+            if q != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -8484,7 +8374,7 @@ extension Api.functions.stories {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.q {
+            if tlFlagIsSet(_flags, 0x2), let value = self.q {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.id)
@@ -8502,16 +8392,16 @@ extension Api.functions.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _justContacts = _flags & 0x1 != 0
+                let _justContacts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _reactionsFirst = _flags & 0x4 != 0
+                let _reactionsFirst = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _forwardsFirst = _flags & 0x8 != 0
+                let _forwardsFirst = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 5
                 var _q: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _q = try reader.readTLString()
                 }
                 field = 6
@@ -8529,20 +8419,19 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.justContacts { fields.append(("just_contacts", .trueFlag)) }
-            if self.reactionsFirst { fields.append(("reactions_first", .trueFlag)) }
-            if self.forwardsFirst { fields.append(("forwards_first", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x2 != 0, let value = self.q {
-                fields.append(("q", .string(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.trueFlag("just_contacts", self.justContacts)
+            fields.trueFlag("reactions_first", self.reactionsFirst)
+            fields.trueFlag("forwards_first", self.forwardsFirst)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x2), let value = self.q {
+                fields.string("q", value)
             }
-            fields.append(("id", .int(self.id)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("stories.getStoryViewsList", fields)
+            fields.int("id", self.id)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("stories.getStoryViewsList", fields.fields)
         }
     }
 
@@ -8590,11 +8479,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("stories.getStoriesViews", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("stories.getStoriesViews", fields.fields)
         }
     }
 
@@ -8642,11 +8530,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("hidden", .bool(self.hidden)))
-            return ("stories.togglePeerStoriesHidden", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.bool("hidden", self.hidden)
+            return ("stories.togglePeerStoriesHidden", fields.fields)
         }
     }
 
@@ -8688,14 +8575,14 @@ extension Api.functions.ephemeral {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if invertMedia { flags |= 0x20 }
-            if welcome { flags |= 0x40 }
-            if peer != nil { flags |= 0x80 }
-            if message != nil { flags |= 0x1 }
-            if media != nil { flags |= 0x8 }
-            if entities != nil { flags |= 0x2 }
-            if replyMarkup != nil { flags |= 0x4 }
-            if richMessage != nil { flags |= 0x10 }
+            if invertMedia { tlSetFlag(&flags, 0x20) }
+            if welcome { tlSetFlag(&flags, 0x40) }
+            if peer != nil { tlSetFlag(&flags, 0x80) }
+            if message != nil { tlSetFlag(&flags, 0x1) }
+            if media != nil { tlSetFlag(&flags, 0x8) }
+            if entities != nil { tlSetFlag(&flags, 0x2) }
+            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+            if richMessage != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -8703,24 +8590,24 @@ extension Api.functions.ephemeral {
             if boxed { buffer.appendUInt32(0xcf9c725b) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x80 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x80), let value = self.peer {
                 value.serialize(buffer, true)
             }
             self.receiverId.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x1 != 0, let value = self.message {
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x8 != 0, let value = self.media {
+            if tlFlagIsSet(_flags, 0x8), let value = self.media {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x10 != 0, let value = self.richMessage {
+            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
                 value.serialize(buffer, true)
             }
         }
@@ -8735,12 +8622,12 @@ extension Api.functions.ephemeral {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = _flags & 0x20 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _welcome = _flags & 0x40 != 0
+                let _welcome = tlFlagIsSet(_flags, 0x40)
                 field = 3
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
@@ -8749,27 +8636,27 @@ extension Api.functions.ephemeral {
                 let _id = try reader.readInt32()
                 field = 6
                 var _message: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _message = try reader.readTLString()
                 }
                 field = 7
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 field = 8
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 9
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 10
                 var _richMessage: Api.InputRichMessage? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _richMessage = try Api.InputRichMessage.parse(&reader)
                 }
                 return EditMessage(invertMedia: _invertMedia, welcome: _welcome, peer: _peer, receiverId: _receiverId, id: _id, message: _message, media: _media, entities: _entities, replyMarkup: _replyMarkup, richMessage: _richMessage)
@@ -8781,32 +8668,31 @@ extension Api.functions.ephemeral {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(11)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            if self.welcome { fields.append(("welcome", .trueFlag)) }
-            if _flags & 0x80 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 11)
+            fields.flags("flags", _flags)
+            fields.trueFlag("invert_media", self.invertMedia)
+            fields.trueFlag("welcome", self.welcome)
+            if tlFlagIsSet(_flags, 0x80), let value = self.peer {
+                fields.object("peer", value)
             }
-            fields.append(("receiver_id", .object(self.receiverId)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x1 != 0, let value = self.message {
-                fields.append(("message", .string(value)))
+            fields.object("receiver_id", self.receiverId)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x1), let value = self.message {
+                fields.string("message", value)
             }
-            if _flags & 0x8 != 0, let value = self.media {
-                fields.append(("media", .object(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.media {
+                fields.object("media", value)
             }
-            if _flags & 0x2 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
-                fields.append(("reply_markup", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
+                fields.object("reply_markup", value)
             }
-            if _flags & 0x10 != 0, let value = self.richMessage {
-                fields.append(("rich_message", .object(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
+                fields.object("rich_message", value)
             }
-            return ("ephemeral.editMessage", fields)
+            return ("ephemeral.editMessage", fields.fields)
         }
     }
 

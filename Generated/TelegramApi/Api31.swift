@@ -71,13 +71,12 @@ extension Api.contacts {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .importedContacts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("imported", .vector(c.imported.map { (e0: Api.ImportedContact) -> TLValue in .object(e0) })))
-                    fields.append(("popular_invites", .vector(c.popularInvites.map { (e0: Api.PopularContact) -> TLValue in .object(e0) })))
-                    fields.append(("retry_contacts", .vector(c.retryContacts.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.importedContacts", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.objects("imported", c.imported)
+                    fields.objects("popular_invites", c.popularInvites)
+                    fields.longs("retry_contacts", c.retryContacts)
+                    fields.objects("users", c.users)
+                    return ("contacts.importedContacts", fields.fields)
             }
         }
     }
@@ -145,12 +144,11 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .affectedHistory(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    fields.append(("offset", .int(c.offset)))
-                    return ("messages.affectedHistory", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    fields.int("offset", c.offset)
+                    return ("messages.affectedHistory", fields.fields)
             }
         }
     }
@@ -183,7 +181,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if selective { flags |= 0x4 }
+                if selective { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -203,9 +201,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if singleUse { flags |= 0x2 }
-                if selective { flags |= 0x4 }
-                if placeholder != nil { flags |= 0x8 }
+                if singleUse { tlSetFlag(&flags, 0x2) }
+                if selective { tlSetFlag(&flags, 0x4) }
+                if placeholder != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -233,12 +231,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if resize { flags |= 0x1 }
-                if singleUse { flags |= 0x2 }
-                if selective { flags |= 0x4 }
-                if persistent { flags |= 0x10 }
-                if forceReply { flags |= 0x20 }
-                if placeholder != nil { flags |= 0x8 }
+                if resize { tlSetFlag(&flags, 0x1) }
+                if singleUse { tlSetFlag(&flags, 0x2) }
+                if selective { tlSetFlag(&flags, 0x4) }
+                if persistent { tlSetFlag(&flags, 0x10) }
+                if forceReply { tlSetFlag(&flags, 0x20) }
+                if placeholder != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -256,7 +254,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if forceReply { flags |= 0x20 }
+                if forceReply { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -271,7 +269,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x86b40b08) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.placeholder {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
                         buffer.appendTLString(value)
                     }
                 case .replyKeyboardMarkup(let c):
@@ -279,7 +277,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.rows, boxed: true)
-                    if _flags & 0x8 != 0, let value = c.placeholder {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
                         buffer.appendTLString(value)
                     }
                 case .replyInlineMarkup(let c):
@@ -312,7 +310,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _selective = _flags & 0x4 != 0
+                let _selective = tlFlagIsSet(_flags, 0x4)
                 return .replyKeyboardHide(Cons_replyKeyboardHide(selective: _selective))
             }
             catch {
@@ -325,12 +323,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _singleUse = _flags & 0x2 != 0
+                let _singleUse = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _selective = _flags & 0x4 != 0
+                let _selective = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _placeholder: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _placeholder = try reader.readTLString()
                 }
                 return .replyKeyboardForceReply(Cons_replyKeyboardForceReply(singleUse: _singleUse, selective: _selective, placeholder: _placeholder))
@@ -345,20 +343,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _resize = _flags & 0x1 != 0
+                let _resize = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _singleUse = _flags & 0x2 != 0
+                let _singleUse = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _selective = _flags & 0x4 != 0
+                let _selective = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _persistent = _flags & 0x10 != 0
+                let _persistent = tlFlagIsSet(_flags, 0x10)
                 field = 5
-                let _forceReply = _flags & 0x20 != 0
+                let _forceReply = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 let _rows = try reader.readVector(boxed: true, of: Api.KeyboardButtonRow.self)
                 field = 7
                 var _placeholder: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _placeholder = try reader.readTLString()
                 }
                 return .replyKeyboardMarkup(Cons_replyKeyboardMarkup(resize: _resize, singleUse: _singleUse, selective: _selective, persistent: _persistent, forceReply: _forceReply, rows: _rows, placeholder: _placeholder))
@@ -373,7 +371,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forceReply = _flags & 0x20 != 0
+                let _forceReply = tlFlagIsSet(_flags, 0x20)
                 field = 2
                 let _rows = try reader.readVector(boxed: true, of: Api.KeyboardInlineButtonRow.self)
                 return .replyInlineMarkup(Cons_replyInlineMarkup(forceReply: _forceReply, rows: _rows))
@@ -387,45 +385,41 @@ extension Api {
             switch self {
                 case .replyKeyboardHide(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.selective { fields.append(("selective", .trueFlag)) }
-                    return ("replyKeyboardHide", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("selective", c.selective)
+                    return ("replyKeyboardHide", fields.fields)
                 case .replyKeyboardForceReply(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.singleUse { fields.append(("single_use", .trueFlag)) }
-                    if c.selective { fields.append(("selective", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.placeholder {
-                        fields.append(("placeholder", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("single_use", c.singleUse)
+                    fields.trueFlag("selective", c.selective)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
+                        fields.string("placeholder", value)
                     }
-                    return ("replyKeyboardForceReply", fields)
+                    return ("replyKeyboardForceReply", fields.fields)
                 case .replyKeyboardMarkup(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.resize { fields.append(("resize", .trueFlag)) }
-                    if c.singleUse { fields.append(("single_use", .trueFlag)) }
-                    if c.selective { fields.append(("selective", .trueFlag)) }
-                    if c.persistent { fields.append(("persistent", .trueFlag)) }
-                    if c.forceReply { fields.append(("force_reply", .trueFlag)) }
-                    fields.append(("rows", .vector(c.rows.map { (e0: Api.KeyboardButtonRow) -> TLValue in .object(e0) })))
-                    if _flags & 0x8 != 0, let value = c.placeholder {
-                        fields.append(("placeholder", .string(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("resize", c.resize)
+                    fields.trueFlag("single_use", c.singleUse)
+                    fields.trueFlag("selective", c.selective)
+                    fields.trueFlag("persistent", c.persistent)
+                    fields.trueFlag("force_reply", c.forceReply)
+                    fields.objects("rows", c.rows)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
+                        fields.string("placeholder", value)
                     }
-                    return ("replyKeyboardMarkup", fields)
+                    return ("replyKeyboardMarkup", fields.fields)
                 case .replyInlineMarkup(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.forceReply { fields.append(("force_reply", .trueFlag)) }
-                    fields.append(("rows", .vector(c.rows.map { (e0: Api.KeyboardInlineButtonRow) -> TLValue in .object(e0) })))
-                    return ("replyInlineMarkup", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("force_reply", c.forceReply)
+                    fields.objects("rows", c.rows)
+                    return ("replyInlineMarkup", fields.fields)
             }
         }
     }
@@ -461,7 +455,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if document != nil { flags |= 0x1 }
+                if document != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -478,7 +472,7 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     c.photo.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
                         value.serialize(buffer, true)
                     }
             }
@@ -516,7 +510,7 @@ extension Api {
                 let _photo = try Api.Photo.parse(&reader)
                 field = 7
                 var _document: Api.Document? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _document = try Api.Document.parse(&reader)
                 }
                 return .game(Cons_game(id: _id, accessHash: _accessHash, shortName: _shortName, title: _title, description: _description, photo: _photo, document: _document))
@@ -530,19 +524,18 @@ extension Api {
             switch self {
                 case .game(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("short_name", .string(c.shortName)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    fields.append(("photo", .object(c.photo)))
-                    if _flags & 0x1 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.string("short_name", c.shortName)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    fields.object("photo", c.photo)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
+                        fields.object("document", value)
                     }
-                    return ("game", fields)
+                    return ("game", fields.fields)
             }
         }
     }
@@ -568,8 +561,8 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasSavedCredentials { flags |= 0x2 }
-                if savedInfo != nil { flags |= 0x1 }
+                if hasSavedCredentials { tlSetFlag(&flags, 0x2) }
+                if savedInfo != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -580,7 +573,7 @@ extension Api.payments {
                     if boxed { buffer.appendUInt32(0xfb8fe43c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.savedInfo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
                         value.serialize(buffer, true)
                     }
             }
@@ -605,10 +598,10 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasSavedCredentials = _flags & 0x2 != 0
+                let _hasSavedCredentials = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _savedInfo: Api.PaymentRequestedInfo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _savedInfo = try Api.PaymentRequestedInfo.parse(&reader)
                 }
                 return .savedInfo(Cons_savedInfo(hasSavedCredentials: _hasSavedCredentials, savedInfo: _savedInfo))
@@ -622,14 +615,13 @@ extension Api.payments {
             switch self {
                 case .savedInfo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasSavedCredentials { fields.append(("has_saved_credentials", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.savedInfo {
-                        fields.append(("saved_info", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_saved_credentials", c.hasSavedCredentials)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
+                        fields.object("saved_info", value)
                     }
-                    return ("payments.savedInfo", fields)
+                    return ("payments.savedInfo", fields.fields)
             }
         }
     }
@@ -666,7 +658,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if tcp { flags |= 0x1 }
+                if tcp { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -696,8 +688,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if turn { flags |= 0x1 }
-                if stun { flags |= 0x2 }
+                if turn { tlSetFlag(&flags, 0x1) }
+                if stun { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -746,7 +738,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _tcp = _flags & 0x1 != 0
+                let _tcp = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -769,9 +761,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _turn = _flags & 0x1 != 0
+                let _turn = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _stun = _flags & 0x2 != 0
+                let _stun = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4
@@ -795,30 +787,28 @@ extension Api {
             switch self {
                 case .phoneConnection(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.tcp { fields.append(("tcp", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("ip", .string(c.ip)))
-                    fields.append(("ipv6", .string(c.ipv6)))
-                    fields.append(("port", .int(c.port)))
-                    fields.append(("peer_tag", .bytes(c.peerTag)))
-                    return ("phoneConnection", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("tcp", c.tcp)
+                    fields.long("id", c.id)
+                    fields.string("ip", c.ip)
+                    fields.string("ipv6", c.ipv6)
+                    fields.int("port", c.port)
+                    fields.bytes("peer_tag", c.peerTag)
+                    return ("phoneConnection", fields.fields)
                 case .phoneConnectionWebrtc(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.turn { fields.append(("turn", .trueFlag)) }
-                    if c.stun { fields.append(("stun", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("ip", .string(c.ip)))
-                    fields.append(("ipv6", .string(c.ipv6)))
-                    fields.append(("port", .int(c.port)))
-                    fields.append(("username", .string(c.username)))
-                    fields.append(("password", .string(c.password)))
-                    return ("phoneConnectionWebrtc", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("turn", c.turn)
+                    fields.trueFlag("stun", c.stun)
+                    fields.long("id", c.id)
+                    fields.string("ip", c.ip)
+                    fields.string("ipv6", c.ipv6)
+                    fields.int("port", c.port)
+                    fields.string("username", c.username)
+                    fields.string("password", c.password)
+                    return ("phoneConnectionWebrtc", fields.fields)
             }
         }
     }
@@ -927,20 +917,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputDialogPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("inputDialogPeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("inputDialogPeer", fields.fields)
                 case .inputDialogPeerFolder(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("folder_id", .int(c.folderId)))
-                    return ("inputDialogPeerFolder", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("folder_id", c.folderId)
+                    return ("inputDialogPeerFolder", fields.fields)
                 case .inputDialogPeerCommunity(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("community", .object(c.community)))
-                    return ("inputDialogPeerCommunity", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("community", c.community)
+                    return ("inputDialogPeerCommunity", fields.fields)
             }
         }
     }
@@ -997,10 +984,9 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .takeout(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("account.takeout", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("account.takeout", fields.fields)
             }
         }
     }
@@ -1052,15 +1038,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recommended { flags |= 0x20 }
-                if canReport { flags |= 0x1000 }
-                if entities != nil { flags |= 0x2 }
-                if photo != nil { flags |= 0x40 }
-                if media != nil { flags |= 0x4000 }
-                if color != nil { flags |= 0x2000 }
-                if sponsorInfo != nil { flags |= 0x80 }
-                if additionalInfo != nil { flags |= 0x100 }
-                if minDisplayDuration != nil && maxDisplayDuration != nil { flags |= 0x8000 }
+                if recommended { tlSetFlag(&flags, 0x20) }
+                if canReport { tlSetFlag(&flags, 0x1000) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if photo != nil { tlSetFlag(&flags, 0x40) }
+                if media != nil { tlSetFlag(&flags, 0x4000) }
+                if color != nil { tlSetFlag(&flags, 0x2000) }
+                if sponsorInfo != nil { tlSetFlag(&flags, 0x80) }
+                if additionalInfo != nil { tlSetFlag(&flags, 0x100) }
+                if minDisplayDuration != nil && maxDisplayDuration != nil { tlSetFlag(&flags, 0x8000) }
                 return flags
             }
         }
@@ -1075,29 +1061,29 @@ extension Api {
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x40 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4000 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.media {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2000 != 0, let value = c.color {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.color {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.buttonText)
-                    if _flags & 0x80 != 0, let value = c.sponsorInfo {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.sponsorInfo {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.additionalInfo {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.additionalInfo {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.minDisplayDuration {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.minDisplayDuration {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.maxDisplayDuration {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.maxDisplayDuration {
                         buffer.appendInt32(value)
                     }
             }
@@ -1122,9 +1108,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _recommended = _flags & 0x20 != 0
+                let _recommended = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _canReport = _flags & 0x1000 != 0
+                let _canReport = tlFlagIsSet(_flags, 0x1000)
                 field = 3
                 let _randomId = try reader.readTLBytes()
                 field = 4
@@ -1135,44 +1121,44 @@ extension Api {
                 let _message = try reader.readTLString()
                 field = 7
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 8
                 var _photo: Api.Photo? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _photo = try Api.Photo.parse(&reader)
                 }
                 field = 9
                 var _media: Api.MessageMedia? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _media = try Api.MessageMedia.parse(&reader)
                 }
                 field = 10
                 var _color: Api.PeerColor? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _color = try Api.PeerColor.parse(&reader)
                 }
                 field = 11
                 let _buttonText = try reader.readTLString()
                 field = 12
                 var _sponsorInfo: String? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _sponsorInfo = try reader.readTLString()
                 }
                 field = 13
                 var _additionalInfo: String? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _additionalInfo = try reader.readTLString()
                 }
                 field = 14
                 var _minDisplayDuration: Int32? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _minDisplayDuration = try reader.readInt32()
                 }
                 field = 15
                 var _maxDisplayDuration: Int32? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _maxDisplayDuration = try reader.readInt32()
                 }
                 return .sponsoredMessage(Cons_sponsoredMessage(recommended: _recommended, canReport: _canReport, randomId: _randomId, url: _url, title: _title, message: _message, entities: _entities, photo: _photo, media: _media, color: _color, buttonText: _buttonText, sponsorInfo: _sponsorInfo, additionalInfo: _additionalInfo, minDisplayDuration: _minDisplayDuration, maxDisplayDuration: _maxDisplayDuration))
@@ -1186,41 +1172,40 @@ extension Api {
             switch self {
                 case .sponsoredMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(16)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.recommended { fields.append(("recommended", .trueFlag)) }
-                    if c.canReport { fields.append(("can_report", .trueFlag)) }
-                    fields.append(("random_id", .bytes(c.randomId)))
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 16)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("recommended", c.recommended)
+                    fields.trueFlag("can_report", c.canReport)
+                    fields.bytes("random_id", c.randomId)
+                    fields.string("url", c.url)
+                    fields.string("title", c.title)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.media {
+                        fields.object("media", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.color {
-                        fields.append(("color", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.color {
+                        fields.object("color", value)
                     }
-                    fields.append(("button_text", .string(c.buttonText)))
-                    if _flags & 0x80 != 0, let value = c.sponsorInfo {
-                        fields.append(("sponsor_info", .string(value)))
+                    fields.string("button_text", c.buttonText)
+                    if tlFlagIsSet(_flags, 0x80), let value = c.sponsorInfo {
+                        fields.string("sponsor_info", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.additionalInfo {
-                        fields.append(("additional_info", .string(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.additionalInfo {
+                        fields.string("additional_info", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.minDisplayDuration {
-                        fields.append(("min_display_duration", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.minDisplayDuration {
+                        fields.int("min_display_duration", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.maxDisplayDuration {
-                        fields.append(("max_display_duration", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.maxDisplayDuration {
+                        fields.int("max_display_duration", value)
                     }
-                    return ("sponsoredMessage", fields)
+                    return ("sponsoredMessage", fields.fields)
             }
         }
     }
@@ -1260,8 +1245,8 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { flags |= 0x1 }
-                if offsetIdOffset != nil { flags |= 0x2 }
+                if inexact { tlSetFlag(&flags, 0x1) }
+                if offsetIdOffset != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1275,7 +1260,7 @@ extension Api.messages {
                     buffer.appendInt32(c.count)
                     buffer.appendInt32(c.minDate)
                     buffer.appendInt32(c.minMsgId)
-                    if _flags & 0x2 != 0, let value = c.offsetIdOffset {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.offsetIdOffset {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.periods, boxed: true)
@@ -1304,7 +1289,7 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = _flags & 0x1 != 0
+                let _inexact = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -1313,7 +1298,7 @@ extension Api.messages {
                 let _minMsgId = try reader.readInt32()
                 field = 5
                 var _offsetIdOffset: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _offsetIdOffset = try reader.readInt32()
                 }
                 field = 6
@@ -1335,21 +1320,20 @@ extension Api.messages {
             switch self {
                 case .searchResultsCalendar(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.inexact { fields.append(("inexact", .trueFlag)) }
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("min_date", .int(c.minDate)))
-                    fields.append(("min_msg_id", .int(c.minMsgId)))
-                    if _flags & 0x2 != 0, let value = c.offsetIdOffset {
-                        fields.append(("offset_id_offset", .int(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("inexact", c.inexact)
+                    fields.int("count", c.count)
+                    fields.int("min_date", c.minDate)
+                    fields.int("min_msg_id", c.minMsgId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.offsetIdOffset {
+                        fields.int("offset_id_offset", value)
                     }
-                    fields.append(("periods", .vector(c.periods.map { (e0: Api.SearchResultsCalendarPeriod) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.searchResultsCalendar", fields)
+                    fields.objects("periods", c.periods)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.searchResultsCalendar", fields.fields)
             }
         }
     }
@@ -1373,7 +1357,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if futureAuthToken != nil { flags |= 0x1 }
+                if futureAuthToken != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1384,7 +1368,7 @@ extension Api.auth {
                     if boxed { buffer.appendUInt32(0xc3a2835f) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.futureAuthToken {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.futureAuthToken {
                         buffer.appendTLBytes(value)
                     }
             }
@@ -1410,7 +1394,7 @@ extension Api.auth {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _futureAuthToken: [UInt8]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _futureAuthToken = try reader.readTLBytes()
                 }
                 return .loggedOut(Cons_loggedOut(futureAuthToken: _futureAuthToken))
@@ -1424,13 +1408,12 @@ extension Api.auth {
             switch self {
                 case .loggedOut(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.futureAuthToken {
-                        fields.append(("future_auth_token", .bytes(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.futureAuthToken {
+                        fields.bytes("future_auth_token", value)
                     }
-                    return ("auth.loggedOut", fields)
+                    return ("auth.loggedOut", fields.fields)
             }
         }
     }
@@ -1498,12 +1481,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupCallStreamChannel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("channel", .int(c.channel)))
-                    fields.append(("scale", .int(c.scale)))
-                    fields.append(("last_timestamp_ms", .long(c.lastTimestampMs)))
-                    return ("groupCallStreamChannel", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("channel", c.channel)
+                    fields.int("scale", c.scale)
+                    fields.long("last_timestamp_ms", c.lastTimestampMs)
+                    return ("groupCallStreamChannel", fields.fields)
             }
         }
     }
@@ -1572,10 +1554,9 @@ extension Api.account {
                 case .savedRingtone:
                     return ("account.savedRingtone", [])
                 case .savedRingtoneConverted(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("document", .object(c.document)))
-                    return ("account.savedRingtoneConverted", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("document", c.document)
+                    return ("account.savedRingtoneConverted", fields.fields)
             }
         }
     }
@@ -1650,11 +1631,10 @@ extension Api.messages {
                 case .reactionsNotModified:
                     return ("messages.reactionsNotModified", [])
                 case .reactions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("reactions", .vector(c.reactions.map { (e0: Api.Reaction) -> TLValue in .object(e0) })))
-                    return ("messages.reactions", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("hash", c.hash)
+                    fields.objects("reactions", c.reactions)
+                    return ("messages.reactions", fields.fields)
             }
         }
     }
@@ -1717,11 +1697,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .stickerKeyword(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("document_id", .long(c.documentId)))
-                    fields.append(("keyword", .vector(c.keyword.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("stickerKeyword", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("document_id", c.documentId)
+                    fields.strings("keyword", c.keyword)
+                    return ("stickerKeyword", fields.fields)
             }
         }
     }
@@ -1749,8 +1728,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { flags |= 0x1 }
-                if title != nil { flags |= 0x2 }
+                if entities != nil { tlSetFlag(&flags, 0x1) }
+                if title != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1762,10 +1741,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x1 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
                     }
             }
@@ -1793,12 +1772,12 @@ extension Api {
                 let _message = try reader.readTLString()
                 field = 2
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 return .inputBusinessChatLink(Cons_inputBusinessChatLink(message: _message, entities: _entities, title: _title))
@@ -1812,17 +1791,16 @@ extension Api {
             switch self {
                 case .inputBusinessChatLink(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x1 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                        fields.string("title", value)
                     }
-                    return ("inputBusinessChatLink", fields)
+                    return ("inputBusinessChatLink", fields.fields)
             }
         }
     }
@@ -1907,13 +1885,12 @@ extension Api.payments {
                 case .starGiftsNotModified:
                     return ("payments.starGiftsNotModified", [])
                 case .starGifts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("hash", .int(c.hash)))
-                    fields.append(("gifts", .vector(c.gifts.map { (e0: Api.StarGift) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.starGifts", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("hash", c.hash)
+                    fields.objects("gifts", c.gifts)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("payments.starGifts", fields.fields)
             }
         }
     }
@@ -1940,7 +1917,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1960,7 +1937,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1971,14 +1948,14 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0x6010c534) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendInt32(value)
                     }
                 case .foundStickers(let c):
                     if boxed { buffer.appendUInt32(0x82c9e290) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt64(c.hash)
@@ -2007,7 +1984,7 @@ extension Api.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _nextOffset: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readInt32()
                 }
                 return .foundStickersNotModified(Cons_foundStickersNotModified(nextOffset: _nextOffset))
@@ -2023,7 +2000,7 @@ extension Api.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _nextOffset: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readInt32()
                 }
                 field = 2
@@ -2041,24 +2018,22 @@ extension Api.messages {
             switch self {
                 case .foundStickersNotModified(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .int(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.int("next_offset", value)
                     }
-                    return ("messages.foundStickersNotModified", fields)
+                    return ("messages.foundStickersNotModified", fields.fields)
                 case .foundStickers(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.int("next_offset", value)
                     }
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("stickers", .vector(c.stickers.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("messages.foundStickers", fields)
+                    fields.long("hash", c.hash)
+                    fields.objects("stickers", c.stickers)
+                    return ("messages.foundStickers", fields.fields)
             }
         }
     }
@@ -2088,7 +2063,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextLevelStars != nil { flags |= 0x1 }
+                if nextLevelStars != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2102,7 +2077,7 @@ extension Api {
                     buffer.appendInt32(c.level)
                     buffer.appendInt64(c.currentLevelStars)
                     buffer.appendInt64(c.stars)
-                    if _flags & 0x1 != 0, let value = c.nextLevelStars {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelStars {
                         buffer.appendInt64(value)
                     }
             }
@@ -2134,7 +2109,7 @@ extension Api {
                 let _stars = try reader.readInt64()
                 field = 4
                 var _nextLevelStars: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextLevelStars = try reader.readInt64()
                 }
                 return .starsRating(Cons_starsRating(level: _level, currentLevelStars: _currentLevelStars, stars: _stars, nextLevelStars: _nextLevelStars))
@@ -2148,16 +2123,15 @@ extension Api {
             switch self {
                 case .starsRating(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("level", .int(c.level)))
-                    fields.append(("current_level_stars", .long(c.currentLevelStars)))
-                    fields.append(("stars", .long(c.stars)))
-                    if _flags & 0x1 != 0, let value = c.nextLevelStars {
-                        fields.append(("next_level_stars", .long(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.int("level", c.level)
+                    fields.long("current_level_stars", c.currentLevelStars)
+                    fields.long("stars", c.stars)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelStars {
+                        fields.long("next_level_stars", value)
                     }
-                    return ("starsRating", fields)
+                    return ("starsRating", fields.fields)
             }
         }
     }
@@ -2189,8 +2163,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if softwareEmojiId != nil { flags |= 0x1 }
-                if lastUsageDate != nil { flags |= 0x2 }
+                if softwareEmojiId != nil { tlSetFlag(&flags, 0x1) }
+                if lastUsageDate != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2204,10 +2178,10 @@ extension Api {
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.name)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x1 != 0, let value = c.softwareEmojiId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.softwareEmojiId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.lastUsageDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.lastUsageDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -2239,12 +2213,12 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 4
                 var _softwareEmojiId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _softwareEmojiId = try reader.readInt64()
                 }
                 field = 5
                 var _lastUsageDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _lastUsageDate = try reader.readInt32()
                 }
                 return .passkey(Cons_passkey(id: _id, name: _name, date: _date, softwareEmojiId: _softwareEmojiId, lastUsageDate: _lastUsageDate))
@@ -2258,19 +2232,18 @@ extension Api {
             switch self {
                 case .passkey(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x1 != 0, let value = c.softwareEmojiId {
-                        fields.append(("software_emoji_id", .long(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.string("id", c.id)
+                    fields.string("name", c.name)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.softwareEmojiId {
+                        fields.long("software_emoji_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.lastUsageDate {
-                        fields.append(("last_usage_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.lastUsageDate {
+                        fields.int("last_usage_date", value)
                     }
-                    return ("passkey", fields)
+                    return ("passkey", fields.fields)
             }
         }
     }
@@ -2324,8 +2297,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if geoPoint != nil { flags |= 0x2 }
-            if address != nil { flags |= 0x1 }
+            if geoPoint != nil { tlSetFlag(&flags, 0x2) }
+            if address != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2333,10 +2306,10 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x9e6b131a) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.geoPoint {
+            if tlFlagIsSet(_flags, 0x2), let value = self.geoPoint {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x1 != 0, let value = self.address {
+            if tlFlagIsSet(_flags, 0x1), let value = self.address {
                 buffer.appendTLString(value)
             }
         }
@@ -2352,12 +2325,12 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _geoPoint: Api.InputGeoPoint? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 }
                 field = 2
                 var _address: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _address = try reader.readTLString()
                 }
                 return UpdateBusinessLocation(geoPoint: _geoPoint, address: _address)
@@ -2369,16 +2342,15 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x2 != 0, let value = self.geoPoint {
-                fields.append(("geo_point", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x2), let value = self.geoPoint {
+                fields.object("geo_point", value)
             }
-            if _flags & 0x1 != 0, let value = self.address {
-                fields.append(("address", .string(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.address {
+                fields.string("address", value)
             }
-            return ("account.updateBusinessLocation", fields)
+            return ("account.updateBusinessLocation", fields.fields)
         }
     }
 
@@ -2431,12 +2403,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("reply_to", .object(self.replyTo)))
-            fields.append(("random_id", .long(self.randomId)))
-            return ("messages.sendScreenshotNotification", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.object("reply_to", self.replyTo)
+            fields.long("random_id", self.randomId)
+            return ("messages.sendScreenshotNotification", fields.fields)
         }
     }
 
@@ -2474,8 +2445,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
-            if savedPeerId != nil { flags |= 0x2 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+            if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2484,10 +2455,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.savedPeerId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
                 value.serialize(buffer, true)
             }
             buffer.appendInt32(self.offsetId)
@@ -2510,12 +2481,12 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
                 var _savedPeerId: Api.InputPeer? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
@@ -2537,22 +2508,21 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            if _flags & 0x2 != 0, let value = self.savedPeerId {
-                fields.append(("saved_peer_id", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
+                fields.object("saved_peer_id", value)
             }
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("add_offset", .int(self.addOffset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            return ("messages.getUnreadReactions", fields)
+            fields.int("offset_id", self.offsetId)
+            fields.int("add_offset", self.addOffset)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            return ("messages.getUnreadReactions", fields.fields)
         }
     }
 
@@ -2594,10 +2564,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("messages.getEmojiProfilePhotoGroups", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("messages.getEmojiProfilePhotoGroups", fields.fields)
         }
     }
 
@@ -2639,10 +2608,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("url", .string(self.url)))
-            return ("messages.declineUrlAuth", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("url", self.url)
+            return ("messages.declineUrlAuth", fields.fields)
         }
     }
 
@@ -2684,10 +2652,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .int(self.hash)))
-            return ("help.getTimezonesList", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("hash", self.hash)
+            return ("help.getTimezonesList", fields.fields)
         }
     }
 
@@ -2740,12 +2707,11 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("media", .vector(self.media.map { (e0: Api.InputMedia) -> TLValue in .object(e0) })))
-            return ("bots.deletePreviewMedia", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("bot", self.bot)
+            fields.string("lang_code", self.langCode)
+            fields.objects("media", self.media)
+            return ("bots.deletePreviewMedia", fields.fields)
         }
     }
 
@@ -2787,10 +2753,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("bot", .object(self.bot)))
-            return ("bots.getBotRecommendations", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("bot", self.bot)
+            return ("bots.getBotRecommendations", fields.fields)
         }
     }
 
@@ -2832,10 +2797,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("bot", .object(self.bot)))
-            return ("bots.getAccessSettings", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("bot", self.bot)
+            return ("bots.getAccessSettings", fields.fields)
         }
     }
 
@@ -2863,8 +2827,8 @@ extension Api.functions.bots {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if restricted { flags |= 0x1 }
-            if addUsers != nil { flags |= 0x2 }
+            if restricted { tlSetFlag(&flags, 0x1) }
+            if addUsers != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2873,7 +2837,7 @@ extension Api.functions.bots {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.bot.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.addUsers {
+            if tlFlagIsSet(_flags, 0x2), let value = self.addUsers {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -2888,12 +2852,12 @@ extension Api.functions.bots {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restricted = _flags & 0x1 != 0
+                let _restricted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _bot = try Api.InputUser.parse(&reader)
                 field = 3
                 var _addUsers: [Api.InputUser]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _addUsers = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
                 return EditAccessSettings(restricted: _restricted, bot: _bot, addUsers: _addUsers)
@@ -2905,15 +2869,14 @@ extension Api.functions.bots {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.restricted { fields.append(("restricted", .trueFlag)) }
-            fields.append(("bot", .object(self.bot)))
-            if _flags & 0x2 != 0, let value = self.addUsers {
-                fields.append(("add_users", .vector(value.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("restricted", self.restricted)
+            fields.object("bot", self.bot)
+            if tlFlagIsSet(_flags, 0x2), let value = self.addUsers {
+                fields.objects("add_users", value)
             }
-            return ("bots.editAccessSettings", fields)
+            return ("bots.editAccessSettings", fields.fields)
         }
     }
 
@@ -2939,7 +2902,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if keepOriginalDetails { flags |= 0x1 }
+            if keepOriginalDetails { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2960,7 +2923,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _keepOriginalDetails = _flags & 0x1 != 0
+                let _keepOriginalDetails = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stargift = try Api.InputSavedStarGift.parse(&reader)
                 return UpgradeStarGift(keepOriginalDetails: _keepOriginalDetails, stargift: _stargift)
@@ -2972,12 +2935,11 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.keepOriginalDetails { fields.append(("keep_original_details", .trueFlag)) }
-            fields.append(("stargift", .object(self.stargift)))
-            return ("payments.upgradeStarGift", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("keep_original_details", self.keepOriginalDetails)
+            fields.object("stargift", self.stargift)
+            return ("payments.upgradeStarGift", fields.fields)
         }
     }
 
@@ -3051,10 +3013,9 @@ extension Api.functions.aicompose {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("tone", .object(self.tone)))
-            return ("aicompose.deleteTone", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("tone", self.tone)
+            return ("aicompose.deleteTone", fields.fields)
         }
     }
 

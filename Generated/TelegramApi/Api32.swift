@@ -122,18 +122,16 @@ extension Api {
                 case .inputUserSelf:
                     return ("inputUserSelf", [])
                 case .inputUser(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputUser", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputUser", fields.fields)
                 case .inputUserFromMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("inputUserFromMessage", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("msg_id", c.msgId)
+                    fields.long("user_id", c.userId)
+                    return ("inputUserFromMessage", fields.fields)
             }
         }
     }
@@ -248,21 +246,19 @@ extension Api.upload {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .file(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("type", .object(c.type)))
-                    fields.append(("mtime", .int(c.mtime)))
-                    fields.append(("bytes", .bytes(c.bytes)))
-                    return ("upload.file", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("type", c.type)
+                    fields.int("mtime", c.mtime)
+                    fields.bytes("bytes", c.bytes)
+                    return ("upload.file", fields.fields)
                 case .fileCdnRedirect(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("file_token", .bytes(c.fileToken)))
-                    fields.append(("encryption_key", .bytes(c.encryptionKey)))
-                    fields.append(("encryption_iv", .bytes(c.encryptionIv)))
-                    fields.append(("file_hashes", .vector(c.fileHashes.map { (e0: Api.FileHash) -> TLValue in .object(e0) })))
-                    return ("upload.fileCdnRedirect", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("dc_id", c.dcId)
+                    fields.bytes("file_token", c.fileToken)
+                    fields.bytes("encryption_key", c.encryptionKey)
+                    fields.bytes("encryption_iv", c.encryptionIv)
+                    fields.objects("file_hashes", c.fileHashes)
+                    return ("upload.fileCdnRedirect", fields.fields)
             }
         }
     }
@@ -345,13 +341,12 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .stickerSet(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("set", .object(c.set)))
-                    fields.append(("packs", .vector(c.packs.map { (e0: Api.StickerPack) -> TLValue in .object(e0) })))
-                    fields.append(("keywords", .vector(c.keywords.map { (e0: Api.StickerKeyword) -> TLValue in .object(e0) })))
-                    fields.append(("documents", .vector(c.documents.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("messages.stickerSet", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("set", c.set)
+                    fields.objects("packs", c.packs)
+                    fields.objects("keywords", c.keywords)
+                    fields.objects("documents", c.documents)
+                    return ("messages.stickerSet", fields.fields)
                 case .stickerSetNotModified:
                     return ("messages.stickerSetNotModified", [])
             }
@@ -391,10 +386,10 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if gallery { flags |= 0x1 }
-                if nextOffset != nil { flags |= 0x2 }
-                if switchPm != nil { flags |= 0x4 }
-                if switchWebview != nil { flags |= 0x8 }
+                if gallery { tlSetFlag(&flags, 0x1) }
+                if nextOffset != nil { tlSetFlag(&flags, 0x2) }
+                if switchPm != nil { tlSetFlag(&flags, 0x4) }
+                if switchWebview != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -406,13 +401,13 @@ extension Api.messages {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.queryId)
-                    if _flags & 0x2 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.switchPm {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.switchPm {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x8 != 0, let value = c.switchWebview {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.switchWebview {
                         value.serialize(buffer, true)
                     }
                     buffer.appendVector(c.results, boxed: true)
@@ -440,22 +435,22 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _gallery = _flags & 0x1 != 0
+                let _gallery = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _queryId = try reader.readInt64()
                 field = 3
                 var _nextOffset: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 4
                 var _switchPm: Api.InlineBotSwitchPM? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _switchPm = try Api.InlineBotSwitchPM.parse(&reader)
                 }
                 field = 5
                 var _switchWebview: Api.InlineBotWebView? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _switchWebview = try Api.InlineBotWebView.parse(&reader)
                 }
                 field = 6
@@ -475,24 +470,23 @@ extension Api.messages {
             switch self {
                 case .botResults(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.gallery { fields.append(("gallery", .trueFlag)) }
-                    fields.append(("query_id", .long(c.queryId)))
-                    if _flags & 0x2 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("gallery", c.gallery)
+                    fields.long("query_id", c.queryId)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.switchPm {
-                        fields.append(("switch_pm", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.switchPm {
+                        fields.object("switch_pm", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.switchWebview {
-                        fields.append(("switch_webview", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.switchWebview {
+                        fields.object("switch_webview", value)
                     }
-                    fields.append(("results", .vector(c.results.map { (e0: Api.BotInlineResult) -> TLValue in .object(e0) })))
-                    fields.append(("cache_time", .int(c.cacheTime)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.botResults", fields)
+                    fields.objects("results", c.results)
+                    fields.int("cache_time", c.cacheTime)
+                    fields.objects("users", c.users)
+                    return ("messages.botResults", fields.fields)
             }
         }
     }
@@ -554,26 +548,26 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if join { flags |= 0x1 }
-                if leave { flags |= 0x2 }
-                if invite { flags |= 0x4 }
-                if ban { flags |= 0x8 }
-                if unban { flags |= 0x10 }
-                if kick { flags |= 0x20 }
-                if unkick { flags |= 0x40 }
-                if promote { flags |= 0x80 }
-                if demote { flags |= 0x100 }
-                if info { flags |= 0x200 }
-                if settings { flags |= 0x400 }
-                if pinned { flags |= 0x800 }
-                if edit { flags |= 0x1000 }
-                if delete { flags |= 0x2000 }
-                if groupCall { flags |= 0x4000 }
-                if invites { flags |= 0x8000 }
-                if send { flags |= 0x10000 }
-                if forums { flags |= 0x20000 }
-                if subExtend { flags |= 0x40000 }
-                if editRank { flags |= 0x80000 }
+                if join { tlSetFlag(&flags, 0x1) }
+                if leave { tlSetFlag(&flags, 0x2) }
+                if invite { tlSetFlag(&flags, 0x4) }
+                if ban { tlSetFlag(&flags, 0x8) }
+                if unban { tlSetFlag(&flags, 0x10) }
+                if kick { tlSetFlag(&flags, 0x20) }
+                if unkick { tlSetFlag(&flags, 0x40) }
+                if promote { tlSetFlag(&flags, 0x80) }
+                if demote { tlSetFlag(&flags, 0x100) }
+                if info { tlSetFlag(&flags, 0x200) }
+                if settings { tlSetFlag(&flags, 0x400) }
+                if pinned { tlSetFlag(&flags, 0x800) }
+                if edit { tlSetFlag(&flags, 0x1000) }
+                if delete { tlSetFlag(&flags, 0x2000) }
+                if groupCall { tlSetFlag(&flags, 0x4000) }
+                if invites { tlSetFlag(&flags, 0x8000) }
+                if send { tlSetFlag(&flags, 0x10000) }
+                if forums { tlSetFlag(&flags, 0x20000) }
+                if subExtend { tlSetFlag(&flags, 0x40000) }
+                if editRank { tlSetFlag(&flags, 0x80000) }
                 return flags
             }
         }
@@ -606,45 +600,45 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _join = _flags & 0x1 != 0
+                let _join = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _leave = _flags & 0x2 != 0
+                let _leave = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _invite = _flags & 0x4 != 0
+                let _invite = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _ban = _flags & 0x8 != 0
+                let _ban = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _unban = _flags & 0x10 != 0
+                let _unban = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _kick = _flags & 0x20 != 0
+                let _kick = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _unkick = _flags & 0x40 != 0
+                let _unkick = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _promote = _flags & 0x80 != 0
+                let _promote = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _demote = _flags & 0x100 != 0
+                let _demote = tlFlagIsSet(_flags, 0x100)
                 field = 10
-                let _info = _flags & 0x200 != 0
+                let _info = tlFlagIsSet(_flags, 0x200)
                 field = 11
-                let _settings = _flags & 0x400 != 0
+                let _settings = tlFlagIsSet(_flags, 0x400)
                 field = 12
-                let _pinned = _flags & 0x800 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x800)
                 field = 13
-                let _edit = _flags & 0x1000 != 0
+                let _edit = tlFlagIsSet(_flags, 0x1000)
                 field = 14
-                let _delete = _flags & 0x2000 != 0
+                let _delete = tlFlagIsSet(_flags, 0x2000)
                 field = 15
-                let _groupCall = _flags & 0x4000 != 0
+                let _groupCall = tlFlagIsSet(_flags, 0x4000)
                 field = 16
-                let _invites = _flags & 0x8000 != 0
+                let _invites = tlFlagIsSet(_flags, 0x8000)
                 field = 17
-                let _send = _flags & 0x10000 != 0
+                let _send = tlFlagIsSet(_flags, 0x10000)
                 field = 18
-                let _forums = _flags & 0x20000 != 0
+                let _forums = tlFlagIsSet(_flags, 0x20000)
                 field = 19
-                let _subExtend = _flags & 0x40000 != 0
+                let _subExtend = tlFlagIsSet(_flags, 0x40000)
                 field = 20
-                let _editRank = _flags & 0x80000 != 0
+                let _editRank = tlFlagIsSet(_flags, 0x80000)
                 return .channelAdminLogEventsFilter(Cons_channelAdminLogEventsFilter(join: _join, leave: _leave, invite: _invite, ban: _ban, unban: _unban, kick: _kick, unkick: _unkick, promote: _promote, demote: _demote, info: _info, settings: _settings, pinned: _pinned, edit: _edit, delete: _delete, groupCall: _groupCall, invites: _invites, send: _send, forums: _forums, subExtend: _subExtend, editRank: _editRank))
             }
             catch {
@@ -656,30 +650,29 @@ extension Api {
             switch self {
                 case .channelAdminLogEventsFilter(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(21)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.join { fields.append(("join", .trueFlag)) }
-                    if c.leave { fields.append(("leave", .trueFlag)) }
-                    if c.invite { fields.append(("invite", .trueFlag)) }
-                    if c.ban { fields.append(("ban", .trueFlag)) }
-                    if c.unban { fields.append(("unban", .trueFlag)) }
-                    if c.kick { fields.append(("kick", .trueFlag)) }
-                    if c.unkick { fields.append(("unkick", .trueFlag)) }
-                    if c.promote { fields.append(("promote", .trueFlag)) }
-                    if c.demote { fields.append(("demote", .trueFlag)) }
-                    if c.info { fields.append(("info", .trueFlag)) }
-                    if c.settings { fields.append(("settings", .trueFlag)) }
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    if c.edit { fields.append(("edit", .trueFlag)) }
-                    if c.delete { fields.append(("delete", .trueFlag)) }
-                    if c.groupCall { fields.append(("group_call", .trueFlag)) }
-                    if c.invites { fields.append(("invites", .trueFlag)) }
-                    if c.send { fields.append(("send", .trueFlag)) }
-                    if c.forums { fields.append(("forums", .trueFlag)) }
-                    if c.subExtend { fields.append(("sub_extend", .trueFlag)) }
-                    if c.editRank { fields.append(("edit_rank", .trueFlag)) }
-                    return ("channelAdminLogEventsFilter", fields)
+                    var fields = TLFieldList(capacity: 21)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("join", c.join)
+                    fields.trueFlag("leave", c.leave)
+                    fields.trueFlag("invite", c.invite)
+                    fields.trueFlag("ban", c.ban)
+                    fields.trueFlag("unban", c.unban)
+                    fields.trueFlag("kick", c.kick)
+                    fields.trueFlag("unkick", c.unkick)
+                    fields.trueFlag("promote", c.promote)
+                    fields.trueFlag("demote", c.demote)
+                    fields.trueFlag("info", c.info)
+                    fields.trueFlag("settings", c.settings)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.trueFlag("edit", c.edit)
+                    fields.trueFlag("delete", c.delete)
+                    fields.trueFlag("group_call", c.groupCall)
+                    fields.trueFlag("invites", c.invites)
+                    fields.trueFlag("send", c.send)
+                    fields.trueFlag("forums", c.forums)
+                    fields.trueFlag("sub_extend", c.subExtend)
+                    fields.trueFlag("edit_rank", c.editRank)
+                    return ("channelAdminLogEventsFilter", fields.fields)
             }
         }
     }
@@ -747,12 +740,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .secureData(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("data", .bytes(c.data)))
-                    fields.append(("data_hash", .bytes(c.dataHash)))
-                    fields.append(("secret", .bytes(c.secret)))
-                    return ("secureData", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.bytes("data", c.data)
+                    fields.bytes("data_hash", c.dataHash)
+                    fields.bytes("secret", c.secret)
+                    return ("secureData", fields.fields)
             }
         }
     }
@@ -835,13 +827,12 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .quickReplies(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("quick_replies", .vector(c.quickReplies.map { (e0: Api.QuickReply) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.quickReplies", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.objects("quick_replies", c.quickReplies)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.quickReplies", fields.fields)
                 case .quickRepliesNotModified:
                     return ("messages.quickRepliesNotModified", [])
             }
@@ -921,14 +912,13 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .preparedInlineMessage(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("result", .object(c.result)))
-                    fields.append(("peer_types", .vector(c.peerTypes.map { (e0: Api.InlineQueryPeerType) -> TLValue in .object(e0) })))
-                    fields.append(("cache_time", .int(c.cacheTime)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.preparedInlineMessage", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("query_id", c.queryId)
+                    fields.object("result", c.result)
+                    fields.objects("peer_types", c.peerTypes)
+                    fields.int("cache_time", c.cacheTime)
+                    fields.objects("users", c.users)
+                    return ("messages.preparedInlineMessage", fields.fields)
             }
         }
     }
@@ -985,10 +975,9 @@ extension Api.stories {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .canSendStoryCount(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("count_remains", .int(c.countRemains)))
-                    return ("stories.canSendStoryCount", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("count_remains", c.countRemains)
+                    return ("stories.canSendStoryCount", fields.fields)
             }
         }
     }
@@ -1061,13 +1050,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .pendingSuggestion(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("suggestion", .string(c.suggestion)))
-                    fields.append(("title", .object(c.title)))
-                    fields.append(("description", .object(c.description)))
-                    fields.append(("url", .string(c.url)))
-                    return ("pendingSuggestion", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("suggestion", c.suggestion)
+                    fields.object("title", c.title)
+                    fields.object("description", c.description)
+                    fields.string("url", c.url)
+                    return ("pendingSuggestion", fields.fields)
             }
         }
     }
@@ -1137,7 +1125,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fwdText != nil { flags |= 0x1 }
+                if fwdText != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1159,9 +1147,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requestWriteAccess { flags |= 0x1 }
-                if fwdText != nil { flags |= 0x2 }
-                if bot != nil { flags |= 0x4 }
+                if requestWriteAccess { tlSetFlag(&flags, 0x1) }
+                if fwdText != nil { tlSetFlag(&flags, 0x2) }
+                if bot != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1188,7 +1176,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requiresPassword { flags |= 0x1 }
+                if requiresPassword { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1208,8 +1196,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if samePeer { flags |= 0x1 }
-                if peerTypes != nil { flags |= 0x2 }
+                if samePeer { tlSetFlag(&flags, 0x1) }
+                if peerTypes != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1250,7 +1238,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xbfd02da2) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.fwdText {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.fwdText {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.url)
@@ -1259,11 +1247,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x9961bcb4) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.fwdText {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fwdText {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.url)
-                    if _flags & 0x4 != 0, let value = c.bot {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.bot {
                         value.serialize(buffer, true)
                     }
                 case .inlineButtonTypeWebView(let c):
@@ -1283,7 +1271,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.query)
-                    if _flags & 0x2 != 0, let value = c.peerTypes {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peerTypes {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inlineButtonTypeUserProfile(let c):
@@ -1341,7 +1329,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _fwdText: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _fwdText = try reader.readTLString()
                 }
                 field = 2
@@ -1360,17 +1348,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requestWriteAccess = _flags & 0x1 != 0
+                let _requestWriteAccess = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _fwdText: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _fwdText = try reader.readTLString()
                 }
                 field = 3
                 let _url = try reader.readTLString()
                 field = 4
                 var _bot: Api.InputUser? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _bot = try Api.InputUser.parse(&reader)
                 }
                 return .inputInlineButtonTypeUrlAuth(Cons_inputInlineButtonTypeUrlAuth(requestWriteAccess: _requestWriteAccess, fwdText: _fwdText, url: _url, bot: _bot))
@@ -1395,7 +1383,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requiresPassword = _flags & 0x1 != 0
+                let _requiresPassword = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _data = try reader.readTLBytes()
                 return .inlineButtonTypeCallback(Cons_inlineButtonTypeCallback(requiresPassword: _requiresPassword, data: _data))
@@ -1418,12 +1406,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _samePeer = _flags & 0x1 != 0
+                let _samePeer = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _query = try reader.readTLString()
                 field = 3
                 var _peerTypes: [Api.InlineQueryPeerType]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _peerTypes = try reader.readVector(boxed: true, of: Api.InlineQueryPeerType.self)
                 }
                 return .inlineButtonTypeSwitchInline(Cons_inlineButtonTypeSwitchInline(samePeer: _samePeer, query: _query, peerTypes: _peerTypes))
@@ -1470,78 +1458,69 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inlineButtonTypeUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("inlineButtonTypeUrl", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("inlineButtonTypeUrl", fields.fields)
                 case .inlineButtonTypeUrlAuth(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.fwdText {
-                        fields.append(("fwd_text", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.fwdText {
+                        fields.string("fwd_text", value)
                     }
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("button_id", .int(c.buttonId)))
-                    return ("inlineButtonTypeUrlAuth", fields)
+                    fields.string("url", c.url)
+                    fields.int("button_id", c.buttonId)
+                    return ("inlineButtonTypeUrlAuth", fields.fields)
                 case .inputInlineButtonTypeUrlAuth(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.requestWriteAccess { fields.append(("request_write_access", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.fwdText {
-                        fields.append(("fwd_text", .string(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("request_write_access", c.requestWriteAccess)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fwdText {
+                        fields.string("fwd_text", value)
                     }
-                    fields.append(("url", .string(c.url)))
-                    if _flags & 0x4 != 0, let value = c.bot {
-                        fields.append(("bot", .object(value)))
+                    fields.string("url", c.url)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.bot {
+                        fields.object("bot", value)
                     }
-                    return ("inputInlineButtonTypeUrlAuth", fields)
+                    return ("inputInlineButtonTypeUrlAuth", fields.fields)
                 case .inlineButtonTypeWebView(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("inlineButtonTypeWebView", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("inlineButtonTypeWebView", fields.fields)
                 case .inlineButtonTypeCallback(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.requiresPassword { fields.append(("requires_password", .trueFlag)) }
-                    fields.append(("data", .bytes(c.data)))
-                    return ("inlineButtonTypeCallback", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("requires_password", c.requiresPassword)
+                    fields.bytes("data", c.data)
+                    return ("inlineButtonTypeCallback", fields.fields)
                 case .inlineButtonTypeGame:
                     return ("inlineButtonTypeGame", [])
                 case .inlineButtonTypeBuy:
                     return ("inlineButtonTypeBuy", [])
                 case .inlineButtonTypeSwitchInline(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.samePeer { fields.append(("same_peer", .trueFlag)) }
-                    fields.append(("query", .string(c.query)))
-                    if _flags & 0x2 != 0, let value = c.peerTypes {
-                        fields.append(("peer_types", .vector(value.map { (e0: Api.InlineQueryPeerType) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("same_peer", c.samePeer)
+                    fields.string("query", c.query)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.peerTypes {
+                        fields.objects("peer_types", value)
                     }
-                    return ("inlineButtonTypeSwitchInline", fields)
+                    return ("inlineButtonTypeSwitchInline", fields.fields)
                 case .inlineButtonTypeUserProfile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("user_id", .long(c.userId)))
-                    return ("inlineButtonTypeUserProfile", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("user_id", c.userId)
+                    return ("inlineButtonTypeUserProfile", fields.fields)
                 case .inputInlineButtonTypeUserProfile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("user_id", .object(c.userId)))
-                    return ("inputInlineButtonTypeUserProfile", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("user_id", c.userId)
+                    return ("inputInlineButtonTypeUserProfile", fields.fields)
                 case .inlineButtonTypeCopy(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("copy_text", .string(c.copyText)))
-                    return ("inlineButtonTypeCopy", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("copy_text", c.copyText)
+                    return ("inlineButtonTypeCopy", fields.fields)
                 case .inlineButtonTypeDisabled:
                     return ("inlineButtonTypeDisabled", [])
             }
@@ -1592,12 +1571,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("wallpaper", .object(self.wallpaper)))
-            fields.append(("unsave", .bool(self.unsave)))
-            fields.append(("settings", .object(self.settings)))
-            return ("account.saveWallPaper", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("wallpaper", self.wallpaper)
+            fields.bool("unsave", self.unsave)
+            fields.object("settings", self.settings)
+            return ("account.saveWallPaper", fields.fields)
         }
     }
 
@@ -1639,10 +1617,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getDefaultGroupPhotoEmojis", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getDefaultGroupPhotoEmojis", fields.fields)
         }
     }
 
@@ -1738,23 +1715,23 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x20 }
-            if background { flags |= 0x40 }
-            if clearDraft { flags |= 0x80 }
-            if noforwards { flags |= 0x4000 }
-            if updateStickersetsOrder { flags |= 0x8000 }
-            if invertMedia { flags |= 0x10000 }
-            if allowPaidFloodskip { flags |= 0x80000 }
-            if replyTo != nil { flags |= 0x1 }
-            if replyMarkup != nil { flags |= 0x4 }
-            if entities != nil { flags |= 0x8 }
-            if scheduleDate != nil { flags |= 0x400 }
-            if scheduleRepeatPeriod != nil { flags |= 0x1000000 }
-            if sendAs != nil { flags |= 0x2000 }
-            if quickReplyShortcut != nil { flags |= 0x20000 }
-            if effect != nil { flags |= 0x40000 }
-            if allowPaidStars != nil { flags |= 0x200000 }
-            if suggestedPost != nil { flags |= 0x400000 }
+            if silent { tlSetFlag(&flags, 0x20) }
+            if background { tlSetFlag(&flags, 0x40) }
+            if clearDraft { tlSetFlag(&flags, 0x80) }
+            if noforwards { tlSetFlag(&flags, 0x4000) }
+            if updateStickersetsOrder { tlSetFlag(&flags, 0x8000) }
+            if invertMedia { tlSetFlag(&flags, 0x10000) }
+            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
+            if replyTo != nil { tlSetFlag(&flags, 0x1) }
+            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+            if entities != nil { tlSetFlag(&flags, 0x8) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
+            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x1000000) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
+            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
+            if effect != nil { tlSetFlag(&flags, 0x40000) }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
+            if suggestedPost != nil { tlSetFlag(&flags, 0x400000) }
             return flags
         }
 
@@ -1763,37 +1740,37 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
             self.media.serialize(buffer, true)
             buffer.appendTLString(self.message)
             buffer.appendInt64(self.randomId)
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x1000000 != 0, let value = self.scheduleRepeatPeriod {
+            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x400000 != 0, let value = self.suggestedPost {
+            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
                 value.serialize(buffer, true)
             }
         }
@@ -1808,24 +1785,24 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _background = _flags & 0x40 != 0
+                let _background = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _clearDraft = _flags & 0x80 != 0
+                let _clearDraft = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _noforwards = _flags & 0x4000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x4000)
                 field = 5
-                let _updateStickersetsOrder = _flags & 0x8000 != 0
+                let _updateStickersetsOrder = tlFlagIsSet(_flags, 0x8000)
                 field = 6
-                let _invertMedia = _flags & 0x10000 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
                 field = 7
-                let _allowPaidFloodskip = _flags & 0x80000 != 0
+                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
                 field = 8
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 9
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 10
@@ -1836,47 +1813,47 @@ extension Api.functions.messages {
                 let _randomId = try reader.readInt64()
                 field = 13
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 14
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 15
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 16
                 var _scheduleRepeatPeriod: Int32? = nil
-                if _flags & 0x1000000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000000) {
                     _scheduleRepeatPeriod = try reader.readInt32()
                 }
                 field = 17
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 field = 18
                 var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
                 }
                 field = 19
                 var _effect: Int64? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _effect = try reader.readInt64()
                 }
                 field = 20
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 field = 21
                 var _suggestedPost: Api.SuggestedPost? = nil
-                if _flags & 0x400000 != 0 {
+                if tlFlagIsSet(_flags, 0x400000) {
                     _suggestedPost = try Api.SuggestedPost.parse(&reader)
                 }
                 return SendMedia(silent: _silent, background: _background, clearDraft: _clearDraft, noforwards: _noforwards, updateStickersetsOrder: _updateStickersetsOrder, invertMedia: _invertMedia, allowPaidFloodskip: _allowPaidFloodskip, peer: _peer, replyTo: _replyTo, media: _media, message: _message, randomId: _randomId, replyMarkup: _replyMarkup, entities: _entities, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, allowPaidStars: _allowPaidStars, suggestedPost: _suggestedPost)
@@ -1888,51 +1865,50 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(22)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if self.background { fields.append(("background", .trueFlag)) }
-            if self.clearDraft { fields.append(("clear_draft", .trueFlag)) }
-            if self.noforwards { fields.append(("noforwards", .trueFlag)) }
-            if self.updateStickersetsOrder { fields.append(("update_stickersets_order", .trueFlag)) }
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            if self.allowPaidFloodskip { fields.append(("allow_paid_floodskip", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            var fields = TLFieldList(capacity: 22)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            fields.trueFlag("background", self.background)
+            fields.trueFlag("clear_draft", self.clearDraft)
+            fields.trueFlag("noforwards", self.noforwards)
+            fields.trueFlag("update_stickersets_order", self.updateStickersetsOrder)
+            fields.trueFlag("invert_media", self.invertMedia)
+            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            fields.append(("media", .object(self.media)))
-            fields.append(("message", .string(self.message)))
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
-                fields.append(("reply_markup", .object(value)))
+            fields.object("media", self.media)
+            fields.string("message", self.message)
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
+                fields.object("reply_markup", value)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            if _flags & 0x1000000 != 0, let value = self.scheduleRepeatPeriod {
-                fields.append(("schedule_repeat_period", .int(value)))
+            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
+                fields.int("schedule_repeat_period", value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
-                fields.append(("quick_reply_shortcut", .object(value)))
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
+                fields.object("quick_reply_shortcut", value)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
-                fields.append(("effect", .long(value)))
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
+                fields.long("effect", value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            if _flags & 0x400000 != 0, let value = self.suggestedPost {
-                fields.append(("suggested_post", .object(value)))
+            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
+                fields.object("suggested_post", value)
             }
-            return ("messages.sendMedia", fields)
+            return ("messages.sendMedia", fields.fields)
         }
     }
 
@@ -1980,11 +1956,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("chat_id", .long(self.chatId)))
-            fields.append(("photo", .object(self.photo)))
-            return ("messages.editChatPhoto", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("chat_id", self.chatId)
+            fields.object("photo", self.photo)
+            return ("messages.editChatPhoto", fields.fields)
         }
     }
 
@@ -2026,10 +2001,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("max_qts", .int(self.maxQts)))
-            return ("messages.receivedQueue", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("max_qts", self.maxQts)
+            return ("messages.receivedQueue", fields.fields)
         }
     }
 
@@ -2071,10 +2045,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("messages.readFeaturedStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.longs("id", self.id)
+            return ("messages.readFeaturedStickers", fields.fields)
         }
     }
 
@@ -2104,8 +2077,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if masks { flags |= 0x1 }
-            if emojis { flags |= 0x2 }
+            if masks { tlSetFlag(&flags, 0x1) }
+            if emojis { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2127,9 +2100,9 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = _flags & 0x1 != 0
+                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = _flags & 0x2 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _offsetId = try reader.readInt64()
                 field = 4
@@ -2143,14 +2116,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.masks { fields.append(("masks", .trueFlag)) }
-            if self.emojis { fields.append(("emojis", .trueFlag)) }
-            fields.append(("offset_id", .long(self.offsetId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getArchivedStickers", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("masks", self.masks)
+            fields.trueFlag("emojis", self.emojis)
+            fields.long("offset_id", self.offsetId)
+            fields.int("limit", self.limit)
+            return ("messages.getArchivedStickers", fields.fields)
         }
     }
 
@@ -2192,10 +2164,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.getAdminsWithInvites", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.getAdminsWithInvites", fields.fields)
         }
     }
 
@@ -2237,10 +2208,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("reaction", .object(self.reaction)))
-            return ("messages.setDefaultReaction", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("reaction", self.reaction)
+            return ("messages.setDefaultReaction", fields.fields)
         }
     }
 
@@ -2280,13 +2250,13 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if fromSwitchWebview { flags |= 0x2 }
-            if fromSideMenu { flags |= 0x4 }
-            if compact { flags |= 0x80 }
-            if fullscreen { flags |= 0x100 }
-            if url != nil { flags |= 0x8 }
-            if startParam != nil { flags |= 0x10 }
-            if themeParams != nil { flags |= 0x1 }
+            if fromSwitchWebview { tlSetFlag(&flags, 0x2) }
+            if fromSideMenu { tlSetFlag(&flags, 0x4) }
+            if compact { tlSetFlag(&flags, 0x80) }
+            if fullscreen { tlSetFlag(&flags, 0x100) }
+            if url != nil { tlSetFlag(&flags, 0x8) }
+            if startParam != nil { tlSetFlag(&flags, 0x10) }
+            if themeParams != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2295,13 +2265,13 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.bot.serialize(buffer, true)
-            if _flags & 0x8 != 0, let value = self.url {
+            if tlFlagIsSet(_flags, 0x8), let value = self.url {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x10 != 0, let value = self.startParam {
+            if tlFlagIsSet(_flags, 0x10), let value = self.startParam {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x1 != 0, let value = self.themeParams {
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.platform)
@@ -2317,28 +2287,28 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fromSwitchWebview = _flags & 0x2 != 0
+                let _fromSwitchWebview = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _fromSideMenu = _flags & 0x4 != 0
+                let _fromSideMenu = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _compact = _flags & 0x80 != 0
+                let _compact = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _fullscreen = _flags & 0x100 != 0
+                let _fullscreen = tlFlagIsSet(_flags, 0x100)
                 field = 5
                 let _bot = try Api.InputUser.parse(&reader)
                 field = 6
                 var _url: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _url = try reader.readTLString()
                 }
                 field = 7
                 var _startParam: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _startParam = try reader.readTLString()
                 }
                 field = 8
                 var _themeParams: Api.DataJSON? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _themeParams = try Api.DataJSON.parse(&reader)
                 }
                 field = 9
@@ -2352,25 +2322,24 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(10)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.fromSwitchWebview { fields.append(("from_switch_webview", .trueFlag)) }
-            if self.fromSideMenu { fields.append(("from_side_menu", .trueFlag)) }
-            if self.compact { fields.append(("compact", .trueFlag)) }
-            if self.fullscreen { fields.append(("fullscreen", .trueFlag)) }
-            fields.append(("bot", .object(self.bot)))
-            if _flags & 0x8 != 0, let value = self.url {
-                fields.append(("url", .string(value)))
+            var fields = TLFieldList(capacity: 10)
+            fields.flags("flags", _flags)
+            fields.trueFlag("from_switch_webview", self.fromSwitchWebview)
+            fields.trueFlag("from_side_menu", self.fromSideMenu)
+            fields.trueFlag("compact", self.compact)
+            fields.trueFlag("fullscreen", self.fullscreen)
+            fields.object("bot", self.bot)
+            if tlFlagIsSet(_flags, 0x8), let value = self.url {
+                fields.string("url", value)
             }
-            if _flags & 0x10 != 0, let value = self.startParam {
-                fields.append(("start_param", .string(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.startParam {
+                fields.string("start_param", value)
             }
-            if _flags & 0x1 != 0, let value = self.themeParams {
-                fields.append(("theme_params", .object(value)))
+            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
+                fields.object("theme_params", value)
             }
-            fields.append(("platform", .string(self.platform)))
-            return ("messages.requestSimpleWebView", fields)
+            fields.string("platform", self.platform)
+            return ("messages.requestSimpleWebView", fields.fields)
         }
     }
 
@@ -2418,11 +2387,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("shortcut_id", .int(self.shortcutId)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.deleteQuickReplyMessages", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("shortcut_id", self.shortcutId)
+            fields.ints("id", self.id)
+            return ("messages.deleteQuickReplyMessages", fields.fields)
         }
     }
 
@@ -2450,8 +2418,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if media { flags |= 0x1 }
-            if fullscreen { flags |= 0x2 }
+            if media { tlSetFlag(&flags, 0x1) }
+            if fullscreen { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2472,9 +2440,9 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _media = _flags & 0x1 != 0
+                let _media = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _fullscreen = _flags & 0x2 != 0
+                let _fullscreen = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _randomId = try reader.readTLBytes()
                 return ClickSponsoredMessage(media: _media, fullscreen: _fullscreen, randomId: _randomId)
@@ -2486,13 +2454,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.media { fields.append(("media", .trueFlag)) }
-            if self.fullscreen { fields.append(("fullscreen", .trueFlag)) }
-            fields.append(("random_id", .bytes(self.randomId)))
-            return ("messages.clickSponsoredMessage", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("media", self.media)
+            fields.trueFlag("fullscreen", self.fullscreen)
+            fields.bytes("random_id", self.randomId)
+            return ("messages.clickSponsoredMessage", fields.fields)
         }
     }
 
@@ -2540,11 +2507,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("listened_duration", .int(self.listenedDuration)))
-            return ("messages.reportMusicListen", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.int("listened_duration", self.listenedDuration)
+            return ("messages.reportMusicListen", fields.fields)
         }
     }
 
@@ -2592,11 +2558,10 @@ extension Api.functions.upload {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("file_token", .bytes(self.fileToken)))
-            fields.append(("offset", .long(self.offset)))
-            return ("upload.getCdnFileHashes", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.bytes("file_token", self.fileToken)
+            fields.long("offset", self.offset)
+            return ("upload.getCdnFileHashes", fields.fields)
         }
     }
 
@@ -2644,11 +2609,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("title", .string(self.title)))
-            return ("channels.editTitle", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.string("title", self.title)
+            return ("channels.editTitle", fields.fields)
         }
     }
 
@@ -2706,7 +2670,7 @@ extension Api.functions.payments {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if ton { flags |= 0x1 }
+            if ton { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2727,7 +2691,7 @@ extension Api.functions.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ton = _flags & 0x1 != 0
+                let _ton = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 return GetStarsStatus(ton: _ton, peer: _peer)
@@ -2739,12 +2703,11 @@ extension Api.functions.payments {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.ton { fields.append(("ton", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            return ("payments.getStarsStatus", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("ton", self.ton)
+            fields.object("peer", self.peer)
+            return ("payments.getStarsStatus", fields.fields)
         }
     }
 
@@ -2792,11 +2755,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("hash", .long(self.hash)))
-            return ("payments.getStarGiftCollections", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.long("hash", self.hash)
+            return ("payments.getStarGiftCollections", fields.fields)
         }
     }
 
@@ -2838,10 +2800,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("gift_id", .long(self.giftId)))
-            return ("payments.getStarGiftUpgradeAttributes", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("gift_id", self.giftId)
+            return ("payments.getStarGiftUpgradeAttributes", fields.fields)
         }
     }
 
@@ -2873,10 +2834,10 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if resetInviteHash { flags |= 0x2 }
-            if joinMuted != nil { flags |= 0x1 }
-            if messagesEnabled != nil { flags |= 0x4 }
-            if sendPaidMessagesStars != nil { flags |= 0x8 }
+            if resetInviteHash { tlSetFlag(&flags, 0x2) }
+            if joinMuted != nil { tlSetFlag(&flags, 0x1) }
+            if messagesEnabled != nil { tlSetFlag(&flags, 0x4) }
+            if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -2885,13 +2846,13 @@ extension Api.functions.phone {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.call.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.joinMuted {
+            if tlFlagIsSet(_flags, 0x1), let value = self.joinMuted {
                 buffer.appendBool(value)
             }
-            if _flags & 0x4 != 0, let value = self.messagesEnabled {
+            if tlFlagIsSet(_flags, 0x4), let value = self.messagesEnabled {
                 buffer.appendBool(value)
             }
-            if _flags & 0x8 != 0, let value = self.sendPaidMessagesStars {
+            if tlFlagIsSet(_flags, 0x8), let value = self.sendPaidMessagesStars {
                 buffer.appendInt64(value)
             }
         }
@@ -2906,22 +2867,22 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _resetInviteHash = _flags & 0x2 != 0
+                let _resetInviteHash = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 3
                 var _joinMuted: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _joinMuted = try reader.readBool()
                 }
                 field = 4
                 var _messagesEnabled: Bool? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _messagesEnabled = try reader.readBool()
                 }
                 field = 5
                 var _sendPaidMessagesStars: Int64? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _sendPaidMessagesStars = try reader.readInt64()
                 }
                 return ToggleGroupCallSettings(resetInviteHash: _resetInviteHash, call: _call, joinMuted: _joinMuted, messagesEnabled: _messagesEnabled, sendPaidMessagesStars: _sendPaidMessagesStars)
@@ -2933,21 +2894,20 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.resetInviteHash { fields.append(("reset_invite_hash", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            if _flags & 0x1 != 0, let value = self.joinMuted {
-                fields.append(("join_muted", .bool(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("reset_invite_hash", self.resetInviteHash)
+            fields.object("call", self.call)
+            if tlFlagIsSet(_flags, 0x1), let value = self.joinMuted {
+                fields.bool("join_muted", value)
             }
-            if _flags & 0x4 != 0, let value = self.messagesEnabled {
-                fields.append(("messages_enabled", .bool(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.messagesEnabled {
+                fields.bool("messages_enabled", value)
             }
-            if _flags & 0x8 != 0, let value = self.sendPaidMessagesStars {
-                fields.append(("send_paid_messages_stars", .long(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.sendPaidMessagesStars {
+                fields.long("send_paid_messages_stars", value)
             }
-            return ("phone.toggleGroupCallSettings", fields)
+            return ("phone.toggleGroupCallSettings", fields.fields)
         }
     }
 
@@ -2995,11 +2955,10 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("slug", .string(self.slug)))
-            fields.append(("peers", .vector(self.peers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            return ("chatlists.joinChatlistInvite", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("slug", self.slug)
+            fields.objects("peers", self.peers)
+            return ("chatlists.joinChatlistInvite", fields.fields)
         }
     }
 

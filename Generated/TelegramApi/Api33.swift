@@ -58,13 +58,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x4 }
-                if unreadMark { flags |= 0x8 }
-                if viewForumAsMessages { flags |= 0x40 }
-                if pts != nil { flags |= 0x1 }
-                if draft != nil { flags |= 0x2 }
-                if folderId != nil { flags |= 0x10 }
-                if ttlPeriod != nil { flags |= 0x20 }
+                if pinned { tlSetFlag(&flags, 0x4) }
+                if unreadMark { tlSetFlag(&flags, 0x8) }
+                if viewForumAsMessages { tlSetFlag(&flags, 0x40) }
+                if pts != nil { tlSetFlag(&flags, 0x1) }
+                if draft != nil { tlSetFlag(&flags, 0x2) }
+                if folderId != nil { tlSetFlag(&flags, 0x10) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x20) }
                 return flags
             }
         }
@@ -94,7 +94,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x4 }
+                if pinned { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -114,7 +114,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { flags |= 0x4 }
+                if pinned { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -134,16 +134,16 @@ extension Api {
                     buffer.appendInt32(c.unreadReactionsCount)
                     buffer.appendInt32(c.unreadPollVotesCount)
                     c.notifySettings.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.pts {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.draft {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10 != 0, let value = c.folderId {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .dialogFolder(let c):
@@ -187,11 +187,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x4 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _unreadMark = _flags & 0x8 != 0
+                let _unreadMark = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _viewForumAsMessages = _flags & 0x40 != 0
+                let _viewForumAsMessages = tlFlagIsSet(_flags, 0x40)
                 field = 4
                 let _peer = try Api.Peer.parse(&reader)
                 field = 5
@@ -212,22 +212,22 @@ extension Api {
                 let _notifySettings = try Api.PeerNotifySettings.parse(&reader)
                 field = 13
                 var _pts: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _pts = try reader.readInt32()
                 }
                 field = 14
                 var _draft: Api.DraftMessage? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _draft = try Api.DraftMessage.parse(&reader)
                 }
                 field = 15
                 var _folderId: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _folderId = try reader.readInt32()
                 }
                 field = 16
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return .dialog(Cons_dialog(pinned: _pinned, unreadMark: _unreadMark, viewForumAsMessages: _viewForumAsMessages, peer: _peer, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadMentionsCount: _unreadMentionsCount, unreadReactionsCount: _unreadReactionsCount, unreadPollVotesCount: _unreadPollVotesCount, notifySettings: _notifySettings, pts: _pts, draft: _draft, folderId: _folderId, ttlPeriod: _ttlPeriod))
@@ -242,7 +242,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x4 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _folder = try Api.Folder.parse(&reader)
                 field = 3
@@ -269,7 +269,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = _flags & 0x4 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _communityId = try reader.readInt64()
                 field = 3
@@ -285,57 +285,54 @@ extension Api {
             switch self {
                 case .dialog(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(17)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    if c.unreadMark { fields.append(("unread_mark", .trueFlag)) }
-                    if c.viewForumAsMessages { fields.append(("view_forum_as_messages", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("top_message", .int(c.topMessage)))
-                    fields.append(("read_inbox_max_id", .int(c.readInboxMaxId)))
-                    fields.append(("read_outbox_max_id", .int(c.readOutboxMaxId)))
-                    fields.append(("unread_count", .int(c.unreadCount)))
-                    fields.append(("unread_mentions_count", .int(c.unreadMentionsCount)))
-                    fields.append(("unread_reactions_count", .int(c.unreadReactionsCount)))
-                    fields.append(("unread_poll_votes_count", .int(c.unreadPollVotesCount)))
-                    fields.append(("notify_settings", .object(c.notifySettings)))
-                    if _flags & 0x1 != 0, let value = c.pts {
-                        fields.append(("pts", .int(value)))
+                    var fields = TLFieldList(capacity: 17)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.trueFlag("unread_mark", c.unreadMark)
+                    fields.trueFlag("view_forum_as_messages", c.viewForumAsMessages)
+                    fields.object("peer", c.peer)
+                    fields.int("top_message", c.topMessage)
+                    fields.int("read_inbox_max_id", c.readInboxMaxId)
+                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
+                    fields.int("unread_count", c.unreadCount)
+                    fields.int("unread_mentions_count", c.unreadMentionsCount)
+                    fields.int("unread_reactions_count", c.unreadReactionsCount)
+                    fields.int("unread_poll_votes_count", c.unreadPollVotesCount)
+                    fields.object("notify_settings", c.notifySettings)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
+                        fields.int("pts", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.draft {
-                        fields.append(("draft", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
+                        fields.object("draft", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.folderId {
-                        fields.append(("folder_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.folderId {
+                        fields.int("folder_id", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    return ("dialog", fields)
+                    return ("dialog", fields.fields)
                 case .dialogFolder(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    fields.append(("folder", .object(c.folder)))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("top_message", .int(c.topMessage)))
-                    fields.append(("unread_muted_peers_count", .int(c.unreadMutedPeersCount)))
-                    fields.append(("unread_unmuted_peers_count", .int(c.unreadUnmutedPeersCount)))
-                    fields.append(("unread_muted_messages_count", .int(c.unreadMutedMessagesCount)))
-                    fields.append(("unread_unmuted_messages_count", .int(c.unreadUnmutedMessagesCount)))
-                    return ("dialogFolder", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.object("folder", c.folder)
+                    fields.object("peer", c.peer)
+                    fields.int("top_message", c.topMessage)
+                    fields.int("unread_muted_peers_count", c.unreadMutedPeersCount)
+                    fields.int("unread_unmuted_peers_count", c.unreadUnmutedPeersCount)
+                    fields.int("unread_muted_messages_count", c.unreadMutedMessagesCount)
+                    fields.int("unread_unmuted_messages_count", c.unreadUnmutedMessagesCount)
+                    return ("dialogFolder", fields.fields)
                 case .dialogCommunity(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    fields.append(("community_id", .long(c.communityId)))
-                    fields.append(("notify_settings", .object(c.notifySettings)))
-                    return ("dialogCommunity", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.long("community_id", c.communityId)
+                    fields.object("notify_settings", c.notifySettings)
+                    return ("dialogCommunity", fields.fields)
             }
         }
     }
@@ -378,11 +375,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if `default` { flags |= 0x2 }
-                if pattern { flags |= 0x8 }
-                if dark { flags |= 0x10 }
-                if settings != nil { flags |= 0x4 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if `default` { tlSetFlag(&flags, 0x2) }
+                if pattern { tlSetFlag(&flags, 0x8) }
+                if dark { tlSetFlag(&flags, 0x10) }
+                if settings != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -404,9 +401,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if `default` { flags |= 0x2 }
-                if dark { flags |= 0x10 }
-                if settings != nil { flags |= 0x4 }
+                if `default` { tlSetFlag(&flags, 0x2) }
+                if dark { tlSetFlag(&flags, 0x10) }
+                if settings != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -421,7 +418,7 @@ extension Api {
                     buffer.appendInt64(c.accessHash)
                     buffer.appendTLString(c.slug)
                     c.document.serialize(buffer, true)
-                    if _flags & 0x4 != 0, let value = c.settings {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
                         value.serialize(buffer, true)
                     }
                 case .wallPaperNoFile(let c):
@@ -429,7 +426,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt64(c.id)
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.settings {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
                         value.serialize(buffer, true)
                     }
             }
@@ -457,13 +454,13 @@ extension Api {
                 field = 1
                 let _flags = try reader.readInt32()
                 field = 2
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 3
-                let _default = _flags & 0x2 != 0
+                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 4
-                let _pattern = _flags & 0x8 != 0
+                let _pattern = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _dark = _flags & 0x10 != 0
+                let _dark = tlFlagIsSet(_flags, 0x10)
                 field = 6
                 let _accessHash = try reader.readInt64()
                 field = 7
@@ -472,7 +469,7 @@ extension Api {
                 let _document = try Api.Document.parse(&reader)
                 field = 9
                 var _settings: Api.WallPaperSettings? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _settings = try Api.WallPaperSettings.parse(&reader)
                 }
                 return .wallPaper(Cons_wallPaper(id: _id, creator: _creator, default: _default, pattern: _pattern, dark: _dark, accessHash: _accessHash, slug: _slug, document: _document, settings: _settings))
@@ -489,12 +486,12 @@ extension Api {
                 field = 1
                 let _flags = try reader.readInt32()
                 field = 2
-                let _default = _flags & 0x2 != 0
+                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _dark = _flags & 0x10 != 0
+                let _dark = tlFlagIsSet(_flags, 0x10)
                 field = 4
                 var _settings: Api.WallPaperSettings? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _settings = try Api.WallPaperSettings.parse(&reader)
                 }
                 return .wallPaperNoFile(Cons_wallPaperNoFile(id: _id, default: _default, dark: _dark, settings: _settings))
@@ -508,33 +505,31 @@ extension Api {
             switch self {
                 case .wallPaper(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.`default` { fields.append(("default", .trueFlag)) }
-                    if c.pattern { fields.append(("pattern", .trueFlag)) }
-                    if c.dark { fields.append(("dark", .trueFlag)) }
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("slug", .string(c.slug)))
-                    fields.append(("document", .object(c.document)))
-                    if _flags & 0x4 != 0, let value = c.settings {
-                        fields.append(("settings", .object(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.long("id", c.id)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("default", c.`default`)
+                    fields.trueFlag("pattern", c.pattern)
+                    fields.trueFlag("dark", c.dark)
+                    fields.long("access_hash", c.accessHash)
+                    fields.string("slug", c.slug)
+                    fields.object("document", c.document)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
+                        fields.object("settings", value)
                     }
-                    return ("wallPaper", fields)
+                    return ("wallPaper", fields.fields)
                 case .wallPaperNoFile(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.`default` { fields.append(("default", .trueFlag)) }
-                    if c.dark { fields.append(("dark", .trueFlag)) }
-                    if _flags & 0x4 != 0, let value = c.settings {
-                        fields.append(("settings", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("id", c.id)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("default", c.`default`)
+                    fields.trueFlag("dark", c.dark)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
+                        fields.object("settings", value)
                     }
-                    return ("wallPaperNoFile", fields)
+                    return ("wallPaperNoFile", fields.fields)
             }
         }
     }
@@ -566,8 +561,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if popup { flags |= 0x1 }
-                if minAgeConfirm != nil { flags |= 0x2 }
+                if popup { tlSetFlag(&flags, 0x1) }
+                if minAgeConfirm != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -581,7 +576,7 @@ extension Api.help {
                     c.id.serialize(buffer, true)
                     buffer.appendTLString(c.text)
                     buffer.appendVector(c.entities, boxed: true)
-                    if _flags & 0x2 != 0, let value = c.minAgeConfirm {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.minAgeConfirm {
                         buffer.appendInt32(value)
                     }
             }
@@ -606,7 +601,7 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _popup = _flags & 0x1 != 0
+                let _popup = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try Api.DataJSON.parse(&reader)
                 field = 3
@@ -615,7 +610,7 @@ extension Api.help {
                 let _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 field = 5
                 var _minAgeConfirm: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _minAgeConfirm = try reader.readInt32()
                 }
                 return .termsOfService(Cons_termsOfService(popup: _popup, id: _id, text: _text, entities: _entities, minAgeConfirm: _minAgeConfirm))
@@ -629,17 +624,16 @@ extension Api.help {
             switch self {
                 case .termsOfService(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.popup { fields.append(("popup", .trueFlag)) }
-                    fields.append(("id", .object(c.id)))
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("entities", .vector(c.entities.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
-                    if _flags & 0x2 != 0, let value = c.minAgeConfirm {
-                        fields.append(("min_age_confirm", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("popup", c.popup)
+                    fields.object("id", c.id)
+                    fields.string("text", c.text)
+                    fields.objects("entities", c.entities)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.minAgeConfirm {
+                        fields.int("min_age_confirm", value)
                     }
-                    return ("help.termsOfService", fields)
+                    return ("help.termsOfService", fields.fields)
             }
         }
     }
@@ -734,17 +728,15 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputGameID(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputGameID", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputGameID", fields.fields)
                 case .inputGameShortName(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("bot_id", .object(c.botId)))
-                    fields.append(("short_name", .string(c.shortName)))
-                    return ("inputGameShortName", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("bot_id", c.botId)
+                    fields.string("short_name", c.shortName)
+                    return ("inputGameShortName", fields.fields)
             }
         }
     }
@@ -777,9 +769,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nativeNames { flags |= 0x1 }
-                if selfieRequired { flags |= 0x2 }
-                if translationRequired { flags |= 0x4 }
+                if nativeNames { tlSetFlag(&flags, 0x1) }
+                if selfieRequired { tlSetFlag(&flags, 0x2) }
+                if translationRequired { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -826,11 +818,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nativeNames = _flags & 0x1 != 0
+                let _nativeNames = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _selfieRequired = _flags & 0x2 != 0
+                let _selfieRequired = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _translationRequired = _flags & 0x4 != 0
+                let _translationRequired = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _type = try Api.SecureValueType.parse(&reader)
                 return .secureRequiredType(Cons_secureRequiredType(nativeNames: _nativeNames, selfieRequired: _selfieRequired, translationRequired: _translationRequired, type: _type))
@@ -854,19 +846,17 @@ extension Api {
             switch self {
                 case .secureRequiredType(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.nativeNames { fields.append(("native_names", .trueFlag)) }
-                    if c.selfieRequired { fields.append(("selfie_required", .trueFlag)) }
-                    if c.translationRequired { fields.append(("translation_required", .trueFlag)) }
-                    fields.append(("type", .object(c.type)))
-                    return ("secureRequiredType", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("native_names", c.nativeNames)
+                    fields.trueFlag("selfie_required", c.selfieRequired)
+                    fields.trueFlag("translation_required", c.translationRequired)
+                    fields.object("type", c.type)
+                    return ("secureRequiredType", fields.fields)
                 case .secureRequiredTypeOneOf(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("types", .vector(c.types.map { (e0: Api.SecureRequiredType) -> TLValue in .object(e0) })))
-                    return ("secureRequiredTypeOneOf", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("types", c.types)
+                    return ("secureRequiredTypeOneOf", fields.fields)
             }
         }
     }
@@ -934,12 +924,11 @@ extension Api.users {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .userFull(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("full_user", .object(c.fullUser)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("users.userFull", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("full_user", c.fullUser)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("users.userFull", fields.fields)
             }
         }
     }
@@ -967,7 +956,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if colors != nil { flags |= 0x1 }
+                if colors != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -980,7 +969,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.name)
                     c.icon.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.colors {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.colors {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1010,7 +999,7 @@ extension Api {
                 let _icon = try Api.Document.parse(&reader)
                 field = 3
                 var _colors: [Api.AttachMenuBotIconColor]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _colors = try reader.readVector(boxed: true, of: Api.AttachMenuBotIconColor.self)
                 }
                 return .attachMenuBotIcon(Cons_attachMenuBotIcon(name: _name, icon: _icon, colors: _colors))
@@ -1024,15 +1013,14 @@ extension Api {
             switch self {
                 case .attachMenuBotIcon(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("icon", .object(c.icon)))
-                    if _flags & 0x1 != 0, let value = c.colors {
-                        fields.append(("colors", .vector(value.map { (e0: Api.AttachMenuBotIconColor) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.string("name", c.name)
+                    fields.object("icon", c.icon)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.colors {
+                        fields.objects("colors", value)
                     }
-                    return ("attachMenuBotIcon", fields)
+                    return ("attachMenuBotIcon", fields.fields)
             }
         }
     }
@@ -1112,12 +1100,11 @@ extension Api {
                 case .attachMenuBotsNotModified:
                     return ("attachMenuBotsNotModified", [])
                 case .attachMenuBots(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("bots", .vector(c.bots.map { (e0: Api.AttachMenuBot) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("attachMenuBots", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("hash", c.hash)
+                    fields.objects("bots", c.bots)
+                    fields.objects("users", c.users)
+                    return ("attachMenuBots", fields.fields)
             }
         }
     }
@@ -1195,14 +1182,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if my { flags |= 0x2 }
-                if closed { flags |= 0x4 }
-                if pinned { flags |= 0x8 }
-                if short { flags |= 0x20 }
-                if hidden { flags |= 0x40 }
-                if titleMissing { flags |= 0x80 }
-                if iconEmojiId != nil { flags |= 0x1 }
-                if draft != nil { flags |= 0x10 }
+                if my { tlSetFlag(&flags, 0x2) }
+                if closed { tlSetFlag(&flags, 0x4) }
+                if pinned { tlSetFlag(&flags, 0x8) }
+                if short { tlSetFlag(&flags, 0x20) }
+                if hidden { tlSetFlag(&flags, 0x40) }
+                if titleMissing { tlSetFlag(&flags, 0x80) }
+                if iconEmojiId != nil { tlSetFlag(&flags, 0x1) }
+                if draft != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -1221,7 +1208,7 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.title)
                     buffer.appendInt32(c.iconColor)
-                    if _flags & 0x1 != 0, let value = c.iconEmojiId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
                         buffer.appendInt64(value)
                     }
                     buffer.appendInt32(c.topMessage)
@@ -1233,7 +1220,7 @@ extension Api {
                     buffer.appendInt32(c.unreadPollVotesCount)
                     c.fromId.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if _flags & 0x10 != 0, let value = c.draft {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.draft {
                         value.serialize(buffer, true)
                     }
             }
@@ -1269,17 +1256,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _my = _flags & 0x2 != 0
+                let _my = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _closed = _flags & 0x4 != 0
+                let _closed = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _pinned = _flags & 0x8 != 0
+                let _pinned = tlFlagIsSet(_flags, 0x8)
                 field = 4
-                let _short = _flags & 0x20 != 0
+                let _short = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _hidden = _flags & 0x40 != 0
+                let _hidden = tlFlagIsSet(_flags, 0x40)
                 field = 6
-                let _titleMissing = _flags & 0x80 != 0
+                let _titleMissing = tlFlagIsSet(_flags, 0x80)
                 field = 7
                 let _id = try reader.readInt32()
                 field = 8
@@ -1292,7 +1279,7 @@ extension Api {
                 let _iconColor = try reader.readInt32()
                 field = 12
                 var _iconEmojiId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _iconEmojiId = try reader.readInt64()
                 }
                 field = 13
@@ -1315,7 +1302,7 @@ extension Api {
                 let _notifySettings = try Api.PeerNotifySettings.parse(&reader)
                 field = 22
                 var _draft: Api.DraftMessage? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _draft = try Api.DraftMessage.parse(&reader)
                 }
                 return .forumTopic(Cons_forumTopic(my: _my, closed: _closed, pinned: _pinned, short: _short, hidden: _hidden, titleMissing: _titleMissing, id: _id, date: _date, peer: _peer, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadMentionsCount: _unreadMentionsCount, unreadReactionsCount: _unreadReactionsCount, unreadPollVotesCount: _unreadPollVotesCount, fromId: _fromId, notifySettings: _notifySettings, draft: _draft))
@@ -1328,42 +1315,40 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .forumTopicDeleted(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .int(c.id)))
-                    return ("forumTopicDeleted", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("id", c.id)
+                    return ("forumTopicDeleted", fields.fields)
                 case .forumTopic(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(23)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.my { fields.append(("my", .trueFlag)) }
-                    if c.closed { fields.append(("closed", .trueFlag)) }
-                    if c.pinned { fields.append(("pinned", .trueFlag)) }
-                    if c.short { fields.append(("short", .trueFlag)) }
-                    if c.hidden { fields.append(("hidden", .trueFlag)) }
-                    if c.titleMissing { fields.append(("title_missing", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("icon_color", .int(c.iconColor)))
-                    if _flags & 0x1 != 0, let value = c.iconEmojiId {
-                        fields.append(("icon_emoji_id", .long(value)))
+                    var fields = TLFieldList(capacity: 23)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("my", c.my)
+                    fields.trueFlag("closed", c.closed)
+                    fields.trueFlag("pinned", c.pinned)
+                    fields.trueFlag("short", c.short)
+                    fields.trueFlag("hidden", c.hidden)
+                    fields.trueFlag("title_missing", c.titleMissing)
+                    fields.int("id", c.id)
+                    fields.int("date", c.date)
+                    fields.object("peer", c.peer)
+                    fields.string("title", c.title)
+                    fields.int("icon_color", c.iconColor)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
+                        fields.long("icon_emoji_id", value)
                     }
-                    fields.append(("top_message", .int(c.topMessage)))
-                    fields.append(("read_inbox_max_id", .int(c.readInboxMaxId)))
-                    fields.append(("read_outbox_max_id", .int(c.readOutboxMaxId)))
-                    fields.append(("unread_count", .int(c.unreadCount)))
-                    fields.append(("unread_mentions_count", .int(c.unreadMentionsCount)))
-                    fields.append(("unread_reactions_count", .int(c.unreadReactionsCount)))
-                    fields.append(("unread_poll_votes_count", .int(c.unreadPollVotesCount)))
-                    fields.append(("from_id", .object(c.fromId)))
-                    fields.append(("notify_settings", .object(c.notifySettings)))
-                    if _flags & 0x10 != 0, let value = c.draft {
-                        fields.append(("draft", .object(value)))
+                    fields.int("top_message", c.topMessage)
+                    fields.int("read_inbox_max_id", c.readInboxMaxId)
+                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
+                    fields.int("unread_count", c.unreadCount)
+                    fields.int("unread_mentions_count", c.unreadMentionsCount)
+                    fields.int("unread_reactions_count", c.unreadReactionsCount)
+                    fields.int("unread_poll_votes_count", c.unreadPollVotesCount)
+                    fields.object("from_id", c.fromId)
+                    fields.object("notify_settings", c.notifySettings)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.draft {
+                        fields.object("draft", value)
                     }
-                    return ("forumTopic", fields)
+                    return ("forumTopic", fields.fields)
             }
         }
     }
@@ -1420,10 +1405,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputChatlistDialogFilter(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("filter_id", .int(c.filterId)))
-                    return ("inputChatlistDialogFilter", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("filter_id", c.filterId)
+                    return ("inputChatlistDialogFilter", fields.fields)
             }
         }
     }
@@ -1461,7 +1445,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1479,7 +1463,7 @@ extension Api.stories {
                     buffer.appendVector(c.views, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -1519,7 +1503,7 @@ extension Api.stories {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 8
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 return .storyViewsList(Cons_storyViewsList(count: _count, viewsCount: _viewsCount, forwardsCount: _forwardsCount, reactionsCount: _reactionsCount, views: _views, chats: _chats, users: _users, nextOffset: _nextOffset))
@@ -1533,20 +1517,19 @@ extension Api.stories {
             switch self {
                 case .storyViewsList(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("views_count", .int(c.viewsCount)))
-                    fields.append(("forwards_count", .int(c.forwardsCount)))
-                    fields.append(("reactions_count", .int(c.reactionsCount)))
-                    fields.append(("views", .vector(c.views.map { (e0: Api.StoryView) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.int("views_count", c.viewsCount)
+                    fields.int("forwards_count", c.forwardsCount)
+                    fields.int("reactions_count", c.reactionsCount)
+                    fields.objects("views", c.views)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    return ("stories.storyViewsList", fields)
+                    return ("stories.storyViewsList", fields.fields)
             }
         }
     }
@@ -1580,12 +1563,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { flags |= 0x1 }
-                if newChats { flags |= 0x2 }
-                if contacts { flags |= 0x4 }
-                if nonContacts { flags |= 0x8 }
-                if excludeSelected { flags |= 0x20 }
-                if users != nil { flags |= 0x10 }
+                if existingChats { tlSetFlag(&flags, 0x1) }
+                if newChats { tlSetFlag(&flags, 0x2) }
+                if contacts { tlSetFlag(&flags, 0x4) }
+                if nonContacts { tlSetFlag(&flags, 0x8) }
+                if excludeSelected { tlSetFlag(&flags, 0x20) }
+                if users != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -1596,7 +1579,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x6f8b32aa) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x10 != 0, let value = c.users {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1621,18 +1604,18 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = _flags & 0x1 != 0
+                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = _flags & 0x2 != 0
+                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = _flags & 0x4 != 0
+                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = _flags & 0x8 != 0
+                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = _flags & 0x20 != 0
+                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Api.InputUser]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
                 return .inputBusinessRecipients(Cons_inputBusinessRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users))
@@ -1646,18 +1629,17 @@ extension Api {
             switch self {
                 case .inputBusinessRecipients(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.existingChats { fields.append(("existing_chats", .trueFlag)) }
-                    if c.newChats { fields.append(("new_chats", .trueFlag)) }
-                    if c.contacts { fields.append(("contacts", .trueFlag)) }
-                    if c.nonContacts { fields.append(("non_contacts", .trueFlag)) }
-                    if c.excludeSelected { fields.append(("exclude_selected", .trueFlag)) }
-                    if _flags & 0x10 != 0, let value = c.users {
-                        fields.append(("users", .vector(value.map { (e0: Api.InputUser) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("existing_chats", c.existingChats)
+                    fields.trueFlag("new_chats", c.newChats)
+                    fields.trueFlag("contacts", c.contacts)
+                    fields.trueFlag("non_contacts", c.nonContacts)
+                    fields.trueFlag("exclude_selected", c.excludeSelected)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                        fields.objects("users", value)
                     }
-                    return ("inputBusinessRecipients", fields)
+                    return ("inputBusinessRecipients", fields.fields)
             }
         }
     }
@@ -1689,8 +1671,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { flags |= 0x1 }
-                if title != nil { flags |= 0x2 }
+                if entities != nil { tlSetFlag(&flags, 0x1) }
+                if title != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1703,10 +1685,10 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.link)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x1 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.views)
@@ -1737,12 +1719,12 @@ extension Api {
                 let _message = try reader.readTLString()
                 field = 3
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 4
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 5
@@ -1758,19 +1740,18 @@ extension Api {
             switch self {
                 case .businessChatLink(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("link", .string(c.link)))
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x1 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.string("link", c.link)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                        fields.string("title", value)
                     }
-                    fields.append(("views", .int(c.views)))
-                    return ("businessChatLink", fields)
+                    fields.int("views", c.views)
+                    return ("businessChatLink", fields.fields)
             }
         }
     }
@@ -1827,10 +1808,9 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starsRevenueWithdrawalUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("payments.starsRevenueWithdrawalUrl", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("payments.starsRevenueWithdrawalUrl", fields.fields)
             }
         }
     }
@@ -1919,16 +1899,14 @@ extension Api.users {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .savedMusicNotModified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("count", .int(c.count)))
-                    return ("users.savedMusicNotModified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("count", c.count)
+                    return ("users.savedMusicNotModified", fields.fields)
                 case .savedMusic(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("documents", .vector(c.documents.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    return ("users.savedMusic", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("count", c.count)
+                    fields.objects("documents", c.documents)
+                    return ("users.savedMusic", fields.fields)
             }
         }
     }
@@ -1985,10 +1963,9 @@ extension Api.bots {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .requestedButton(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("webapp_req_id", .string(c.webappReqId)))
-                    return ("bots.requestedButton", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("webapp_req_id", c.webappReqId)
+                    return ("bots.requestedButton", fields.fields)
             }
         }
     }
@@ -2030,7 +2007,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if quiz != nil { flags |= 0x1 }
+                if quiz != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2074,9 +2051,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameRequested { flags |= 0x1 }
-                if usernameRequested { flags |= 0x2 }
-                if photoRequested { flags |= 0x4 }
+                if nameRequested { tlSetFlag(&flags, 0x1) }
+                if usernameRequested { tlSetFlag(&flags, 0x2) }
+                if photoRequested { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2102,7 +2079,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xaacfff84) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.quiz {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.quiz {
                         buffer.appendBool(value)
                     }
                 case .buttonTypeRequestPeer(let c):
@@ -2163,7 +2140,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _quiz: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _quiz = try reader.readBool()
                 }
                 return .buttonTypeRequestPoll(Cons_buttonTypeRequestPoll(quiz: _quiz))
@@ -2195,11 +2172,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameRequested = _flags & 0x1 != 0
+                let _nameRequested = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _usernameRequested = _flags & 0x2 != 0
+                let _usernameRequested = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _photoRequested = _flags & 0x4 != 0
+                let _photoRequested = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _buttonId = try reader.readInt32()
                 field = 5
@@ -2233,39 +2210,35 @@ extension Api {
                     return ("buttonTypeRequestGeoLocation", [])
                 case .buttonTypeRequestPoll(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.quiz {
-                        fields.append(("quiz", .bool(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.quiz {
+                        fields.bool("quiz", value)
                     }
-                    return ("buttonTypeRequestPoll", fields)
+                    return ("buttonTypeRequestPoll", fields.fields)
                 case .buttonTypeRequestPeer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("button_id", .int(c.buttonId)))
-                    fields.append(("peer_type", .object(c.peerType)))
-                    fields.append(("max_quantity", .int(c.maxQuantity)))
-                    return ("buttonTypeRequestPeer", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.int("button_id", c.buttonId)
+                    fields.object("peer_type", c.peerType)
+                    fields.int("max_quantity", c.maxQuantity)
+                    return ("buttonTypeRequestPeer", fields.fields)
                 case .inputButtonTypeRequestPeer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.nameRequested { fields.append(("name_requested", .trueFlag)) }
-                    if c.usernameRequested { fields.append(("username_requested", .trueFlag)) }
-                    if c.photoRequested { fields.append(("photo_requested", .trueFlag)) }
-                    fields.append(("button_id", .int(c.buttonId)))
-                    fields.append(("peer_type", .object(c.peerType)))
-                    fields.append(("max_quantity", .int(c.maxQuantity)))
-                    return ("inputButtonTypeRequestPeer", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("name_requested", c.nameRequested)
+                    fields.trueFlag("username_requested", c.usernameRequested)
+                    fields.trueFlag("photo_requested", c.photoRequested)
+                    fields.int("button_id", c.buttonId)
+                    fields.object("peer_type", c.peerType)
+                    fields.int("max_quantity", c.maxQuantity)
+                    return ("inputButtonTypeRequestPeer", fields.fields)
                 case .buttonTypeSimpleWebView(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("buttonTypeSimpleWebView", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("buttonTypeSimpleWebView", fields.fields)
             }
         }
     }
@@ -2314,12 +2287,11 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("reason", .object(self.reason)))
-            fields.append(("message", .string(self.message)))
-            return ("account.reportPeer", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.object("reason", self.reason)
+            fields.string("message", self.message)
+            return ("account.reportPeer", fields.fields)
         }
     }
 
@@ -2361,10 +2333,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("slug", .string(self.slug)))
-            return ("account.resolveBusinessChatLink", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("slug", self.slug)
+            return ("account.resolveBusinessChatLink", fields.fields)
         }
     }
 
@@ -2406,10 +2377,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("token", .string(self.token)))
-            return ("contacts.importContactToken", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("token", self.token)
+            return ("contacts.importContactToken", fields.fields)
         }
     }
 
@@ -2457,11 +2427,11 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if broadcastsOnly { flags |= 0x2 }
-            if groupsOnly { flags |= 0x4 }
-            if usersOnly { flags |= 0x8 }
-            if folderId != nil { flags |= 0x1 }
-            if community != nil { flags |= 0x10 }
+            if broadcastsOnly { tlSetFlag(&flags, 0x2) }
+            if groupsOnly { tlSetFlag(&flags, 0x4) }
+            if usersOnly { tlSetFlag(&flags, 0x8) }
+            if folderId != nil { tlSetFlag(&flags, 0x1) }
+            if community != nil { tlSetFlag(&flags, 0x10) }
             return flags
         }
 
@@ -2469,10 +2439,10 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x6126a43c) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.folderId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.folderId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x10 != 0, let value = self.community {
+            if tlFlagIsSet(_flags, 0x10), let value = self.community {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.q)
@@ -2495,19 +2465,19 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcastsOnly = _flags & 0x2 != 0
+                let _broadcastsOnly = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _groupsOnly = _flags & 0x4 != 0
+                let _groupsOnly = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _usersOnly = _flags & 0x8 != 0
+                let _usersOnly = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 var _folderId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _folderId = try reader.readInt32()
                 }
                 field = 5
                 var _community: Api.InputChannel? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _community = try Api.InputChannel.parse(&reader)
                 }
                 field = 6
@@ -2535,27 +2505,26 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(14)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.broadcastsOnly { fields.append(("broadcasts_only", .trueFlag)) }
-            if self.groupsOnly { fields.append(("groups_only", .trueFlag)) }
-            if self.usersOnly { fields.append(("users_only", .trueFlag)) }
-            if _flags & 0x1 != 0, let value = self.folderId {
-                fields.append(("folder_id", .int(value)))
+            var fields = TLFieldList(capacity: 14)
+            fields.flags("flags", _flags)
+            fields.trueFlag("broadcasts_only", self.broadcastsOnly)
+            fields.trueFlag("groups_only", self.groupsOnly)
+            fields.trueFlag("users_only", self.usersOnly)
+            if tlFlagIsSet(_flags, 0x1), let value = self.folderId {
+                fields.int("folder_id", value)
             }
-            if _flags & 0x10 != 0, let value = self.community {
-                fields.append(("community", .object(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.community {
+                fields.object("community", value)
             }
-            fields.append(("q", .string(self.q)))
-            fields.append(("filter", .object(self.filter)))
-            fields.append(("min_date", .int(self.minDate)))
-            fields.append(("max_date", .int(self.maxDate)))
-            fields.append(("offset_rate", .int(self.offsetRate)))
-            fields.append(("offset_peer", .object(self.offsetPeer)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.searchGlobal", fields)
+            fields.string("q", self.q)
+            fields.object("filter", self.filter)
+            fields.int("min_date", self.minDate)
+            fields.int("max_date", self.maxDate)
+            fields.int("offset_rate", self.offsetRate)
+            fields.object("offset_peer", self.offsetPeer)
+            fields.int("offset_id", self.offsetId)
+            fields.int("limit", self.limit)
+            return ("messages.searchGlobal", fields.fields)
         }
     }
 
@@ -2601,16 +2570,16 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if noWebpage { flags |= 0x2 }
-            if invertMedia { flags |= 0x10000 }
-            if message != nil { flags |= 0x800 }
-            if media != nil { flags |= 0x4000 }
-            if replyMarkup != nil { flags |= 0x4 }
-            if entities != nil { flags |= 0x8 }
-            if scheduleDate != nil { flags |= 0x8000 }
-            if scheduleRepeatPeriod != nil { flags |= 0x40000 }
-            if quickReplyShortcutId != nil { flags |= 0x20000 }
-            if richMessage != nil { flags |= 0x800000 }
+            if noWebpage { tlSetFlag(&flags, 0x2) }
+            if invertMedia { tlSetFlag(&flags, 0x10000) }
+            if message != nil { tlSetFlag(&flags, 0x800) }
+            if media != nil { tlSetFlag(&flags, 0x4000) }
+            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+            if entities != nil { tlSetFlag(&flags, 0x8) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x8000) }
+            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x40000) }
+            if quickReplyShortcutId != nil { tlSetFlag(&flags, 0x20000) }
+            if richMessage != nil { tlSetFlag(&flags, 0x800000) }
             return flags
         }
 
@@ -2620,28 +2589,28 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendInt32(self.id)
-            if _flags & 0x800 != 0, let value = self.message {
+            if tlFlagIsSet(_flags, 0x800), let value = self.message {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4000 != 0, let value = self.media {
+            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x8000 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x8000), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x40000 != 0, let value = self.scheduleRepeatPeriod {
+            if tlFlagIsSet(_flags, 0x40000), let value = self.scheduleRepeatPeriod {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcutId {
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcutId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x800000 != 0, let value = self.richMessage {
+            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
                 value.serialize(buffer, true)
             }
         }
@@ -2656,51 +2625,51 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x2 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _invertMedia = _flags & 0x10000 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
                 let _id = try reader.readInt32()
                 field = 5
                 var _message: String? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _message = try reader.readTLString()
                 }
                 field = 6
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 field = 7
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 8
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 9
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 10
                 var _scheduleRepeatPeriod: Int32? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _scheduleRepeatPeriod = try reader.readInt32()
                 }
                 field = 11
                 var _quickReplyShortcutId: Int32? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _quickReplyShortcutId = try reader.readInt32()
                 }
                 field = 12
                 var _richMessage: Api.InputRichMessage? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _richMessage = try Api.InputRichMessage.parse(&reader)
                 }
                 return EditMessage(noWebpage: _noWebpage, invertMedia: _invertMedia, peer: _peer, id: _id, message: _message, media: _media, replyMarkup: _replyMarkup, entities: _entities, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, quickReplyShortcutId: _quickReplyShortcutId, richMessage: _richMessage)
@@ -2712,38 +2681,37 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(13)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x800 != 0, let value = self.message {
-                fields.append(("message", .string(value)))
+            var fields = TLFieldList(capacity: 13)
+            fields.flags("flags", _flags)
+            fields.trueFlag("no_webpage", self.noWebpage)
+            fields.trueFlag("invert_media", self.invertMedia)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x800), let value = self.message {
+                fields.string("message", value)
             }
-            if _flags & 0x4000 != 0, let value = self.media {
-                fields.append(("media", .object(value)))
+            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
+                fields.object("media", value)
             }
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
-                fields.append(("reply_markup", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
+                fields.object("reply_markup", value)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x8000 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            if tlFlagIsSet(_flags, 0x8000), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            if _flags & 0x40000 != 0, let value = self.scheduleRepeatPeriod {
-                fields.append(("schedule_repeat_period", .int(value)))
+            if tlFlagIsSet(_flags, 0x40000), let value = self.scheduleRepeatPeriod {
+                fields.int("schedule_repeat_period", value)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcutId {
-                fields.append(("quick_reply_shortcut_id", .int(value)))
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcutId {
+                fields.int("quick_reply_shortcut_id", value)
             }
-            if _flags & 0x800000 != 0, let value = self.richMessage {
-                fields.append(("rich_message", .object(value)))
+            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
+                fields.object("rich_message", value)
             }
-            return ("messages.editMessage", fields)
+            return ("messages.editMessage", fields.fields)
         }
     }
 
@@ -2771,8 +2739,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if error != nil { flags |= 0x1 }
-            if shippingOptions != nil { flags |= 0x2 }
+            if error != nil { tlSetFlag(&flags, 0x1) }
+            if shippingOptions != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2781,10 +2749,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt64(self.queryId)
-            if _flags & 0x1 != 0, let value = self.error {
+            if tlFlagIsSet(_flags, 0x1), let value = self.error {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.shippingOptions {
+            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptions {
                 buffer.appendVector(value, boxed: true)
             }
         }
@@ -2802,12 +2770,12 @@ extension Api.functions.messages {
                 let _queryId = try reader.readInt64()
                 field = 2
                 var _error: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _error = try reader.readTLString()
                 }
                 field = 3
                 var _shippingOptions: [Api.ShippingOption]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _shippingOptions = try reader.readVector(boxed: true, of: Api.ShippingOption.self)
                 }
                 return SetBotShippingResults(queryId: _queryId, error: _error, shippingOptions: _shippingOptions)
@@ -2819,17 +2787,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("query_id", .long(self.queryId)))
-            if _flags & 0x1 != 0, let value = self.error {
-                fields.append(("error", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.long("query_id", self.queryId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.error {
+                fields.string("error", value)
             }
-            if _flags & 0x2 != 0, let value = self.shippingOptions {
-                fields.append(("shipping_options", .vector(value.map { (e0: Api.ShippingOption) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptions {
+                fields.objects("shipping_options", value)
             }
-            return ("messages.setBotShippingResults", fields)
+            return ("messages.setBotShippingResults", fields.fields)
         }
     }
 
@@ -2877,11 +2844,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("messages.getDiscussionMessage", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("messages.getDiscussionMessage", fields.fields)
         }
     }
 
@@ -2909,7 +2875,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if approved { flags |= 0x1 }
+            if approved { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2931,7 +2897,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _approved = _flags & 0x1 != 0
+                let _approved = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -2945,13 +2911,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.approved { fields.append(("approved", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("user_id", .object(self.userId)))
-            return ("messages.hideChatJoinRequest", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("approved", self.approved)
+            fields.object("peer", self.peer)
+            fields.object("user_id", self.userId)
+            return ("messages.hideChatJoinRequest", fields.fields)
         }
     }
 
@@ -2993,10 +2958,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("document_id", .vector(self.documentId.map { (e0: Int64) -> TLValue in .long(e0) })))
-            return ("messages.getCustomEmojiDocuments", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.longs("document_id", self.documentId)
+            return ("messages.getCustomEmojiDocuments", fields.fields)
         }
     }
 
@@ -3028,9 +2992,9 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if peer != nil && id != nil { flags |= 0x1 }
-            if text != nil { flags |= 0x2 }
-            if tone != nil { flags |= 0x4 }
+            if peer != nil && id != nil { tlSetFlag(&flags, 0x1) }
+            if text != nil { tlSetFlag(&flags, 0x2) }
+            if tone != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3038,17 +3002,17 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x1a542004) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x1 != 0, let value = self.id {
+            if tlFlagIsSet(_flags, 0x1), let value = self.id {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x2 != 0, let value = self.text {
+            if tlFlagIsSet(_flags, 0x2), let value = self.text {
                 buffer.appendVector(value, boxed: true)
             }
             buffer.appendTLString(self.toLang)
-            if _flags & 0x4 != 0, let value = self.tone {
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
                 buffer.appendTLString(value)
             }
         }
@@ -3064,24 +3028,24 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
                 var _id: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _id = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 3
                 var _text: [Api.InputRichMessage]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _text = try reader.readVector(boxed: true, of: Api.InputRichMessage.self)
                 }
                 field = 4
                 let _toLang = try reader.readTLString()
                 field = 5
                 var _tone: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _tone = try reader.readTLString()
                 }
                 return TranslateRichMessage(peer: _peer, id: _id, text: _text, toLang: _toLang, tone: _tone)
@@ -3093,23 +3057,22 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
+                fields.object("peer", value)
             }
-            if _flags & 0x1 != 0, let value = self.id {
-                fields.append(("id", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+            if tlFlagIsSet(_flags, 0x1), let value = self.id {
+                fields.ints("id", value)
             }
-            if _flags & 0x2 != 0, let value = self.text {
-                fields.append(("text", .vector(value.map { (e0: Api.InputRichMessage) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x2), let value = self.text {
+                fields.objects("text", value)
             }
-            fields.append(("to_lang", .string(self.toLang)))
-            if _flags & 0x4 != 0, let value = self.tone {
-                fields.append(("tone", .string(value)))
+            fields.string("to_lang", self.toLang)
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
+                fields.string("tone", value)
             }
-            return ("messages.translateRichMessage", fields)
+            return ("messages.translateRichMessage", fields.fields)
         }
     }
 
@@ -3157,11 +3120,10 @@ extension Api.functions.upload {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("location", .object(self.location)))
-            fields.append(("offset", .long(self.offset)))
-            return ("upload.getFileHashes", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("location", self.location)
+            fields.long("offset", self.offset)
+            return ("upload.getFileHashes", fields.fields)
         }
     }
 
@@ -3273,11 +3235,10 @@ extension Api.functions.aicompose {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("tone", .object(self.tone)))
-            fields.append(("unsave", .bool(self.unsave)))
-            return ("aicompose.saveTone", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("tone", self.tone)
+            fields.bool("unsave", self.unsave)
+            return ("aicompose.saveTone", fields.fields)
         }
     }
 
@@ -3319,10 +3280,9 @@ extension Api.functions.ephemeral {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("ephemeral.deleteAllWelcomeMessages", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("ephemeral.deleteAllWelcomeMessages", fields.fields)
         }
     }
 

@@ -144,27 +144,24 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .dialogs(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("dialogs", .vector(c.dialogs.map { (e0: Api.Dialog) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.dialogs", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.objects("dialogs", c.dialogs)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.dialogs", fields.fields)
                 case .dialogsSlice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("dialogs", .vector(c.dialogs.map { (e0: Api.Dialog) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.dialogsSlice", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.int("count", c.count)
+                    fields.objects("dialogs", c.dialogs)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.dialogsSlice", fields.fields)
                 case .dialogsNotModified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("count", .int(c.count)))
-                    return ("messages.dialogsNotModified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("count", c.count)
+                    return ("messages.dialogsNotModified", fields.fields)
             }
         }
     }
@@ -227,11 +224,10 @@ extension Api.photos {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .photo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("photo", .object(c.photo)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("photos.photo", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("photo", c.photo)
+                    fields.objects("users", c.users)
+                    return ("photos.photo", fields.fields)
             }
         }
     }
@@ -282,9 +278,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { flags |= 0x8 }
-                if entities != nil { flags |= 0x2 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if invertMedia { tlSetFlag(&flags, 0x8) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -308,10 +304,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { flags |= 0x1 }
-                if invertMedia { flags |= 0x8 }
-                if entities != nil { flags |= 0x2 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if noWebpage { tlSetFlag(&flags, 0x1) }
+                if invertMedia { tlSetFlag(&flags, 0x8) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -335,10 +331,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if heading != nil { flags |= 0x1 }
-                if period != nil { flags |= 0x2 }
-                if proximityNotificationRadius != nil { flags |= 0x8 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if heading != nil { tlSetFlag(&flags, 0x1) }
+                if period != nil { tlSetFlag(&flags, 0x2) }
+                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x8) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -366,7 +362,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { flags |= 0x4 }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -390,7 +386,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { flags |= 0x4 }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -420,10 +416,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if shippingAddressRequested { flags |= 0x2 }
-                if test { flags |= 0x8 }
-                if photo != nil { flags |= 0x1 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if shippingAddressRequested { tlSetFlag(&flags, 0x2) }
+                if test { tlSetFlag(&flags, 0x8) }
+                if photo != nil { tlSetFlag(&flags, 0x1) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -455,13 +451,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { flags |= 0x8 }
-                if forceLargeMedia { flags |= 0x10 }
-                if forceSmallMedia { flags |= 0x20 }
-                if manual { flags |= 0x80 }
-                if safe { flags |= 0x100 }
-                if entities != nil { flags |= 0x2 }
-                if replyMarkup != nil { flags |= 0x4 }
+                if invertMedia { tlSetFlag(&flags, 0x8) }
+                if forceLargeMedia { tlSetFlag(&flags, 0x10) }
+                if forceSmallMedia { tlSetFlag(&flags, 0x20) }
+                if manual { tlSetFlag(&flags, 0x80) }
+                if safe { tlSetFlag(&flags, 0x100) }
+                if entities != nil { tlSetFlag(&flags, 0x2) }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -479,7 +475,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { flags |= 0x4 }
+                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -491,10 +487,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .botInlineMessageText(let c):
@@ -502,10 +498,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaGeo(let c):
@@ -513,16 +509,16 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.geo.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.heading {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.period {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.proximityNotificationRadius {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaVenue(let c):
@@ -535,7 +531,7 @@ extension Api {
                     buffer.appendTLString(c.provider)
                     buffer.appendTLString(c.venueId)
                     buffer.appendTLString(c.venueType)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaContact(let c):
@@ -546,7 +542,7 @@ extension Api {
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
                     buffer.appendTLString(c.vcard)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaInvoice(let c):
@@ -555,12 +551,12 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if _flags & 0x1 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaWebPage(let c):
@@ -568,18 +564,18 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.message)
-                    if _flags & 0x2 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendTLString(c.url)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                 case .botInlineMessageRichMessage(let c):
                     if boxed { buffer.appendUInt32(0x0a617e7b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
                         value.serialize(buffer, true)
                     }
                     c.richMessage.serialize(buffer, true)
@@ -612,17 +608,17 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = _flags & 0x8 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 4
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .botInlineMessageMediaAuto(Cons_botInlineMessageMediaAuto(invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
@@ -637,19 +633,19 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x1 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _invertMedia = _flags & 0x8 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _message = try reader.readTLString()
                 field = 4
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 5
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .botInlineMessageText(Cons_botInlineMessageText(noWebpage: _noWebpage, invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
@@ -667,22 +663,22 @@ extension Api {
                 let _geo = try Api.GeoPoint.parse(&reader)
                 field = 2
                 var _heading: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _heading = try reader.readInt32()
                 }
                 field = 3
                 var _period: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _period = try reader.readInt32()
                 }
                 field = 4
                 var _proximityNotificationRadius: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _proximityNotificationRadius = try reader.readInt32()
                 }
                 field = 5
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .botInlineMessageMediaGeo(Cons_botInlineMessageMediaGeo(geo: _geo, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius, replyMarkup: _replyMarkup))
@@ -710,7 +706,7 @@ extension Api {
                 let _venueType = try reader.readTLString()
                 field = 7
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .botInlineMessageMediaVenue(Cons_botInlineMessageMediaVenue(geo: _geo, title: _title, address: _address, provider: _provider, venueId: _venueId, venueType: _venueType, replyMarkup: _replyMarkup))
@@ -734,7 +730,7 @@ extension Api {
                 let _vcard = try reader.readTLString()
                 field = 5
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .botInlineMessageMediaContact(Cons_botInlineMessageMediaContact(phoneNumber: _phoneNumber, firstName: _firstName, lastName: _lastName, vcard: _vcard, replyMarkup: _replyMarkup))
@@ -749,16 +745,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _shippingAddressRequested = _flags & 0x2 != 0
+                let _shippingAddressRequested = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _test = _flags & 0x8 != 0
+                let _test = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _title = try reader.readTLString()
                 field = 4
                 let _description = try reader.readTLString()
                 field = 5
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 6
@@ -767,7 +763,7 @@ extension Api {
                 let _totalAmount = try reader.readInt64()
                 field = 8
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .botInlineMessageMediaInvoice(Cons_botInlineMessageMediaInvoice(shippingAddressRequested: _shippingAddressRequested, test: _test, title: _title, description: _description, photo: _photo, currency: _currency, totalAmount: _totalAmount, replyMarkup: _replyMarkup))
@@ -782,27 +778,27 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = _flags & 0x8 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _forceLargeMedia = _flags & 0x10 != 0
+                let _forceLargeMedia = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _forceSmallMedia = _flags & 0x20 != 0
+                let _forceSmallMedia = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _manual = _flags & 0x80 != 0
+                let _manual = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _safe = _flags & 0x100 != 0
+                let _safe = tlFlagIsSet(_flags, 0x100)
                 field = 6
                 let _message = try reader.readTLString()
                 field = 7
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 8
                 let _url = try reader.readTLString()
                 field = 9
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 return .botInlineMessageMediaWebPage(Cons_botInlineMessageMediaWebPage(invertMedia: _invertMedia, forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, manual: _manual, safe: _safe, message: _message, entities: _entities, url: _url, replyMarkup: _replyMarkup))
@@ -818,7 +814,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 2
@@ -834,127 +830,119 @@ extension Api {
             switch self {
                 case .botInlineMessageMediaAuto(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("botInlineMessageMediaAuto", fields)
+                    return ("botInlineMessageMediaAuto", fields.fields)
                 case .botInlineMessageText(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("no_webpage", c.noWebpage)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("botInlineMessageText", fields)
+                    return ("botInlineMessageText", fields.fields)
                 case .botInlineMessageMediaGeo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("geo", .object(c.geo)))
-                    if _flags & 0x1 != 0, let value = c.heading {
-                        fields.append(("heading", .int(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.object("geo", c.geo)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
+                        fields.int("heading", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.period {
-                        fields.append(("period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
+                        fields.int("period", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.proximityNotificationRadius {
-                        fields.append(("proximity_notification_radius", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
+                        fields.int("proximity_notification_radius", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("botInlineMessageMediaGeo", fields)
+                    return ("botInlineMessageMediaGeo", fields.fields)
                 case .botInlineMessageMediaVenue(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("geo", .object(c.geo)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("address", .string(c.address)))
-                    fields.append(("provider", .string(c.provider)))
-                    fields.append(("venue_id", .string(c.venueId)))
-                    fields.append(("venue_type", .string(c.venueType)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.object("geo", c.geo)
+                    fields.string("title", c.title)
+                    fields.string("address", c.address)
+                    fields.string("provider", c.provider)
+                    fields.string("venue_id", c.venueId)
+                    fields.string("venue_type", c.venueType)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("botInlineMessageMediaVenue", fields)
+                    return ("botInlineMessageMediaVenue", fields.fields)
                 case .botInlineMessageMediaContact(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("phone_number", .string(c.phoneNumber)))
-                    fields.append(("first_name", .string(c.firstName)))
-                    fields.append(("last_name", .string(c.lastName)))
-                    fields.append(("vcard", .string(c.vcard)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.string("phone_number", c.phoneNumber)
+                    fields.string("first_name", c.firstName)
+                    fields.string("last_name", c.lastName)
+                    fields.string("vcard", c.vcard)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("botInlineMessageMediaContact", fields)
+                    return ("botInlineMessageMediaContact", fields.fields)
                 case .botInlineMessageMediaInvoice(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.shippingAddressRequested { fields.append(("shipping_address_requested", .trueFlag)) }
-                    if c.test { fields.append(("test", .trueFlag)) }
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("description", .string(c.description)))
-                    if _flags & 0x1 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("shipping_address_requested", c.shippingAddressRequested)
+                    fields.trueFlag("test", c.test)
+                    fields.string("title", c.title)
+                    fields.string("description", c.description)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("total_amount", .long(c.totalAmount)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    fields.string("currency", c.currency)
+                    fields.long("total_amount", c.totalAmount)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("botInlineMessageMediaInvoice", fields)
+                    return ("botInlineMessageMediaInvoice", fields.fields)
                 case .botInlineMessageMediaWebPage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.invertMedia { fields.append(("invert_media", .trueFlag)) }
-                    if c.forceLargeMedia { fields.append(("force_large_media", .trueFlag)) }
-                    if c.forceSmallMedia { fields.append(("force_small_media", .trueFlag)) }
-                    if c.manual { fields.append(("manual", .trueFlag)) }
-                    if c.safe { fields.append(("safe", .trueFlag)) }
-                    fields.append(("message", .string(c.message)))
-                    if _flags & 0x2 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("invert_media", c.invertMedia)
+                    fields.trueFlag("force_large_media", c.forceLargeMedia)
+                    fields.trueFlag("force_small_media", c.forceSmallMedia)
+                    fields.trueFlag("manual", c.manual)
+                    fields.trueFlag("safe", c.safe)
+                    fields.string("message", c.message)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    fields.append(("url", .string(c.url)))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    fields.string("url", c.url)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    return ("botInlineMessageMediaWebPage", fields)
+                    return ("botInlineMessageMediaWebPage", fields.fields)
                 case .botInlineMessageRichMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x4 != 0, let value = c.replyMarkup {
-                        fields.append(("reply_markup", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
+                        fields.object("reply_markup", value)
                     }
-                    fields.append(("rich_message", .object(c.richMessage)))
-                    return ("botInlineMessageRichMessage", fields)
+                    fields.object("rich_message", c.richMessage)
+                    return ("botInlineMessageRichMessage", fields.fields)
             }
         }
     }
@@ -1112,10 +1100,9 @@ extension Api.messages {
                 case .stickerSetInstallResultSuccess:
                     return ("messages.stickerSetInstallResultSuccess", [])
                 case .stickerSetInstallResultArchive(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("sets", .vector(c.sets.map { (e0: Api.StickerSetCovered) -> TLValue in .object(e0) })))
-                    return ("messages.stickerSetInstallResultArchive", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("sets", c.sets)
+                    return ("messages.stickerSetInstallResultArchive", fields.fields)
             }
         }
     }
@@ -1159,10 +1146,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if official { flags |= 0x1 }
-                if rtl { flags |= 0x4 }
-                if beta { flags |= 0x8 }
-                if baseLangCode != nil { flags |= 0x2 }
+                if official { tlSetFlag(&flags, 0x1) }
+                if rtl { tlSetFlag(&flags, 0x4) }
+                if beta { tlSetFlag(&flags, 0x8) }
+                if baseLangCode != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1176,7 +1163,7 @@ extension Api {
                     buffer.appendTLString(c.name)
                     buffer.appendTLString(c.nativeName)
                     buffer.appendTLString(c.langCode)
-                    if _flags & 0x2 != 0, let value = c.baseLangCode {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.baseLangCode {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.pluralCode)
@@ -1205,11 +1192,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _official = _flags & 0x1 != 0
+                let _official = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _rtl = _flags & 0x4 != 0
+                let _rtl = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _beta = _flags & 0x8 != 0
+                let _beta = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _name = try reader.readTLString()
                 field = 5
@@ -1218,7 +1205,7 @@ extension Api {
                 let _langCode = try reader.readTLString()
                 field = 7
                 var _baseLangCode: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _baseLangCode = try reader.readTLString()
                 }
                 field = 8
@@ -1240,23 +1227,22 @@ extension Api {
             switch self {
                 case .langPackLanguage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.official { fields.append(("official", .trueFlag)) }
-                    if c.rtl { fields.append(("rtl", .trueFlag)) }
-                    if c.beta { fields.append(("beta", .trueFlag)) }
-                    fields.append(("name", .string(c.name)))
-                    fields.append(("native_name", .string(c.nativeName)))
-                    fields.append(("lang_code", .string(c.langCode)))
-                    if _flags & 0x2 != 0, let value = c.baseLangCode {
-                        fields.append(("base_lang_code", .string(value)))
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("official", c.official)
+                    fields.trueFlag("rtl", c.rtl)
+                    fields.trueFlag("beta", c.beta)
+                    fields.string("name", c.name)
+                    fields.string("native_name", c.nativeName)
+                    fields.string("lang_code", c.langCode)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.baseLangCode {
+                        fields.string("base_lang_code", value)
                     }
-                    fields.append(("plural_code", .string(c.pluralCode)))
-                    fields.append(("strings_count", .int(c.stringsCount)))
-                    fields.append(("translated_count", .int(c.translatedCount)))
-                    fields.append(("translations_url", .string(c.translationsUrl)))
-                    return ("langPackLanguage", fields)
+                    fields.string("plural_code", c.pluralCode)
+                    fields.int("strings_count", c.stringsCount)
+                    fields.int("translated_count", c.translatedCount)
+                    fields.string("translations_url", c.translationsUrl)
+                    return ("langPackLanguage", fields.fields)
             }
         }
     }
@@ -1354,18 +1340,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .webAuthorization(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("hash", .long(c.hash)))
-                    fields.append(("bot_id", .long(c.botId)))
-                    fields.append(("domain", .string(c.domain)))
-                    fields.append(("browser", .string(c.browser)))
-                    fields.append(("platform", .string(c.platform)))
-                    fields.append(("date_created", .int(c.dateCreated)))
-                    fields.append(("date_active", .int(c.dateActive)))
-                    fields.append(("ip", .string(c.ip)))
-                    fields.append(("region", .string(c.region)))
-                    return ("webAuthorization", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.long("hash", c.hash)
+                    fields.long("bot_id", c.botId)
+                    fields.string("domain", c.domain)
+                    fields.string("browser", c.browser)
+                    fields.string("platform", c.platform)
+                    fields.int("date_created", c.dateCreated)
+                    fields.int("date_active", c.dateActive)
+                    fields.string("ip", c.ip)
+                    fields.string("region", c.region)
+                    return ("webAuthorization", fields.fields)
             }
         }
     }
@@ -1428,11 +1413,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsPercentValue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("part", .double(c.part)))
-                    fields.append(("total", .double(c.total)))
-                    return ("statsPercentValue", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.double("part", c.part)
+                    fields.double("total", c.total)
+                    return ("statsPercentValue", fields.fields)
             }
         }
     }
@@ -1460,9 +1444,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if views != nil { flags |= 0x1 }
-                if forwards != nil { flags |= 0x2 }
-                if replies != nil { flags |= 0x4 }
+                if views != nil { tlSetFlag(&flags, 0x1) }
+                if forwards != nil { tlSetFlag(&flags, 0x2) }
+                if replies != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1473,13 +1457,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x455b853d) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.views {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.views {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.forwards {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.forwards {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replies {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replies {
                         value.serialize(buffer, true)
                     }
             }
@@ -1505,17 +1489,17 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _views: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _views = try reader.readInt32()
                 }
                 field = 2
                 var _forwards: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _forwards = try reader.readInt32()
                 }
                 field = 3
                 var _replies: Api.MessageReplies? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replies = try Api.MessageReplies.parse(&reader)
                 }
                 return .messageViews(Cons_messageViews(views: _views, forwards: _forwards, replies: _replies))
@@ -1529,19 +1513,18 @@ extension Api {
             switch self {
                 case .messageViews(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.views {
-                        fields.append(("views", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.views {
+                        fields.int("views", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.forwards {
-                        fields.append(("forwards", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.forwards {
+                        fields.int("forwards", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.replies {
-                        fields.append(("replies", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.replies {
+                        fields.object("replies", value)
                     }
-                    return ("messageViews", fields)
+                    return ("messageViews", fields.fields)
             }
         }
     }
@@ -1598,10 +1581,9 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .historyImport(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("messages.historyImport", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("messages.historyImport", fields.fields)
             }
         }
     }
@@ -1664,11 +1646,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .attachMenuBotsBot(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("bot", .object(c.bot)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("attachMenuBotsBot", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("bot", c.bot)
+                    fields.objects("users", c.users)
+                    return ("attachMenuBotsBot", fields.fields)
             }
         }
     }
@@ -1731,11 +1712,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .paymentFormMethod(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("title", .string(c.title)))
-                    return ("paymentFormMethod", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.string("title", c.title)
+                    return ("paymentFormMethod", fields.fields)
             }
         }
     }
@@ -1770,8 +1750,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bot != nil { flags |= 0x1 }
-                if premium != nil { flags |= 0x2 }
+                if bot != nil { tlSetFlag(&flags, 0x1) }
+                if premium != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1797,12 +1777,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if botParticipant { flags |= 0x20 }
-                if hasUsername != nil { flags |= 0x8 }
-                if forum != nil { flags |= 0x10 }
-                if userAdminRights != nil { flags |= 0x2 }
-                if botAdminRights != nil { flags |= 0x4 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if botParticipant { tlSetFlag(&flags, 0x20) }
+                if hasUsername != nil { tlSetFlag(&flags, 0x8) }
+                if forum != nil { tlSetFlag(&flags, 0x10) }
+                if userAdminRights != nil { tlSetFlag(&flags, 0x2) }
+                if botAdminRights != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1824,10 +1804,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { flags |= 0x1 }
-                if hasUsername != nil { flags |= 0x8 }
-                if userAdminRights != nil { flags |= 0x2 }
-                if botAdminRights != nil { flags |= 0x4 }
+                if creator { tlSetFlag(&flags, 0x1) }
+                if hasUsername != nil { tlSetFlag(&flags, 0x8) }
+                if userAdminRights != nil { tlSetFlag(&flags, 0x2) }
+                if botAdminRights != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1847,9 +1827,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if botManaged { flags |= 0x1 }
-                if suggestedName != nil { flags |= 0x2 }
-                if suggestedUsername != nil { flags |= 0x4 }
+                if botManaged { tlSetFlag(&flags, 0x1) }
+                if suggestedName != nil { tlSetFlag(&flags, 0x2) }
+                if suggestedUsername != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1860,49 +1840,49 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x5f3b8a00) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.bot {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bot {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.premium {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.premium {
                         buffer.appendBool(value)
                     }
                 case .requestPeerTypeChat(let c):
                     if boxed { buffer.appendUInt32(0xc9f06e1b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.hasUsername {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.forum {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.forum {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.userAdminRights {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.botAdminRights {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
                         value.serialize(buffer, true)
                     }
                 case .requestPeerTypeBroadcast(let c):
                     if boxed { buffer.appendUInt32(0x339bef6c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.hasUsername {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
                         buffer.appendBool(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.userAdminRights {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.botAdminRights {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
                         value.serialize(buffer, true)
                     }
                 case .requestPeerTypeCreateBot(let c):
                     if boxed { buffer.appendUInt32(0x3e81e078) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x2 != 0, let value = c.suggestedName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.suggestedName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.suggestedUsername {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.suggestedUsername {
                         buffer.appendTLString(value)
                     }
             }
@@ -1931,12 +1911,12 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _bot: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _bot = try reader.readBool()
                 }
                 field = 2
                 var _premium: Bool? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _premium = try reader.readBool()
                 }
                 return .requestPeerTypeUser(Cons_requestPeerTypeUser(bot: _bot, premium: _premium))
@@ -1951,27 +1931,27 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _botParticipant = _flags & 0x20 != 0
+                let _botParticipant = tlFlagIsSet(_flags, 0x20)
                 field = 3
                 var _hasUsername: Bool? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _hasUsername = try reader.readBool()
                 }
                 field = 4
                 var _forum: Bool? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _forum = try reader.readBool()
                 }
                 field = 5
                 var _userAdminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _userAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 field = 6
                 var _botAdminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _botAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 return .requestPeerTypeChat(Cons_requestPeerTypeChat(creator: _creator, botParticipant: _botParticipant, hasUsername: _hasUsername, forum: _forum, userAdminRights: _userAdminRights, botAdminRights: _botAdminRights))
@@ -1986,20 +1966,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = _flags & 0x1 != 0
+                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _hasUsername: Bool? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _hasUsername = try reader.readBool()
                 }
                 field = 3
                 var _userAdminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _userAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 field = 4
                 var _botAdminRights: Api.ChatAdminRights? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _botAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
                 return .requestPeerTypeBroadcast(Cons_requestPeerTypeBroadcast(creator: _creator, hasUsername: _hasUsername, userAdminRights: _userAdminRights, botAdminRights: _botAdminRights))
@@ -2014,15 +1994,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _botManaged = _flags & 0x1 != 0
+                let _botManaged = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _suggestedName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _suggestedName = try reader.readTLString()
                 }
                 field = 3
                 var _suggestedUsername: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _suggestedUsername = try reader.readTLString()
                 }
                 return .requestPeerTypeCreateBot(Cons_requestPeerTypeCreateBot(botManaged: _botManaged, suggestedName: _suggestedName, suggestedUsername: _suggestedUsername))
@@ -2036,65 +2016,61 @@ extension Api {
             switch self {
                 case .requestPeerTypeUser(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.bot {
-                        fields.append(("bot", .bool(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.bot {
+                        fields.bool("bot", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.premium {
-                        fields.append(("premium", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.premium {
+                        fields.bool("premium", value)
                     }
-                    return ("requestPeerTypeUser", fields)
+                    return ("requestPeerTypeUser", fields.fields)
                 case .requestPeerTypeChat(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if c.botParticipant { fields.append(("bot_participant", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.hasUsername {
-                        fields.append(("has_username", .bool(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    fields.trueFlag("bot_participant", c.botParticipant)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
+                        fields.bool("has_username", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.forum {
-                        fields.append(("forum", .bool(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.forum {
+                        fields.bool("forum", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.userAdminRights {
-                        fields.append(("user_admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
+                        fields.object("user_admin_rights", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.botAdminRights {
-                        fields.append(("bot_admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
+                        fields.object("bot_admin_rights", value)
                     }
-                    return ("requestPeerTypeChat", fields)
+                    return ("requestPeerTypeChat", fields.fields)
                 case .requestPeerTypeBroadcast(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.creator { fields.append(("creator", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.hasUsername {
-                        fields.append(("has_username", .bool(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("creator", c.creator)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
+                        fields.bool("has_username", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.userAdminRights {
-                        fields.append(("user_admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
+                        fields.object("user_admin_rights", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.botAdminRights {
-                        fields.append(("bot_admin_rights", .object(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
+                        fields.object("bot_admin_rights", value)
                     }
-                    return ("requestPeerTypeBroadcast", fields)
+                    return ("requestPeerTypeBroadcast", fields.fields)
                 case .requestPeerTypeCreateBot(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.botManaged { fields.append(("bot_managed", .trueFlag)) }
-                    if _flags & 0x2 != 0, let value = c.suggestedName {
-                        fields.append(("suggested_name", .string(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("bot_managed", c.botManaged)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.suggestedName {
+                        fields.string("suggested_name", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.suggestedUsername {
-                        fields.append(("suggested_username", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.suggestedUsername {
+                        fields.string("suggested_username", value)
                     }
-                    return ("requestPeerTypeCreateBot", fields)
+                    return ("requestPeerTypeCreateBot", fields.fields)
             }
         }
     }
@@ -2136,11 +2112,11 @@ extension Api.premium {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if giftBoosts != nil { flags |= 0x10 }
-                if nextLevelBoosts != nil { flags |= 0x1 }
-                if premiumAudience != nil { flags |= 0x2 }
-                if prepaidGiveaways != nil { flags |= 0x8 }
-                if myBoostSlots != nil { flags |= 0x4 }
+                if giftBoosts != nil { tlSetFlag(&flags, 0x10) }
+                if nextLevelBoosts != nil { tlSetFlag(&flags, 0x1) }
+                if premiumAudience != nil { tlSetFlag(&flags, 0x2) }
+                if prepaidGiveaways != nil { tlSetFlag(&flags, 0x8) }
+                if myBoostSlots != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2154,20 +2130,20 @@ extension Api.premium {
                     buffer.appendInt32(c.level)
                     buffer.appendInt32(c.currentLevelBoosts)
                     buffer.appendInt32(c.boosts)
-                    if _flags & 0x10 != 0, let value = c.giftBoosts {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.giftBoosts {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.nextLevelBoosts {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelBoosts {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.premiumAudience {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.premiumAudience {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.boostUrl)
-                    if _flags & 0x8 != 0, let value = c.prepaidGiveaways {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.prepaidGiveaways {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x4 != 0, let value = c.myBoostSlots {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.myBoostSlots {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2200,29 +2176,29 @@ extension Api.premium {
                 let _boosts = try reader.readInt32()
                 field = 5
                 var _giftBoosts: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _giftBoosts = try reader.readInt32()
                 }
                 field = 6
                 var _nextLevelBoosts: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextLevelBoosts = try reader.readInt32()
                 }
                 field = 7
                 var _premiumAudience: Api.StatsPercentValue? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _premiumAudience = try Api.StatsPercentValue.parse(&reader)
                 }
                 field = 8
                 let _boostUrl = try reader.readTLString()
                 field = 9
                 var _prepaidGiveaways: [Api.PrepaidGiveaway]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _prepaidGiveaways = try reader.readVector(boxed: true, of: Api.PrepaidGiveaway.self)
                 }
                 field = 10
                 var _myBoostSlots: [Int32]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _myBoostSlots = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 return .boostsStatus(Cons_boostsStatus(level: _level, currentLevelBoosts: _currentLevelBoosts, boosts: _boosts, giftBoosts: _giftBoosts, nextLevelBoosts: _nextLevelBoosts, premiumAudience: _premiumAudience, boostUrl: _boostUrl, prepaidGiveaways: _prepaidGiveaways, myBoostSlots: _myBoostSlots))
@@ -2236,30 +2212,29 @@ extension Api.premium {
             switch self {
                 case .boostsStatus(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(11)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.myBoost { fields.append(("my_boost", .trueFlag)) }
-                    fields.append(("level", .int(c.level)))
-                    fields.append(("current_level_boosts", .int(c.currentLevelBoosts)))
-                    fields.append(("boosts", .int(c.boosts)))
-                    if _flags & 0x10 != 0, let value = c.giftBoosts {
-                        fields.append(("gift_boosts", .int(value)))
+                    var fields = TLFieldList(capacity: 11)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("my_boost", c.myBoost)
+                    fields.int("level", c.level)
+                    fields.int("current_level_boosts", c.currentLevelBoosts)
+                    fields.int("boosts", c.boosts)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.giftBoosts {
+                        fields.int("gift_boosts", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.nextLevelBoosts {
-                        fields.append(("next_level_boosts", .int(value)))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelBoosts {
+                        fields.int("next_level_boosts", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.premiumAudience {
-                        fields.append(("premium_audience", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.premiumAudience {
+                        fields.object("premium_audience", value)
                     }
-                    fields.append(("boost_url", .string(c.boostUrl)))
-                    if _flags & 0x8 != 0, let value = c.prepaidGiveaways {
-                        fields.append(("prepaid_giveaways", .vector(value.map { (e0: Api.PrepaidGiveaway) -> TLValue in .object(e0) })))
+                    fields.string("boost_url", c.boostUrl)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.prepaidGiveaways {
+                        fields.objects("prepaid_giveaways", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.myBoostSlots {
-                        fields.append(("my_boost_slots", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.myBoostSlots {
+                        fields.ints("my_boost_slots", value)
                     }
-                    return ("premium.boostsStatus", fields)
+                    return ("premium.boostsStatus", fields.fields)
             }
         }
     }
@@ -2302,7 +2277,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if optional { flags |= 0x1 }
+                if optional { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2357,7 +2332,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _optional = _flags & 0x1 != 0
+                let _optional = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _option = try reader.readTLBytes()
                 return .reportResultAddComment(Cons_reportResultAddComment(optional: _optional, option: _option))
@@ -2374,19 +2349,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .reportResultChooseOption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("options", .vector(c.options.map { (e0: Api.MessageReportOption) -> TLValue in .object(e0) })))
-                    return ("reportResultChooseOption", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("title", c.title)
+                    fields.objects("options", c.options)
+                    return ("reportResultChooseOption", fields.fields)
                 case .reportResultAddComment(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.optional { fields.append(("optional", .trueFlag)) }
-                    fields.append(("option", .bytes(c.option)))
-                    return ("reportResultAddComment", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("optional", c.optional)
+                    fields.bytes("option", c.option)
+                    return ("reportResultAddComment", fields.fields)
                 case .reportResultReported:
                     return ("reportResultReported", [])
             }
@@ -2420,7 +2393,7 @@ extension Api.communities {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2433,7 +2406,7 @@ extension Api.communities {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.totalCount)
                     buffer.appendVector(c.requests, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -2465,7 +2438,7 @@ extension Api.communities {
                 let _requests = try reader.readVector(boxed: true, of: Api.CommunityPeerRequest.self)
                 field = 3
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 field = 4
@@ -2483,17 +2456,16 @@ extension Api.communities {
             switch self {
                 case .peerLinkRequests(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("total_count", .int(c.totalCount)))
-                    fields.append(("requests", .vector(c.requests.map { (e0: Api.CommunityPeerRequest) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("total_count", c.totalCount)
+                    fields.objects("requests", c.requests)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("communities.peerLinkRequests", fields)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("communities.peerLinkRequests", fields.fields)
             }
         }
     }
@@ -2519,8 +2491,8 @@ extension Api.functions.auth {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if phoneCode != nil { flags |= 0x1 }
-            if emailVerification != nil { flags |= 0x2 }
+            if phoneCode != nil { tlSetFlag(&flags, 0x1) }
+            if emailVerification != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2530,10 +2502,10 @@ extension Api.functions.auth {
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.phoneNumber)
             buffer.appendTLString(self.phoneCodeHash)
-            if _flags & 0x1 != 0, let value = self.phoneCode {
+            if tlFlagIsSet(_flags, 0x1), let value = self.phoneCode {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x2 != 0, let value = self.emailVerification {
+            if tlFlagIsSet(_flags, 0x2), let value = self.emailVerification {
                 value.serialize(buffer, true)
             }
         }
@@ -2553,12 +2525,12 @@ extension Api.functions.auth {
                 let _phoneCodeHash = try reader.readTLString()
                 field = 3
                 var _phoneCode: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _phoneCode = try reader.readTLString()
                 }
                 field = 4
                 var _emailVerification: Api.EmailVerification? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _emailVerification = try Api.EmailVerification.parse(&reader)
                 }
                 return SignIn(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, phoneCode: _phoneCode, emailVerification: _emailVerification)
@@ -2570,18 +2542,17 @@ extension Api.functions.auth {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("phone_number", .string(self.phoneNumber)))
-            fields.append(("phone_code_hash", .string(self.phoneCodeHash)))
-            if _flags & 0x1 != 0, let value = self.phoneCode {
-                fields.append(("phone_code", .string(value)))
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.string("phone_number", self.phoneNumber)
+            fields.string("phone_code_hash", self.phoneCodeHash)
+            if tlFlagIsSet(_flags, 0x1), let value = self.phoneCode {
+                fields.string("phone_code", value)
             }
-            if _flags & 0x2 != 0, let value = self.emailVerification {
-                fields.append(("email_verification", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.emailVerification {
+                fields.object("email_verification", value)
             }
-            return ("auth.signIn", fields)
+            return ("auth.signIn", fields.fields)
         }
     }
 
@@ -2661,11 +2632,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("password", .object(self.password)))
-            fields.append(("new_settings", .object(self.newSettings)))
-            return ("account.updatePasswordSettings", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("password", self.password)
+            fields.object("new_settings", self.newSettings)
+            return ("account.updatePasswordSettings", fields.fields)
         }
     }
 
@@ -2707,10 +2677,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("bot_id", .object(self.botId)))
-            return ("account.confirmBotConnection", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("bot_id", self.botId)
+            return ("account.confirmBotConnection", fields.fields)
         }
     }
 
@@ -2752,10 +2721,9 @@ extension Api.functions.contacts {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("phones", .vector(self.phones.map { (e0: String) -> TLValue in .string(e0) })))
-            return ("contacts.deleteByPhones", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.strings("phones", self.phones)
+            return ("contacts.deleteByPhones", fields.fields)
         }
     }
 
@@ -2833,17 +2801,16 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("offset_date", .int(self.offsetDate)))
-            fields.append(("add_offset", .int(self.addOffset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getHistory", fields)
+            var fields = TLFieldList(capacity: 8)
+            fields.object("peer", self.peer)
+            fields.int("offset_id", self.offsetId)
+            fields.int("offset_date", self.offsetDate)
+            fields.int("add_offset", self.addOffset)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            fields.long("hash", self.hash)
+            return ("messages.getHistory", fields.fields)
         }
     }
 
@@ -2891,11 +2858,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("chat_id", .long(self.chatId)))
-            fields.append(("title", .string(self.title)))
-            return ("messages.editChatTitle", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("chat_id", self.chatId)
+            fields.string("title", self.title)
+            return ("messages.editChatTitle", fields.fields)
         }
     }
 
@@ -2937,10 +2903,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getMaskStickers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("messages.getMaskStickers", fields.fields)
         }
     }
 
@@ -2988,11 +2953,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("banned_rights", .object(self.bannedRights)))
-            return ("messages.editChatDefaultBannedRights", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("banned_rights", self.bannedRights)
+            return ("messages.editChatDefaultBannedRights", fields.fields)
         }
     }
 
@@ -3034,10 +2998,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("help.hidePromoData", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("help.hidePromoData", fields.fields)
         }
     }
 
@@ -3095,13 +3058,12 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("g_a", .bytes(self.gA)))
-            fields.append(("key_fingerprint", .long(self.keyFingerprint)))
-            fields.append(("protocol", .object(self.`protocol`)))
-            return ("phone.confirmCall", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.bytes("g_a", self.gA)
+            fields.long("key_fingerprint", self.keyFingerprint)
+            fields.object("protocol", self.`protocol`)
+            return ("phone.confirmCall", fields.fields)
         }
     }
 
@@ -3139,12 +3101,12 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if muted != nil { flags |= 0x1 }
-            if volume != nil { flags |= 0x2 }
-            if raiseHand != nil { flags |= 0x4 }
-            if videoStopped != nil { flags |= 0x8 }
-            if videoPaused != nil { flags |= 0x10 }
-            if presentationPaused != nil { flags |= 0x20 }
+            if muted != nil { tlSetFlag(&flags, 0x1) }
+            if volume != nil { tlSetFlag(&flags, 0x2) }
+            if raiseHand != nil { tlSetFlag(&flags, 0x4) }
+            if videoStopped != nil { tlSetFlag(&flags, 0x8) }
+            if videoPaused != nil { tlSetFlag(&flags, 0x10) }
+            if presentationPaused != nil { tlSetFlag(&flags, 0x20) }
             return flags
         }
 
@@ -3154,22 +3116,22 @@ extension Api.functions.phone {
             buffer.appendInt32(_flags)
             self.call.serialize(buffer, true)
             self.participant.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.muted {
+            if tlFlagIsSet(_flags, 0x1), let value = self.muted {
                 buffer.appendBool(value)
             }
-            if _flags & 0x2 != 0, let value = self.volume {
+            if tlFlagIsSet(_flags, 0x2), let value = self.volume {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x4 != 0, let value = self.raiseHand {
+            if tlFlagIsSet(_flags, 0x4), let value = self.raiseHand {
                 buffer.appendBool(value)
             }
-            if _flags & 0x8 != 0, let value = self.videoStopped {
+            if tlFlagIsSet(_flags, 0x8), let value = self.videoStopped {
                 buffer.appendBool(value)
             }
-            if _flags & 0x10 != 0, let value = self.videoPaused {
+            if tlFlagIsSet(_flags, 0x10), let value = self.videoPaused {
                 buffer.appendBool(value)
             }
-            if _flags & 0x20 != 0, let value = self.presentationPaused {
+            if tlFlagIsSet(_flags, 0x20), let value = self.presentationPaused {
                 buffer.appendBool(value)
             }
         }
@@ -3189,32 +3151,32 @@ extension Api.functions.phone {
                 let _participant = try Api.InputPeer.parse(&reader)
                 field = 3
                 var _muted: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _muted = try reader.readBool()
                 }
                 field = 4
                 var _volume: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _volume = try reader.readInt32()
                 }
                 field = 5
                 var _raiseHand: Bool? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _raiseHand = try reader.readBool()
                 }
                 field = 6
                 var _videoStopped: Bool? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _videoStopped = try reader.readBool()
                 }
                 field = 7
                 var _videoPaused: Bool? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _videoPaused = try reader.readBool()
                 }
                 field = 8
                 var _presentationPaused: Bool? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _presentationPaused = try reader.readBool()
                 }
                 return EditGroupCallParticipant(call: _call, participant: _participant, muted: _muted, volume: _volume, raiseHand: _raiseHand, videoStopped: _videoStopped, videoPaused: _videoPaused, presentationPaused: _presentationPaused)
@@ -3226,30 +3188,29 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(9)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("call", .object(self.call)))
-            fields.append(("participant", .object(self.participant)))
-            if _flags & 0x1 != 0, let value = self.muted {
-                fields.append(("muted", .bool(value)))
+            var fields = TLFieldList(capacity: 9)
+            fields.flags("flags", _flags)
+            fields.object("call", self.call)
+            fields.object("participant", self.participant)
+            if tlFlagIsSet(_flags, 0x1), let value = self.muted {
+                fields.bool("muted", value)
             }
-            if _flags & 0x2 != 0, let value = self.volume {
-                fields.append(("volume", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.volume {
+                fields.int("volume", value)
             }
-            if _flags & 0x4 != 0, let value = self.raiseHand {
-                fields.append(("raise_hand", .bool(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.raiseHand {
+                fields.bool("raise_hand", value)
             }
-            if _flags & 0x8 != 0, let value = self.videoStopped {
-                fields.append(("video_stopped", .bool(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.videoStopped {
+                fields.bool("video_stopped", value)
             }
-            if _flags & 0x10 != 0, let value = self.videoPaused {
-                fields.append(("video_paused", .bool(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.videoPaused {
+                fields.bool("video_paused", value)
             }
-            if _flags & 0x20 != 0, let value = self.presentationPaused {
-                fields.append(("presentation_paused", .bool(value)))
+            if tlFlagIsSet(_flags, 0x20), let value = self.presentationPaused {
+                fields.bool("presentation_paused", value)
             }
-            return ("phone.editGroupCallParticipant", fields)
+            return ("phone.editGroupCallParticipant", fields.fields)
         }
     }
 
@@ -3297,11 +3258,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("max_id", .int(self.maxId)))
-            return ("stories.readStories", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("max_id", self.maxId)
+            return ("stories.readStories", fields.fields)
         }
     }
 
@@ -3327,7 +3287,7 @@ extension Api.functions.communities {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reject { flags |= 0x1 }
+            if reject { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3348,7 +3308,7 @@ extension Api.functions.communities {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reject = _flags & 0x1 != 0
+                let _reject = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _community = try Api.InputChannel.parse(&reader)
                 return ToggleAllPeerLinkRequestApproval(reject: _reject, community: _community)
@@ -3360,12 +3320,11 @@ extension Api.functions.communities {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.reject { fields.append(("reject", .trueFlag)) }
-            fields.append(("community", .object(self.community)))
-            return ("communities.toggleAllPeerLinkRequestApproval", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("reject", self.reject)
+            fields.object("community", self.community)
+            return ("communities.toggleAllPeerLinkRequestApproval", fields.fields)
         }
     }
 

@@ -48,8 +48,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasStickers { flags |= 0x1 }
-                if videoSizes != nil { flags |= 0x2 }
+                if hasStickers { tlSetFlag(&flags, 0x1) }
+                if videoSizes != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -68,7 +68,7 @@ extension Api {
                     buffer.appendTLBytes(c.fileReference)
                     buffer.appendInt32(c.date)
                     buffer.appendVector(c.sizes, boxed: true)
-                    if _flags & 0x2 != 0, let value = c.videoSizes {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.videoSizes {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.dcId)
@@ -105,7 +105,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasStickers = _flags & 0x1 != 0
+                let _hasStickers = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -118,7 +118,7 @@ extension Api {
                 let _sizes = try reader.readVector(boxed: true, of: Api.PhotoSize.self)
                 field = 7
                 var _videoSizes: [Api.VideoSize]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _videoSizes = try reader.readVector(boxed: true, of: Api.VideoSize.self)
                 }
                 field = 8
@@ -133,26 +133,24 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .photoEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("photoEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("photoEmpty", fields.fields)
                 case .photo(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasStickers { fields.append(("has_stickers", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("file_reference", .bytes(c.fileReference)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("sizes", .vector(c.sizes.map { (e0: Api.PhotoSize) -> TLValue in .object(e0) })))
-                    if _flags & 0x2 != 0, let value = c.videoSizes {
-                        fields.append(("video_sizes", .vector(value.map { (e0: Api.VideoSize) -> TLValue in .object(e0) })))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_stickers", c.hasStickers)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.bytes("file_reference", c.fileReference)
+                    fields.int("date", c.date)
+                    fields.objects("sizes", c.sizes)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.videoSizes {
+                        fields.objects("video_sizes", value)
                     }
-                    fields.append(("dc_id", .int(c.dcId)))
-                    return ("photo", fields)
+                    fields.int("dc_id", c.dcId)
+                    return ("photo", fields.fields)
             }
         }
     }
@@ -215,11 +213,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .contact(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("mutual", .bool(c.mutual)))
-                    return ("contact", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.bool("mutual", c.mutual)
+                    return ("contact", fields.fields)
             }
         }
     }
@@ -267,13 +264,13 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasRecovery { flags |= 0x1 }
-                if hasSecureValues { flags |= 0x2 }
-                if currentAlgo != nil && srpB != nil && srpId != nil { flags |= 0x4 }
-                if hint != nil { flags |= 0x8 }
-                if emailUnconfirmedPattern != nil { flags |= 0x10 }
-                if pendingResetDate != nil { flags |= 0x20 }
-                if loginEmailPattern != nil { flags |= 0x40 }
+                if hasRecovery { tlSetFlag(&flags, 0x1) }
+                if hasSecureValues { tlSetFlag(&flags, 0x2) }
+                if currentAlgo != nil && srpB != nil && srpId != nil { tlSetFlag(&flags, 0x4) }
+                if hint != nil { tlSetFlag(&flags, 0x8) }
+                if emailUnconfirmedPattern != nil { tlSetFlag(&flags, 0x10) }
+                if pendingResetDate != nil { tlSetFlag(&flags, 0x20) }
+                if loginEmailPattern != nil { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -284,28 +281,28 @@ extension Api.account {
                     if boxed { buffer.appendUInt32(0x957b50fb) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.currentAlgo {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.currentAlgo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.srpB {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.srpB {
                         buffer.appendTLBytes(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.srpId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.srpId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.hint {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hint {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.emailUnconfirmedPattern {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.emailUnconfirmedPattern {
                         buffer.appendTLString(value)
                     }
                     c.newAlgo.serialize(buffer, true)
                     c.newSecureAlgo.serialize(buffer, true)
                     buffer.appendTLBytes(c.secureRandom)
-                    if _flags & 0x20 != 0, let value = c.pendingResetDate {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.pendingResetDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.loginEmailPattern {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.loginEmailPattern {
                         buffer.appendTLString(value)
                     }
             }
@@ -330,33 +327,33 @@ extension Api.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasRecovery = _flags & 0x1 != 0
+                let _hasRecovery = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _hasSecureValues = _flags & 0x2 != 0
+                let _hasSecureValues = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 field = 4
                 var _currentAlgo: Api.PasswordKdfAlgo? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _currentAlgo = try Api.PasswordKdfAlgo.parse(&reader)
                 }
                 field = 5
                 var _srpB: [UInt8]? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _srpB = try reader.readTLBytes()
                 }
                 field = 6
                 var _srpId: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _srpId = try reader.readInt64()
                 }
                 field = 7
                 var _hint: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _hint = try reader.readTLString()
                 }
                 field = 8
                 var _emailUnconfirmedPattern: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _emailUnconfirmedPattern = try reader.readTLString()
                 }
                 field = 9
@@ -367,12 +364,12 @@ extension Api.account {
                 let _secureRandom = try reader.readTLBytes()
                 field = 12
                 var _pendingResetDate: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _pendingResetDate = try reader.readInt32()
                 }
                 field = 13
                 var _loginEmailPattern: String? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _loginEmailPattern = try reader.readTLString()
                 }
                 return .password(Cons_password(hasRecovery: _hasRecovery, hasSecureValues: _hasSecureValues, currentAlgo: _currentAlgo, srpB: _srpB, srpId: _srpId, hint: _hint, emailUnconfirmedPattern: _emailUnconfirmedPattern, newAlgo: _newAlgo, newSecureAlgo: _newSecureAlgo, secureRandom: _secureRandom, pendingResetDate: _pendingResetDate, loginEmailPattern: _loginEmailPattern))
@@ -386,37 +383,36 @@ extension Api.account {
             switch self {
                 case .password(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(14)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.hasRecovery { fields.append(("has_recovery", .trueFlag)) }
-                    if c.hasSecureValues { fields.append(("has_secure_values", .trueFlag)) }
-                    if c.hasPassword { fields.append(("has_password", .trueFlag)) }
-                    if _flags & 0x4 != 0, let value = c.currentAlgo {
-                        fields.append(("current_algo", .object(value)))
+                    var fields = TLFieldList(capacity: 14)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("has_recovery", c.hasRecovery)
+                    fields.trueFlag("has_secure_values", c.hasSecureValues)
+                    fields.trueFlag("has_password", c.hasPassword)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.currentAlgo {
+                        fields.object("current_algo", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.srpB {
-                        fields.append(("srp_B", .bytes(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.srpB {
+                        fields.bytes("srp_B", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.srpId {
-                        fields.append(("srp_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.srpId {
+                        fields.long("srp_id", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.hint {
-                        fields.append(("hint", .string(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.hint {
+                        fields.string("hint", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.emailUnconfirmedPattern {
-                        fields.append(("email_unconfirmed_pattern", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.emailUnconfirmedPattern {
+                        fields.string("email_unconfirmed_pattern", value)
                     }
-                    fields.append(("new_algo", .object(c.newAlgo)))
-                    fields.append(("new_secure_algo", .object(c.newSecureAlgo)))
-                    fields.append(("secure_random", .bytes(c.secureRandom)))
-                    if _flags & 0x20 != 0, let value = c.pendingResetDate {
-                        fields.append(("pending_reset_date", .int(value)))
+                    fields.object("new_algo", c.newAlgo)
+                    fields.object("new_secure_algo", c.newSecureAlgo)
+                    fields.bytes("secure_random", c.secureRandom)
+                    if tlFlagIsSet(_flags, 0x20), let value = c.pendingResetDate {
+                        fields.int("pending_reset_date", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.loginEmailPattern {
-                        fields.append(("login_email_pattern", .string(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.loginEmailPattern {
+                        fields.string("login_email_pattern", value)
                     }
-                    return ("account.password", fields)
+                    return ("account.password", fields.fields)
             }
         }
     }
@@ -479,11 +475,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .archivedStickers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("sets", .vector(c.sets.map { (e0: Api.StickerSetCovered) -> TLValue in .object(e0) })))
-                    return ("messages.archivedStickers", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("count", c.count)
+                    fields.objects("sets", c.sets)
+                    return ("messages.archivedStickers", fields.fields)
             }
         }
     }
@@ -540,10 +535,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .dataJSON(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("data", .string(c.data)))
-                    return ("dataJSON", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("data", c.data)
+                    return ("dataJSON", fields.fields)
             }
         }
     }
@@ -611,12 +605,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .fileHash(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("offset", .long(c.offset)))
-                    fields.append(("limit", .int(c.limit)))
-                    fields.append(("hash", .bytes(c.hash)))
-                    return ("fileHash", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("offset", c.offset)
+                    fields.int("limit", c.limit)
+                    fields.bytes("hash", c.hash)
+                    return ("fileHash", fields.fields)
             }
         }
     }
@@ -691,11 +684,10 @@ extension Api {
                 case .channelLocationEmpty:
                     return ("channelLocationEmpty", [])
                 case .channelLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("geo_point", .object(c.geoPoint)))
-                    fields.append(("address", .string(c.address)))
-                    return ("channelLocation", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("geo_point", c.geoPoint)
+                    fields.string("address", c.address)
+                    return ("channelLocation", fields.fields)
             }
         }
     }
@@ -723,8 +715,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if prefixes != nil { flags |= 0x1 }
-                if patterns != nil { flags |= 0x2 }
+                if prefixes != nil { tlSetFlag(&flags, 0x1) }
+                if patterns != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -736,10 +728,10 @@ extension Api.help {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.countryCode)
-                    if _flags & 0x1 != 0, let value = c.prefixes {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prefixes {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.patterns {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.patterns {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -767,12 +759,12 @@ extension Api.help {
                 let _countryCode = try reader.readTLString()
                 field = 2
                 var _prefixes: [String]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _prefixes = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 3
                 var _patterns: [String]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _patterns = try reader.readVector(boxed: true, of: String.self)
                 }
                 return .countryCode(Cons_countryCode(countryCode: _countryCode, prefixes: _prefixes, patterns: _patterns))
@@ -786,17 +778,16 @@ extension Api.help {
             switch self {
                 case .countryCode(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("country_code", .string(c.countryCode)))
-                    if _flags & 0x1 != 0, let value = c.prefixes {
-                        fields.append(("prefixes", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.string("country_code", c.countryCode)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.prefixes {
+                        fields.strings("prefixes", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.patterns {
-                        fields.append(("patterns", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.patterns {
+                        fields.strings("patterns", value)
                     }
-                    return ("help.countryCode", fields)
+                    return ("help.countryCode", fields.fields)
             }
         }
     }
@@ -859,11 +850,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .searchResultsPositions(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("positions", .vector(c.positions.map { (e0: Api.SearchResultsPosition) -> TLValue in .object(e0) })))
-                    return ("messages.searchResultsPositions", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("count", c.count)
+                    fields.objects("positions", c.positions)
+                    return ("messages.searchResultsPositions", fields.fields)
             }
         }
     }
@@ -998,14 +988,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canceled { flags |= 0x1 }
-                if canRefulfill { flags |= 0x2 }
-                if missingBalance { flags |= 0x4 }
-                if botCanceled { flags |= 0x80 }
-                if chatInviteHash != nil { flags |= 0x8 }
-                if title != nil { flags |= 0x10 }
-                if photo != nil { flags |= 0x20 }
-                if invoiceSlug != nil { flags |= 0x40 }
+                if canceled { tlSetFlag(&flags, 0x1) }
+                if canRefulfill { tlSetFlag(&flags, 0x2) }
+                if missingBalance { tlSetFlag(&flags, 0x4) }
+                if botCanceled { tlSetFlag(&flags, 0x80) }
+                if chatInviteHash != nil { tlSetFlag(&flags, 0x8) }
+                if title != nil { tlSetFlag(&flags, 0x10) }
+                if photo != nil { tlSetFlag(&flags, 0x20) }
+                if invoiceSlug != nil { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -1020,16 +1010,16 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.untilDate)
                     c.pricing.serialize(buffer, true)
-                    if _flags & 0x8 != 0, let value = c.chatInviteHash {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.chatInviteHash {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.photo {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x40 != 0, let value = c.invoiceSlug {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.invoiceSlug {
                         buffer.appendTLString(value)
                     }
             }
@@ -1054,13 +1044,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canceled = _flags & 0x1 != 0
+                let _canceled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _canRefulfill = _flags & 0x2 != 0
+                let _canRefulfill = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _missingBalance = _flags & 0x4 != 0
+                let _missingBalance = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _botCanceled = _flags & 0x80 != 0
+                let _botCanceled = tlFlagIsSet(_flags, 0x80)
                 field = 5
                 let _id = try reader.readTLString()
                 field = 6
@@ -1071,22 +1061,22 @@ extension Api {
                 let _pricing = try Api.StarsSubscriptionPricing.parse(&reader)
                 field = 9
                 var _chatInviteHash: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _chatInviteHash = try reader.readTLString()
                 }
                 field = 10
                 var _title: String? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _title = try reader.readTLString()
                 }
                 field = 11
                 var _photo: Api.WebDocument? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _photo = try Api.WebDocument.parse(&reader)
                 }
                 field = 12
                 var _invoiceSlug: String? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _invoiceSlug = try reader.readTLString()
                 }
                 return .starsSubscription(Cons_starsSubscription(canceled: _canceled, canRefulfill: _canRefulfill, missingBalance: _missingBalance, botCanceled: _botCanceled, id: _id, peer: _peer, untilDate: _untilDate, pricing: _pricing, chatInviteHash: _chatInviteHash, title: _title, photo: _photo, invoiceSlug: _invoiceSlug))
@@ -1100,30 +1090,29 @@ extension Api {
             switch self {
                 case .starsSubscription(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(13)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canceled { fields.append(("canceled", .trueFlag)) }
-                    if c.canRefulfill { fields.append(("can_refulfill", .trueFlag)) }
-                    if c.missingBalance { fields.append(("missing_balance", .trueFlag)) }
-                    if c.botCanceled { fields.append(("bot_canceled", .trueFlag)) }
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("until_date", .int(c.untilDate)))
-                    fields.append(("pricing", .object(c.pricing)))
-                    if _flags & 0x8 != 0, let value = c.chatInviteHash {
-                        fields.append(("chat_invite_hash", .string(value)))
+                    var fields = TLFieldList(capacity: 13)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("canceled", c.canceled)
+                    fields.trueFlag("can_refulfill", c.canRefulfill)
+                    fields.trueFlag("missing_balance", c.missingBalance)
+                    fields.trueFlag("bot_canceled", c.botCanceled)
+                    fields.string("id", c.id)
+                    fields.object("peer", c.peer)
+                    fields.int("until_date", c.untilDate)
+                    fields.object("pricing", c.pricing)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.chatInviteHash {
+                        fields.string("chat_invite_hash", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.photo {
-                        fields.append(("photo", .object(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
+                        fields.object("photo", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.invoiceSlug {
-                        fields.append(("invoice_slug", .string(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.invoiceSlug {
+                        fields.string("invoice_slug", value)
                     }
-                    return ("starsSubscription", fields)
+                    return ("starsSubscription", fields.fields)
             }
         }
     }
@@ -1186,11 +1175,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messageReportOption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("text", .string(c.text)))
-                    fields.append(("option", .bytes(c.option)))
-                    return ("messageReportOption", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("text", c.text)
+                    fields.bytes("option", c.option)
+                    return ("messageReportOption", fields.fields)
             }
         }
     }
@@ -1234,11 +1222,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("key", .object(self.key)))
-            fields.append(("rules", .vector(self.rules.map { (e0: Api.InputPrivacyRule) -> TLValue in .object(e0) })))
-            return ("account.setPrivacy", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("key", self.key)
+            fields.objects("rules", self.rules)
+            return ("account.setPrivacy", fields.fields)
         }
     }
 
@@ -1280,10 +1267,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.resetAuthorization", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.resetAuthorization", fields.fields)
         }
     }
 
@@ -1413,25 +1399,25 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if noWebpage { flags |= 0x2 }
-            if silent { flags |= 0x20 }
-            if background { flags |= 0x40 }
-            if clearDraft { flags |= 0x80 }
-            if noforwards { flags |= 0x4000 }
-            if updateStickersetsOrder { flags |= 0x8000 }
-            if invertMedia { flags |= 0x10000 }
-            if allowPaidFloodskip { flags |= 0x80000 }
-            if replyTo != nil { flags |= 0x1 }
-            if replyMarkup != nil { flags |= 0x4 }
-            if entities != nil { flags |= 0x8 }
-            if scheduleDate != nil { flags |= 0x400 }
-            if scheduleRepeatPeriod != nil { flags |= 0x1000000 }
-            if sendAs != nil { flags |= 0x2000 }
-            if quickReplyShortcut != nil { flags |= 0x20000 }
-            if effect != nil { flags |= 0x40000 }
-            if allowPaidStars != nil { flags |= 0x200000 }
-            if suggestedPost != nil { flags |= 0x400000 }
-            if richMessage != nil { flags |= 0x800000 }
+            if noWebpage { tlSetFlag(&flags, 0x2) }
+            if silent { tlSetFlag(&flags, 0x20) }
+            if background { tlSetFlag(&flags, 0x40) }
+            if clearDraft { tlSetFlag(&flags, 0x80) }
+            if noforwards { tlSetFlag(&flags, 0x4000) }
+            if updateStickersetsOrder { tlSetFlag(&flags, 0x8000) }
+            if invertMedia { tlSetFlag(&flags, 0x10000) }
+            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
+            if replyTo != nil { tlSetFlag(&flags, 0x1) }
+            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+            if entities != nil { tlSetFlag(&flags, 0x8) }
+            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
+            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x1000000) }
+            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
+            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
+            if effect != nil { tlSetFlag(&flags, 0x40000) }
+            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
+            if suggestedPost != nil { tlSetFlag(&flags, 0x400000) }
+            if richMessage != nil { tlSetFlag(&flags, 0x800000) }
             return flags
         }
 
@@ -1440,39 +1426,39 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.message)
             buffer.appendInt64(self.randomId)
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x1000000 != 0, let value = self.scheduleRepeatPeriod {
+            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x400000 != 0, let value = self.suggestedPost {
+            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x800000 != 0, let value = self.richMessage {
+            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
                 value.serialize(buffer, true)
             }
         }
@@ -1487,26 +1473,26 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = _flags & 0x2 != 0
+                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _silent = _flags & 0x20 != 0
+                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _background = _flags & 0x40 != 0
+                let _background = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _clearDraft = _flags & 0x80 != 0
+                let _clearDraft = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _noforwards = _flags & 0x4000 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x4000)
                 field = 6
-                let _updateStickersetsOrder = _flags & 0x8000 != 0
+                let _updateStickersetsOrder = tlFlagIsSet(_flags, 0x8000)
                 field = 7
-                let _invertMedia = _flags & 0x10000 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
                 field = 8
-                let _allowPaidFloodskip = _flags & 0x80000 != 0
+                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
                 field = 9
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 10
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 field = 11
@@ -1515,52 +1501,52 @@ extension Api.functions.messages {
                 let _randomId = try reader.readInt64()
                 field = 13
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 14
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 15
                 var _scheduleDate: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _scheduleDate = try reader.readInt32()
                 }
                 field = 16
                 var _scheduleRepeatPeriod: Int32? = nil
-                if _flags & 0x1000000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000000) {
                     _scheduleRepeatPeriod = try reader.readInt32()
                 }
                 field = 17
                 var _sendAs: Api.InputPeer? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _sendAs = try Api.InputPeer.parse(&reader)
                 }
                 field = 18
                 var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if _flags & 0x20000 != 0 {
+                if tlFlagIsSet(_flags, 0x20000) {
                     _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
                 }
                 field = 19
                 var _effect: Int64? = nil
-                if _flags & 0x40000 != 0 {
+                if tlFlagIsSet(_flags, 0x40000) {
                     _effect = try reader.readInt64()
                 }
                 field = 20
                 var _allowPaidStars: Int64? = nil
-                if _flags & 0x200000 != 0 {
+                if tlFlagIsSet(_flags, 0x200000) {
                     _allowPaidStars = try reader.readInt64()
                 }
                 field = 21
                 var _suggestedPost: Api.SuggestedPost? = nil
-                if _flags & 0x400000 != 0 {
+                if tlFlagIsSet(_flags, 0x400000) {
                     _suggestedPost = try Api.SuggestedPost.parse(&reader)
                 }
                 field = 22
                 var _richMessage: Api.InputRichMessage? = nil
-                if _flags & 0x800000 != 0 {
+                if tlFlagIsSet(_flags, 0x800000) {
                     _richMessage = try Api.InputRichMessage.parse(&reader)
                 }
                 return SendMessage(noWebpage: _noWebpage, silent: _silent, background: _background, clearDraft: _clearDraft, noforwards: _noforwards, updateStickersetsOrder: _updateStickersetsOrder, invertMedia: _invertMedia, allowPaidFloodskip: _allowPaidFloodskip, peer: _peer, replyTo: _replyTo, message: _message, randomId: _randomId, replyMarkup: _replyMarkup, entities: _entities, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, allowPaidStars: _allowPaidStars, suggestedPost: _suggestedPost, richMessage: _richMessage)
@@ -1572,54 +1558,53 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(23)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.noWebpage { fields.append(("no_webpage", .trueFlag)) }
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if self.background { fields.append(("background", .trueFlag)) }
-            if self.clearDraft { fields.append(("clear_draft", .trueFlag)) }
-            if self.noforwards { fields.append(("noforwards", .trueFlag)) }
-            if self.updateStickersetsOrder { fields.append(("update_stickersets_order", .trueFlag)) }
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            if self.allowPaidFloodskip { fields.append(("allow_paid_floodskip", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            var fields = TLFieldList(capacity: 23)
+            fields.flags("flags", _flags)
+            fields.trueFlag("no_webpage", self.noWebpage)
+            fields.trueFlag("silent", self.silent)
+            fields.trueFlag("background", self.background)
+            fields.trueFlag("clear_draft", self.clearDraft)
+            fields.trueFlag("noforwards", self.noforwards)
+            fields.trueFlag("update_stickersets_order", self.updateStickersetsOrder)
+            fields.trueFlag("invert_media", self.invertMedia)
+            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            fields.append(("message", .string(self.message)))
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x4 != 0, let value = self.replyMarkup {
-                fields.append(("reply_markup", .object(value)))
+            fields.string("message", self.message)
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
+                fields.object("reply_markup", value)
             }
-            if _flags & 0x8 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x400 != 0, let value = self.scheduleDate {
-                fields.append(("schedule_date", .int(value)))
+            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
+                fields.int("schedule_date", value)
             }
-            if _flags & 0x1000000 != 0, let value = self.scheduleRepeatPeriod {
-                fields.append(("schedule_repeat_period", .int(value)))
+            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
+                fields.int("schedule_repeat_period", value)
             }
-            if _flags & 0x2000 != 0, let value = self.sendAs {
-                fields.append(("send_as", .object(value)))
+            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
+                fields.object("send_as", value)
             }
-            if _flags & 0x20000 != 0, let value = self.quickReplyShortcut {
-                fields.append(("quick_reply_shortcut", .object(value)))
+            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
+                fields.object("quick_reply_shortcut", value)
             }
-            if _flags & 0x40000 != 0, let value = self.effect {
-                fields.append(("effect", .long(value)))
+            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
+                fields.long("effect", value)
             }
-            if _flags & 0x200000 != 0, let value = self.allowPaidStars {
-                fields.append(("allow_paid_stars", .long(value)))
+            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
+                fields.long("allow_paid_stars", value)
             }
-            if _flags & 0x400000 != 0, let value = self.suggestedPost {
-                fields.append(("suggested_post", .object(value)))
+            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
+                fields.object("suggested_post", value)
             }
-            if _flags & 0x800000 != 0, let value = self.richMessage {
-                fields.append(("rich_message", .object(value)))
+            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
+                fields.object("rich_message", value)
             }
-            return ("messages.sendMessage", fields)
+            return ("messages.sendMessage", fields.fields)
         }
     }
 
@@ -1661,10 +1646,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.readMessageContents", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.ints("id", self.id)
+            return ("messages.readMessageContents", fields.fields)
         }
     }
 
@@ -1690,7 +1674,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if force { flags |= 0x1 }
+            if force { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1711,7 +1695,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _force = _flags & 0x1 != 0
+                let _force = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _order = try reader.readVector(boxed: true, of: Api.InputDialogPeer.self)
                 return ReorderPinnedSavedDialogs(force: _force, order: _order)
@@ -1723,12 +1707,11 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.force { fields.append(("force", .trueFlag)) }
-            fields.append(("order", .vector(self.order.map { (e0: Api.InputDialogPeer) -> TLValue in .object(e0) })))
-            return ("messages.reorderPinnedSavedDialogs", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("force", self.force)
+            fields.objects("order", self.order)
+            return ("messages.reorderPinnedSavedDialogs", fields.fields)
         }
     }
 
@@ -1754,7 +1737,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if title != nil { flags |= 0x1 }
+            if title != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -1763,7 +1746,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.reaction.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
                 buffer.appendTLString(value)
             }
         }
@@ -1781,7 +1764,7 @@ extension Api.functions.messages {
                 let _reaction = try Api.Reaction.parse(&reader)
                 field = 2
                 var _title: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _title = try reader.readTLString()
                 }
                 return UpdateSavedReactionTag(reaction: _reaction, title: _title)
@@ -1793,14 +1776,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("reaction", .object(self.reaction)))
-            if _flags & 0x1 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.object("reaction", self.reaction)
+            if tlFlagIsSet(_flags, 0x1), let value = self.title {
+                fields.string("title", value)
             }
-            return ("messages.updateSavedReactionTag", fields)
+            return ("messages.updateSavedReactionTag", fields.fields)
         }
     }
 
@@ -1828,8 +1810,8 @@ extension Api.functions.photos {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if fallback { flags |= 0x1 }
-            if bot != nil { flags |= 0x2 }
+            if fallback { tlSetFlag(&flags, 0x1) }
+            if bot != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -1837,7 +1819,7 @@ extension Api.functions.photos {
             if boxed { buffer.appendUInt32(0x09e82039) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.bot {
+            if tlFlagIsSet(_flags, 0x2), let value = self.bot {
                 value.serialize(buffer, true)
             }
             self.id.serialize(buffer, true)
@@ -1853,10 +1835,10 @@ extension Api.functions.photos {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fallback = _flags & 0x1 != 0
+                let _fallback = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _bot: Api.InputUser? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _bot = try Api.InputUser.parse(&reader)
                 }
                 field = 3
@@ -1870,15 +1852,14 @@ extension Api.functions.photos {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.fallback { fields.append(("fallback", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.bot {
-                fields.append(("bot", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("fallback", self.fallback)
+            if tlFlagIsSet(_flags, 0x2), let value = self.bot {
+                fields.object("bot", value)
             }
-            fields.append(("id", .object(self.id)))
-            return ("photos.updateProfilePhoto", fields)
+            fields.object("id", self.id)
+            return ("photos.updateProfilePhoto", fields.fields)
         }
     }
 
@@ -1952,10 +1933,9 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("offset", .int(self.offset)))
-            return ("channels.getLeftChannels", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("offset", self.offset)
+            return ("channels.getLeftChannels", fields.fields)
         }
     }
 
@@ -2011,7 +1991,7 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if query != nil { flags |= 0x1 }
+            if query != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2019,7 +1999,7 @@ extension Api.functions.channels {
             if boxed { buffer.appendUInt32(0x22567115) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.query {
+            if tlFlagIsSet(_flags, 0x1), let value = self.query {
                 buffer.appendTLString(value)
             }
         }
@@ -2035,7 +2015,7 @@ extension Api.functions.channels {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _query: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _query = try reader.readTLString()
                 }
                 return CheckSearchPostsFlood(query: _query)
@@ -2047,13 +2027,12 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.query {
-                fields.append(("query", .string(value)))
+            var fields = TLFieldList(capacity: 2)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.query {
+                fields.string("query", value)
             }
-            return ("channels.checkSearchPostsFlood", fields)
+            return ("channels.checkSearchPostsFlood", fields.fields)
         }
     }
 
@@ -2101,11 +2080,10 @@ extension Api.functions.channels {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("tab", .object(self.tab)))
-            return ("channels.setMainProfileTab", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("channel", self.channel)
+            fields.object("tab", self.tab)
+            return ("channels.setMainProfileTab", fields.fields)
         }
     }
 
@@ -2147,10 +2125,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("bot", .object(self.bot)))
-            return ("bots.canSendMessage", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("bot", self.bot)
+            return ("bots.canSendMessage", fields.fields)
         }
     }
 
@@ -2192,10 +2169,9 @@ extension Api.functions.stickers {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("sticker", .object(self.sticker)))
-            return ("stickers.removeStickerFromSet", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("sticker", self.sticker)
+            return ("stickers.removeStickerFromSet", fields.fields)
         }
     }
 
@@ -2237,10 +2213,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("call", .object(self.call)))
-            return ("phone.discardGroupCall", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("call", self.call)
+            return ("phone.discardGroupCall", fields.fields)
         }
     }
 
@@ -2268,7 +2243,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if liveStory { flags |= 0x1 }
+            if liveStory { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2290,7 +2265,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _liveStory = _flags & 0x1 != 0
+                let _liveStory = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -2304,13 +2279,12 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.liveStory { fields.append(("live_story", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("revoke", .bool(self.revoke)))
-            return ("phone.getGroupCallStreamRtmpUrl", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("live_story", self.liveStory)
+            fields.object("peer", self.peer)
+            fields.bool("revoke", self.revoke)
+            return ("phone.getGroupCallStreamRtmpUrl", fields.fields)
         }
     }
 
@@ -2336,7 +2310,7 @@ extension Api.functions.stats {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if x != nil { flags |= 0x1 }
+            if x != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2345,7 +2319,7 @@ extension Api.functions.stats {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendTLString(self.token)
-            if _flags & 0x1 != 0, let value = self.x {
+            if tlFlagIsSet(_flags, 0x1), let value = self.x {
                 buffer.appendInt64(value)
             }
         }
@@ -2363,7 +2337,7 @@ extension Api.functions.stats {
                 let _token = try reader.readTLString()
                 field = 2
                 var _x: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _x = try reader.readInt64()
                 }
                 return LoadAsyncGraph(token: _token, x: _x)
@@ -2375,14 +2349,13 @@ extension Api.functions.stats {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("token", .string(self.token)))
-            if _flags & 0x1 != 0, let value = self.x {
-                fields.append(("x", .long(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.string("token", self.token)
+            if tlFlagIsSet(_flags, 0x1), let value = self.x {
+                fields.long("x", value)
             }
-            return ("stats.loadAsyncGraph", fields)
+            return ("stats.loadAsyncGraph", fields.fields)
         }
     }
 
@@ -2424,10 +2397,9 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("id", .vector(self.id.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            return ("stories.getPeerMaxIDs", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("id", self.id)
+            return ("stories.getPeerMaxIDs", fields.fields)
         }
     }
 

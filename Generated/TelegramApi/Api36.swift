@@ -167,8 +167,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canStop { flags |= 0x1 }
-                if keepOnStop { flags |= 0x2 }
+                if canStop { tlSetFlag(&flags, 0x1) }
+                if keepOnStop { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -190,8 +190,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canStop { flags |= 0x1 }
-                if keepOnStop { flags |= 0x2 }
+                if canStop { tlSetFlag(&flags, 0x1) }
+                if keepOnStop { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -213,8 +213,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canStop { flags |= 0x1 }
-                if keepOnStop { flags |= 0x2 }
+                if canStop { tlSetFlag(&flags, 0x1) }
+                if keepOnStop { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -465,9 +465,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canStop = _flags & 0x1 != 0
+                let _canStop = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepOnStop = _flags & 0x2 != 0
+                let _keepOnStop = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -484,9 +484,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canStop = _flags & 0x1 != 0
+                let _canStop = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepOnStop = _flags & 0x2 != 0
+                let _keepOnStop = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -503,9 +503,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canStop = _flags & 0x1 != 0
+                let _canStop = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepOnStop = _flags & 0x2 != 0
+                let _keepOnStop = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -536,27 +536,23 @@ extension Api {
                 case .sendMessageRecordVideoAction:
                     return ("sendMessageRecordVideoAction", [])
                 case .sendMessageUploadVideoAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("progress", .int(c.progress)))
-                    return ("sendMessageUploadVideoAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("progress", c.progress)
+                    return ("sendMessageUploadVideoAction", fields.fields)
                 case .sendMessageRecordAudioAction:
                     return ("sendMessageRecordAudioAction", [])
                 case .sendMessageUploadAudioAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("progress", .int(c.progress)))
-                    return ("sendMessageUploadAudioAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("progress", c.progress)
+                    return ("sendMessageUploadAudioAction", fields.fields)
                 case .sendMessageUploadPhotoAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("progress", .int(c.progress)))
-                    return ("sendMessageUploadPhotoAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("progress", c.progress)
+                    return ("sendMessageUploadPhotoAction", fields.fields)
                 case .sendMessageUploadDocumentAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("progress", .int(c.progress)))
-                    return ("sendMessageUploadDocumentAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("progress", c.progress)
+                    return ("sendMessageUploadDocumentAction", fields.fields)
                 case .sendMessageGeoLocationAction:
                     return ("sendMessageGeoLocationAction", [])
                 case .sendMessageChooseContactAction:
@@ -566,66 +562,58 @@ extension Api {
                 case .sendMessageRecordRoundAction:
                     return ("sendMessageRecordRoundAction", [])
                 case .sendMessageUploadRoundAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("progress", .int(c.progress)))
-                    return ("sendMessageUploadRoundAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("progress", c.progress)
+                    return ("sendMessageUploadRoundAction", fields.fields)
                 case .speakingInGroupCallAction:
                     return ("speakingInGroupCallAction", [])
                 case .sendMessageHistoryImportAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("progress", .int(c.progress)))
-                    return ("sendMessageHistoryImportAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("progress", c.progress)
+                    return ("sendMessageHistoryImportAction", fields.fields)
                 case .sendMessageChooseStickerAction:
                     return ("sendMessageChooseStickerAction", [])
                 case .sendMessageEmojiInteraction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    fields.append(("interaction", .object(c.interaction)))
-                    return ("sendMessageEmojiInteraction", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("emoticon", c.emoticon)
+                    fields.int("msg_id", c.msgId)
+                    fields.object("interaction", c.interaction)
+                    return ("sendMessageEmojiInteraction", fields.fields)
                 case .sendMessageEmojiInteractionSeen(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("emoticon", .string(c.emoticon)))
-                    return ("sendMessageEmojiInteractionSeen", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("emoticon", c.emoticon)
+                    return ("sendMessageEmojiInteractionSeen", fields.fields)
                 case .sendMessageTextDraftAction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canStop { fields.append(("can_stop", .trueFlag)) }
-                    if c.keepOnStop { fields.append(("keep_on_stop", .trueFlag)) }
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("text", .object(c.text)))
-                    return ("sendMessageTextDraftAction", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_stop", c.canStop)
+                    fields.trueFlag("keep_on_stop", c.keepOnStop)
+                    fields.long("random_id", c.randomId)
+                    fields.object("text", c.text)
+                    return ("sendMessageTextDraftAction", fields.fields)
                 case .inputSendMessageRichMessageDraftAction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canStop { fields.append(("can_stop", .trueFlag)) }
-                    if c.keepOnStop { fields.append(("keep_on_stop", .trueFlag)) }
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("rich_message", .object(c.richMessage)))
-                    return ("inputSendMessageRichMessageDraftAction", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_stop", c.canStop)
+                    fields.trueFlag("keep_on_stop", c.keepOnStop)
+                    fields.long("random_id", c.randomId)
+                    fields.object("rich_message", c.richMessage)
+                    return ("inputSendMessageRichMessageDraftAction", fields.fields)
                 case .sendMessageRichMessageDraftAction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.canStop { fields.append(("can_stop", .trueFlag)) }
-                    if c.keepOnStop { fields.append(("keep_on_stop", .trueFlag)) }
-                    fields.append(("random_id", .long(c.randomId)))
-                    fields.append(("rich_message", .object(c.richMessage)))
-                    return ("sendMessageRichMessageDraftAction", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("can_stop", c.canStop)
+                    fields.trueFlag("keep_on_stop", c.keepOnStop)
+                    fields.long("random_id", c.randomId)
+                    fields.object("rich_message", c.richMessage)
+                    return ("sendMessageRichMessageDraftAction", fields.fields)
                 case .sendMessageStopDraftAction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("random_id", .long(c.randomId)))
-                    return ("sendMessageStopDraftAction", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("random_id", c.randomId)
+                    return ("sendMessageStopDraftAction", fields.fields)
             }
         }
     }
@@ -649,7 +637,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if caption { flags |= 0x1 }
+                if caption { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -682,7 +670,7 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _caption = _flags & 0x1 != 0
+                let _caption = tlFlagIsSet(_flags, 0x1)
                 return .messageEditData(Cons_messageEditData(caption: _caption))
             }
             catch {
@@ -694,11 +682,10 @@ extension Api.messages {
             switch self {
                 case .messageEditData(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.caption { fields.append(("caption", .trueFlag)) }
-                    return ("messages.messageEditData", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("caption", c.caption)
+                    return ("messages.messageEditData", fields.fields)
             }
         }
     }
@@ -808,20 +795,18 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputSecureFileUploaded(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("parts", .int(c.parts)))
-                    fields.append(("md5_checksum", .string(c.md5Checksum)))
-                    fields.append(("file_hash", .bytes(c.fileHash)))
-                    fields.append(("secret", .bytes(c.secret)))
-                    return ("inputSecureFileUploaded", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.long("id", c.id)
+                    fields.int("parts", c.parts)
+                    fields.string("md5_checksum", c.md5Checksum)
+                    fields.bytes("file_hash", c.fileHash)
+                    fields.bytes("secret", c.secret)
+                    return ("inputSecureFileUploaded", fields.fields)
                 case .inputSecureFile(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputSecureFile", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputSecureFile", fields.fields)
             }
         }
     }
@@ -861,14 +846,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blur { flags |= 0x2 }
-                if motion { flags |= 0x4 }
-                if backgroundColor != nil { flags |= 0x1 }
-                if secondBackgroundColor != nil && rotation != nil { flags |= 0x10 }
-                if thirdBackgroundColor != nil { flags |= 0x20 }
-                if fourthBackgroundColor != nil { flags |= 0x40 }
-                if intensity != nil { flags |= 0x8 }
-                if emoticon != nil { flags |= 0x80 }
+                if blur { tlSetFlag(&flags, 0x2) }
+                if motion { tlSetFlag(&flags, 0x4) }
+                if backgroundColor != nil { tlSetFlag(&flags, 0x1) }
+                if secondBackgroundColor != nil && rotation != nil { tlSetFlag(&flags, 0x10) }
+                if thirdBackgroundColor != nil { tlSetFlag(&flags, 0x20) }
+                if fourthBackgroundColor != nil { tlSetFlag(&flags, 0x40) }
+                if intensity != nil { tlSetFlag(&flags, 0x8) }
+                if emoticon != nil { tlSetFlag(&flags, 0x80) }
                 return flags
             }
         }
@@ -879,25 +864,25 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x372efcd0) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.backgroundColor {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.backgroundColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.secondBackgroundColor {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.secondBackgroundColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x20 != 0, let value = c.thirdBackgroundColor {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.thirdBackgroundColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x40 != 0, let value = c.fourthBackgroundColor {
+                    if tlFlagIsSet(_flags, 0x40), let value = c.fourthBackgroundColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.intensity {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.intensity {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x10 != 0, let value = c.rotation {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.rotation {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.emoticon {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
             }
@@ -922,42 +907,42 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blur = _flags & 0x2 != 0
+                let _blur = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _motion = _flags & 0x4 != 0
+                let _motion = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _backgroundColor: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _backgroundColor = try reader.readInt32()
                 }
                 field = 4
                 var _secondBackgroundColor: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _secondBackgroundColor = try reader.readInt32()
                 }
                 field = 5
                 var _thirdBackgroundColor: Int32? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _thirdBackgroundColor = try reader.readInt32()
                 }
                 field = 6
                 var _fourthBackgroundColor: Int32? = nil
-                if _flags & 0x40 != 0 {
+                if tlFlagIsSet(_flags, 0x40) {
                     _fourthBackgroundColor = try reader.readInt32()
                 }
                 field = 7
                 var _intensity: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _intensity = try reader.readInt32()
                 }
                 field = 8
                 var _rotation: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _rotation = try reader.readInt32()
                 }
                 field = 9
                 var _emoticon: String? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _emoticon = try reader.readTLString()
                 }
                 return .wallPaperSettings(Cons_wallPaperSettings(blur: _blur, motion: _motion, backgroundColor: _backgroundColor, secondBackgroundColor: _secondBackgroundColor, thirdBackgroundColor: _thirdBackgroundColor, fourthBackgroundColor: _fourthBackgroundColor, intensity: _intensity, rotation: _rotation, emoticon: _emoticon))
@@ -971,33 +956,32 @@ extension Api {
             switch self {
                 case .wallPaperSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(10)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.blur { fields.append(("blur", .trueFlag)) }
-                    if c.motion { fields.append(("motion", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.backgroundColor {
-                        fields.append(("background_color", .int(value)))
+                    var fields = TLFieldList(capacity: 10)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("blur", c.blur)
+                    fields.trueFlag("motion", c.motion)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.backgroundColor {
+                        fields.int("background_color", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.secondBackgroundColor {
-                        fields.append(("second_background_color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.secondBackgroundColor {
+                        fields.int("second_background_color", value)
                     }
-                    if _flags & 0x20 != 0, let value = c.thirdBackgroundColor {
-                        fields.append(("third_background_color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x20), let value = c.thirdBackgroundColor {
+                        fields.int("third_background_color", value)
                     }
-                    if _flags & 0x40 != 0, let value = c.fourthBackgroundColor {
-                        fields.append(("fourth_background_color", .int(value)))
+                    if tlFlagIsSet(_flags, 0x40), let value = c.fourthBackgroundColor {
+                        fields.int("fourth_background_color", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.intensity {
-                        fields.append(("intensity", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.intensity {
+                        fields.int("intensity", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.rotation {
-                        fields.append(("rotation", .int(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.rotation {
+                        fields.int("rotation", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.emoticon {
-                        fields.append(("emoticon", .string(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.emoticon {
+                        fields.string("emoticon", value)
                     }
-                    return ("wallPaperSettings", fields)
+                    return ("wallPaperSettings", fields.fields)
             }
         }
     }
@@ -1033,9 +1017,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if maxId != nil { flags |= 0x1 }
-                if readInboxMaxId != nil { flags |= 0x2 }
-                if readOutboxMaxId != nil { flags |= 0x4 }
+                if maxId != nil { tlSetFlag(&flags, 0x1) }
+                if readInboxMaxId != nil { tlSetFlag(&flags, 0x2) }
+                if readOutboxMaxId != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1047,13 +1031,13 @@ extension Api.messages {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.messages, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.maxId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maxId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.readInboxMaxId {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.readInboxMaxId {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.readOutboxMaxId {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.readOutboxMaxId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.unreadCount)
@@ -1084,17 +1068,17 @@ extension Api.messages {
                 let _messages = try reader.readVector(boxed: true, of: Api.Message.self)
                 field = 2
                 var _maxId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _maxId = try reader.readInt32()
                 }
                 field = 3
                 var _readInboxMaxId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _readInboxMaxId = try reader.readInt32()
                 }
                 field = 4
                 var _readOutboxMaxId: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _readOutboxMaxId = try reader.readInt32()
                 }
                 field = 5
@@ -1114,23 +1098,22 @@ extension Api.messages {
             switch self {
                 case .discussionMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(8)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.maxId {
-                        fields.append(("max_id", .int(value)))
+                    var fields = TLFieldList(capacity: 8)
+                    fields.flags("flags", _flags)
+                    fields.objects("messages", c.messages)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maxId {
+                        fields.int("max_id", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.readInboxMaxId {
-                        fields.append(("read_inbox_max_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.readInboxMaxId {
+                        fields.int("read_inbox_max_id", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.readOutboxMaxId {
-                        fields.append(("read_outbox_max_id", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.readOutboxMaxId {
+                        fields.int("read_outbox_max_id", value)
                     }
-                    fields.append(("unread_count", .int(c.unreadCount)))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.discussionMessage", fields)
+                    fields.int("unread_count", c.unreadCount)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("messages.discussionMessage", fields.fields)
             }
         }
     }
@@ -1193,11 +1176,10 @@ extension Api.stats {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messageStats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("views_graph", .object(c.viewsGraph)))
-                    fields.append(("reactions_by_emotion_graph", .object(c.reactionsByEmotionGraph)))
-                    return ("stats.messageStats", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("views_graph", c.viewsGraph)
+                    fields.object("reactions_by_emotion_graph", c.reactionsByEmotionGraph)
+                    return ("stats.messageStats", fields.fields)
             }
         }
     }
@@ -1265,12 +1247,11 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .joinAsPeers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peers", .vector(c.peers.map { (e0: Api.Peer) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("phone.joinAsPeers", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("peers", c.peers)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("phone.joinAsPeers", fields.fields)
             }
         }
     }
@@ -1333,11 +1314,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .businessWeeklyOpen(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("start_minute", .int(c.startMinute)))
-                    fields.append(("end_minute", .int(c.endMinute)))
-                    return ("businessWeeklyOpen", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("start_minute", c.startMinute)
+                    fields.int("end_minute", c.endMinute)
+                    return ("businessWeeklyOpen", fields.fields)
             }
         }
     }
@@ -1363,7 +1343,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if geoPoint != nil { flags |= 0x1 }
+                if geoPoint != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1374,7 +1354,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xac5c1af7) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.geoPoint {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.geoPoint {
                         value.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.address)
@@ -1401,7 +1381,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _geoPoint: Api.GeoPoint? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _geoPoint = try Api.GeoPoint.parse(&reader)
                 }
                 field = 2
@@ -1417,14 +1397,13 @@ extension Api {
             switch self {
                 case .businessLocation(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.geoPoint {
-                        fields.append(("geo_point", .object(value)))
+                    var fields = TLFieldList(capacity: 3)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.geoPoint {
+                        fields.object("geo_point", value)
                     }
-                    fields.append(("address", .string(c.address)))
-                    return ("businessLocation", fields)
+                    fields.string("address", c.address)
+                    return ("businessLocation", fields.fields)
             }
         }
     }
@@ -1458,8 +1437,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if disabled { flags |= 0x2 }
-                if rights != nil { flags |= 0x4 }
+                if disabled { tlSetFlag(&flags, 0x2) }
+                if rights != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1474,7 +1453,7 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     buffer.appendInt32(c.dcId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x4 != 0, let value = c.rights {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rights {
                         value.serialize(buffer, true)
                     }
             }
@@ -1499,7 +1478,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _disabled = _flags & 0x2 != 0
+                let _disabled = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _connectionId = try reader.readTLString()
                 field = 3
@@ -1510,7 +1489,7 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 6
                 var _rights: Api.BusinessBotRights? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _rights = try Api.BusinessBotRights.parse(&reader)
                 }
                 return .botBusinessConnection(Cons_botBusinessConnection(disabled: _disabled, connectionId: _connectionId, userId: _userId, dcId: _dcId, date: _date, rights: _rights))
@@ -1524,18 +1503,17 @@ extension Api {
             switch self {
                 case .botBusinessConnection(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.disabled { fields.append(("disabled", .trueFlag)) }
-                    fields.append(("connection_id", .string(c.connectionId)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("dc_id", .int(c.dcId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x4 != 0, let value = c.rights {
-                        fields.append(("rights", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("disabled", c.disabled)
+                    fields.string("connection_id", c.connectionId)
+                    fields.long("user_id", c.userId)
+                    fields.int("dc_id", c.dcId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.rights {
+                        fields.object("rights", value)
                     }
-                    return ("botBusinessConnection", fields)
+                    return ("botBusinessConnection", fields.fields)
             }
         }
     }
@@ -1616,10 +1594,9 @@ extension Api {
                 case .paidReactionPrivacyAnonymous:
                     return ("paidReactionPrivacyAnonymous", [])
                 case .paidReactionPrivacyPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("peer", .object(c.peer)))
-                    return ("paidReactionPrivacyPeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("peer", c.peer)
+                    return ("paidReactionPrivacyPeer", fields.fields)
             }
         }
     }
@@ -1728,20 +1705,17 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftAttributeIdModel(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("document_id", .long(c.documentId)))
-                    return ("starGiftAttributeIdModel", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("document_id", c.documentId)
+                    return ("starGiftAttributeIdModel", fields.fields)
                 case .starGiftAttributeIdPattern(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("document_id", .long(c.documentId)))
-                    return ("starGiftAttributeIdPattern", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("document_id", c.documentId)
+                    return ("starGiftAttributeIdPattern", fields.fields)
                 case .starGiftAttributeIdBackdrop(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("backdrop_id", .int(c.backdropId)))
-                    return ("starGiftAttributeIdBackdrop", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("backdrop_id", c.backdropId)
+                    return ("starGiftAttributeIdBackdrop", fields.fields)
             }
         }
     }
@@ -1785,11 +1759,10 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("msg_ids", .vector(self.msgIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-            fields.append(("query", .object(self.query)))
-            return ("invokeAfterMsgs", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.longs("msg_ids", self.msgIds)
+            fields.object("query", self.query)
+            return ("invokeAfterMsgs", fields.fields)
         }
     }
 
@@ -1842,12 +1815,11 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("nonce", .string(self.nonce)))
-            fields.append(("token", .string(self.token)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithGooglePlayIntegrity", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.string("nonce", self.nonce)
+            fields.string("token", self.token)
+            fields.object("query", self.query)
+            return ("invokeWithGooglePlayIntegrity", fields.fields)
         }
     }
 
@@ -1889,10 +1861,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("offline", .bool(self.offline)))
-            return ("account.updateStatus", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.bool("offline", self.offline)
+            return ("account.updateStatus", fields.fields)
         }
     }
 
@@ -1940,11 +1911,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("hash", .string(self.hash)))
-            fields.append(("settings", .object(self.settings)))
-            return ("account.sendConfirmPhoneCode", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("hash", self.hash)
+            fields.object("settings", self.settings)
+            return ("account.sendConfirmPhoneCode", fields.fields)
         }
     }
 
@@ -1986,10 +1956,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("slug", .string(self.slug)))
-            return ("account.deleteBusinessChatLink", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("slug", self.slug)
+            return ("account.deleteBusinessChatLink", fields.fields)
         }
     }
 
@@ -2047,13 +2016,12 @@ extension Api.functions.users {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("id", .object(self.id)))
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("users.getSavedMusic", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("id", self.id)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("users.getSavedMusic", fields.fields)
         }
     }
 
@@ -2101,11 +2069,10 @@ extension Api.functions.users {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("id", .object(self.id)))
-            fields.append(("documents", .vector(self.documents.map { (e0: Api.InputDocument) -> TLValue in .object(e0) })))
-            return ("users.getSavedMusicByID", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("id", self.id)
+            fields.objects("documents", self.documents)
+            return ("users.getSavedMusicByID", fields.fields)
         }
     }
 
@@ -2133,7 +2100,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if force { flags |= 0x1 }
+            if force { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2155,7 +2122,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _force = _flags & 0x1 != 0
+                let _force = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -2169,13 +2136,12 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.force { fields.append(("force", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("order", .vector(self.order.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("messages.reorderPinnedForumTopics", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("force", self.force)
+            fields.object("peer", self.peer)
+            fields.ints("order", self.order)
+            return ("messages.reorderPinnedForumTopics", fields.fields)
         }
     }
 
@@ -2217,10 +2183,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("username", .string(self.username)))
-            return ("bots.checkUsername", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("username", self.username)
+            return ("bots.checkUsername", fields.fields)
         }
     }
 
@@ -2268,11 +2233,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("stargift", .vector(self.stargift.map { (e0: Api.InputSavedStarGift) -> TLValue in .object(e0) })))
-            return ("payments.toggleStarGiftsPinnedToTop", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.objects("stargift", self.stargift)
+            return ("payments.toggleStarGiftsPinnedToTop", fields.fields)
         }
     }
 
@@ -2320,11 +2284,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("source", .int(self.source)))
-            return ("phone.leaveGroupCall", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.int("source", self.source)
+            return ("phone.leaveGroupCall", fields.fields)
         }
     }
 
@@ -2356,9 +2319,9 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if start { flags |= 0x1 }
-            if title != nil { flags |= 0x2 }
-            if videoPortrait != nil { flags |= 0x4 }
+            if start { tlSetFlag(&flags, 0x1) }
+            if title != nil { tlSetFlag(&flags, 0x2) }
+            if videoPortrait != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2367,10 +2330,10 @@ extension Api.functions.phone {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.call.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x2), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.videoPortrait {
+            if tlFlagIsSet(_flags, 0x4), let value = self.videoPortrait {
                 buffer.appendBool(value)
             }
         }
@@ -2385,18 +2348,18 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _start = _flags & 0x1 != 0
+                let _start = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 field = 3
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 4
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 5
                 var _videoPortrait: Bool? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _videoPortrait = try reader.readBool()
                 }
                 return ToggleGroupCallRecord(start: _start, call: _call, title: _title, videoPortrait: _videoPortrait)
@@ -2408,19 +2371,18 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.start { fields.append(("start", .trueFlag)) }
-            if self.video { fields.append(("video", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            if _flags & 0x2 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("start", self.start)
+            fields.trueFlag("video", self.video)
+            fields.object("call", self.call)
+            if tlFlagIsSet(_flags, 0x2), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x4 != 0, let value = self.videoPortrait {
-                fields.append(("video_portrait", .bool(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.videoPortrait {
+                fields.bool("video_portrait", value)
             }
-            return ("phone.toggleGroupCallRecord", fields)
+            return ("phone.toggleGroupCallRecord", fields.fields)
         }
     }
 
@@ -2462,10 +2424,9 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("call", .object(self.call)))
-            return ("phone.startScheduledGroupCall", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("call", self.call)
+            return ("phone.startScheduledGroupCall", fields.fields)
         }
     }
 
@@ -2493,7 +2454,7 @@ extension Api.functions.phone {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if reportSpam { flags |= 0x1 }
+            if reportSpam { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2515,7 +2476,7 @@ extension Api.functions.phone {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reportSpam = _flags & 0x1 != 0
+                let _reportSpam = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
                 field = 3
@@ -2529,13 +2490,12 @@ extension Api.functions.phone {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.reportSpam { fields.append(("report_spam", .trueFlag)) }
-            fields.append(("call", .object(self.call)))
-            fields.append(("messages", .vector(self.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("phone.deleteGroupCallMessages", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("report_spam", self.reportSpam)
+            fields.object("call", self.call)
+            fields.ints("messages", self.messages)
+            return ("phone.deleteGroupCallMessages", fields.fields)
         }
     }
 
@@ -2583,11 +2543,10 @@ extension Api.functions.chatlists {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("chatlist", .object(self.chatlist)))
-            fields.append(("peers", .vector(self.peers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            return ("chatlists.leaveChatlist", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("chatlist", self.chatlist)
+            fields.objects("peers", self.peers)
+            return ("chatlists.leaveChatlist", fields.fields)
         }
     }
 
@@ -2629,10 +2588,9 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("stories.canSendStory", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("stories.canSendStory", fields.fields)
         }
     }
 
@@ -2662,7 +2620,7 @@ extension Api.functions.stories {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if addToRecent { flags |= 0x1 }
+            if addToRecent { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2685,7 +2643,7 @@ extension Api.functions.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _addToRecent = _flags & 0x1 != 0
+                let _addToRecent = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -2701,14 +2659,13 @@ extension Api.functions.stories {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.addToRecent { fields.append(("add_to_recent", .trueFlag)) }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("story_id", .int(self.storyId)))
-            fields.append(("reaction", .object(self.reaction)))
-            return ("stories.sendReaction", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("add_to_recent", self.addToRecent)
+            fields.object("peer", self.peer)
+            fields.int("story_id", self.storyId)
+            fields.object("reaction", self.reaction)
+            return ("stories.sendReaction", fields.fields)
         }
     }
 
@@ -2756,11 +2713,10 @@ extension Api.functions.premium {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("user_id", .object(self.userId)))
-            return ("premium.getUserBoosts", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("user_id", self.userId)
+            return ("premium.getUserBoosts", fields.fields)
         }
     }
 
@@ -2842,17 +2798,17 @@ extension Api.functions.ephemeral {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if invertMedia { flags |= 0x40 }
-            if welcome { flags |= 0x80 }
-            if anchor { flags |= 0x200 }
-            if noforwards { flags |= 0x400 }
-            if peer != nil { flags |= 0x100 }
-            if queryId != nil { flags |= 0x1 }
-            if entities != nil { flags |= 0x2 }
-            if media != nil { flags |= 0x4 }
-            if replyMarkup != nil { flags |= 0x8 }
-            if richMessage != nil { flags |= 0x10 }
-            if replyTo != nil { flags |= 0x20 }
+            if invertMedia { tlSetFlag(&flags, 0x40) }
+            if welcome { tlSetFlag(&flags, 0x80) }
+            if anchor { tlSetFlag(&flags, 0x200) }
+            if noforwards { tlSetFlag(&flags, 0x400) }
+            if peer != nil { tlSetFlag(&flags, 0x100) }
+            if queryId != nil { tlSetFlag(&flags, 0x1) }
+            if entities != nil { tlSetFlag(&flags, 0x2) }
+            if media != nil { tlSetFlag(&flags, 0x4) }
+            if replyMarkup != nil { tlSetFlag(&flags, 0x8) }
+            if richMessage != nil { tlSetFlag(&flags, 0x10) }
+            if replyTo != nil { tlSetFlag(&flags, 0x20) }
             return flags
         }
 
@@ -2860,28 +2816,28 @@ extension Api.functions.ephemeral {
             if boxed { buffer.appendUInt32(0xba8d5f35) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x100 != 0, let value = self.peer {
+            if tlFlagIsSet(_flags, 0x100), let value = self.peer {
                 value.serialize(buffer, true)
             }
             self.receiverId.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.queryId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.queryId {
                 buffer.appendInt64(value)
             }
             buffer.appendTLString(self.message)
-            if _flags & 0x2 != 0, let value = self.entities {
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x4 != 0, let value = self.media {
+            if tlFlagIsSet(_flags, 0x4), let value = self.media {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.replyMarkup {
+            if tlFlagIsSet(_flags, 0x8), let value = self.replyMarkup {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x10 != 0, let value = self.richMessage {
+            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
                 value.serialize(buffer, true)
             }
             buffer.appendInt64(self.randomId)
-            if _flags & 0x20 != 0, let value = self.replyTo {
+            if tlFlagIsSet(_flags, 0x20), let value = self.replyTo {
                 value.serialize(buffer, true)
             }
         }
@@ -2896,52 +2852,52 @@ extension Api.functions.ephemeral {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = _flags & 0x40 != 0
+                let _invertMedia = tlFlagIsSet(_flags, 0x40)
                 field = 2
-                let _welcome = _flags & 0x80 != 0
+                let _welcome = tlFlagIsSet(_flags, 0x80)
                 field = 3
-                let _anchor = _flags & 0x200 != 0
+                let _anchor = tlFlagIsSet(_flags, 0x200)
                 field = 4
-                let _noforwards = _flags & 0x400 != 0
+                let _noforwards = tlFlagIsSet(_flags, 0x400)
                 field = 5
                 var _peer: Api.InputPeer? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _peer = try Api.InputPeer.parse(&reader)
                 }
                 field = 6
                 let _receiverId = try Api.InputUser.parse(&reader)
                 field = 7
                 var _queryId: Int64? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _queryId = try reader.readInt64()
                 }
                 field = 8
                 let _message = try reader.readTLString()
                 field = 9
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 10
                 var _media: Api.InputMedia? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
                 field = 11
                 var _replyMarkup: Api.ReplyMarkup? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
                 field = 12
                 var _richMessage: Api.InputRichMessage? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _richMessage = try Api.InputRichMessage.parse(&reader)
                 }
                 field = 13
                 let _randomId = try reader.readInt64()
                 field = 14
                 var _replyTo: Api.InputReplyTo? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _replyTo = try Api.InputReplyTo.parse(&reader)
                 }
                 return SendMessage(invertMedia: _invertMedia, welcome: _welcome, anchor: _anchor, noforwards: _noforwards, peer: _peer, receiverId: _receiverId, queryId: _queryId, message: _message, entities: _entities, media: _media, replyMarkup: _replyMarkup, richMessage: _richMessage, randomId: _randomId, replyTo: _replyTo)
@@ -2953,38 +2909,37 @@ extension Api.functions.ephemeral {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(15)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.invertMedia { fields.append(("invert_media", .trueFlag)) }
-            if self.welcome { fields.append(("welcome", .trueFlag)) }
-            if self.anchor { fields.append(("anchor", .trueFlag)) }
-            if self.noforwards { fields.append(("noforwards", .trueFlag)) }
-            if _flags & 0x100 != 0, let value = self.peer {
-                fields.append(("peer", .object(value)))
+            var fields = TLFieldList(capacity: 15)
+            fields.flags("flags", _flags)
+            fields.trueFlag("invert_media", self.invertMedia)
+            fields.trueFlag("welcome", self.welcome)
+            fields.trueFlag("anchor", self.anchor)
+            fields.trueFlag("noforwards", self.noforwards)
+            if tlFlagIsSet(_flags, 0x100), let value = self.peer {
+                fields.object("peer", value)
             }
-            fields.append(("receiver_id", .object(self.receiverId)))
-            if _flags & 0x1 != 0, let value = self.queryId {
-                fields.append(("query_id", .long(value)))
+            fields.object("receiver_id", self.receiverId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.queryId {
+                fields.long("query_id", value)
             }
-            fields.append(("message", .string(self.message)))
-            if _flags & 0x2 != 0, let value = self.entities {
-                fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+            fields.string("message", self.message)
+            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
+                fields.objects("entities", value)
             }
-            if _flags & 0x4 != 0, let value = self.media {
-                fields.append(("media", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.media {
+                fields.object("media", value)
             }
-            if _flags & 0x8 != 0, let value = self.replyMarkup {
-                fields.append(("reply_markup", .object(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.replyMarkup {
+                fields.object("reply_markup", value)
             }
-            if _flags & 0x10 != 0, let value = self.richMessage {
-                fields.append(("rich_message", .object(value)))
+            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
+                fields.object("rich_message", value)
             }
-            fields.append(("random_id", .long(self.randomId)))
-            if _flags & 0x20 != 0, let value = self.replyTo {
-                fields.append(("reply_to", .object(value)))
+            fields.long("random_id", self.randomId)
+            if tlFlagIsSet(_flags, 0x20), let value = self.replyTo {
+                fields.object("reply_to", value)
             }
-            return ("ephemeral.sendMessage", fields)
+            return ("ephemeral.sendMessage", fields.fields)
         }
     }
 
@@ -3042,13 +2997,12 @@ extension Api.functions.ephemeral {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            fields.append(("option", .bytes(self.option)))
-            fields.append(("message", .string(self.message)))
-            return ("ephemeral.reportMessage", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            fields.bytes("option", self.option)
+            fields.string("message", self.message)
+            return ("ephemeral.reportMessage", fields.fields)
         }
     }
 

@@ -61,11 +61,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .contactStatus(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("status", .object(c.status)))
-                    return ("contactStatus", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("user_id", c.userId)
+                    fields.object("status", c.status)
+                    return ("contactStatus", fields.fields)
             }
         }
     }
@@ -135,15 +134,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { flags |= 0x2 }
-                if mentioned { flags |= 0x10 }
-                if mediaUnread { flags |= 0x20 }
-                if silent { flags |= 0x2000 }
-                if fwdFrom != nil { flags |= 0x4 }
-                if viaBotId != nil { flags |= 0x800 }
-                if replyTo != nil { flags |= 0x8 }
-                if entities != nil { flags |= 0x80 }
-                if ttlPeriod != nil { flags |= 0x2000000 }
+                if out { tlSetFlag(&flags, 0x2) }
+                if mentioned { tlSetFlag(&flags, 0x10) }
+                if mediaUnread { tlSetFlag(&flags, 0x20) }
+                if silent { tlSetFlag(&flags, 0x2000) }
+                if fwdFrom != nil { tlSetFlag(&flags, 0x4) }
+                if viaBotId != nil { tlSetFlag(&flags, 0x800) }
+                if replyTo != nil { tlSetFlag(&flags, 0x8) }
+                if entities != nil { tlSetFlag(&flags, 0x80) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
                 return flags
             }
         }
@@ -189,15 +188,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { flags |= 0x2 }
-                if mentioned { flags |= 0x10 }
-                if mediaUnread { flags |= 0x20 }
-                if silent { flags |= 0x2000 }
-                if fwdFrom != nil { flags |= 0x4 }
-                if viaBotId != nil { flags |= 0x800 }
-                if replyTo != nil { flags |= 0x8 }
-                if entities != nil { flags |= 0x80 }
-                if ttlPeriod != nil { flags |= 0x2000000 }
+                if out { tlSetFlag(&flags, 0x2) }
+                if mentioned { tlSetFlag(&flags, 0x10) }
+                if mediaUnread { tlSetFlag(&flags, 0x20) }
+                if silent { tlSetFlag(&flags, 0x2000) }
+                if fwdFrom != nil { tlSetFlag(&flags, 0x4) }
+                if viaBotId != nil { tlSetFlag(&flags, 0x800) }
+                if replyTo != nil { tlSetFlag(&flags, 0x8) }
+                if entities != nil { tlSetFlag(&flags, 0x80) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
                 return flags
             }
         }
@@ -274,10 +273,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { flags |= 0x2 }
-                if media != nil { flags |= 0x200 }
-                if entities != nil { flags |= 0x80 }
-                if ttlPeriod != nil { flags |= 0x2000000 }
+                if out { tlSetFlag(&flags, 0x2) }
+                if media != nil { tlSetFlag(&flags, 0x200) }
+                if entities != nil { tlSetFlag(&flags, 0x80) }
+                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
                 return flags
             }
         }
@@ -296,19 +295,19 @@ extension Api {
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.ptsCount)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x4 != 0, let value = c.fwdFrom {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .updateShortChatMessage(let c):
@@ -322,19 +321,19 @@ extension Api {
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.ptsCount)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x4 != 0, let value = c.fwdFrom {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotId {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .updateShort(let c):
@@ -364,13 +363,13 @@ extension Api {
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.ptsCount)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x200 != 0, let value = c.media {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
             }
@@ -405,13 +404,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = _flags & 0x2 != 0
+                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = _flags & 0x10 != 0
+                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = _flags & 0x20 != 0
+                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _silent = _flags & 0x2000 != 0
+                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
@@ -426,27 +425,27 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 11
                 var _fwdFrom: Api.MessageFwdHeader? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _fwdFrom = try Api.MessageFwdHeader.parse(&reader)
                 }
                 field = 12
                 var _viaBotId: Int64? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _viaBotId = try reader.readInt64()
                 }
                 field = 13
                 var _replyTo: Api.MessageReplyHeader? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _replyTo = try Api.MessageReplyHeader.parse(&reader)
                 }
                 field = 14
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 15
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return .updateShortMessage(Cons_updateShortMessage(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, silent: _silent, id: _id, userId: _userId, message: _message, pts: _pts, ptsCount: _ptsCount, date: _date, fwdFrom: _fwdFrom, viaBotId: _viaBotId, replyTo: _replyTo, entities: _entities, ttlPeriod: _ttlPeriod))
@@ -461,13 +460,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = _flags & 0x2 != 0
+                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = _flags & 0x10 != 0
+                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = _flags & 0x20 != 0
+                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _silent = _flags & 0x2000 != 0
+                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
@@ -484,27 +483,27 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 12
                 var _fwdFrom: Api.MessageFwdHeader? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _fwdFrom = try Api.MessageFwdHeader.parse(&reader)
                 }
                 field = 13
                 var _viaBotId: Int64? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _viaBotId = try reader.readInt64()
                 }
                 field = 14
                 var _replyTo: Api.MessageReplyHeader? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _replyTo = try Api.MessageReplyHeader.parse(&reader)
                 }
                 field = 15
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 16
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return .updateShortChatMessage(Cons_updateShortChatMessage(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, silent: _silent, id: _id, fromId: _fromId, chatId: _chatId, message: _message, pts: _pts, ptsCount: _ptsCount, date: _date, fwdFrom: _fwdFrom, viaBotId: _viaBotId, replyTo: _replyTo, entities: _entities, ttlPeriod: _ttlPeriod))
@@ -572,7 +571,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = _flags & 0x2 != 0
+                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -583,17 +582,17 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 6
                 var _media: Api.MessageMedia? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _media = try Api.MessageMedia.parse(&reader)
                 }
                 field = 7
                 var _entities: [Api.MessageEntity]? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
                 field = 8
                 var _ttlPeriod: Int32? = nil
-                if _flags & 0x2000000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
                 return .updateShortSentMessage(Cons_updateShortSentMessage(out: _out, id: _id, pts: _pts, ptsCount: _ptsCount, date: _date, media: _media, entities: _entities, ttlPeriod: _ttlPeriod))
@@ -609,112 +608,106 @@ extension Api {
                     return ("updatesTooLong", [])
                 case .updateShortMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(16)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.out { fields.append(("out", .trueFlag)) }
-                    if c.mentioned { fields.append(("mentioned", .trueFlag)) }
-                    if c.mediaUnread { fields.append(("media_unread", .trueFlag)) }
-                    if c.silent { fields.append(("silent", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("user_id", .long(c.userId)))
-                    fields.append(("message", .string(c.message)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x4 != 0, let value = c.fwdFrom {
-                        fields.append(("fwd_from", .object(value)))
+                    var fields = TLFieldList(capacity: 16)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("out", c.out)
+                    fields.trueFlag("mentioned", c.mentioned)
+                    fields.trueFlag("media_unread", c.mediaUnread)
+                    fields.trueFlag("silent", c.silent)
+                    fields.int("id", c.id)
+                    fields.long("user_id", c.userId)
+                    fields.string("message", c.message)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
+                        fields.object("fwd_from", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotId {
-                        fields.append(("via_bot_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
+                        fields.long("via_bot_id", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
-                        fields.append(("reply_to", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
+                        fields.object("reply_to", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    return ("updateShortMessage", fields)
+                    return ("updateShortMessage", fields.fields)
                 case .updateShortChatMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(17)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.out { fields.append(("out", .trueFlag)) }
-                    if c.mentioned { fields.append(("mentioned", .trueFlag)) }
-                    if c.mediaUnread { fields.append(("media_unread", .trueFlag)) }
-                    if c.silent { fields.append(("silent", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("from_id", .long(c.fromId)))
-                    fields.append(("chat_id", .long(c.chatId)))
-                    fields.append(("message", .string(c.message)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x4 != 0, let value = c.fwdFrom {
-                        fields.append(("fwd_from", .object(value)))
+                    var fields = TLFieldList(capacity: 17)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("out", c.out)
+                    fields.trueFlag("mentioned", c.mentioned)
+                    fields.trueFlag("media_unread", c.mediaUnread)
+                    fields.trueFlag("silent", c.silent)
+                    fields.int("id", c.id)
+                    fields.long("from_id", c.fromId)
+                    fields.long("chat_id", c.chatId)
+                    fields.string("message", c.message)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
+                        fields.object("fwd_from", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.viaBotId {
-                        fields.append(("via_bot_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
+                        fields.long("via_bot_id", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.replyTo {
-                        fields.append(("reply_to", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
+                        fields.object("reply_to", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    return ("updateShortChatMessage", fields)
+                    return ("updateShortChatMessage", fields.fields)
                 case .updateShort(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("update", .object(c.update)))
-                    fields.append(("date", .int(c.date)))
-                    return ("updateShort", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("update", c.update)
+                    fields.int("date", c.date)
+                    return ("updateShort", fields.fields)
                 case .updatesCombined(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("updates", .vector(c.updates.map { (e0: Api.Update) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("seq_start", .int(c.seqStart)))
-                    fields.append(("seq", .int(c.seq)))
-                    return ("updatesCombined", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.objects("updates", c.updates)
+                    fields.objects("users", c.users)
+                    fields.objects("chats", c.chats)
+                    fields.int("date", c.date)
+                    fields.int("seq_start", c.seqStart)
+                    fields.int("seq", c.seq)
+                    return ("updatesCombined", fields.fields)
                 case .updates(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("updates", .vector(c.updates.map { (e0: Api.Update) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("seq", .int(c.seq)))
-                    return ("updates", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.objects("updates", c.updates)
+                    fields.objects("users", c.users)
+                    fields.objects("chats", c.chats)
+                    fields.int("date", c.date)
+                    fields.int("seq", c.seq)
+                    return ("updates", fields.fields)
                 case .updateShortSentMessage(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.out { fields.append(("out", .trueFlag)) }
-                    fields.append(("id", .int(c.id)))
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x200 != 0, let value = c.media {
-                        fields.append(("media", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("out", c.out)
+                    fields.int("id", c.id)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
+                        fields.object("media", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.entities {
-                        fields.append(("entities", .vector(value.map { (e0: Api.MessageEntity) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                        fields.objects("entities", value)
                     }
-                    if _flags & 0x2000000 != 0, let value = c.ttlPeriod {
-                        fields.append(("ttl_period", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                        fields.int("ttl_period", value)
                     }
-                    return ("updateShortSentMessage", fields)
+                    return ("updateShortSentMessage", fields.fields)
             }
         }
     }
@@ -771,10 +764,9 @@ extension Api.auth {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .passwordRecovery(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("email_pattern", .string(c.emailPattern)))
-                    return ("auth.passwordRecovery", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("email_pattern", c.emailPattern)
+                    return ("auth.passwordRecovery", fields.fields)
             }
         }
     }
@@ -827,17 +819,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if revoked { flags |= 0x1 }
-                if permanent { flags |= 0x20 }
-                if requestNeeded { flags |= 0x40 }
-                if startDate != nil { flags |= 0x10 }
-                if expireDate != nil { flags |= 0x2 }
-                if usageLimit != nil { flags |= 0x4 }
-                if usage != nil { flags |= 0x8 }
-                if requested != nil { flags |= 0x80 }
-                if subscriptionExpired != nil { flags |= 0x400 }
-                if title != nil { flags |= 0x100 }
-                if subscriptionPricing != nil { flags |= 0x200 }
+                if revoked { tlSetFlag(&flags, 0x1) }
+                if permanent { tlSetFlag(&flags, 0x20) }
+                if requestNeeded { tlSetFlag(&flags, 0x40) }
+                if startDate != nil { tlSetFlag(&flags, 0x10) }
+                if expireDate != nil { tlSetFlag(&flags, 0x2) }
+                if usageLimit != nil { tlSetFlag(&flags, 0x4) }
+                if usage != nil { tlSetFlag(&flags, 0x8) }
+                if requested != nil { tlSetFlag(&flags, 0x80) }
+                if subscriptionExpired != nil { tlSetFlag(&flags, 0x400) }
+                if title != nil { tlSetFlag(&flags, 0x100) }
+                if subscriptionPricing != nil { tlSetFlag(&flags, 0x200) }
                 return flags
             }
         }
@@ -851,28 +843,28 @@ extension Api {
                     buffer.appendTLString(c.link)
                     buffer.appendInt64(c.adminId)
                     buffer.appendInt32(c.date)
-                    if _flags & 0x10 != 0, let value = c.startDate {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.startDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.expireDate {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.expireDate {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.usageLimit {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.usageLimit {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.usage {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.usage {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.requested {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.requested {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x400 != 0, let value = c.subscriptionExpired {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionExpired {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x100 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x100), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x200 != 0, let value = c.subscriptionPricing {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.subscriptionPricing {
                         value.serialize(buffer, true)
                     }
                 case .chatInvitePublicJoinRequests:
@@ -900,11 +892,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoked = _flags & 0x1 != 0
+                let _revoked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _permanent = _flags & 0x20 != 0
+                let _permanent = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _requestNeeded = _flags & 0x40 != 0
+                let _requestNeeded = tlFlagIsSet(_flags, 0x40)
                 field = 4
                 let _link = try reader.readTLString()
                 field = 5
@@ -913,42 +905,42 @@ extension Api {
                 let _date = try reader.readInt32()
                 field = 7
                 var _startDate: Int32? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _startDate = try reader.readInt32()
                 }
                 field = 8
                 var _expireDate: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _expireDate = try reader.readInt32()
                 }
                 field = 9
                 var _usageLimit: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _usageLimit = try reader.readInt32()
                 }
                 field = 10
                 var _usage: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _usage = try reader.readInt32()
                 }
                 field = 11
                 var _requested: Int32? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _requested = try reader.readInt32()
                 }
                 field = 12
                 var _subscriptionExpired: Int32? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _subscriptionExpired = try reader.readInt32()
                 }
                 field = 13
                 var _title: String? = nil
-                if _flags & 0x100 != 0 {
+                if tlFlagIsSet(_flags, 0x100) {
                     _title = try reader.readTLString()
                 }
                 field = 14
                 var _subscriptionPricing: Api.StarsSubscriptionPricing? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _subscriptionPricing = try Api.StarsSubscriptionPricing.parse(&reader)
                 }
                 return .chatInviteExported(Cons_chatInviteExported(revoked: _revoked, permanent: _permanent, requestNeeded: _requestNeeded, link: _link, adminId: _adminId, date: _date, startDate: _startDate, expireDate: _expireDate, usageLimit: _usageLimit, usage: _usage, requested: _requested, subscriptionExpired: _subscriptionExpired, title: _title, subscriptionPricing: _subscriptionPricing))
@@ -966,40 +958,39 @@ extension Api {
             switch self {
                 case .chatInviteExported(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(15)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.revoked { fields.append(("revoked", .trueFlag)) }
-                    if c.permanent { fields.append(("permanent", .trueFlag)) }
-                    if c.requestNeeded { fields.append(("request_needed", .trueFlag)) }
-                    fields.append(("link", .string(c.link)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("date", .int(c.date)))
-                    if _flags & 0x10 != 0, let value = c.startDate {
-                        fields.append(("start_date", .int(value)))
+                    var fields = TLFieldList(capacity: 15)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("revoked", c.revoked)
+                    fields.trueFlag("permanent", c.permanent)
+                    fields.trueFlag("request_needed", c.requestNeeded)
+                    fields.string("link", c.link)
+                    fields.long("admin_id", c.adminId)
+                    fields.int("date", c.date)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.startDate {
+                        fields.int("start_date", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.expireDate {
-                        fields.append(("expire_date", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.expireDate {
+                        fields.int("expire_date", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.usageLimit {
-                        fields.append(("usage_limit", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.usageLimit {
+                        fields.int("usage_limit", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.usage {
-                        fields.append(("usage", .int(value)))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.usage {
+                        fields.int("usage", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.requested {
-                        fields.append(("requested", .int(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.requested {
+                        fields.int("requested", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.subscriptionExpired {
-                        fields.append(("subscription_expired", .int(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionExpired {
+                        fields.int("subscription_expired", value)
                     }
-                    if _flags & 0x100 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x100), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.subscriptionPricing {
-                        fields.append(("subscription_pricing", .object(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.subscriptionPricing {
+                        fields.object("subscription_pricing", value)
                     }
-                    return ("chatInviteExported", fields)
+                    return ("chatInviteExported", fields.fields)
                 case .chatInvitePublicJoinRequests:
                     return ("chatInvitePublicJoinRequests", [])
             }
@@ -1084,15 +1075,14 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .postAddress(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("street_line1", .string(c.streetLine1)))
-                    fields.append(("street_line2", .string(c.streetLine2)))
-                    fields.append(("city", .string(c.city)))
-                    fields.append(("state", .string(c.state)))
-                    fields.append(("country_iso2", .string(c.countryIso2)))
-                    fields.append(("post_code", .string(c.postCode)))
-                    return ("postAddress", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.string("street_line1", c.streetLine1)
+                    fields.string("street_line2", c.streetLine2)
+                    fields.string("city", c.city)
+                    fields.string("state", c.state)
+                    fields.string("country_iso2", c.countryIso2)
+                    fields.string("post_code", c.postCode)
+                    return ("postAddress", fields.fields)
             }
         }
     }
@@ -1155,11 +1145,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputPhoneCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputPhoneCall", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputPhoneCall", fields.fields)
             }
         }
     }
@@ -1216,10 +1205,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .statsURL(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("statsURL", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("statsURL", fields.fields)
             }
         }
     }
@@ -1273,14 +1261,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requestWriteAccess { flags |= 0x1 }
-                if requestPhoneNumber { flags |= 0x2 }
-                if matchCodesFirst { flags |= 0x20 }
-                if isApp { flags |= 0x40 }
-                if browser != nil && platform != nil && ip != nil && region != nil { flags |= 0x4 }
-                if matchCodes != nil { flags |= 0x8 }
-                if userIdHint != nil { flags |= 0x10 }
-                if verifiedAppName != nil { flags |= 0x80 }
+                if requestWriteAccess { tlSetFlag(&flags, 0x1) }
+                if requestPhoneNumber { tlSetFlag(&flags, 0x2) }
+                if matchCodesFirst { tlSetFlag(&flags, 0x20) }
+                if isApp { tlSetFlag(&flags, 0x40) }
+                if browser != nil && platform != nil && ip != nil && region != nil { tlSetFlag(&flags, 0x4) }
+                if matchCodes != nil { tlSetFlag(&flags, 0x8) }
+                if userIdHint != nil { tlSetFlag(&flags, 0x10) }
+                if verifiedAppName != nil { tlSetFlag(&flags, 0x80) }
                 return flags
             }
         }
@@ -1296,7 +1284,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if url != nil { flags |= 0x1 }
+                if url != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1309,32 +1297,32 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.bot.serialize(buffer, true)
                     buffer.appendTLString(c.domain)
-                    if _flags & 0x4 != 0, let value = c.browser {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.browser {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.platform {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.platform {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.ip {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ip {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.region {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.region {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x8 != 0, let value = c.matchCodes {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.matchCodes {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x10 != 0, let value = c.userIdHint {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.userIdHint {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x80 != 0, let value = c.verifiedAppName {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.verifiedAppName {
                         buffer.appendTLString(value)
                     }
                 case .urlAuthResultAccepted(let c):
                     if boxed { buffer.appendUInt32(0x623a8fa0) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
                     }
                 case .urlAuthResultDefault:
@@ -1363,50 +1351,50 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requestWriteAccess = _flags & 0x1 != 0
+                let _requestWriteAccess = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _requestPhoneNumber = _flags & 0x2 != 0
+                let _requestPhoneNumber = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _matchCodesFirst = _flags & 0x20 != 0
+                let _matchCodesFirst = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _isApp = _flags & 0x40 != 0
+                let _isApp = tlFlagIsSet(_flags, 0x40)
                 field = 5
                 let _bot = try Api.User.parse(&reader)
                 field = 6
                 let _domain = try reader.readTLString()
                 field = 7
                 var _browser: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _browser = try reader.readTLString()
                 }
                 field = 8
                 var _platform: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _platform = try reader.readTLString()
                 }
                 field = 9
                 var _ip: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _ip = try reader.readTLString()
                 }
                 field = 10
                 var _region: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _region = try reader.readTLString()
                 }
                 field = 11
                 var _matchCodes: [String]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _matchCodes = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 12
                 var _userIdHint: Int64? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _userIdHint = try reader.readInt64()
                 }
                 field = 13
                 var _verifiedAppName: String? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _verifiedAppName = try reader.readTLString()
                 }
                 return .urlAuthResultRequest(Cons_urlAuthResultRequest(requestWriteAccess: _requestWriteAccess, requestPhoneNumber: _requestPhoneNumber, matchCodesFirst: _matchCodesFirst, isApp: _isApp, bot: _bot, domain: _domain, browser: _browser, platform: _platform, ip: _ip, region: _region, matchCodes: _matchCodes, userIdHint: _userIdHint, verifiedAppName: _verifiedAppName))
@@ -1422,7 +1410,7 @@ extension Api {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _url: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _url = try reader.readTLString()
                 }
                 return .urlAuthResultAccepted(Cons_urlAuthResultAccepted(url: _url))
@@ -1440,46 +1428,44 @@ extension Api {
             switch self {
                 case .urlAuthResultRequest(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(14)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.requestWriteAccess { fields.append(("request_write_access", .trueFlag)) }
-                    if c.requestPhoneNumber { fields.append(("request_phone_number", .trueFlag)) }
-                    if c.matchCodesFirst { fields.append(("match_codes_first", .trueFlag)) }
-                    if c.isApp { fields.append(("is_app", .trueFlag)) }
-                    fields.append(("bot", .object(c.bot)))
-                    fields.append(("domain", .string(c.domain)))
-                    if _flags & 0x4 != 0, let value = c.browser {
-                        fields.append(("browser", .string(value)))
+                    var fields = TLFieldList(capacity: 14)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("request_write_access", c.requestWriteAccess)
+                    fields.trueFlag("request_phone_number", c.requestPhoneNumber)
+                    fields.trueFlag("match_codes_first", c.matchCodesFirst)
+                    fields.trueFlag("is_app", c.isApp)
+                    fields.object("bot", c.bot)
+                    fields.string("domain", c.domain)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.browser {
+                        fields.string("browser", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.platform {
-                        fields.append(("platform", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.platform {
+                        fields.string("platform", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.ip {
-                        fields.append(("ip", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.ip {
+                        fields.string("ip", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.region {
-                        fields.append(("region", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.region {
+                        fields.string("region", value)
                     }
-                    if _flags & 0x8 != 0, let value = c.matchCodes {
-                        fields.append(("match_codes", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    if tlFlagIsSet(_flags, 0x8), let value = c.matchCodes {
+                        fields.strings("match_codes", value)
                     }
-                    if _flags & 0x10 != 0, let value = c.userIdHint {
-                        fields.append(("user_id_hint", .long(value)))
+                    if tlFlagIsSet(_flags, 0x10), let value = c.userIdHint {
+                        fields.long("user_id_hint", value)
                     }
-                    if _flags & 0x80 != 0, let value = c.verifiedAppName {
-                        fields.append(("verified_app_name", .string(value)))
+                    if tlFlagIsSet(_flags, 0x80), let value = c.verifiedAppName {
+                        fields.string("verified_app_name", value)
                     }
-                    return ("urlAuthResultRequest", fields)
+                    return ("urlAuthResultRequest", fields.fields)
                 case .urlAuthResultAccepted(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if _flags & 0x1 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
+                        fields.string("url", value)
                     }
-                    return ("urlAuthResultAccepted", fields)
+                    return ("urlAuthResultAccepted", fields.fields)
                 case .urlAuthResultDefault:
                     return ("urlAuthResultDefault", [])
             }
@@ -1575,17 +1561,15 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .peerLocated(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("expires", .int(c.expires)))
-                    fields.append(("distance", .int(c.distance)))
-                    return ("peerLocated", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer", c.peer)
+                    fields.int("expires", c.expires)
+                    fields.int("distance", c.distance)
+                    return ("peerLocated", fields.fields)
                 case .peerSelfLocated(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("expires", .int(c.expires)))
-                    return ("peerSelfLocated", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("expires", c.expires)
+                    return ("peerSelfLocated", fields.fields)
             }
         }
     }
@@ -1678,15 +1662,13 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .resetPasswordFailedWait(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("retry_date", .int(c.retryDate)))
-                    return ("account.resetPasswordFailedWait", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("retry_date", c.retryDate)
+                    return ("account.resetPasswordFailedWait", fields.fields)
                 case .resetPasswordRequestedWait(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("until_date", .int(c.untilDate)))
-                    return ("account.resetPasswordRequestedWait", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("until_date", c.untilDate)
+                    return ("account.resetPasswordRequestedWait", fields.fields)
                 case .resetPasswordOk:
                     return ("account.resetPasswordOk", [])
             }
@@ -1782,17 +1764,15 @@ extension Api.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .peerColorSet(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("colors", .vector(c.colors.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("help.peerColorSet", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.ints("colors", c.colors)
+                    return ("help.peerColorSet", fields.fields)
                 case .peerColorProfileSet(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("palette_colors", .vector(c.paletteColors.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("bg_colors", .vector(c.bgColors.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    fields.append(("story_colors", .vector(c.storyColors.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("help.peerColorProfileSet", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.ints("palette_colors", c.paletteColors)
+                    fields.ints("bg_colors", c.bgColors)
+                    fields.ints("story_colors", c.storyColors)
+                    return ("help.peerColorProfileSet", fields.fields)
             }
         }
     }
@@ -1918,23 +1898,20 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .storyReaction(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("peer_id", .object(c.peerId)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("reaction", .object(c.reaction)))
-                    return ("storyReaction", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("peer_id", c.peerId)
+                    fields.int("date", c.date)
+                    fields.object("reaction", c.reaction)
+                    return ("storyReaction", fields.fields)
                 case .storyReactionPublicForward(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("message", .object(c.message)))
-                    return ("storyReactionPublicForward", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("message", c.message)
+                    return ("storyReactionPublicForward", fields.fields)
                 case .storyReactionPublicRepost(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("peer_id", .object(c.peerId)))
-                    fields.append(("story", .object(c.story)))
-                    return ("storyReactionPublicRepost", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("peer_id", c.peerId)
+                    fields.object("story", c.story)
+                    return ("storyReactionPublicRepost", fields.fields)
             }
         }
     }
@@ -1966,8 +1943,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if extended { flags |= 0x2 }
-                if storeProduct != nil { flags |= 0x1 }
+                if extended { tlSetFlag(&flags, 0x2) }
+                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1979,7 +1956,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.stars)
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -2006,12 +1983,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _extended = _flags & 0x2 != 0
+                let _extended = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
                 var _storeProduct: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _storeProduct = try reader.readTLString()
                 }
                 field = 4
@@ -2029,17 +2006,16 @@ extension Api {
             switch self {
                 case .starsGiftOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.extended { fields.append(("extended", .trueFlag)) }
-                    fields.append(("stars", .long(c.stars)))
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
-                        fields.append(("store_product", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("extended", c.extended)
+                    fields.long("stars", c.stars)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                        fields.string("store_product", value)
                     }
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    return ("starsGiftOption", fields)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    return ("starsGiftOption", fields.fields)
             }
         }
     }
@@ -2102,11 +2078,10 @@ extension Api.bots {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .previewInfo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("media", .vector(c.media.map { (e0: Api.BotPreviewMedia) -> TLValue in .object(e0) })))
-                    fields.append(("lang_codes", .vector(c.langCodes.map { (e0: String) -> TLValue in .string(e0) })))
-                    return ("bots.previewInfo", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("media", c.media)
+                    fields.strings("lang_codes", c.langCodes)
+                    return ("bots.previewInfo", fields.fields)
             }
         }
     }
@@ -2195,16 +2170,14 @@ extension Api.users {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .users(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("users.users", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("users", c.users)
+                    return ("users.users", fields.fields)
                 case .usersSlice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("users.usersSlice", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("count", c.count)
+                    fields.objects("users", c.users)
+                    return ("users.usersSlice", fields.fields)
             }
         }
     }
@@ -2236,11 +2209,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if disallowUnlimitedStargifts { flags |= 0x1 }
-                if disallowLimitedStargifts { flags |= 0x2 }
-                if disallowUniqueStargifts { flags |= 0x4 }
-                if disallowPremiumGifts { flags |= 0x8 }
-                if disallowStargiftsFromChannels { flags |= 0x10 }
+                if disallowUnlimitedStargifts { tlSetFlag(&flags, 0x1) }
+                if disallowLimitedStargifts { tlSetFlag(&flags, 0x2) }
+                if disallowUniqueStargifts { tlSetFlag(&flags, 0x4) }
+                if disallowPremiumGifts { tlSetFlag(&flags, 0x8) }
+                if disallowStargiftsFromChannels { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -2273,15 +2246,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _disallowUnlimitedStargifts = _flags & 0x1 != 0
+                let _disallowUnlimitedStargifts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _disallowLimitedStargifts = _flags & 0x2 != 0
+                let _disallowLimitedStargifts = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _disallowUniqueStargifts = _flags & 0x4 != 0
+                let _disallowUniqueStargifts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _disallowPremiumGifts = _flags & 0x8 != 0
+                let _disallowPremiumGifts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _disallowStargiftsFromChannels = _flags & 0x10 != 0
+                let _disallowStargiftsFromChannels = tlFlagIsSet(_flags, 0x10)
                 return .disallowedGiftsSettings(Cons_disallowedGiftsSettings(disallowUnlimitedStargifts: _disallowUnlimitedStargifts, disallowLimitedStargifts: _disallowLimitedStargifts, disallowUniqueStargifts: _disallowUniqueStargifts, disallowPremiumGifts: _disallowPremiumGifts, disallowStargiftsFromChannels: _disallowStargiftsFromChannels))
             }
             catch {
@@ -2293,15 +2266,14 @@ extension Api {
             switch self {
                 case .disallowedGiftsSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.disallowUnlimitedStargifts { fields.append(("disallow_unlimited_stargifts", .trueFlag)) }
-                    if c.disallowLimitedStargifts { fields.append(("disallow_limited_stargifts", .trueFlag)) }
-                    if c.disallowUniqueStargifts { fields.append(("disallow_unique_stargifts", .trueFlag)) }
-                    if c.disallowPremiumGifts { fields.append(("disallow_premium_gifts", .trueFlag)) }
-                    if c.disallowStargiftsFromChannels { fields.append(("disallow_stargifts_from_channels", .trueFlag)) }
-                    return ("disallowedGiftsSettings", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("disallow_unlimited_stargifts", c.disallowUnlimitedStargifts)
+                    fields.trueFlag("disallow_limited_stargifts", c.disallowLimitedStargifts)
+                    fields.trueFlag("disallow_unique_stargifts", c.disallowUniqueStargifts)
+                    fields.trueFlag("disallow_premium_gifts", c.disallowPremiumGifts)
+                    fields.trueFlag("disallow_stargifts_from_channels", c.disallowStargiftsFromChannels)
+                    return ("disallowedGiftsSettings", fields.fields)
             }
         }
     }
@@ -2497,8 +2469,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if listedCount != nil { flags |= 0x1 }
-                if fragmentListedCount != nil && fragmentListedUrl != nil { flags |= 0x2 }
+                if listedCount != nil { tlSetFlag(&flags, 0x1) }
+                if fragmentListedCount != nil && fragmentListedUrl != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2528,13 +2500,13 @@ extension Api {
                     buffer.appendInt32(c.startDate)
                     buffer.appendInt32(c.endDate)
                     buffer.appendInt64(c.averagePrice)
-                    if _flags & 0x1 != 0, let value = c.listedCount {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.listedCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.fragmentListedCount {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedCount {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.fragmentListedUrl {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedUrl {
                         buffer.appendTLString(value)
                     }
             }
@@ -2605,17 +2577,17 @@ extension Api {
                 let _averagePrice = try reader.readInt64()
                 field = 4
                 var _listedCount: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _listedCount = try reader.readInt32()
                 }
                 field = 5
                 var _fragmentListedCount: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _fragmentListedCount = try reader.readInt32()
                 }
                 field = 6
                 var _fragmentListedUrl: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _fragmentListedUrl = try reader.readTLString()
                 }
                 return .starGiftAuctionStateFinished(Cons_starGiftAuctionStateFinished(startDate: _startDate, endDate: _endDate, averagePrice: _averagePrice, listedCount: _listedCount, fragmentListedCount: _fragmentListedCount, fragmentListedUrl: _fragmentListedUrl))
@@ -2630,39 +2602,37 @@ extension Api {
                 case .starGiftAuctionStateNotModified:
                     return ("starGiftAuctionStateNotModified", [])
                 case .starGiftAuctionState(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("version", .int(c.version)))
-                    fields.append(("start_date", .int(c.startDate)))
-                    fields.append(("end_date", .int(c.endDate)))
-                    fields.append(("min_bid_amount", .long(c.minBidAmount)))
-                    fields.append(("bid_levels", .vector(c.bidLevels.map { (e0: Api.AuctionBidLevel) -> TLValue in .object(e0) })))
-                    fields.append(("top_bidders", .vector(c.topBidders.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    fields.append(("next_round_at", .int(c.nextRoundAt)))
-                    fields.append(("last_gift_num", .int(c.lastGiftNum)))
-                    fields.append(("gifts_left", .int(c.giftsLeft)))
-                    fields.append(("current_round", .int(c.currentRound)))
-                    fields.append(("total_rounds", .int(c.totalRounds)))
-                    fields.append(("rounds", .vector(c.rounds.map { (e0: Api.StarGiftAuctionRound) -> TLValue in .object(e0) })))
-                    return ("starGiftAuctionState", fields)
+                    var fields = TLFieldList(capacity: 12)
+                    fields.int("version", c.version)
+                    fields.int("start_date", c.startDate)
+                    fields.int("end_date", c.endDate)
+                    fields.long("min_bid_amount", c.minBidAmount)
+                    fields.objects("bid_levels", c.bidLevels)
+                    fields.longs("top_bidders", c.topBidders)
+                    fields.int("next_round_at", c.nextRoundAt)
+                    fields.int("last_gift_num", c.lastGiftNum)
+                    fields.int("gifts_left", c.giftsLeft)
+                    fields.int("current_round", c.currentRound)
+                    fields.int("total_rounds", c.totalRounds)
+                    fields.objects("rounds", c.rounds)
+                    return ("starGiftAuctionState", fields.fields)
                 case .starGiftAuctionStateFinished(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("start_date", .int(c.startDate)))
-                    fields.append(("end_date", .int(c.endDate)))
-                    fields.append(("average_price", .long(c.averagePrice)))
-                    if _flags & 0x1 != 0, let value = c.listedCount {
-                        fields.append(("listed_count", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.int("start_date", c.startDate)
+                    fields.int("end_date", c.endDate)
+                    fields.long("average_price", c.averagePrice)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.listedCount {
+                        fields.int("listed_count", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.fragmentListedCount {
-                        fields.append(("fragment_listed_count", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedCount {
+                        fields.int("fragment_listed_count", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.fragmentListedUrl {
-                        fields.append(("fragment_listed_url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedUrl {
+                        fields.string("fragment_listed_url", value)
                     }
-                    return ("starGiftAuctionStateFinished", fields)
+                    return ("starGiftAuctionStateFinished", fields.fields)
             }
         }
     }
@@ -2706,11 +2676,10 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("takeout_id", .long(self.takeoutId)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithTakeout", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("takeout_id", self.takeoutId)
+            fields.object("query", self.query)
+            return ("invokeWithTakeout", fields.fields)
         }
     }
 
@@ -2752,10 +2721,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.resetWebAuthorization", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.resetWebAuthorization", fields.fields)
         }
     }
 
@@ -2797,10 +2765,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("wallpapers", .vector(self.wallpapers.map { (e0: Api.InputWallPaper) -> TLValue in .object(e0) })))
-            return ("account.getMultiWallPapers", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.objects("wallpapers", self.wallpapers)
+            return ("account.getMultiWallPapers", fields.fields)
         }
     }
 
@@ -2826,7 +2793,7 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if parentPeer != nil { flags |= 0x1 }
+            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2834,7 +2801,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x19ba4a67) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.parentPeer {
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
                 value.serialize(buffer, true)
             }
             self.userId.serialize(buffer, true)
@@ -2851,7 +2818,7 @@ extension Api.functions.account {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _parentPeer: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _parentPeer = try Api.InputPeer.parse(&reader)
                 }
                 field = 2
@@ -2865,14 +2832,13 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.parentPeer {
-                fields.append(("parent_peer", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
+                fields.object("parent_peer", value)
             }
-            fields.append(("user_id", .object(self.userId)))
-            return ("account.getPaidMessagesRevenue", fields)
+            fields.object("user_id", self.userId)
+            return ("account.getPaidMessagesRevenue", fields.fields)
         }
     }
 
@@ -2900,8 +2866,8 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if unsave { flags |= 0x1 }
-            if afterId != nil { flags |= 0x2 }
+            if unsave { tlSetFlag(&flags, 0x1) }
+            if afterId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2910,7 +2876,7 @@ extension Api.functions.account {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.id.serialize(buffer, true)
-            if _flags & 0x2 != 0, let value = self.afterId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.afterId {
                 value.serialize(buffer, true)
             }
         }
@@ -2925,12 +2891,12 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unsave = _flags & 0x1 != 0
+                let _unsave = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try Api.InputDocument.parse(&reader)
                 field = 3
                 var _afterId: Api.InputDocument? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _afterId = try Api.InputDocument.parse(&reader)
                 }
                 return SaveMusic(unsave: _unsave, id: _id, afterId: _afterId)
@@ -2942,15 +2908,14 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.unsave { fields.append(("unsave", .trueFlag)) }
-            fields.append(("id", .object(self.id)))
-            if _flags & 0x2 != 0, let value = self.afterId {
-                fields.append(("after_id", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("unsave", self.unsave)
+            fields.object("id", self.id)
+            if tlFlagIsSet(_flags, 0x2), let value = self.afterId {
+                fields.object("after_id", value)
             }
-            return ("account.saveMusic", fields)
+            return ("account.saveMusic", fields.fields)
         }
     }
 
@@ -2978,7 +2943,7 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if myStoriesFrom { flags |= 0x1 }
+            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3000,7 +2965,7 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _myStoriesFrom = _flags & 0x1 != 0
+                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _offset = try reader.readInt32()
                 field = 3
@@ -3014,13 +2979,12 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.myStoriesFrom { fields.append(("my_stories_from", .trueFlag)) }
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("contacts.getBlocked", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("my_stories_from", self.myStoriesFrom)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("contacts.getBlocked", fields.fields)
         }
     }
 
@@ -3050,8 +3014,8 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if broadcasts { flags |= 0x1 }
-            if bots { flags |= 0x2 }
+            if broadcasts { tlSetFlag(&flags, 0x1) }
+            if bots { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -3073,9 +3037,9 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcasts = _flags & 0x1 != 0
+                let _broadcasts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _bots = _flags & 0x2 != 0
+                let _bots = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _q = try reader.readTLString()
                 field = 4
@@ -3089,14 +3053,13 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.broadcasts { fields.append(("broadcasts", .trueFlag)) }
-            if self.bots { fields.append(("bots", .trueFlag)) }
-            fields.append(("q", .string(self.q)))
-            fields.append(("limit", .int(self.limit)))
-            return ("contacts.search", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("broadcasts", self.broadcasts)
+            fields.trueFlag("bots", self.bots)
+            fields.string("q", self.q)
+            fields.int("limit", self.limit)
+            return ("contacts.search", fields.fields)
         }
     }
 
@@ -3138,10 +3101,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("max_id", .int(self.maxId)))
-            return ("messages.receivedMessages", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("max_id", self.maxId)
+            return ("messages.receivedMessages", fields.fields)
         }
     }
 
@@ -3183,10 +3145,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("stickerset", .object(self.stickerset)))
-            return ("messages.uninstallStickerSet", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("stickerset", self.stickerset)
+            return ("messages.uninstallStickerSet", fields.fields)
         }
     }
 
@@ -3214,7 +3175,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if businessConnectionId != nil { flags |= 0x1 }
+            if businessConnectionId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3222,7 +3183,7 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x14967978) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.businessConnectionId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.businessConnectionId {
                 buffer.appendTLString(value)
             }
             self.peer.serialize(buffer, true)
@@ -3240,7 +3201,7 @@ extension Api.functions.messages {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _businessConnectionId: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _businessConnectionId = try reader.readTLString()
                 }
                 field = 2
@@ -3256,15 +3217,14 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.businessConnectionId {
-                fields.append(("business_connection_id", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.businessConnectionId {
+                fields.string("business_connection_id", value)
             }
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("media", .object(self.media)))
-            return ("messages.uploadMedia", fields)
+            fields.object("peer", self.peer)
+            fields.object("media", self.media)
+            return ("messages.uploadMedia", fields.fields)
         }
     }
 
@@ -3290,7 +3250,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if filter != nil { flags |= 0x1 }
+            if filter != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3299,7 +3259,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt32(self.id)
-            if _flags & 0x1 != 0, let value = self.filter {
+            if tlFlagIsSet(_flags, 0x1), let value = self.filter {
                 value.serialize(buffer, true)
             }
         }
@@ -3317,7 +3277,7 @@ extension Api.functions.messages {
                 let _id = try reader.readInt32()
                 field = 2
                 var _filter: Api.DialogFilter? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _filter = try Api.DialogFilter.parse(&reader)
                 }
                 return UpdateDialogFilter(id: _id, filter: _filter)
@@ -3329,14 +3289,13 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("id", .int(self.id)))
-            if _flags & 0x1 != 0, let value = self.filter {
-                fields.append(("filter", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.int("id", self.id)
+            if tlFlagIsSet(_flags, 0x1), let value = self.filter {
+                fields.object("filter", value)
             }
-            return ("messages.updateDialogFilter", fields)
+            return ("messages.updateDialogFilter", fields.fields)
         }
     }
 
@@ -3389,12 +3348,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getOldFeaturedStickers", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("messages.getOldFeaturedStickers", fields.fields)
         }
     }
 
@@ -3442,11 +3400,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("messages.transcribeAudio", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            return ("messages.transcribeAudio", fields.fields)
         }
     }
 
@@ -3494,11 +3451,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("emoticon", .string(self.emoticon)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.searchCustomEmoji", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("emoticon", self.emoticon)
+            fields.long("hash", self.hash)
+            return ("messages.searchCustomEmoji", fields.fields)
         }
     }
 
@@ -3546,11 +3502,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("shortcut_id", .int(self.shortcutId)))
-            fields.append(("shortcut", .string(self.shortcut)))
-            return ("messages.editQuickReplyShortcut", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("shortcut_id", self.shortcutId)
+            fields.string("shortcut", self.shortcut)
+            return ("messages.editQuickReplyShortcut", fields.fields)
         }
     }
 
@@ -3582,11 +3537,11 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if proofread { flags |= 0x1 }
-            if emojify { flags |= 0x8 }
-            if text != nil { flags |= 0x10 }
-            if translateToLang != nil { flags |= 0x2 }
-            if tone != nil { flags |= 0x4 }
+            if proofread { tlSetFlag(&flags, 0x1) }
+            if emojify { tlSetFlag(&flags, 0x8) }
+            if text != nil { tlSetFlag(&flags, 0x10) }
+            if translateToLang != nil { tlSetFlag(&flags, 0x2) }
+            if tone != nil { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -3594,13 +3549,13 @@ extension Api.functions.messages {
             if boxed { buffer.appendUInt32(0x8d7ae6af) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x10 != 0, let value = self.text {
+            if tlFlagIsSet(_flags, 0x10), let value = self.text {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.translateToLang {
+            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x4 != 0, let value = self.tone {
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
                 value.serialize(buffer, true)
             }
         }
@@ -3615,22 +3570,22 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _proofread = _flags & 0x1 != 0
+                let _proofread = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojify = _flags & 0x8 != 0
+                let _emojify = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 var _text: Api.InputRichMessage? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _text = try Api.InputRichMessage.parse(&reader)
                 }
                 field = 4
                 var _translateToLang: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _translateToLang = try reader.readTLString()
                 }
                 field = 5
                 var _tone: Api.InputAiComposeTone? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _tone = try Api.InputAiComposeTone.parse(&reader)
                 }
                 return ComposeRichMessageWithAI(proofread: _proofread, emojify: _emojify, text: _text, translateToLang: _translateToLang, tone: _tone)
@@ -3642,21 +3597,20 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.proofread { fields.append(("proofread", .trueFlag)) }
-            if self.emojify { fields.append(("emojify", .trueFlag)) }
-            if _flags & 0x10 != 0, let value = self.text {
-                fields.append(("text", .object(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.trueFlag("proofread", self.proofread)
+            fields.trueFlag("emojify", self.emojify)
+            if tlFlagIsSet(_flags, 0x10), let value = self.text {
+                fields.object("text", value)
             }
-            if _flags & 0x2 != 0, let value = self.translateToLang {
-                fields.append(("translate_to_lang", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
+                fields.string("translate_to_lang", value)
             }
-            if _flags & 0x4 != 0, let value = self.tone {
-                fields.append(("tone", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
+                fields.object("tone", value)
             }
-            return ("messages.composeRichMessageWithAI", fields)
+            return ("messages.composeRichMessageWithAI", fields.fields)
         }
     }
 
@@ -3714,13 +3668,12 @@ extension Api.functions.upload {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("file_id", .long(self.fileId)))
-            fields.append(("file_part", .int(self.filePart)))
-            fields.append(("file_total_parts", .int(self.fileTotalParts)))
-            fields.append(("bytes", .bytes(self.bytes)))
-            return ("upload.saveBigFilePart", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.long("file_id", self.fileId)
+            fields.int("file_part", self.filePart)
+            fields.int("file_total_parts", self.fileTotalParts)
+            fields.bytes("bytes", self.bytes)
+            return ("upload.saveBigFilePart", fields.fields)
         }
     }
 
@@ -3750,10 +3703,10 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if byLocation { flags |= 0x1 }
-            if checkLimit { flags |= 0x2 }
-            if forPersonal { flags |= 0x4 }
-            if forCommunityPeer { flags |= 0x8 }
+            if byLocation { tlSetFlag(&flags, 0x1) }
+            if checkLimit { tlSetFlag(&flags, 0x2) }
+            if forPersonal { tlSetFlag(&flags, 0x4) }
+            if forCommunityPeer { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -3773,13 +3726,13 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byLocation = _flags & 0x1 != 0
+                let _byLocation = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checkLimit = _flags & 0x2 != 0
+                let _checkLimit = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _forPersonal = _flags & 0x4 != 0
+                let _forPersonal = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _forCommunityPeer = _flags & 0x8 != 0
+                let _forCommunityPeer = tlFlagIsSet(_flags, 0x8)
                 return GetAdminedPublicChannels(byLocation: _byLocation, checkLimit: _checkLimit, forPersonal: _forPersonal, forCommunityPeer: _forCommunityPeer)
             }
             catch {
@@ -3789,14 +3742,13 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.byLocation { fields.append(("by_location", .trueFlag)) }
-            if self.checkLimit { fields.append(("check_limit", .trueFlag)) }
-            if self.forPersonal { fields.append(("for_personal", .trueFlag)) }
-            if self.forCommunityPeer { fields.append(("for_community_peer", .trueFlag)) }
-            return ("channels.getAdminedPublicChannels", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("by_location", self.byLocation)
+            fields.trueFlag("check_limit", self.checkLimit)
+            fields.trueFlag("for_personal", self.forPersonal)
+            fields.trueFlag("for_community_peer", self.forCommunityPeer)
+            return ("channels.getAdminedPublicChannels", fields.fields)
         }
     }
 
@@ -3822,7 +3774,7 @@ extension Api.functions.bots {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if bot != nil { flags |= 0x1 }
+            if bot != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3830,7 +3782,7 @@ extension Api.functions.bots {
             if boxed { buffer.appendUInt32(0xdcd914fd) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x1 != 0, let value = self.bot {
+            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
                 value.serialize(buffer, true)
             }
             buffer.appendTLString(self.langCode)
@@ -3847,7 +3799,7 @@ extension Api.functions.bots {
                 let _flags = try reader.readInt32()
                 field = 1
                 var _bot: Api.InputUser? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _bot = try Api.InputUser.parse(&reader)
                 }
                 field = 2
@@ -3861,14 +3813,13 @@ extension Api.functions.bots {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if _flags & 0x1 != 0, let value = self.bot {
-                fields.append(("bot", .object(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
+                fields.object("bot", value)
             }
-            fields.append(("lang_code", .string(self.langCode)))
-            return ("bots.getBotInfo", fields)
+            fields.string("lang_code", self.langCode)
+            return ("bots.getBotInfo", fields.fields)
         }
     }
 
@@ -3916,11 +3867,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("stargift", .object(self.stargift)))
-            fields.append(("password", .object(self.password)))
-            return ("payments.getStarGiftWithdrawalUrl", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("stargift", self.stargift)
+            fields.object("password", self.password)
+            return ("payments.getStarGiftWithdrawalUrl", fields.fields)
         }
     }
 
@@ -3968,11 +3918,10 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("call", .object(self.call)))
-            fields.append(("params", .object(self.params)))
-            return ("phone.joinGroupCallPresentation", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("call", self.call)
+            fields.object("params", self.params)
+            return ("phone.joinGroupCallPresentation", fields.fields)
         }
     }
 
@@ -4020,11 +3969,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .vector(self.id.map { (e0: Int32) -> TLValue in .int(e0) })))
-            return ("stories.togglePinnedToTop", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.ints("id", self.id)
+            return ("stories.togglePinnedToTop", fields.fields)
         }
     }
 
@@ -4088,10 +4036,10 @@ extension Api.functions.aicompose {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if displayAuthor != nil { flags |= 0x1 }
-            if emojiId != nil { flags |= 0x2 }
-            if title != nil { flags |= 0x4 }
-            if prompt != nil { flags |= 0x8 }
+            if displayAuthor != nil { tlSetFlag(&flags, 0x1) }
+            if emojiId != nil { tlSetFlag(&flags, 0x2) }
+            if title != nil { tlSetFlag(&flags, 0x4) }
+            if prompt != nil { tlSetFlag(&flags, 0x8) }
             return flags
         }
 
@@ -4100,16 +4048,16 @@ extension Api.functions.aicompose {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.tone.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.displayAuthor {
+            if tlFlagIsSet(_flags, 0x1), let value = self.displayAuthor {
                 buffer.appendBool(value)
             }
-            if _flags & 0x2 != 0, let value = self.emojiId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.emojiId {
                 buffer.appendInt64(value)
             }
-            if _flags & 0x4 != 0, let value = self.title {
+            if tlFlagIsSet(_flags, 0x4), let value = self.title {
                 buffer.appendTLString(value)
             }
-            if _flags & 0x8 != 0, let value = self.prompt {
+            if tlFlagIsSet(_flags, 0x8), let value = self.prompt {
                 buffer.appendTLString(value)
             }
         }
@@ -4127,22 +4075,22 @@ extension Api.functions.aicompose {
                 let _tone = try Api.InputAiComposeTone.parse(&reader)
                 field = 2
                 var _displayAuthor: Bool? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _displayAuthor = try reader.readBool()
                 }
                 field = 3
                 var _emojiId: Int64? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _emojiId = try reader.readInt64()
                 }
                 field = 4
                 var _title: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _title = try reader.readTLString()
                 }
                 field = 5
                 var _prompt: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _prompt = try reader.readTLString()
                 }
                 return UpdateTone(tone: _tone, displayAuthor: _displayAuthor, emojiId: _emojiId, title: _title, prompt: _prompt)
@@ -4154,23 +4102,22 @@ extension Api.functions.aicompose {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("tone", .object(self.tone)))
-            if _flags & 0x1 != 0, let value = self.displayAuthor {
-                fields.append(("display_author", .bool(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("tone", self.tone)
+            if tlFlagIsSet(_flags, 0x1), let value = self.displayAuthor {
+                fields.bool("display_author", value)
             }
-            if _flags & 0x2 != 0, let value = self.emojiId {
-                fields.append(("emoji_id", .long(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.emojiId {
+                fields.long("emoji_id", value)
             }
-            if _flags & 0x4 != 0, let value = self.title {
-                fields.append(("title", .string(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.title {
+                fields.string("title", value)
             }
-            if _flags & 0x8 != 0, let value = self.prompt {
-                fields.append(("prompt", .string(value)))
+            if tlFlagIsSet(_flags, 0x8), let value = self.prompt {
+                fields.string("prompt", value)
             }
-            return ("aicompose.updateTone", fields)
+            return ("aicompose.updateTone", fields.fields)
         }
     }
 

@@ -71,20 +71,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if channel { flags |= 0x1 }
-                if broadcast { flags |= 0x2 }
-                if `public` { flags |= 0x4 }
-                if megagroup { flags |= 0x8 }
-                if requestNeeded { flags |= 0x40 }
-                if verified { flags |= 0x80 }
-                if scam { flags |= 0x100 }
-                if fake { flags |= 0x200 }
-                if canRefulfillSubscription { flags |= 0x800 }
-                if about != nil { flags |= 0x20 }
-                if participants != nil { flags |= 0x10 }
-                if subscriptionPricing != nil { flags |= 0x400 }
-                if subscriptionFormId != nil { flags |= 0x1000 }
-                if botVerification != nil { flags |= 0x2000 }
+                if channel { tlSetFlag(&flags, 0x1) }
+                if broadcast { tlSetFlag(&flags, 0x2) }
+                if `public` { tlSetFlag(&flags, 0x4) }
+                if megagroup { tlSetFlag(&flags, 0x8) }
+                if requestNeeded { tlSetFlag(&flags, 0x40) }
+                if verified { tlSetFlag(&flags, 0x80) }
+                if scam { tlSetFlag(&flags, 0x100) }
+                if fake { tlSetFlag(&flags, 0x200) }
+                if canRefulfillSubscription { tlSetFlag(&flags, 0x800) }
+                if about != nil { tlSetFlag(&flags, 0x20) }
+                if participants != nil { tlSetFlag(&flags, 0x10) }
+                if subscriptionPricing != nil { tlSetFlag(&flags, 0x400) }
+                if subscriptionFormId != nil { tlSetFlag(&flags, 0x1000) }
+                if botVerification != nil { tlSetFlag(&flags, 0x2000) }
                 return flags
             }
         }
@@ -110,22 +110,22 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
-                    if _flags & 0x20 != 0, let value = c.about {
+                    if tlFlagIsSet(_flags, 0x20), let value = c.about {
                         buffer.appendTLString(value)
                     }
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.participantsCount)
-                    if _flags & 0x10 != 0, let value = c.participants {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.participants {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.color)
-                    if _flags & 0x400 != 0, let value = c.subscriptionPricing {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionPricing {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x1000 != 0, let value = c.subscriptionFormId {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionFormId {
                         buffer.appendInt64(value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.botVerification {
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.botVerification {
                         value.serialize(buffer, true)
                     }
                 case .chatInvitePeek(let c):
@@ -166,28 +166,28 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _channel = _flags & 0x1 != 0
+                let _channel = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _broadcast = _flags & 0x2 != 0
+                let _broadcast = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _public = _flags & 0x4 != 0
+                let _public = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _megagroup = _flags & 0x8 != 0
+                let _megagroup = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _requestNeeded = _flags & 0x40 != 0
+                let _requestNeeded = tlFlagIsSet(_flags, 0x40)
                 field = 6
-                let _verified = _flags & 0x80 != 0
+                let _verified = tlFlagIsSet(_flags, 0x80)
                 field = 7
-                let _scam = _flags & 0x100 != 0
+                let _scam = tlFlagIsSet(_flags, 0x100)
                 field = 8
-                let _fake = _flags & 0x200 != 0
+                let _fake = tlFlagIsSet(_flags, 0x200)
                 field = 9
-                let _canRefulfillSubscription = _flags & 0x800 != 0
+                let _canRefulfillSubscription = tlFlagIsSet(_flags, 0x800)
                 field = 10
                 let _title = try reader.readTLString()
                 field = 11
                 var _about: String? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _about = try reader.readTLString()
                 }
                 field = 12
@@ -196,24 +196,24 @@ extension Api {
                 let _participantsCount = try reader.readInt32()
                 field = 14
                 var _participants: [Api.User]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _participants = try reader.readVector(boxed: true, of: Api.User.self)
                 }
                 field = 15
                 let _color = try reader.readInt32()
                 field = 16
                 var _subscriptionPricing: Api.StarsSubscriptionPricing? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _subscriptionPricing = try Api.StarsSubscriptionPricing.parse(&reader)
                 }
                 field = 17
                 var _subscriptionFormId: Int64? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _subscriptionFormId = try reader.readInt64()
                 }
                 field = 18
                 var _botVerification: Api.BotVerification? = nil
-                if _flags & 0x2000 != 0 {
+                if tlFlagIsSet(_flags, 0x2000) {
                     _botVerification = try Api.BotVerification.parse(&reader)
                 }
                 return .chatInvite(Cons_chatInvite(channel: _channel, broadcast: _broadcast, public: _public, megagroup: _megagroup, requestNeeded: _requestNeeded, verified: _verified, scam: _scam, fake: _fake, canRefulfillSubscription: _canRefulfillSubscription, title: _title, about: _about, photo: _photo, participantsCount: _participantsCount, participants: _participants, color: _color, subscriptionPricing: _subscriptionPricing, subscriptionFormId: _subscriptionFormId, botVerification: _botVerification))
@@ -239,50 +239,47 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .chatInviteAlready(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("chat", .object(c.chat)))
-                    return ("chatInviteAlready", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("chat", c.chat)
+                    return ("chatInviteAlready", fields.fields)
                 case .chatInvite(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(19)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.channel { fields.append(("channel", .trueFlag)) }
-                    if c.broadcast { fields.append(("broadcast", .trueFlag)) }
-                    if c.`public` { fields.append(("public", .trueFlag)) }
-                    if c.megagroup { fields.append(("megagroup", .trueFlag)) }
-                    if c.requestNeeded { fields.append(("request_needed", .trueFlag)) }
-                    if c.verified { fields.append(("verified", .trueFlag)) }
-                    if c.scam { fields.append(("scam", .trueFlag)) }
-                    if c.fake { fields.append(("fake", .trueFlag)) }
-                    if c.canRefulfillSubscription { fields.append(("can_refulfill_subscription", .trueFlag)) }
-                    fields.append(("title", .string(c.title)))
-                    if _flags & 0x20 != 0, let value = c.about {
-                        fields.append(("about", .string(value)))
+                    var fields = TLFieldList(capacity: 19)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("channel", c.channel)
+                    fields.trueFlag("broadcast", c.broadcast)
+                    fields.trueFlag("public", c.`public`)
+                    fields.trueFlag("megagroup", c.megagroup)
+                    fields.trueFlag("request_needed", c.requestNeeded)
+                    fields.trueFlag("verified", c.verified)
+                    fields.trueFlag("scam", c.scam)
+                    fields.trueFlag("fake", c.fake)
+                    fields.trueFlag("can_refulfill_subscription", c.canRefulfillSubscription)
+                    fields.string("title", c.title)
+                    if tlFlagIsSet(_flags, 0x20), let value = c.about {
+                        fields.string("about", value)
                     }
-                    fields.append(("photo", .object(c.photo)))
-                    fields.append(("participants_count", .int(c.participantsCount)))
-                    if _flags & 0x10 != 0, let value = c.participants {
-                        fields.append(("participants", .vector(value.map { (e0: Api.User) -> TLValue in .object(e0) })))
+                    fields.object("photo", c.photo)
+                    fields.int("participants_count", c.participantsCount)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.participants {
+                        fields.objects("participants", value)
                     }
-                    fields.append(("color", .int(c.color)))
-                    if _flags & 0x400 != 0, let value = c.subscriptionPricing {
-                        fields.append(("subscription_pricing", .object(value)))
+                    fields.int("color", c.color)
+                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionPricing {
+                        fields.object("subscription_pricing", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.subscriptionFormId {
-                        fields.append(("subscription_form_id", .long(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionFormId {
+                        fields.long("subscription_form_id", value)
                     }
-                    if _flags & 0x2000 != 0, let value = c.botVerification {
-                        fields.append(("bot_verification", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2000), let value = c.botVerification {
+                        fields.object("bot_verification", value)
                     }
-                    return ("chatInvite", fields)
+                    return ("chatInvite", fields.fields)
                 case .chatInvitePeek(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("chat", .object(c.chat)))
-                    fields.append(("expires", .int(c.expires)))
-                    return ("chatInvitePeek", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("chat", c.chat)
+                    fields.int("expires", c.expires)
+                    return ("chatInvitePeek", fields.fields)
             }
         }
     }
@@ -360,14 +357,13 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .peerDialogs(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("dialogs", .vector(c.dialogs.map { (e0: Api.Dialog) -> TLValue in .object(e0) })))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Api.Message) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    fields.append(("state", .object(c.state)))
-                    return ("messages.peerDialogs", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.objects("dialogs", c.dialogs)
+                    fields.objects("messages", c.messages)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    fields.object("state", c.state)
+                    return ("messages.peerDialogs", fields.fields)
             }
         }
     }
@@ -457,12 +453,11 @@ extension Api.contacts {
                 case .topPeersNotModified:
                     return ("contacts.topPeersNotModified", [])
                 case .topPeers(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("categories", .vector(c.categories.map { (e0: Api.TopPeerCategoryPeers) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("contacts.topPeers", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.objects("categories", c.categories)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("contacts.topPeers", fields.fields)
                 case .topPeersDisabled:
                     return ("contacts.topPeersDisabled", [])
             }
@@ -527,11 +522,10 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .highScores(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("scores", .vector(c.scores.map { (e0: Api.HighScore) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("messages.highScores", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("scores", c.scores)
+                    fields.objects("users", c.users)
+                    return ("messages.highScores", fields.fields)
             }
         }
     }
@@ -594,11 +588,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .paymentSavedCredentialsCard(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("title", .string(c.title)))
-                    return ("paymentSavedCredentialsCard", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("id", c.id)
+                    fields.string("title", c.title)
+                    return ("paymentSavedCredentialsCard", fields.fields)
             }
         }
     }
@@ -671,13 +664,12 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputWebDocument(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("size", .int(c.size)))
-                    fields.append(("mime_type", .string(c.mimeType)))
-                    fields.append(("attributes", .vector(c.attributes.map { (e0: Api.DocumentAttribute) -> TLValue in .object(e0) })))
-                    return ("inputWebDocument", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.string("url", c.url)
+                    fields.int("size", c.size)
+                    fields.string("mime_type", c.mimeType)
+                    fields.objects("attributes", c.attributes)
+                    return ("inputWebDocument", fields.fields)
             }
         }
     }
@@ -743,9 +735,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if small { flags |= 0x4 }
-                if document != nil { flags |= 0x1 }
-                if title != nil && performer != nil { flags |= 0x2 }
+                if small { tlSetFlag(&flags, 0x4) }
+                if document != nil { tlSetFlag(&flags, 0x1) }
+                if title != nil && performer != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -768,13 +760,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xf46fe924) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.document {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.title {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x2 != 0, let value = c.performer {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
                         buffer.appendTLString(value)
                     }
             }
@@ -835,20 +827,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _small = _flags & 0x4 != 0
+                let _small = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _document: Api.InputDocument? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _document = try Api.InputDocument.parse(&reader)
                 }
                 field = 3
                 var _title: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
                 field = 4
                 var _performer: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _performer = try reader.readTLString()
                 }
                 return .inputWebFileAudioAlbumThumbLocation(Cons_inputWebFileAudioAlbumThumbLocation(small: _small, document: _document, title: _title, performer: _performer))
@@ -861,37 +853,34 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .inputWebFileLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    return ("inputWebFileLocation", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.long("access_hash", c.accessHash)
+                    return ("inputWebFileLocation", fields.fields)
                 case .inputWebFileGeoPointLocation(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("geo_point", .object(c.geoPoint)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("w", .int(c.w)))
-                    fields.append(("h", .int(c.h)))
-                    fields.append(("zoom", .int(c.zoom)))
-                    fields.append(("scale", .int(c.scale)))
-                    return ("inputWebFileGeoPointLocation", fields)
+                    var fields = TLFieldList(capacity: 6)
+                    fields.object("geo_point", c.geoPoint)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("w", c.w)
+                    fields.int("h", c.h)
+                    fields.int("zoom", c.zoom)
+                    fields.int("scale", c.scale)
+                    return ("inputWebFileGeoPointLocation", fields.fields)
                 case .inputWebFileAudioAlbumThumbLocation(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.small { fields.append(("small", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.document {
-                        fields.append(("document", .object(value)))
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("small", c.small)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
+                        fields.object("document", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.title {
-                        fields.append(("title", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                        fields.string("title", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.performer {
-                        fields.append(("performer", .string(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
+                        fields.string("performer", value)
                     }
-                    return ("inputWebFileAudioAlbumThumbLocation", fields)
+                    return ("inputWebFileAudioAlbumThumbLocation", fields.fields)
             }
         }
     }
@@ -959,12 +948,11 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .shippingOption(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("id", .string(c.id)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("prices", .vector(c.prices.map { (e0: Api.LabeledPrice) -> TLValue in .object(e0) })))
-                    return ("shippingOption", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.string("id", c.id)
+                    fields.string("title", c.title)
+                    fields.objects("prices", c.prices)
+                    return ("shippingOption", fields.fields)
             }
         }
     }
@@ -1002,10 +990,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if part { flags |= 0x1 }
-                if rtl { flags |= 0x2 }
-                if v2 { flags |= 0x4 }
-                if views != nil { flags |= 0x8 }
+                if part { tlSetFlag(&flags, 0x1) }
+                if rtl { tlSetFlag(&flags, 0x2) }
+                if v2 { tlSetFlag(&flags, 0x4) }
+                if views != nil { tlSetFlag(&flags, 0x8) }
                 return flags
             }
         }
@@ -1020,7 +1008,7 @@ extension Api {
                     buffer.appendVector(c.blocks, boxed: true)
                     buffer.appendVector(c.photos, boxed: true)
                     buffer.appendVector(c.documents, boxed: true)
-                    if _flags & 0x8 != 0, let value = c.views {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
                         buffer.appendInt32(value)
                     }
             }
@@ -1045,11 +1033,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _part = _flags & 0x1 != 0
+                let _part = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _rtl = _flags & 0x2 != 0
+                let _rtl = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _v2 = _flags & 0x4 != 0
+                let _v2 = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _url = try reader.readTLString()
                 field = 5
@@ -1060,7 +1048,7 @@ extension Api {
                 let _documents = try reader.readVector(boxed: true, of: Api.Document.self)
                 field = 8
                 var _views: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _views = try reader.readInt32()
                 }
                 return .page(Cons_page(part: _part, rtl: _rtl, v2: _v2, url: _url, blocks: _blocks, photos: _photos, documents: _documents, views: _views))
@@ -1074,20 +1062,19 @@ extension Api {
             switch self {
                 case .page(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.part { fields.append(("part", .trueFlag)) }
-                    if c.rtl { fields.append(("rtl", .trueFlag)) }
-                    if c.v2 { fields.append(("v2", .trueFlag)) }
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("blocks", .vector(c.blocks.map { (e0: Api.PageBlock) -> TLValue in .object(e0) })))
-                    fields.append(("photos", .vector(c.photos.map { (e0: Api.Photo) -> TLValue in .object(e0) })))
-                    fields.append(("documents", .vector(c.documents.map { (e0: Api.Document) -> TLValue in .object(e0) })))
-                    if _flags & 0x8 != 0, let value = c.views {
-                        fields.append(("views", .int(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("part", c.part)
+                    fields.trueFlag("rtl", c.rtl)
+                    fields.trueFlag("v2", c.v2)
+                    fields.string("url", c.url)
+                    fields.objects("blocks", c.blocks)
+                    fields.objects("photos", c.photos)
+                    fields.objects("documents", c.documents)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
+                        fields.int("views", value)
                     }
-                    return ("page", fields)
+                    return ("page", fields.fields)
             }
         }
     }
@@ -1144,10 +1131,9 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .emojiURL(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("emojiURL", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("emojiURL", fields.fields)
             }
         }
     }
@@ -1210,11 +1196,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .dialogFilterSuggested(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("filter", .object(c.filter)))
-                    fields.append(("description", .string(c.description)))
-                    return ("dialogFilterSuggested", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("filter", c.filter)
+                    fields.string("description", c.description)
+                    return ("dialogFilterSuggested", fields.fields)
             }
         }
     }
@@ -1271,10 +1256,9 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupCallStreamChannels(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("channels", .vector(c.channels.map { (e0: Api.GroupCallStreamChannel) -> TLValue in .object(e0) })))
-                    return ("phone.groupCallStreamChannels", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("channels", c.channels)
+                    return ("phone.groupCallStreamChannels", fields.fields)
             }
         }
     }
@@ -1337,11 +1321,10 @@ extension Api.phone {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .groupCallStreamRtmpUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("url", .string(c.url)))
-                    fields.append(("key", .string(c.key)))
-                    return ("phone.groupCallStreamRtmpUrl", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.string("url", c.url)
+                    fields.string("key", c.key)
+                    return ("phone.groupCallStreamRtmpUrl", fields.fields)
             }
         }
     }
@@ -1398,10 +1381,9 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .exportedInvoice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("payments.exportedInvoice", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("payments.exportedInvoice", fields.fields)
             }
         }
     }
@@ -1439,10 +1421,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if current { flags |= 0x2 }
-                if canPurchaseUpgrade { flags |= 0x4 }
-                if transaction != nil { flags |= 0x8 }
-                if storeProduct != nil { flags |= 0x1 }
+                if current { tlSetFlag(&flags, 0x2) }
+                if canPurchaseUpgrade { tlSetFlag(&flags, 0x4) }
+                if transaction != nil { tlSetFlag(&flags, 0x8) }
+                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1453,14 +1435,14 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x5f2d1df2) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x8 != 0, let value = c.transaction {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.transaction {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.months)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                     buffer.appendTLString(c.botUrl)
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
             }
@@ -1485,12 +1467,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _current = _flags & 0x2 != 0
+                let _current = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _canPurchaseUpgrade = _flags & 0x4 != 0
+                let _canPurchaseUpgrade = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _transaction: String? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _transaction = try reader.readTLString()
                 }
                 field = 4
@@ -1503,7 +1485,7 @@ extension Api {
                 let _botUrl = try reader.readTLString()
                 field = 8
                 var _storeProduct: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _storeProduct = try reader.readTLString()
                 }
                 return .premiumSubscriptionOption(Cons_premiumSubscriptionOption(current: _current, canPurchaseUpgrade: _canPurchaseUpgrade, transaction: _transaction, months: _months, currency: _currency, amount: _amount, botUrl: _botUrl, storeProduct: _storeProduct))
@@ -1517,22 +1499,21 @@ extension Api {
             switch self {
                 case .premiumSubscriptionOption(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.current { fields.append(("current", .trueFlag)) }
-                    if c.canPurchaseUpgrade { fields.append(("can_purchase_upgrade", .trueFlag)) }
-                    if _flags & 0x8 != 0, let value = c.transaction {
-                        fields.append(("transaction", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("current", c.current)
+                    fields.trueFlag("can_purchase_upgrade", c.canPurchaseUpgrade)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.transaction {
+                        fields.string("transaction", value)
                     }
-                    fields.append(("months", .int(c.months)))
-                    fields.append(("currency", .string(c.currency)))
-                    fields.append(("amount", .long(c.amount)))
-                    fields.append(("bot_url", .string(c.botUrl)))
-                    if _flags & 0x1 != 0, let value = c.storeProduct {
-                        fields.append(("store_product", .string(value)))
+                    fields.int("months", c.months)
+                    fields.string("currency", c.currency)
+                    fields.long("amount", c.amount)
+                    fields.string("bot_url", c.botUrl)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                        fields.string("store_product", value)
                     }
-                    return ("premiumSubscriptionOption", fields)
+                    return ("premiumSubscriptionOption", fields.fields)
             }
         }
     }
@@ -1560,9 +1541,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photos { flags |= 0x1 }
-                if videos { flags |= 0x2 }
-                if videoMaxSize != nil { flags |= 0x4 }
+                if photos { tlSetFlag(&flags, 0x1) }
+                if videos { tlSetFlag(&flags, 0x2) }
+                if videoMaxSize != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -1573,7 +1554,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xc84834ce) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x4 != 0, let value = c.videoMaxSize {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoMaxSize {
                         buffer.appendInt64(value)
                     }
             }
@@ -1598,12 +1579,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _photos = _flags & 0x1 != 0
+                let _photos = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _videos = _flags & 0x2 != 0
+                let _videos = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _videoMaxSize: Int64? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _videoMaxSize = try reader.readInt64()
                 }
                 return .autoSaveSettings(Cons_autoSaveSettings(photos: _photos, videos: _videos, videoMaxSize: _videoMaxSize))
@@ -1617,15 +1598,14 @@ extension Api {
             switch self {
                 case .autoSaveSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.photos { fields.append(("photos", .trueFlag)) }
-                    if c.videos { fields.append(("videos", .trueFlag)) }
-                    if _flags & 0x4 != 0, let value = c.videoMaxSize {
-                        fields.append(("video_max_size", .long(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("photos", c.photos)
+                    fields.trueFlag("videos", c.videos)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.videoMaxSize {
+                        fields.long("video_max_size", value)
                     }
-                    return ("autoSaveSettings", fields)
+                    return ("autoSaveSettings", fields.fields)
             }
         }
     }
@@ -1711,7 +1691,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if address != nil { flags |= 0x1 }
+                if address != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1733,8 +1713,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if dark { flags |= 0x1 }
-                if flipped { flags |= 0x2 }
+                if dark { tlSetFlag(&flags, 0x1) }
+                if flipped { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1824,7 +1804,7 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.coordinates.serialize(buffer, true)
                     c.geo.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.address {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.address {
                         value.serialize(buffer, true)
                     }
                 case .mediaAreaSuggestedReaction(let c):
@@ -1930,7 +1910,7 @@ extension Api {
                 let _geo = try Api.GeoPoint.parse(&reader)
                 field = 3
                 var _address: Api.GeoPointAddress? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _address = try Api.GeoPointAddress.parse(&reader)
                 }
                 return .mediaAreaGeoPoint(Cons_mediaAreaGeoPoint(coordinates: _coordinates, geo: _geo, address: _address))
@@ -1945,9 +1925,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = _flags & 0x1 != 0
+                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _flipped = _flags & 0x2 != 0
+                let _flipped = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _coordinates = try Api.MediaAreaCoordinates.parse(&reader)
                 field = 4
@@ -2035,78 +2015,69 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .mediaAreaVenue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("geo", .object(c.geo)))
-                    fields.append(("title", .string(c.title)))
-                    fields.append(("address", .string(c.address)))
-                    fields.append(("provider", .string(c.provider)))
-                    fields.append(("venue_id", .string(c.venueId)))
-                    fields.append(("venue_type", .string(c.venueType)))
-                    return ("mediaAreaVenue", fields)
+                    var fields = TLFieldList(capacity: 7)
+                    fields.object("coordinates", c.coordinates)
+                    fields.object("geo", c.geo)
+                    fields.string("title", c.title)
+                    fields.string("address", c.address)
+                    fields.string("provider", c.provider)
+                    fields.string("venue_id", c.venueId)
+                    fields.string("venue_type", c.venueType)
+                    return ("mediaAreaVenue", fields.fields)
                 case .inputMediaAreaVenue(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("query_id", .long(c.queryId)))
-                    fields.append(("result_id", .string(c.resultId)))
-                    return ("inputMediaAreaVenue", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("coordinates", c.coordinates)
+                    fields.long("query_id", c.queryId)
+                    fields.string("result_id", c.resultId)
+                    return ("inputMediaAreaVenue", fields.fields)
                 case .mediaAreaGeoPoint(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("geo", .object(c.geo)))
-                    if _flags & 0x1 != 0, let value = c.address {
-                        fields.append(("address", .object(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("coordinates", c.coordinates)
+                    fields.object("geo", c.geo)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.address {
+                        fields.object("address", value)
                     }
-                    return ("mediaAreaGeoPoint", fields)
+                    return ("mediaAreaGeoPoint", fields.fields)
                 case .mediaAreaSuggestedReaction(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(5)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.dark { fields.append(("dark", .trueFlag)) }
-                    if c.flipped { fields.append(("flipped", .trueFlag)) }
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("reaction", .object(c.reaction)))
-                    return ("mediaAreaSuggestedReaction", fields)
+                    var fields = TLFieldList(capacity: 5)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("dark", c.dark)
+                    fields.trueFlag("flipped", c.flipped)
+                    fields.object("coordinates", c.coordinates)
+                    fields.object("reaction", c.reaction)
+                    return ("mediaAreaSuggestedReaction", fields.fields)
                 case .mediaAreaChannelPost(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("channel_id", .long(c.channelId)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    return ("mediaAreaChannelPost", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("coordinates", c.coordinates)
+                    fields.long("channel_id", c.channelId)
+                    fields.int("msg_id", c.msgId)
+                    return ("mediaAreaChannelPost", fields.fields)
                 case .inputMediaAreaChannelPost(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("channel", .object(c.channel)))
-                    fields.append(("msg_id", .int(c.msgId)))
-                    return ("inputMediaAreaChannelPost", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.object("coordinates", c.coordinates)
+                    fields.object("channel", c.channel)
+                    fields.int("msg_id", c.msgId)
+                    return ("inputMediaAreaChannelPost", fields.fields)
                 case .mediaAreaUrl(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("url", .string(c.url)))
-                    return ("mediaAreaUrl", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("coordinates", c.coordinates)
+                    fields.string("url", c.url)
+                    return ("mediaAreaUrl", fields.fields)
                 case .mediaAreaWeather(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("emoji", .string(c.emoji)))
-                    fields.append(("temperature_c", .double(c.temperatureC)))
-                    fields.append(("color", .int(c.color)))
-                    return ("mediaAreaWeather", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.object("coordinates", c.coordinates)
+                    fields.string("emoji", c.emoji)
+                    fields.double("temperature_c", c.temperatureC)
+                    fields.int("color", c.color)
+                    return ("mediaAreaWeather", fields.fields)
                 case .mediaAreaStarGift(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("coordinates", .object(c.coordinates)))
-                    fields.append(("slug", .string(c.slug)))
-                    return ("mediaAreaStarGift", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("coordinates", c.coordinates)
+                    fields.string("slug", c.slug)
+                    return ("mediaAreaStarGift", fields.fields)
             }
         }
     }
@@ -2134,7 +2105,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if maxReadId != nil { flags |= 0x1 }
+                if maxReadId != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -2146,7 +2117,7 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.maxReadId {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maxReadId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.stories, boxed: true)
@@ -2175,7 +2146,7 @@ extension Api {
                 let _peer = try Api.Peer.parse(&reader)
                 field = 2
                 var _maxReadId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _maxReadId = try reader.readInt32()
                 }
                 field = 3
@@ -2191,15 +2162,14 @@ extension Api {
             switch self {
                 case .peerStories(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("peer", .object(c.peer)))
-                    if _flags & 0x1 != 0, let value = c.maxReadId {
-                        fields.append(("max_read_id", .int(value)))
+                    var fields = TLFieldList(capacity: 4)
+                    fields.flags("flags", _flags)
+                    fields.object("peer", c.peer)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.maxReadId {
+                        fields.int("max_read_id", value)
                     }
-                    fields.append(("stories", .vector(c.stories.map { (e0: Api.StoryItem) -> TLValue in .object(e0) })))
-                    return ("peerStories", fields)
+                    fields.objects("stories", c.stories)
+                    return ("peerStories", fields.fields)
             }
         }
     }
@@ -2274,11 +2244,10 @@ extension Api.messages {
                 case .savedReactionTagsNotModified:
                     return ("messages.savedReactionTagsNotModified", [])
                 case .savedReactionTags(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("tags", .vector(c.tags.map { (e0: Api.SavedReactionTag) -> TLValue in .object(e0) })))
-                    fields.append(("hash", .long(c.hash)))
-                    return ("messages.savedReactionTags", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("tags", c.tags)
+                    fields.long("hash", c.hash)
+                    return ("messages.savedReactionTags", fields.fields)
             }
         }
     }
@@ -2316,8 +2285,8 @@ extension Api.smsjobs {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if allowInternational { flags |= 0x1 }
-                if lastGiftSlug != nil { flags |= 0x2 }
+                if allowInternational { tlSetFlag(&flags, 0x1) }
+                if lastGiftSlug != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -2333,7 +2302,7 @@ extension Api.smsjobs {
                     buffer.appendInt32(c.recentRemains)
                     buffer.appendInt32(c.totalSent)
                     buffer.appendInt32(c.totalSince)
-                    if _flags & 0x2 != 0, let value = c.lastGiftSlug {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.lastGiftSlug {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.termsUrl)
@@ -2359,7 +2328,7 @@ extension Api.smsjobs {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _allowInternational = _flags & 0x1 != 0
+                let _allowInternational = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _recentSent = try reader.readInt32()
                 field = 3
@@ -2372,7 +2341,7 @@ extension Api.smsjobs {
                 let _totalSince = try reader.readInt32()
                 field = 7
                 var _lastGiftSlug: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _lastGiftSlug = try reader.readTLString()
                 }
                 field = 8
@@ -2388,20 +2357,19 @@ extension Api.smsjobs {
             switch self {
                 case .status(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.allowInternational { fields.append(("allow_international", .trueFlag)) }
-                    fields.append(("recent_sent", .int(c.recentSent)))
-                    fields.append(("recent_since", .int(c.recentSince)))
-                    fields.append(("recent_remains", .int(c.recentRemains)))
-                    fields.append(("total_sent", .int(c.totalSent)))
-                    fields.append(("total_since", .int(c.totalSince)))
-                    if _flags & 0x2 != 0, let value = c.lastGiftSlug {
-                        fields.append(("last_gift_slug", .string(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("allow_international", c.allowInternational)
+                    fields.int("recent_sent", c.recentSent)
+                    fields.int("recent_since", c.recentSince)
+                    fields.int("recent_remains", c.recentRemains)
+                    fields.int("total_sent", c.totalSent)
+                    fields.int("total_since", c.totalSince)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.lastGiftSlug {
+                        fields.string("last_gift_slug", value)
                     }
-                    fields.append(("terms_url", .string(c.termsUrl)))
-                    return ("smsjobs.status", fields)
+                    fields.string("terms_url", c.termsUrl)
+                    return ("smsjobs.status", fields.fields)
             }
         }
     }
@@ -2469,12 +2437,11 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .connectedStarRefBots(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("connected_bots", .vector(c.connectedBots.map { (e0: Api.ConnectedBotStarRef) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("payments.connectedStarRefBots", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("count", c.count)
+                    fields.objects("connected_bots", c.connectedBots)
+                    fields.objects("users", c.users)
+                    return ("payments.connectedStarRefBots", fields.fields)
             }
         }
     }
@@ -2543,10 +2510,9 @@ extension Api.account {
                 case .savedMusicIdsNotModified:
                     return ("account.savedMusicIdsNotModified", [])
                 case .savedMusicIds(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("ids", .vector(c.ids.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    return ("account.savedMusicIds", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.longs("ids", c.ids)
+                    return ("account.savedMusicIds", fields.fields)
             }
         }
     }
@@ -2609,11 +2575,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftUpgradePrice(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("upgrade_stars", .long(c.upgradeStars)))
-                    return ("starGiftUpgradePrice", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("date", c.date)
+                    fields.long("upgrade_stars", c.upgradeStars)
+                    return ("starGiftUpgradePrice", fields.fields)
             }
         }
     }
@@ -2651,9 +2616,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameHidden { flags |= 0x1 }
-                if message != nil { flags |= 0x2 }
-                if giftNum != nil { flags |= 0x4 }
+                if nameHidden { tlSetFlag(&flags, 0x1) }
+                if message != nil { tlSetFlag(&flags, 0x2) }
+                if giftNum != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -2669,10 +2634,10 @@ extension Api {
                     buffer.appendInt64(c.bidAmount)
                     buffer.appendInt32(c.round)
                     buffer.appendInt32(c.pos)
-                    if _flags & 0x2 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x4 != 0, let value = c.giftNum {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.giftNum {
                         buffer.appendInt32(value)
                     }
             }
@@ -2697,7 +2662,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameHidden = _flags & 0x1 != 0
+                let _nameHidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -2710,12 +2675,12 @@ extension Api {
                 let _pos = try reader.readInt32()
                 field = 7
                 var _message: Api.TextWithEntities? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
                 field = 8
                 var _giftNum: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _giftNum = try reader.readInt32()
                 }
                 return .starGiftAuctionAcquiredGift(Cons_starGiftAuctionAcquiredGift(nameHidden: _nameHidden, peer: _peer, date: _date, bidAmount: _bidAmount, round: _round, pos: _pos, message: _message, giftNum: _giftNum))
@@ -2729,22 +2694,21 @@ extension Api {
             switch self {
                 case .starGiftAuctionAcquiredGift(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.nameHidden { fields.append(("name_hidden", .trueFlag)) }
-                    fields.append(("peer", .object(c.peer)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("bid_amount", .long(c.bidAmount)))
-                    fields.append(("round", .int(c.round)))
-                    fields.append(("pos", .int(c.pos)))
-                    if _flags & 0x2 != 0, let value = c.message {
-                        fields.append(("message", .object(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("name_hidden", c.nameHidden)
+                    fields.object("peer", c.peer)
+                    fields.int("date", c.date)
+                    fields.long("bid_amount", c.bidAmount)
+                    fields.int("round", c.round)
+                    fields.int("pos", c.pos)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
+                        fields.object("message", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.giftNum {
-                        fields.append(("gift_num", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.giftNum {
+                        fields.int("gift_num", value)
                     }
-                    return ("starGiftAuctionAcquiredGift", fields)
+                    return ("starGiftAuctionAcquiredGift", fields.fields)
             }
         }
     }
@@ -2776,12 +2740,12 @@ extension Api.functions.account {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if contacts { flags |= 0x1 }
-            if messageUsers { flags |= 0x2 }
-            if messageChats { flags |= 0x4 }
-            if messageMegagroups { flags |= 0x8 }
-            if messageChannels { flags |= 0x10 }
-            if fileMaxSize != nil { flags |= 0x20 }
+            if contacts { tlSetFlag(&flags, 0x1) }
+            if messageUsers { tlSetFlag(&flags, 0x2) }
+            if messageChats { tlSetFlag(&flags, 0x4) }
+            if messageMegagroups { tlSetFlag(&flags, 0x8) }
+            if messageChannels { tlSetFlag(&flags, 0x10) }
+            if fileMaxSize != nil { tlSetFlag(&flags, 0x20) }
             return flags
         }
 
@@ -2789,7 +2753,7 @@ extension Api.functions.account {
             if boxed { buffer.appendUInt32(0x8ef3eab0) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x20 != 0, let value = self.fileMaxSize {
+            if tlFlagIsSet(_flags, 0x20), let value = self.fileMaxSize {
                 buffer.appendInt64(value)
             }
         }
@@ -2804,19 +2768,19 @@ extension Api.functions.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _contacts = _flags & 0x1 != 0
+                let _contacts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _messageUsers = _flags & 0x2 != 0
+                let _messageUsers = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _messageChats = _flags & 0x4 != 0
+                let _messageChats = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _messageMegagroups = _flags & 0x8 != 0
+                let _messageMegagroups = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _messageChannels = _flags & 0x10 != 0
+                let _messageChannels = tlFlagIsSet(_flags, 0x10)
                 field = 6
                 field = 7
                 var _fileMaxSize: Int64? = nil
-                if _flags & 0x20 != 0 {
+                if tlFlagIsSet(_flags, 0x20) {
                     _fileMaxSize = try reader.readInt64()
                 }
                 return InitTakeoutSession(contacts: _contacts, messageUsers: _messageUsers, messageChats: _messageChats, messageMegagroups: _messageMegagroups, messageChannels: _messageChannels, fileMaxSize: _fileMaxSize)
@@ -2828,19 +2792,18 @@ extension Api.functions.account {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.contacts { fields.append(("contacts", .trueFlag)) }
-            if self.messageUsers { fields.append(("message_users", .trueFlag)) }
-            if self.messageChats { fields.append(("message_chats", .trueFlag)) }
-            if self.messageMegagroups { fields.append(("message_megagroups", .trueFlag)) }
-            if self.messageChannels { fields.append(("message_channels", .trueFlag)) }
-            if self.files { fields.append(("files", .trueFlag)) }
-            if _flags & 0x20 != 0, let value = self.fileMaxSize {
-                fields.append(("file_max_size", .long(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("contacts", self.contacts)
+            fields.trueFlag("message_users", self.messageUsers)
+            fields.trueFlag("message_chats", self.messageChats)
+            fields.trueFlag("message_megagroups", self.messageMegagroups)
+            fields.trueFlag("message_channels", self.messageChannels)
+            fields.trueFlag("files", self.files)
+            if tlFlagIsSet(_flags, 0x20), let value = self.fileMaxSize {
+                fields.long("file_max_size", value)
             }
-            return ("account.initTakeoutSession", fields)
+            return ("account.initTakeoutSession", fields.fields)
         }
     }
 
@@ -2870,9 +2833,9 @@ extension Api.functions.contacts {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if deleteMessage { flags |= 0x1 }
-            if deleteHistory { flags |= 0x2 }
-            if reportSpam { flags |= 0x4 }
+            if deleteMessage { tlSetFlag(&flags, 0x1) }
+            if deleteHistory { tlSetFlag(&flags, 0x2) }
+            if reportSpam { tlSetFlag(&flags, 0x4) }
             return flags
         }
 
@@ -2893,11 +2856,11 @@ extension Api.functions.contacts {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _deleteMessage = _flags & 0x1 != 0
+                let _deleteMessage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _deleteHistory = _flags & 0x2 != 0
+                let _deleteHistory = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _reportSpam = _flags & 0x4 != 0
+                let _reportSpam = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _msgId = try reader.readInt32()
                 return BlockFromReplies(deleteMessage: _deleteMessage, deleteHistory: _deleteHistory, reportSpam: _reportSpam, msgId: _msgId)
@@ -2909,14 +2872,13 @@ extension Api.functions.contacts {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.deleteMessage { fields.append(("delete_message", .trueFlag)) }
-            if self.deleteHistory { fields.append(("delete_history", .trueFlag)) }
-            if self.reportSpam { fields.append(("report_spam", .trueFlag)) }
-            fields.append(("msg_id", .int(self.msgId)))
-            return ("contacts.blockFromReplies", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.flags("flags", _flags)
+            fields.trueFlag("delete_message", self.deleteMessage)
+            fields.trueFlag("delete_history", self.deleteHistory)
+            fields.trueFlag("report_spam", self.reportSpam)
+            fields.int("msg_id", self.msgId)
+            return ("contacts.blockFromReplies", fields.fields)
         }
     }
 
@@ -2968,10 +2930,10 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if fromId != nil { flags |= 0x1 }
-            if savedPeerId != nil { flags |= 0x4 }
-            if savedReaction != nil { flags |= 0x8 }
-            if topMsgId != nil { flags |= 0x2 }
+            if fromId != nil { tlSetFlag(&flags, 0x1) }
+            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
+            if savedReaction != nil { tlSetFlag(&flags, 0x8) }
+            if topMsgId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2981,16 +2943,16 @@ extension Api.functions.messages {
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
             buffer.appendTLString(self.q)
-            if _flags & 0x1 != 0, let value = self.fromId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.fromId {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x8 != 0, let value = self.savedReaction {
+            if tlFlagIsSet(_flags, 0x8), let value = self.savedReaction {
                 buffer.appendVector(value, boxed: true)
             }
-            if _flags & 0x2 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
             self.filter.serialize(buffer, true)
@@ -3019,22 +2981,22 @@ extension Api.functions.messages {
                 let _q = try reader.readTLString()
                 field = 3
                 var _fromId: Api.InputPeer? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _fromId = try Api.InputPeer.parse(&reader)
                 }
                 field = 4
                 var _savedPeerId: Api.InputPeer? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _savedPeerId = try Api.InputPeer.parse(&reader)
                 }
                 field = 5
                 var _savedReaction: [Api.Reaction]? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _savedReaction = try reader.readVector(boxed: true, of: Api.Reaction.self)
                 }
                 field = 6
                 var _topMsgId: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 7
@@ -3064,33 +3026,32 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(16)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("q", .string(self.q)))
-            if _flags & 0x1 != 0, let value = self.fromId {
-                fields.append(("from_id", .object(value)))
+            var fields = TLFieldList(capacity: 16)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            fields.string("q", self.q)
+            if tlFlagIsSet(_flags, 0x1), let value = self.fromId {
+                fields.object("from_id", value)
             }
-            if _flags & 0x4 != 0, let value = self.savedPeerId {
-                fields.append(("saved_peer_id", .object(value)))
+            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
+                fields.object("saved_peer_id", value)
             }
-            if _flags & 0x8 != 0, let value = self.savedReaction {
-                fields.append(("saved_reaction", .vector(value.map { (e0: Api.Reaction) -> TLValue in .object(e0) })))
+            if tlFlagIsSet(_flags, 0x8), let value = self.savedReaction {
+                fields.objects("saved_reaction", value)
             }
-            if _flags & 0x2 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            fields.append(("filter", .object(self.filter)))
-            fields.append(("min_date", .int(self.minDate)))
-            fields.append(("max_date", .int(self.maxDate)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("add_offset", .int(self.addOffset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.search", fields)
+            fields.object("filter", self.filter)
+            fields.int("min_date", self.minDate)
+            fields.int("max_date", self.maxDate)
+            fields.int("offset_id", self.offsetId)
+            fields.int("add_offset", self.addOffset)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            fields.long("hash", self.hash)
+            return ("messages.search", fields.fields)
         }
     }
 
@@ -3126,7 +3087,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if topMsgId != nil { flags |= 0x1 }
+            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3135,7 +3096,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.topMsgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
                 buffer.appendInt32(value)
             }
             buffer.appendInt32(self.offsetId)
@@ -3158,7 +3119,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _topMsgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _topMsgId = try reader.readInt32()
                 }
                 field = 3
@@ -3180,19 +3141,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.topMsgId {
-                fields.append(("top_msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
+                fields.int("top_msg_id", value)
             }
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("add_offset", .int(self.addOffset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("max_id", .int(self.maxId)))
-            fields.append(("min_id", .int(self.minId)))
-            return ("messages.getUnreadMentions", fields)
+            fields.int("offset_id", self.offsetId)
+            fields.int("add_offset", self.addOffset)
+            fields.int("limit", self.limit)
+            fields.int("max_id", self.maxId)
+            fields.int("min_id", self.minId)
+            return ("messages.getUnreadMentions", fields.fields)
         }
     }
 
@@ -3240,11 +3200,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("send_as", .object(self.sendAs)))
-            return ("messages.saveDefaultSendAs", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.object("send_as", self.sendAs)
+            return ("messages.saveDefaultSendAs", fields.fields)
         }
     }
 
@@ -3286,10 +3245,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("shortcut_id", .int(self.shortcutId)))
-            return ("messages.deleteQuickReplyShortcut", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("shortcut_id", self.shortcutId)
+            return ("messages.deleteQuickReplyShortcut", fields.fields)
         }
     }
 
@@ -3325,7 +3283,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if emojis { flags |= 0x1 }
+            if emojis { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3351,7 +3309,7 @@ extension Api.functions.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _emojis = _flags & 0x1 != 0
+                let _emojis = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _q = try reader.readTLString()
                 field = 3
@@ -3373,17 +3331,16 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(8)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.emojis { fields.append(("emojis", .trueFlag)) }
-            fields.append(("q", .string(self.q)))
-            fields.append(("emoticon", .string(self.emoticon)))
-            fields.append(("lang_code", .vector(self.langCode.map { (e0: String) -> TLValue in .string(e0) })))
-            fields.append(("offset", .int(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.searchStickers", fields)
+            var fields = TLFieldList(capacity: 8)
+            fields.flags("flags", _flags)
+            fields.trueFlag("emojis", self.emojis)
+            fields.string("q", self.q)
+            fields.string("emoticon", self.emoticon)
+            fields.strings("lang_code", self.langCode)
+            fields.int("offset", self.offset)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("messages.searchStickers", fields.fields)
         }
     }
 
@@ -3436,12 +3393,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("list", .vector(self.list.map { (e0: Api.TodoItem) -> TLValue in .object(e0) })))
-            return ("messages.appendTodoList", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("msg_id", self.msgId)
+            fields.objects("list", self.list)
+            return ("messages.appendTodoList", fields.fields)
         }
     }
 
@@ -3521,11 +3477,10 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("pending_updates_count", .int(self.pendingUpdatesCount)))
-            fields.append(("message", .string(self.message)))
-            return ("help.setBotUpdatesStatus", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("pending_updates_count", self.pendingUpdatesCount)
+            fields.string("message", self.message)
+            return ("help.setBotUpdatesStatus", fields.fields)
         }
     }
 
@@ -3567,10 +3522,9 @@ extension Api.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("referer", .string(self.referer)))
-            return ("help.getRecentMeUrls", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.string("referer", self.referer)
+            return ("help.getRecentMeUrls", fields.fields)
         }
     }
 
@@ -3618,11 +3572,10 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("enabled", .bool(self.enabled)))
-            return ("bots.toggleUserEmojiStatusPermission", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("bot", self.bot)
+            fields.bool("enabled", self.enabled)
+            return ("bots.toggleUserEmojiStatusPermission", fields.fields)
         }
     }
 
@@ -3670,11 +3623,10 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("stargift", .object(self.stargift)))
-            fields.append(("to_id", .object(self.toId)))
-            return ("payments.transferStarGift", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("stargift", self.stargift)
+            fields.object("to_id", self.toId)
+            return ("payments.transferStarGift", fields.fields)
         }
     }
 
@@ -3727,12 +3679,11 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("limit", .int(self.limit)))
-            return ("stories.getStoriesArchive", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("offset_id", self.offsetId)
+            fields.int("limit", self.limit)
+            return ("stories.getStoriesArchive", fields.fields)
         }
     }
 

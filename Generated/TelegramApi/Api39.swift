@@ -114,20 +114,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if defaultP2pContacts { flags |= 0x8 }
-                if preloadFeaturedStickers { flags |= 0x10 }
-                if revokePmInbox { flags |= 0x40 }
-                if blockedMode { flags |= 0x100 }
-                if forceTryIpv6 { flags |= 0x4000 }
-                if tmpSessions != nil { flags |= 0x1 }
-                if autoupdateUrlPrefix != nil { flags |= 0x80 }
-                if gifSearchUsername != nil { flags |= 0x200 }
-                if venueSearchUsername != nil { flags |= 0x400 }
-                if imgSearchUsername != nil { flags |= 0x800 }
-                if staticMapsProvider != nil { flags |= 0x1000 }
-                if suggestedLangCode != nil && langPackVersion != nil && baseLangPackVersion != nil { flags |= 0x4 }
-                if reactionsDefault != nil { flags |= 0x8000 }
-                if autologinToken != nil { flags |= 0x10000 }
+                if defaultP2pContacts { tlSetFlag(&flags, 0x8) }
+                if preloadFeaturedStickers { tlSetFlag(&flags, 0x10) }
+                if revokePmInbox { tlSetFlag(&flags, 0x40) }
+                if blockedMode { tlSetFlag(&flags, 0x100) }
+                if forceTryIpv6 { tlSetFlag(&flags, 0x4000) }
+                if tmpSessions != nil { tlSetFlag(&flags, 0x1) }
+                if autoupdateUrlPrefix != nil { tlSetFlag(&flags, 0x80) }
+                if gifSearchUsername != nil { tlSetFlag(&flags, 0x200) }
+                if venueSearchUsername != nil { tlSetFlag(&flags, 0x400) }
+                if imgSearchUsername != nil { tlSetFlag(&flags, 0x800) }
+                if staticMapsProvider != nil { tlSetFlag(&flags, 0x1000) }
+                if suggestedLangCode != nil && langPackVersion != nil && baseLangPackVersion != nil { tlSetFlag(&flags, 0x4) }
+                if reactionsDefault != nil { tlSetFlag(&flags, 0x8000) }
+                if autologinToken != nil { tlSetFlag(&flags, 0x10000) }
                 return flags
             }
         }
@@ -161,7 +161,7 @@ extension Api {
                     buffer.appendInt32(c.ratingEDecay)
                     buffer.appendInt32(c.stickersRecentLimit)
                     buffer.appendInt32(c.channelsReadMediaPeriod)
-                    if _flags & 0x1 != 0, let value = c.tmpSessions {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.callReceiveTimeoutMs)
@@ -169,37 +169,37 @@ extension Api {
                     buffer.appendInt32(c.callConnectTimeoutMs)
                     buffer.appendInt32(c.callPacketTimeoutMs)
                     buffer.appendTLString(c.meUrlPrefix)
-                    if _flags & 0x80 != 0, let value = c.autoupdateUrlPrefix {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.autoupdateUrlPrefix {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x200 != 0, let value = c.gifSearchUsername {
+                    if tlFlagIsSet(_flags, 0x200), let value = c.gifSearchUsername {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x400 != 0, let value = c.venueSearchUsername {
+                    if tlFlagIsSet(_flags, 0x400), let value = c.venueSearchUsername {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x800 != 0, let value = c.imgSearchUsername {
+                    if tlFlagIsSet(_flags, 0x800), let value = c.imgSearchUsername {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.staticMapsProvider {
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.staticMapsProvider {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.captionLengthMax)
                     buffer.appendInt32(c.messageLengthMax)
                     buffer.appendInt32(c.webfileDcId)
-                    if _flags & 0x4 != 0, let value = c.suggestedLangCode {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.suggestedLangCode {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.langPackVersion {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.langPackVersion {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.baseLangPackVersion {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.baseLangPackVersion {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.reactionsDefault {
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.reactionsDefault {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x10000 != 0, let value = c.autologinToken {
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.autologinToken {
                         buffer.appendTLString(value)
                     }
             }
@@ -224,15 +224,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _defaultP2pContacts = _flags & 0x8 != 0
+                let _defaultP2pContacts = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _preloadFeaturedStickers = _flags & 0x10 != 0
+                let _preloadFeaturedStickers = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _revokePmInbox = _flags & 0x40 != 0
+                let _revokePmInbox = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _blockedMode = _flags & 0x100 != 0
+                let _blockedMode = tlFlagIsSet(_flags, 0x100)
                 field = 5
-                let _forceTryIpv6 = _flags & 0x4000 != 0
+                let _forceTryIpv6 = tlFlagIsSet(_flags, 0x4000)
                 field = 6
                 let _date = try reader.readInt32()
                 field = 7
@@ -281,7 +281,7 @@ extension Api {
                 let _channelsReadMediaPeriod = try reader.readInt32()
                 field = 29
                 var _tmpSessions: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _tmpSessions = try reader.readInt32()
                 }
                 field = 30
@@ -296,27 +296,27 @@ extension Api {
                 let _meUrlPrefix = try reader.readTLString()
                 field = 35
                 var _autoupdateUrlPrefix: String? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _autoupdateUrlPrefix = try reader.readTLString()
                 }
                 field = 36
                 var _gifSearchUsername: String? = nil
-                if _flags & 0x200 != 0 {
+                if tlFlagIsSet(_flags, 0x200) {
                     _gifSearchUsername = try reader.readTLString()
                 }
                 field = 37
                 var _venueSearchUsername: String? = nil
-                if _flags & 0x400 != 0 {
+                if tlFlagIsSet(_flags, 0x400) {
                     _venueSearchUsername = try reader.readTLString()
                 }
                 field = 38
                 var _imgSearchUsername: String? = nil
-                if _flags & 0x800 != 0 {
+                if tlFlagIsSet(_flags, 0x800) {
                     _imgSearchUsername = try reader.readTLString()
                 }
                 field = 39
                 var _staticMapsProvider: String? = nil
-                if _flags & 0x1000 != 0 {
+                if tlFlagIsSet(_flags, 0x1000) {
                     _staticMapsProvider = try reader.readTLString()
                 }
                 field = 40
@@ -327,27 +327,27 @@ extension Api {
                 let _webfileDcId = try reader.readInt32()
                 field = 43
                 var _suggestedLangCode: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _suggestedLangCode = try reader.readTLString()
                 }
                 field = 44
                 var _langPackVersion: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _langPackVersion = try reader.readInt32()
                 }
                 field = 45
                 var _baseLangPackVersion: Int32? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _baseLangPackVersion = try reader.readInt32()
                 }
                 field = 46
                 var _reactionsDefault: Api.Reaction? = nil
-                if _flags & 0x8000 != 0 {
+                if tlFlagIsSet(_flags, 0x8000) {
                     _reactionsDefault = try Api.Reaction.parse(&reader)
                 }
                 field = 47
                 var _autologinToken: String? = nil
-                if _flags & 0x10000 != 0 {
+                if tlFlagIsSet(_flags, 0x10000) {
                     _autologinToken = try reader.readTLString()
                 }
                 return .config(Cons_config(defaultP2pContacts: _defaultP2pContacts, preloadFeaturedStickers: _preloadFeaturedStickers, revokePmInbox: _revokePmInbox, blockedMode: _blockedMode, forceTryIpv6: _forceTryIpv6, date: _date, expires: _expires, testMode: _testMode, thisDc: _thisDc, dcOptions: _dcOptions, dcTxtDomainName: _dcTxtDomainName, chatSizeMax: _chatSizeMax, megagroupSizeMax: _megagroupSizeMax, forwardedCountMax: _forwardedCountMax, onlineUpdatePeriodMs: _onlineUpdatePeriodMs, offlineBlurTimeoutMs: _offlineBlurTimeoutMs, offlineIdleTimeoutMs: _offlineIdleTimeoutMs, onlineCloudTimeoutMs: _onlineCloudTimeoutMs, notifyCloudDelayMs: _notifyCloudDelayMs, notifyDefaultDelayMs: _notifyDefaultDelayMs, pushChatPeriodMs: _pushChatPeriodMs, pushChatLimit: _pushChatLimit, editTimeLimit: _editTimeLimit, revokeTimeLimit: _revokeTimeLimit, revokePmTimeLimit: _revokePmTimeLimit, ratingEDecay: _ratingEDecay, stickersRecentLimit: _stickersRecentLimit, channelsReadMediaPeriod: _channelsReadMediaPeriod, tmpSessions: _tmpSessions, callReceiveTimeoutMs: _callReceiveTimeoutMs, callRingTimeoutMs: _callRingTimeoutMs, callConnectTimeoutMs: _callConnectTimeoutMs, callPacketTimeoutMs: _callPacketTimeoutMs, meUrlPrefix: _meUrlPrefix, autoupdateUrlPrefix: _autoupdateUrlPrefix, gifSearchUsername: _gifSearchUsername, venueSearchUsername: _venueSearchUsername, imgSearchUsername: _imgSearchUsername, staticMapsProvider: _staticMapsProvider, captionLengthMax: _captionLengthMax, messageLengthMax: _messageLengthMax, webfileDcId: _webfileDcId, suggestedLangCode: _suggestedLangCode, langPackVersion: _langPackVersion, baseLangPackVersion: _baseLangPackVersion, reactionsDefault: _reactionsDefault, autologinToken: _autologinToken))
@@ -361,79 +361,78 @@ extension Api {
             switch self {
                 case .config(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(48)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.defaultP2pContacts { fields.append(("default_p2p_contacts", .trueFlag)) }
-                    if c.preloadFeaturedStickers { fields.append(("preload_featured_stickers", .trueFlag)) }
-                    if c.revokePmInbox { fields.append(("revoke_pm_inbox", .trueFlag)) }
-                    if c.blockedMode { fields.append(("blocked_mode", .trueFlag)) }
-                    if c.forceTryIpv6 { fields.append(("force_try_ipv6", .trueFlag)) }
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("expires", .int(c.expires)))
-                    fields.append(("test_mode", .bool(c.testMode)))
-                    fields.append(("this_dc", .int(c.thisDc)))
-                    fields.append(("dc_options", .vector(c.dcOptions.map { (e0: Api.DcOption) -> TLValue in .object(e0) })))
-                    fields.append(("dc_txt_domain_name", .string(c.dcTxtDomainName)))
-                    fields.append(("chat_size_max", .int(c.chatSizeMax)))
-                    fields.append(("megagroup_size_max", .int(c.megagroupSizeMax)))
-                    fields.append(("forwarded_count_max", .int(c.forwardedCountMax)))
-                    fields.append(("online_update_period_ms", .int(c.onlineUpdatePeriodMs)))
-                    fields.append(("offline_blur_timeout_ms", .int(c.offlineBlurTimeoutMs)))
-                    fields.append(("offline_idle_timeout_ms", .int(c.offlineIdleTimeoutMs)))
-                    fields.append(("online_cloud_timeout_ms", .int(c.onlineCloudTimeoutMs)))
-                    fields.append(("notify_cloud_delay_ms", .int(c.notifyCloudDelayMs)))
-                    fields.append(("notify_default_delay_ms", .int(c.notifyDefaultDelayMs)))
-                    fields.append(("push_chat_period_ms", .int(c.pushChatPeriodMs)))
-                    fields.append(("push_chat_limit", .int(c.pushChatLimit)))
-                    fields.append(("edit_time_limit", .int(c.editTimeLimit)))
-                    fields.append(("revoke_time_limit", .int(c.revokeTimeLimit)))
-                    fields.append(("revoke_pm_time_limit", .int(c.revokePmTimeLimit)))
-                    fields.append(("rating_e_decay", .int(c.ratingEDecay)))
-                    fields.append(("stickers_recent_limit", .int(c.stickersRecentLimit)))
-                    fields.append(("channels_read_media_period", .int(c.channelsReadMediaPeriod)))
-                    if _flags & 0x1 != 0, let value = c.tmpSessions {
-                        fields.append(("tmp_sessions", .int(value)))
+                    var fields = TLFieldList(capacity: 48)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("default_p2p_contacts", c.defaultP2pContacts)
+                    fields.trueFlag("preload_featured_stickers", c.preloadFeaturedStickers)
+                    fields.trueFlag("revoke_pm_inbox", c.revokePmInbox)
+                    fields.trueFlag("blocked_mode", c.blockedMode)
+                    fields.trueFlag("force_try_ipv6", c.forceTryIpv6)
+                    fields.int("date", c.date)
+                    fields.int("expires", c.expires)
+                    fields.bool("test_mode", c.testMode)
+                    fields.int("this_dc", c.thisDc)
+                    fields.objects("dc_options", c.dcOptions)
+                    fields.string("dc_txt_domain_name", c.dcTxtDomainName)
+                    fields.int("chat_size_max", c.chatSizeMax)
+                    fields.int("megagroup_size_max", c.megagroupSizeMax)
+                    fields.int("forwarded_count_max", c.forwardedCountMax)
+                    fields.int("online_update_period_ms", c.onlineUpdatePeriodMs)
+                    fields.int("offline_blur_timeout_ms", c.offlineBlurTimeoutMs)
+                    fields.int("offline_idle_timeout_ms", c.offlineIdleTimeoutMs)
+                    fields.int("online_cloud_timeout_ms", c.onlineCloudTimeoutMs)
+                    fields.int("notify_cloud_delay_ms", c.notifyCloudDelayMs)
+                    fields.int("notify_default_delay_ms", c.notifyDefaultDelayMs)
+                    fields.int("push_chat_period_ms", c.pushChatPeriodMs)
+                    fields.int("push_chat_limit", c.pushChatLimit)
+                    fields.int("edit_time_limit", c.editTimeLimit)
+                    fields.int("revoke_time_limit", c.revokeTimeLimit)
+                    fields.int("revoke_pm_time_limit", c.revokePmTimeLimit)
+                    fields.int("rating_e_decay", c.ratingEDecay)
+                    fields.int("stickers_recent_limit", c.stickersRecentLimit)
+                    fields.int("channels_read_media_period", c.channelsReadMediaPeriod)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
+                        fields.int("tmp_sessions", value)
                     }
-                    fields.append(("call_receive_timeout_ms", .int(c.callReceiveTimeoutMs)))
-                    fields.append(("call_ring_timeout_ms", .int(c.callRingTimeoutMs)))
-                    fields.append(("call_connect_timeout_ms", .int(c.callConnectTimeoutMs)))
-                    fields.append(("call_packet_timeout_ms", .int(c.callPacketTimeoutMs)))
-                    fields.append(("me_url_prefix", .string(c.meUrlPrefix)))
-                    if _flags & 0x80 != 0, let value = c.autoupdateUrlPrefix {
-                        fields.append(("autoupdate_url_prefix", .string(value)))
+                    fields.int("call_receive_timeout_ms", c.callReceiveTimeoutMs)
+                    fields.int("call_ring_timeout_ms", c.callRingTimeoutMs)
+                    fields.int("call_connect_timeout_ms", c.callConnectTimeoutMs)
+                    fields.int("call_packet_timeout_ms", c.callPacketTimeoutMs)
+                    fields.string("me_url_prefix", c.meUrlPrefix)
+                    if tlFlagIsSet(_flags, 0x80), let value = c.autoupdateUrlPrefix {
+                        fields.string("autoupdate_url_prefix", value)
                     }
-                    if _flags & 0x200 != 0, let value = c.gifSearchUsername {
-                        fields.append(("gif_search_username", .string(value)))
+                    if tlFlagIsSet(_flags, 0x200), let value = c.gifSearchUsername {
+                        fields.string("gif_search_username", value)
                     }
-                    if _flags & 0x400 != 0, let value = c.venueSearchUsername {
-                        fields.append(("venue_search_username", .string(value)))
+                    if tlFlagIsSet(_flags, 0x400), let value = c.venueSearchUsername {
+                        fields.string("venue_search_username", value)
                     }
-                    if _flags & 0x800 != 0, let value = c.imgSearchUsername {
-                        fields.append(("img_search_username", .string(value)))
+                    if tlFlagIsSet(_flags, 0x800), let value = c.imgSearchUsername {
+                        fields.string("img_search_username", value)
                     }
-                    if _flags & 0x1000 != 0, let value = c.staticMapsProvider {
-                        fields.append(("static_maps_provider", .string(value)))
+                    if tlFlagIsSet(_flags, 0x1000), let value = c.staticMapsProvider {
+                        fields.string("static_maps_provider", value)
                     }
-                    fields.append(("caption_length_max", .int(c.captionLengthMax)))
-                    fields.append(("message_length_max", .int(c.messageLengthMax)))
-                    fields.append(("webfile_dc_id", .int(c.webfileDcId)))
-                    if _flags & 0x4 != 0, let value = c.suggestedLangCode {
-                        fields.append(("suggested_lang_code", .string(value)))
+                    fields.int("caption_length_max", c.captionLengthMax)
+                    fields.int("message_length_max", c.messageLengthMax)
+                    fields.int("webfile_dc_id", c.webfileDcId)
+                    if tlFlagIsSet(_flags, 0x4), let value = c.suggestedLangCode {
+                        fields.string("suggested_lang_code", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.langPackVersion {
-                        fields.append(("lang_pack_version", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.langPackVersion {
+                        fields.int("lang_pack_version", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.baseLangPackVersion {
-                        fields.append(("base_lang_pack_version", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.baseLangPackVersion {
+                        fields.int("base_lang_pack_version", value)
                     }
-                    if _flags & 0x8000 != 0, let value = c.reactionsDefault {
-                        fields.append(("reactions_default", .object(value)))
+                    if tlFlagIsSet(_flags, 0x8000), let value = c.reactionsDefault {
+                        fields.object("reactions_default", value)
                     }
-                    if _flags & 0x10000 != 0, let value = c.autologinToken {
-                        fields.append(("autologin_token", .string(value)))
+                    if tlFlagIsSet(_flags, 0x10000), let value = c.autologinToken {
+                        fields.string("autologin_token", value)
                     }
-                    return ("config", fields)
+                    return ("config", fields.fields)
             }
         }
     }
@@ -467,11 +466,11 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if alert { flags |= 0x2 }
-                if hasUrl { flags |= 0x8 }
-                if nativeUi { flags |= 0x10 }
-                if message != nil { flags |= 0x1 }
-                if url != nil { flags |= 0x4 }
+                if alert { tlSetFlag(&flags, 0x2) }
+                if hasUrl { tlSetFlag(&flags, 0x8) }
+                if nativeUi { tlSetFlag(&flags, 0x10) }
+                if message != nil { tlSetFlag(&flags, 0x1) }
+                if url != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -482,10 +481,10 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0x36585ea4) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x1 != 0, let value = c.message {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4 != 0, let value = c.url {
+                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.cacheTime)
@@ -511,19 +510,19 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _alert = _flags & 0x2 != 0
+                let _alert = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _hasUrl = _flags & 0x8 != 0
+                let _hasUrl = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _nativeUi = _flags & 0x10 != 0
+                let _nativeUi = tlFlagIsSet(_flags, 0x10)
                 field = 4
                 var _message: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _message = try reader.readTLString()
                 }
                 field = 5
                 var _url: String? = nil
-                if _flags & 0x4 != 0 {
+                if tlFlagIsSet(_flags, 0x4) {
                     _url = try reader.readTLString()
                 }
                 field = 6
@@ -539,20 +538,19 @@ extension Api.messages {
             switch self {
                 case .botCallbackAnswer(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.alert { fields.append(("alert", .trueFlag)) }
-                    if c.hasUrl { fields.append(("has_url", .trueFlag)) }
-                    if c.nativeUi { fields.append(("native_ui", .trueFlag)) }
-                    if _flags & 0x1 != 0, let value = c.message {
-                        fields.append(("message", .string(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("alert", c.alert)
+                    fields.trueFlag("has_url", c.hasUrl)
+                    fields.trueFlag("native_ui", c.nativeUi)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
+                        fields.string("message", value)
                     }
-                    if _flags & 0x4 != 0, let value = c.url {
-                        fields.append(("url", .string(value)))
+                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
+                        fields.string("url", value)
                     }
-                    fields.append(("cache_time", .int(c.cacheTime)))
-                    return ("messages.botCallbackAnswer", fields)
+                    fields.int("cache_time", c.cacheTime)
+                    return ("messages.botCallbackAnswer", fields.fields)
             }
         }
     }
@@ -657,10 +655,9 @@ extension Api {
                 case .phoneCallDiscardReasonBusy:
                     return ("phoneCallDiscardReasonBusy", [])
                 case .phoneCallDiscardReasonMigrateConferenceCall(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("slug", .string(c.slug)))
-                    return ("phoneCallDiscardReasonMigrateConferenceCall", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("slug", c.slug)
+                    return ("phoneCallDiscardReasonMigrateConferenceCall", fields.fields)
             }
         }
     }
@@ -743,15 +740,13 @@ extension Api.payments {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .paymentResult(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("updates", .object(c.updates)))
-                    return ("payments.paymentResult", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("updates", c.updates)
+                    return ("payments.paymentResult", fields.fields)
                 case .paymentVerificationNeeded(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("url", .string(c.url)))
-                    return ("payments.paymentVerificationNeeded", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("url", c.url)
+                    return ("payments.paymentVerificationNeeded", fields.fields)
             }
         }
     }
@@ -813,8 +808,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { flags |= 0x40 }
-                if receiveDate != nil { flags |= 0x1 }
+                if video { tlSetFlag(&flags, 0x40) }
+                if receiveDate != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -844,7 +839,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { flags |= 0x40 }
+                if video { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -874,7 +869,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { flags |= 0x40 }
+                if video { tlSetFlag(&flags, 0x40) }
                 return flags
             }
         }
@@ -916,10 +911,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if p2pAllowed { flags |= 0x20 }
-                if video { flags |= 0x40 }
-                if conferenceSupported { flags |= 0x100 }
-                if customParameters != nil { flags |= 0x80 }
+                if p2pAllowed { tlSetFlag(&flags, 0x20) }
+                if video { tlSetFlag(&flags, 0x40) }
+                if conferenceSupported { tlSetFlag(&flags, 0x100) }
+                if customParameters != nil { tlSetFlag(&flags, 0x80) }
                 return flags
             }
         }
@@ -945,11 +940,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if needRating { flags |= 0x4 }
-                if needDebug { flags |= 0x8 }
-                if video { flags |= 0x40 }
-                if reason != nil { flags |= 0x1 }
-                if duration != nil { flags |= 0x2 }
+                if needRating { tlSetFlag(&flags, 0x4) }
+                if needDebug { tlSetFlag(&flags, 0x8) }
+                if video { tlSetFlag(&flags, 0x40) }
+                if reason != nil { tlSetFlag(&flags, 0x1) }
+                if duration != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -969,7 +964,7 @@ extension Api {
                     buffer.appendInt64(c.adminId)
                     buffer.appendInt64(c.participantId)
                     c.`protocol`.serialize(buffer, true)
-                    if _flags & 0x1 != 0, let value = c.receiveDate {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.receiveDate {
                         buffer.appendInt32(value)
                     }
                 case .phoneCallRequested(let c):
@@ -1008,7 +1003,7 @@ extension Api {
                     c.`protocol`.serialize(buffer, true)
                     buffer.appendVector(c.connections, boxed: true)
                     buffer.appendInt32(c.startDate)
-                    if _flags & 0x80 != 0, let value = c.customParameters {
+                    if tlFlagIsSet(_flags, 0x80), let value = c.customParameters {
                         value.serialize(buffer, true)
                     }
                 case .phoneCallDiscarded(let c):
@@ -1016,10 +1011,10 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x1 != 0, let value = c.reason {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
                         value.serialize(buffer, true)
                     }
-                    if _flags & 0x2 != 0, let value = c.duration {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
                         buffer.appendInt32(value)
                     }
             }
@@ -1059,7 +1054,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = _flags & 0x40 != 0
+                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1074,7 +1069,7 @@ extension Api {
                 let _protocol = try Api.PhoneCallProtocol.parse(&reader)
                 field = 8
                 var _receiveDate: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _receiveDate = try reader.readInt32()
                 }
                 return .phoneCallWaiting(Cons_phoneCallWaiting(video: _video, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, protocol: _protocol, receiveDate: _receiveDate))
@@ -1089,7 +1084,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = _flags & 0x40 != 0
+                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1116,7 +1111,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = _flags & 0x40 != 0
+                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1143,11 +1138,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _p2pAllowed = _flags & 0x20 != 0
+                let _p2pAllowed = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _video = _flags & 0x40 != 0
+                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _conferenceSupported = _flags & 0x100 != 0
+                let _conferenceSupported = tlFlagIsSet(_flags, 0x100)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -1170,7 +1165,7 @@ extension Api {
                 let _startDate = try reader.readInt32()
                 field = 14
                 var _customParameters: Api.DataJSON? = nil
-                if _flags & 0x80 != 0 {
+                if tlFlagIsSet(_flags, 0x80) {
                     _customParameters = try Api.DataJSON.parse(&reader)
                 }
                 return .phoneCall(Cons_phoneCall(p2pAllowed: _p2pAllowed, video: _video, conferenceSupported: _conferenceSupported, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gAOrB: _gAOrB, keyFingerprint: _keyFingerprint, protocol: _protocol, connections: _connections, startDate: _startDate, customParameters: _customParameters))
@@ -1185,21 +1180,21 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _needRating = _flags & 0x4 != 0
+                let _needRating = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _needDebug = _flags & 0x8 != 0
+                let _needDebug = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _video = _flags & 0x40 != 0
+                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
                 var _reason: Api.PhoneCallDiscardReason? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _reason = try Api.PhoneCallDiscardReason.parse(&reader)
                 }
                 field = 6
                 var _duration: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _duration = try reader.readInt32()
                 }
                 return .phoneCallDiscarded(Cons_phoneCallDiscarded(needRating: _needRating, needDebug: _needDebug, video: _video, id: _id, reason: _reason, duration: _duration))
@@ -1212,92 +1207,86 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .phoneCallEmpty(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("phoneCallEmpty", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("phoneCallEmpty", fields.fields)
                 case .phoneCallWaiting(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("participant_id", .long(c.participantId)))
-                    fields.append(("protocol", .object(c.`protocol`)))
-                    if _flags & 0x1 != 0, let value = c.receiveDate {
-                        fields.append(("receive_date", .int(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("video", c.video)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.long("admin_id", c.adminId)
+                    fields.long("participant_id", c.participantId)
+                    fields.object("protocol", c.`protocol`)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.receiveDate {
+                        fields.int("receive_date", value)
                     }
-                    return ("phoneCallWaiting", fields)
+                    return ("phoneCallWaiting", fields.fields)
                 case .phoneCallRequested(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("participant_id", .long(c.participantId)))
-                    fields.append(("g_a_hash", .bytes(c.gAHash)))
-                    fields.append(("protocol", .object(c.`protocol`)))
-                    return ("phoneCallRequested", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("video", c.video)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.long("admin_id", c.adminId)
+                    fields.long("participant_id", c.participantId)
+                    fields.bytes("g_a_hash", c.gAHash)
+                    fields.object("protocol", c.`protocol`)
+                    return ("phoneCallRequested", fields.fields)
                 case .phoneCallAccepted(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("participant_id", .long(c.participantId)))
-                    fields.append(("g_b", .bytes(c.gB)))
-                    fields.append(("protocol", .object(c.`protocol`)))
-                    return ("phoneCallAccepted", fields)
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("video", c.video)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.long("admin_id", c.adminId)
+                    fields.long("participant_id", c.participantId)
+                    fields.bytes("g_b", c.gB)
+                    fields.object("protocol", c.`protocol`)
+                    return ("phoneCallAccepted", fields.fields)
                 case .phoneCall(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(15)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.p2pAllowed { fields.append(("p2p_allowed", .trueFlag)) }
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    if c.conferenceSupported { fields.append(("conference_supported", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    fields.append(("access_hash", .long(c.accessHash)))
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("admin_id", .long(c.adminId)))
-                    fields.append(("participant_id", .long(c.participantId)))
-                    fields.append(("g_a_or_b", .bytes(c.gAOrB)))
-                    fields.append(("key_fingerprint", .long(c.keyFingerprint)))
-                    fields.append(("protocol", .object(c.`protocol`)))
-                    fields.append(("connections", .vector(c.connections.map { (e0: Api.PhoneConnection) -> TLValue in .object(e0) })))
-                    fields.append(("start_date", .int(c.startDate)))
-                    if _flags & 0x80 != 0, let value = c.customParameters {
-                        fields.append(("custom_parameters", .object(value)))
+                    var fields = TLFieldList(capacity: 15)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("p2p_allowed", c.p2pAllowed)
+                    fields.trueFlag("video", c.video)
+                    fields.trueFlag("conference_supported", c.conferenceSupported)
+                    fields.long("id", c.id)
+                    fields.long("access_hash", c.accessHash)
+                    fields.int("date", c.date)
+                    fields.long("admin_id", c.adminId)
+                    fields.long("participant_id", c.participantId)
+                    fields.bytes("g_a_or_b", c.gAOrB)
+                    fields.long("key_fingerprint", c.keyFingerprint)
+                    fields.object("protocol", c.`protocol`)
+                    fields.objects("connections", c.connections)
+                    fields.int("start_date", c.startDate)
+                    if tlFlagIsSet(_flags, 0x80), let value = c.customParameters {
+                        fields.object("custom_parameters", value)
                     }
-                    return ("phoneCall", fields)
+                    return ("phoneCall", fields.fields)
                 case .phoneCallDiscarded(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.needRating { fields.append(("need_rating", .trueFlag)) }
-                    if c.needDebug { fields.append(("need_debug", .trueFlag)) }
-                    if c.video { fields.append(("video", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x1 != 0, let value = c.reason {
-                        fields.append(("reason", .object(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("need_rating", c.needRating)
+                    fields.trueFlag("need_debug", c.needDebug)
+                    fields.trueFlag("video", c.video)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
+                        fields.object("reason", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.duration {
-                        fields.append(("duration", .int(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
+                        fields.int("duration", value)
                     }
-                    return ("phoneCallDiscarded", fields)
+                    return ("phoneCallDiscarded", fields.fields)
             }
         }
     }
@@ -1331,10 +1320,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if messageColorsAnimated { flags |= 0x4 }
-                if outboxAccentColor != nil { flags |= 0x8 }
-                if messageColors != nil { flags |= 0x1 }
-                if wallpaper != nil { flags |= 0x2 }
+                if messageColorsAnimated { tlSetFlag(&flags, 0x4) }
+                if outboxAccentColor != nil { tlSetFlag(&flags, 0x8) }
+                if messageColors != nil { tlSetFlag(&flags, 0x1) }
+                if wallpaper != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -1347,13 +1336,13 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.baseTheme.serialize(buffer, true)
                     buffer.appendInt32(c.accentColor)
-                    if _flags & 0x8 != 0, let value = c.outboxAccentColor {
+                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
                         buffer.appendInt32(value)
                     }
-                    if _flags & 0x1 != 0, let value = c.messageColors {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & 0x2 != 0, let value = c.wallpaper {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
                         value.serialize(buffer, true)
                     }
             }
@@ -1378,24 +1367,24 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _messageColorsAnimated = _flags & 0x4 != 0
+                let _messageColorsAnimated = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _baseTheme = try Api.BaseTheme.parse(&reader)
                 field = 3
                 let _accentColor = try reader.readInt32()
                 field = 4
                 var _outboxAccentColor: Int32? = nil
-                if _flags & 0x8 != 0 {
+                if tlFlagIsSet(_flags, 0x8) {
                     _outboxAccentColor = try reader.readInt32()
                 }
                 field = 5
                 var _messageColors: [Int32]? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _messageColors = try reader.readVector(boxed: true, of: Int32.self)
                 }
                 field = 6
                 var _wallpaper: Api.WallPaper? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _wallpaper = try Api.WallPaper.parse(&reader)
                 }
                 return .themeSettings(Cons_themeSettings(messageColorsAnimated: _messageColorsAnimated, baseTheme: _baseTheme, accentColor: _accentColor, outboxAccentColor: _outboxAccentColor, messageColors: _messageColors, wallpaper: _wallpaper))
@@ -1409,22 +1398,21 @@ extension Api {
             switch self {
                 case .themeSettings(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.messageColorsAnimated { fields.append(("message_colors_animated", .trueFlag)) }
-                    fields.append(("base_theme", .object(c.baseTheme)))
-                    fields.append(("accent_color", .int(c.accentColor)))
-                    if _flags & 0x8 != 0, let value = c.outboxAccentColor {
-                        fields.append(("outbox_accent_color", .int(value)))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("message_colors_animated", c.messageColorsAnimated)
+                    fields.object("base_theme", c.baseTheme)
+                    fields.int("accent_color", c.accentColor)
+                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
+                        fields.int("outbox_accent_color", value)
                     }
-                    if _flags & 0x1 != 0, let value = c.messageColors {
-                        fields.append(("message_colors", .vector(value.map { (e0: Int32) -> TLValue in .int(e0) })))
+                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
+                        fields.ints("message_colors", value)
                     }
-                    if _flags & 0x2 != 0, let value = c.wallpaper {
-                        fields.append(("wallpaper", .object(value)))
+                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
+                        fields.object("wallpaper", value)
                     }
-                    return ("themeSettings", fields)
+                    return ("themeSettings", fields.fields)
             }
         }
     }
@@ -1497,13 +1485,12 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .affectedFoundMessages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("pts", .int(c.pts)))
-                    fields.append(("pts_count", .int(c.ptsCount)))
-                    fields.append(("offset", .int(c.offset)))
-                    fields.append(("messages", .vector(c.messages.map { (e0: Int32) -> TLValue in .int(e0) })))
-                    return ("messages.affectedFoundMessages", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.int("pts", c.pts)
+                    fields.int("pts_count", c.ptsCount)
+                    fields.int("offset", c.offset)
+                    fields.ints("messages", c.messages)
+                    return ("messages.affectedFoundMessages", fields.fields)
             }
         }
     }
@@ -1560,10 +1547,9 @@ extension Api.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .checkedHistoryImportPeer(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("confirm_text", .string(c.confirmText)))
-                    return ("messages.checkedHistoryImportPeer", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.string("confirm_text", c.confirmText)
+                    return ("messages.checkedHistoryImportPeer", fields.fields)
             }
         }
     }
@@ -1595,7 +1581,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { flags |= 0x1 }
+                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -1610,7 +1596,7 @@ extension Api.stories {
                     buffer.appendVector(c.reactions, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -1644,7 +1630,7 @@ extension Api.stories {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 5
                 var _nextOffset: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
                 return .storyReactionsList(Cons_storyReactionsList(count: _count, reactions: _reactions, chats: _chats, users: _users, nextOffset: _nextOffset))
@@ -1658,17 +1644,16 @@ extension Api.stories {
             switch self {
                 case .storyReactionsList(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(6)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    fields.append(("count", .int(c.count)))
-                    fields.append(("reactions", .vector(c.reactions.map { (e0: Api.StoryReaction) -> TLValue in .object(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    if _flags & 0x1 != 0, let value = c.nextOffset {
-                        fields.append(("next_offset", .string(value)))
+                    var fields = TLFieldList(capacity: 6)
+                    fields.flags("flags", _flags)
+                    fields.int("count", c.count)
+                    fields.objects("reactions", c.reactions)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                        fields.string("next_offset", value)
                     }
-                    return ("stories.storyReactionsList", fields)
+                    return ("stories.storyReactionsList", fields.fields)
             }
         }
     }
@@ -1702,12 +1687,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { flags |= 0x1 }
-                if newChats { flags |= 0x2 }
-                if contacts { flags |= 0x4 }
-                if nonContacts { flags |= 0x8 }
-                if excludeSelected { flags |= 0x20 }
-                if users != nil { flags |= 0x10 }
+                if existingChats { tlSetFlag(&flags, 0x1) }
+                if newChats { tlSetFlag(&flags, 0x2) }
+                if contacts { tlSetFlag(&flags, 0x4) }
+                if nonContacts { tlSetFlag(&flags, 0x8) }
+                if excludeSelected { tlSetFlag(&flags, 0x20) }
+                if users != nil { tlSetFlag(&flags, 0x10) }
                 return flags
             }
         }
@@ -1718,7 +1703,7 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x21108ff7) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if _flags & 0x10 != 0, let value = c.users {
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1743,18 +1728,18 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = _flags & 0x1 != 0
+                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = _flags & 0x2 != 0
+                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = _flags & 0x4 != 0
+                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = _flags & 0x8 != 0
+                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = _flags & 0x20 != 0
+                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Int64]? = nil
-                if _flags & 0x10 != 0 {
+                if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 return .businessRecipients(Cons_businessRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users))
@@ -1768,18 +1753,17 @@ extension Api {
             switch self {
                 case .businessRecipients(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(7)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.existingChats { fields.append(("existing_chats", .trueFlag)) }
-                    if c.newChats { fields.append(("new_chats", .trueFlag)) }
-                    if c.contacts { fields.append(("contacts", .trueFlag)) }
-                    if c.nonContacts { fields.append(("non_contacts", .trueFlag)) }
-                    if c.excludeSelected { fields.append(("exclude_selected", .trueFlag)) }
-                    if _flags & 0x10 != 0, let value = c.users {
-                        fields.append(("users", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    var fields = TLFieldList(capacity: 7)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("existing_chats", c.existingChats)
+                    fields.trueFlag("new_chats", c.newChats)
+                    fields.trueFlag("contacts", c.contacts)
+                    fields.trueFlag("non_contacts", c.nonContacts)
+                    fields.trueFlag("exclude_selected", c.excludeSelected)
+                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                        fields.longs("users", value)
                     }
-                    return ("businessRecipients", fields)
+                    return ("businessRecipients", fields.fields)
             }
         }
     }
@@ -1842,11 +1826,10 @@ extension Api {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .starGiftAttributeCounter(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("attribute", .object(c.attribute)))
-                    fields.append(("count", .int(c.count)))
-                    return ("starGiftAttributeCounter", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.object("attribute", c.attribute)
+                    fields.int("count", c.count)
+                    return ("starGiftAttributeCounter", fields.fields)
             }
         }
     }
@@ -1915,10 +1898,9 @@ extension Api.payments {
                 case .starGiftCollectionsNotModified:
                     return ("payments.starGiftCollectionsNotModified", [])
                 case .starGiftCollections(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("collections", .vector(c.collections.map { (e0: Api.StarGiftCollection) -> TLValue in .object(e0) })))
-                    return ("payments.starGiftCollections", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("collections", c.collections)
+                    return ("payments.starGiftCollections", fields.fields)
             }
         }
     }
@@ -1987,10 +1969,9 @@ extension Api.payments {
                 case .checkCanSendGiftResultOk:
                     return ("payments.checkCanSendGiftResultOk", [])
                 case .checkCanSendGiftResultFail(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("reason", .object(c.reason)))
-                    return ("payments.checkCanSendGiftResultFail", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.object("reason", c.reason)
+                    return ("payments.checkCanSendGiftResultFail", fields.fields)
             }
         }
     }
@@ -2047,10 +2028,9 @@ extension Api.account {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .passkeys(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("passkeys", .vector(c.passkeys.map { (e0: Api.Passkey) -> TLValue in .object(e0) })))
-                    return ("account.passkeys", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("passkeys", c.passkeys)
+                    return ("account.passkeys", fields.fields)
             }
         }
     }
@@ -2123,13 +2103,12 @@ extension Api.communities {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .participantJoinedChats(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("creator_chat_ids", .vector(c.creatorChatIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    fields.append(("joined_chat_ids", .vector(c.joinedChatIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-                    fields.append(("chats", .vector(c.chats.map { (e0: Api.Chat) -> TLValue in .object(e0) })))
-                    fields.append(("users", .vector(c.users.map { (e0: Api.User) -> TLValue in .object(e0) })))
-                    return ("communities.participantJoinedChats", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.longs("creator_chat_ids", c.creatorChatIds)
+                    fields.longs("joined_chat_ids", c.joinedChatIds)
+                    fields.objects("chats", c.chats)
+                    fields.objects("users", c.users)
+                    return ("communities.participantJoinedChats", fields.fields)
             }
         }
     }
@@ -2173,11 +2152,10 @@ extension Api.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("msg_id", .long(self.msgId)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeAfterMsg", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.long("msg_id", self.msgId)
+            fields.object("query", self.query)
+            return ("invokeAfterMsg", fields.fields)
         }
     }
 
@@ -2230,12 +2208,11 @@ extension Api.functions.auth {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("api_id", .int(self.apiId)))
-            fields.append(("api_hash", .string(self.apiHash)))
-            fields.append(("web_auth_token", .string(self.webAuthToken)))
-            return ("auth.importWebTokenAuthorization", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.int("api_id", self.apiId)
+            fields.string("api_hash", self.apiHash)
+            fields.string("web_auth_token", self.webAuthToken)
+            return ("auth.importWebTokenAuthorization", fields.fields)
         }
     }
 
@@ -2309,10 +2286,9 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("hash", .long(self.hash)))
-            return ("account.getSavedRingtones", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("hash", self.hash)
+            return ("account.getSavedRingtones", fields.fields)
         }
     }
 
@@ -2360,11 +2336,10 @@ extension Api.functions.account {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("username", .string(self.username)))
-            fields.append(("active", .bool(self.active)))
-            return ("account.toggleUsername", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("username", self.username)
+            fields.bool("active", self.active)
+            return ("account.toggleUsername", fields.fields)
         }
     }
 
@@ -2438,10 +2413,9 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("peer", .object(self.peer)))
-            return ("messages.getPeerSettings", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("peer", self.peer)
+            return ("messages.getPeerSettings", fields.fields)
         }
     }
 
@@ -2494,12 +2468,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("random_id", .long(self.randomId)))
-            fields.append(("data", .bytes(self.data)))
-            return ("messages.sendEncryptedService", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.long("random_id", self.randomId)
+            fields.bytes("data", self.data)
+            return ("messages.sendEncryptedService", fields.fields)
         }
     }
 
@@ -2557,13 +2530,12 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("random_id", .long(self.randomId)))
-            fields.append(("start_param", .string(self.startParam)))
-            return ("messages.startBot", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("bot", self.bot)
+            fields.object("peer", self.peer)
+            fields.long("random_id", self.randomId)
+            fields.string("start_param", self.startParam)
+            return ("messages.startBot", fields.fields)
         }
     }
 
@@ -2616,12 +2588,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            fields.append(("user_id", .object(self.userId)))
-            return ("messages.getGameHighScores", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            fields.object("user_id", self.userId)
+            return ("messages.getGameHighScores", fields.fields)
         }
     }
 
@@ -2669,11 +2640,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("from_version", .int(self.fromVersion)))
-            return ("messages.getEmojiKeywordsDifference", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.string("lang_code", self.langCode)
+            fields.int("from_version", self.fromVersion)
+            return ("messages.getEmojiKeywordsDifference", fields.fields)
         }
     }
 
@@ -2726,12 +2696,11 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("id", .int(self.id)))
-            fields.append(("reaction_peer", .object(self.reactionPeer)))
-            return ("messages.reportReaction", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("peer", self.peer)
+            fields.int("id", self.id)
+            fields.object("reaction_peer", self.reactionPeer)
+            return ("messages.reportReaction", fields.fields)
         }
     }
 
@@ -2779,11 +2748,10 @@ extension Api.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("limit", .int(self.limit)))
-            fields.append(("hash", .long(self.hash)))
-            return ("messages.getRecentReactions", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("limit", self.limit)
+            fields.long("hash", self.hash)
+            return ("messages.getRecentReactions", fields.fields)
         }
     }
 
@@ -2847,8 +2815,8 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if msgId != nil { flags |= 0x1 }
-            if webappReqId != nil { flags |= 0x2 }
+            if msgId != nil { tlSetFlag(&flags, 0x1) }
+            if webappReqId != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -2857,10 +2825,10 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.msgId {
+            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
                 buffer.appendInt32(value)
             }
-            if _flags & 0x2 != 0, let value = self.webappReqId {
+            if tlFlagIsSet(_flags, 0x2), let value = self.webappReqId {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.buttonId)
@@ -2880,12 +2848,12 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _msgId: Int32? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _msgId = try reader.readInt32()
                 }
                 field = 3
                 var _webappReqId: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _webappReqId = try reader.readTLString()
                 }
                 field = 4
@@ -2901,19 +2869,18 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(6)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.msgId {
-                fields.append(("msg_id", .int(value)))
+            var fields = TLFieldList(capacity: 6)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
+                fields.int("msg_id", value)
             }
-            if _flags & 0x2 != 0, let value = self.webappReqId {
-                fields.append(("webapp_req_id", .string(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.webappReqId {
+                fields.string("webapp_req_id", value)
             }
-            fields.append(("button_id", .int(self.buttonId)))
-            fields.append(("requested_peers", .vector(self.requestedPeers.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            return ("messages.sendBotRequestedPeer", fields)
+            fields.int("button_id", self.buttonId)
+            fields.objects("requested_peers", self.requestedPeers)
+            return ("messages.sendBotRequestedPeer", fields.fields)
         }
     }
 
@@ -2947,7 +2914,7 @@ extension Api.functions.messages {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if q != nil { flags |= 0x1 }
+            if q != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -2956,7 +2923,7 @@ extension Api.functions.messages {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             self.peer.serialize(buffer, true)
-            if _flags & 0x1 != 0, let value = self.q {
+            if tlFlagIsSet(_flags, 0x1), let value = self.q {
                 buffer.appendTLString(value)
             }
             buffer.appendInt32(self.offsetDate)
@@ -2978,7 +2945,7 @@ extension Api.functions.messages {
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 2
                 var _q: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _q = try reader.readTLString()
                 }
                 field = 3
@@ -2998,18 +2965,17 @@ extension Api.functions.messages {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(7)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("peer", .object(self.peer)))
-            if _flags & 0x1 != 0, let value = self.q {
-                fields.append(("q", .string(value)))
+            var fields = TLFieldList(capacity: 7)
+            fields.flags("flags", _flags)
+            fields.object("peer", self.peer)
+            if tlFlagIsSet(_flags, 0x1), let value = self.q {
+                fields.string("q", value)
             }
-            fields.append(("offset_date", .int(self.offsetDate)))
-            fields.append(("offset_id", .int(self.offsetId)))
-            fields.append(("offset_topic", .int(self.offsetTopic)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getForumTopics", fields)
+            fields.int("offset_date", self.offsetDate)
+            fields.int("offset_id", self.offsetId)
+            fields.int("offset_topic", self.offsetTopic)
+            fields.int("limit", self.limit)
+            return ("messages.getForumTopics", fields.fields)
         }
     }
 
@@ -3069,7 +3035,7 @@ extension Api.functions.channels {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if forEveryone { flags |= 0x1 }
+            if forEveryone { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -3091,7 +3057,7 @@ extension Api.functions.channels {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forEveryone = _flags & 0x1 != 0
+                let _forEveryone = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channel = try Api.InputChannel.parse(&reader)
                 field = 3
@@ -3105,13 +3071,12 @@ extension Api.functions.channels {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.forEveryone { fields.append(("for_everyone", .trueFlag)) }
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("max_id", .int(self.maxId)))
-            return ("channels.deleteHistory", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("for_everyone", self.forEveryone)
+            fields.object("channel", self.channel)
+            fields.int("max_id", self.maxId)
+            return ("channels.deleteHistory", fields.fields)
         }
     }
 
@@ -3164,12 +3129,11 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("scope", .object(self.scope)))
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("commands", .vector(self.commands.map { (e0: Api.BotCommand) -> TLValue in .object(e0) })))
-            return ("bots.setBotCommands", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("scope", self.scope)
+            fields.string("lang_code", self.langCode)
+            fields.objects("commands", self.commands)
+            return ("bots.setBotCommands", fields.fields)
         }
     }
 
@@ -3211,10 +3175,9 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("admin_rights", .object(self.adminRights)))
-            return ("bots.setBotGroupDefaultAdminRights", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.object("admin_rights", self.adminRights)
+            return ("bots.setBotGroupDefaultAdminRights", fields.fields)
         }
     }
 
@@ -3267,12 +3230,11 @@ extension Api.functions.bots {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("bot", .object(self.bot)))
-            fields.append(("lang_code", .string(self.langCode)))
-            fields.append(("media", .object(self.media)))
-            return ("bots.addPreviewMedia", fields)
+            var fields = TLFieldList(capacity: 3)
+            fields.object("bot", self.bot)
+            fields.string("lang_code", self.langCode)
+            fields.object("media", self.media)
+            return ("bots.addPreviewMedia", fields.fields)
         }
     }
 
@@ -3314,10 +3276,9 @@ extension Api.functions.payments {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("gift_id", .long(self.giftId)))
-            return ("payments.getStarGiftAuctionAcquiredGifts", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.long("gift_id", self.giftId)
+            return ("payments.getStarGiftAuctionAcquiredGifts", fields.fields)
         }
     }
 
@@ -3380,14 +3341,13 @@ extension Api.functions.phone {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(5)
-            fields.append(("call", .object(self.call)))
-            fields.append(("ids", .vector(self.ids.map { (e0: Api.InputPeer) -> TLValue in .object(e0) })))
-            fields.append(("sources", .vector(self.sources.map { (e0: Int32) -> TLValue in .int(e0) })))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("phone.getGroupParticipants", fields)
+            var fields = TLFieldList(capacity: 5)
+            fields.object("call", self.call)
+            fields.objects("ids", self.ids)
+            fields.ints("sources", self.sources)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("phone.getGroupParticipants", fields.fields)
         }
     }
 
@@ -3445,13 +3405,12 @@ extension Api.functions.stats {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("channel", .object(self.channel)))
-            fields.append(("msg_id", .int(self.msgId)))
-            fields.append(("offset", .string(self.offset)))
-            fields.append(("limit", .int(self.limit)))
-            return ("stats.getMessagePublicForwards", fields)
+            var fields = TLFieldList(capacity: 4)
+            fields.object("channel", self.channel)
+            fields.int("msg_id", self.msgId)
+            fields.string("offset", self.offset)
+            fields.int("limit", self.limit)
+            return ("stats.getMessagePublicForwards", fields.fields)
         }
     }
 
@@ -3499,11 +3458,10 @@ extension Api.functions.stories {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .object(self.peer)))
-            fields.append(("hash", .long(self.hash)))
-            return ("stories.getAlbums", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.object("peer", self.peer)
+            fields.long("hash", self.hash)
+            return ("stories.getAlbums", fields.fields)
         }
     }
 

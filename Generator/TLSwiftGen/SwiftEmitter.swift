@@ -325,7 +325,7 @@ public struct SwiftEmitter {
                         w.line("0")
                     } else {
                         w.line("var flags: Int32 = 0")
-                        for g in mine { w.line("if \(g.condition) { flags |= \(maskLiteral(g.bit)) }") }
+                        for g in mine { w.line("if \(g.condition) { tlSetFlag(&flags, \(maskLiteral(g.bit))) }") }
                         w.line("return flags")
                     }
                 }
@@ -346,7 +346,7 @@ public struct SwiftEmitter {
             if field.type == .trueFlag { continue }
             let access = "\(v).\(Naming.escaped(Naming.fieldName(field.name)))"
             if let cond = field.condition {
-                w.block("if \(natLocal(cond.flagsField)) & \(maskLiteral(cond.bit)) != 0, let value = \(access)") {
+                w.block("if tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit))), let value = \(access)") {
                     emitWrite(field.type, value: "value", into: w, depth: 0)
                 }
             } else {
@@ -412,13 +412,13 @@ public struct SwiftEmitter {
                 let local = field.type == .nat ? natLocal(field.name) : "_" + Naming.fieldName(field.name)
                 if field.type == .trueFlag {
                     if let cond = field.condition {
-                        w.line("let \(local) = \(natLocal(cond.flagsField)) & \(maskLiteral(cond.bit)) != 0")
+                        w.line("let \(local) = tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))")
                     } else {
                         w.line("let \(local) = true")
                     }
                 } else if let cond = field.condition {
                     w.line("var \(local): \(optional(swiftType(field.type))) = nil")
-                    w.block("if \(natLocal(cond.flagsField)) & \(maskLiteral(cond.bit)) != 0") {
+                    w.block("if tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))") {
                         emitRead(field.type, into: local, declare: false, previous: previous, w: w, depth: 0)
                     }
                 } else {
@@ -477,49 +477,81 @@ public struct SwiftEmitter {
         }
     }
 
-    /// Statements building `fields`, the `descriptionFields()` list, in schema order, absent fields left out.
+    /// Statements building the `descriptionFields()` list, in schema order, absent fields left out.
     func emitDescription(_ c: Combinator, payload v: String, into w: SwiftWriter) {
         if c.fields.isEmpty {
             w.line("return (\"\(c.name)\", [])")
             return
         }
         for nat in natFields(c) { w.line("let \(natLocal(nat.name)) = \(v).\(Naming.escaped(Naming.fieldName(nat.name)))") }
-        w.line("var fields: [(String, TLValue)] = []")
-        w.line("fields.reserveCapacity(\(c.fields.count))")
+        w.line("var fields = TLFieldList(capacity: \(c.fields.count))")
         for field in c.fields {
             if field.type == .nat {
-                w.line("fields.append((\"\(field.name)\", .flags(UInt32(bitPattern: \(natLocal(field.name))))))")
+                w.line("fields.flags(\"\(field.name)\", \(natLocal(field.name)))")
                 continue
             }
             let access = "\(v).\(Naming.escaped(Naming.fieldName(field.name)))"
             if field.type == .trueFlag {
-                w.line("if \(access) { fields.append((\"\(field.name)\", .trueFlag)) }")
+                w.line("fields.trueFlag(\"\(field.name)\", \(access))")
             } else if let cond = field.condition {
-                w.block("if \(natLocal(cond.flagsField)) & \(maskLiteral(cond.bit)) != 0, let value = \(access)") {
-                    w.line("fields.append((\"\(field.name)\", \(valueExpression(field.type, "value", depth: 0))))")
+                w.block("if tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit))), let value = \(access)") {
+                    w.line(describeCall(field.type, name: field.name, value: "value"))
                 }
             } else {
-                w.line("fields.append((\"\(field.name)\", \(valueExpression(field.type, access, depth: 0))))")
+                w.line(describeCall(field.type, name: field.name, value: access))
             }
         }
-        w.line("return (\"\(c.name)\", fields)")
+        w.line("return (\"\(c.name)\", fields.fields)")
     }
 
+    /// One `TLFieldList` call for a field.
+    func describeCall(_ type: TLType, name: String, value: String) -> String {
+        let method: String
+        switch type {
+        case .int, .nat: method = "int"
+        case .long: method = "long"
+        case .double: method = "double"
+        case .string: method = "string"
+        case .bytes: method = "bytes"
+        case .int128: method = "int128"
+        case .int256: method = "int256"
+        case .bool: method = "bool"
+        case .trueFlag: method = "trueFlag"
+        case .boxed, .bare, .generic: method = "object"
+        case .anyObject: method = "raw"
+        case .vector(let element, _):
+            switch element {
+            case .int: method = "ints"
+            case .long: method = "longs"
+            case .double: method = "doubles"
+            case .string: method = "strings"
+            case .bytes: method = "bytesList"
+            case .int128: method = "int128s"
+            case .int256: method = "int256s"
+            case .bool: method = "bools"
+            case .boxed, .bare: method = "objects"
+            default: return "fields.value(\"\(name)\", \(valueExpression(type, value, depth: 0)))"
+            }
+        }
+        return "fields.\(method)(\"\(name)\", \(value))"
+    }
+
+    /// A `TLValue` expression, for shapes `TLFieldList` has no method for (vectors of vectors).
     func valueExpression(_ type: TLType, _ v: String, depth: Int) -> String {
         switch type {
-        case .int, .nat: ".int(\(v))"
-        case .long: ".long(\(v))"
-        case .double: ".double(\(v))"
-        case .string: ".string(\(v))"
-        case .bytes: ".bytes(\(v))"
-        case .int128: ".int128(\(v))"
-        case .int256: ".int256(\(v))"
-        case .bool: ".bool(\(v))"
-        case .trueFlag: ".trueFlag"
-        case .boxed, .bare, .generic: ".object(\(v))"
-        case .anyObject: ".raw(\(v))"
+        case .int, .nat: "TLValue.int(\(v))"
+        case .long: "TLValue.long(\(v))"
+        case .double: "TLValue.double(\(v))"
+        case .string: "TLValue.string(\(v))"
+        case .bytes: "TLValue.bytes(\(v))"
+        case .int128: "TLValue.int128(\(v))"
+        case .int256: "TLValue.int256(\(v))"
+        case .bool: "TLValue.bool(\(v))"
+        case .trueFlag: "TLValue.trueFlag"
+        case .boxed, .bare, .generic: "TLValue.object(\(v))"
+        case .anyObject: "TLValue.raw(\(v))"
         case .vector(let element, _):
-            ".vector(\(v).map { (e\(depth): \(swiftType(element))) -> TLValue in \(valueExpression(element, "e\(depth)", depth: depth + 1)) })"
+            "TLValue.vector(\(v).map { (e\(depth): \(swiftType(element))) -> TLValue in \(valueExpression(element, "e\(depth)", depth: depth + 1)) })"
         }
     }
 

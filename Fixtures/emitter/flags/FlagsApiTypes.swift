@@ -65,10 +65,9 @@ extension FlagsApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .photo(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("id", .long(c.id)))
-                    return ("photo", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.long("id", c.id)
+                    return ("photo", fields.fields)
                 case .photoEmpty:
                     return ("photoEmpty", [])
             }
@@ -112,20 +111,20 @@ extension FlagsApi {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if isSelf { flags |= 0x400 }
-                if firstName != nil { flags |= 0x2 }
-                if botInfoVersion != nil { flags |= 0x4000 }
-                if ids != nil { flags |= Int32(bitPattern: 0x8000_0000) }
+                if isSelf { tlSetFlag(&flags, 0x400) }
+                if firstName != nil { tlSetFlag(&flags, 0x2) }
+                if botInfoVersion != nil { tlSetFlag(&flags, 0x4000) }
+                if ids != nil { tlSetFlag(&flags, Int32(bitPattern: 0x8000_0000)) }
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if premium { flags |= 0x8 }
-                if usernames != nil { flags |= 0x1 }
-                if photos != nil { flags |= 0x2 }
-                if blobs != nil { flags |= 0x4 }
+                if premium { tlSetFlag(&flags, 0x8) }
+                if usernames != nil { tlSetFlag(&flags, 0x1) }
+                if photos != nil { tlSetFlag(&flags, 0x2) }
+                if blobs != nil { tlSetFlag(&flags, 0x4) }
                 return flags
             }
         }
@@ -138,23 +137,23 @@ extension FlagsApi {
                     let _flags2 = c.flags2
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.id)
-                    if _flags & 0x2 != 0, let value = c.firstName {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
                         buffer.appendTLString(value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.botInfoVersion {
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(_flags2)
-                    if _flags2 & 0x1 != 0, let value = c.usernames {
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags2 & 0x2 != 0, let value = c.photos {
+                    if tlFlagIsSet(_flags2, 0x2), let value = c.photos {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags & Int32(bitPattern: 0x8000_0000) != 0, let value = c.ids {
+                    if tlFlagIsSet(_flags, Int32(bitPattern: 0x8000_0000)), let value = c.ids {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if _flags2 & 0x4 != 0, let value = c.blobs {
+                    if tlFlagIsSet(_flags2, 0x4), let value = c.blobs {
                         buffer.appendBytesVector(value, boxed: true)
                     }
             }
@@ -179,42 +178,42 @@ extension FlagsApi {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _isSelf = _flags & 0x400 != 0
+                let _isSelf = tlFlagIsSet(_flags, 0x400)
                 field = 2
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4
                 var _firstName: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _firstName = try reader.readTLString()
                 }
                 field = 5
                 var _botInfoVersion: Int32? = nil
-                if _flags & 0x4000 != 0 {
+                if tlFlagIsSet(_flags, 0x4000) {
                     _botInfoVersion = try reader.readInt32()
                 }
                 field = 6
                 let _flags2 = try reader.readInt32()
                 field = 7
-                let _premium = _flags2 & 0x8 != 0
+                let _premium = tlFlagIsSet(_flags2, 0x8)
                 field = 8
                 var _usernames: [String]? = nil
-                if _flags2 & 0x1 != 0 {
+                if tlFlagIsSet(_flags2, 0x1) {
                     _usernames = try reader.readVector(boxed: true, of: String.self)
                 }
                 field = 9
                 var _photos: [FlagsApi.Photo]? = nil
-                if _flags2 & 0x2 != 0 {
+                if tlFlagIsSet(_flags2, 0x2) {
                     _photos = try reader.readVector(boxed: true, of: FlagsApi.Photo.self)
                 }
                 field = 10
                 var _ids: [Int64]? = nil
-                if _flags & Int32(bitPattern: 0x8000_0000) != 0 {
+                if tlFlagIsSet(_flags, Int32(bitPattern: 0x8000_0000)) {
                     _ids = try reader.readVector(boxed: true, of: Int64.self)
                 }
                 field = 11
                 var _blobs: [[UInt8]]? = nil
-                if _flags2 & 0x4 != 0 {
+                if tlFlagIsSet(_flags2, 0x4) {
                     _blobs = try reader.readBytesVector(boxed: true)
                 }
                 return .user(Cons_user(isSelf: _isSelf, id: _id, firstName: _firstName, botInfoVersion: _botInfoVersion, premium: _premium, usernames: _usernames, photos: _photos, ids: _ids, blobs: _blobs))
@@ -229,33 +228,32 @@ extension FlagsApi {
                 case .user(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(12)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.isSelf { fields.append(("self", .trueFlag)) }
-                    if c.bot { fields.append(("bot", .trueFlag)) }
-                    fields.append(("id", .long(c.id)))
-                    if _flags & 0x2 != 0, let value = c.firstName {
-                        fields.append(("first_name", .string(value)))
+                    var fields = TLFieldList(capacity: 12)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("self", c.isSelf)
+                    fields.trueFlag("bot", c.bot)
+                    fields.long("id", c.id)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
+                        fields.string("first_name", value)
                     }
-                    if _flags & 0x4000 != 0, let value = c.botInfoVersion {
-                        fields.append(("bot_info_version", .int(value)))
+                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
+                        fields.int("bot_info_version", value)
                     }
-                    fields.append(("flags2", .flags(UInt32(bitPattern: _flags2))))
-                    if c.premium { fields.append(("premium", .trueFlag)) }
-                    if _flags2 & 0x1 != 0, let value = c.usernames {
-                        fields.append(("usernames", .vector(value.map { (e0: String) -> TLValue in .string(e0) })))
+                    fields.flags("flags2", _flags2)
+                    fields.trueFlag("premium", c.premium)
+                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
+                        fields.strings("usernames", value)
                     }
-                    if _flags2 & 0x2 != 0, let value = c.photos {
-                        fields.append(("photos", .vector(value.map { (e0: FlagsApi.Photo) -> TLValue in .object(e0) })))
+                    if tlFlagIsSet(_flags2, 0x2), let value = c.photos {
+                        fields.objects("photos", value)
                     }
-                    if _flags & Int32(bitPattern: 0x8000_0000) != 0, let value = c.ids {
-                        fields.append(("ids", .vector(value.map { (e0: Int64) -> TLValue in .long(e0) })))
+                    if tlFlagIsSet(_flags, Int32(bitPattern: 0x8000_0000)), let value = c.ids {
+                        fields.longs("ids", value)
                     }
-                    if _flags2 & 0x4 != 0, let value = c.blobs {
-                        fields.append(("blobs", .vector(value.map { (e0: [UInt8]) -> TLValue in .bytes(e0) })))
+                    if tlFlagIsSet(_flags2, 0x4), let value = c.blobs {
+                        fields.bytesList("blobs", value)
                     }
-                    return ("user", fields)
+                    return ("user", fields.fields)
             }
         }
     }
@@ -279,7 +277,7 @@ extension FlagsApi {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { flags |= 0x1 }
+                if byMe { tlSetFlag(&flags, 0x1) }
                 return flags
             }
         }
@@ -312,7 +310,7 @@ extension FlagsApi {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = _flags & 0x1 != 0
+                let _byMe = tlFlagIsSet(_flags, 0x1)
                 return .userStatus(Cons_userStatus(byMe: _byMe))
             }
             catch {
@@ -324,11 +322,10 @@ extension FlagsApi {
             switch self {
                 case .userStatus(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.byMe { fields.append(("by_me", .trueFlag)) }
-                    return ("userStatus", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("by_me", c.byMe)
+                    return ("userStatus", fields.fields)
             }
         }
     }
@@ -352,8 +349,8 @@ extension FlagsApi.functions.users {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if silent { flags |= 0x1 }
-            if user != nil && status != nil { flags |= 0x2 }
+            if silent { tlSetFlag(&flags, 0x1) }
+            if user != nil && status != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -361,10 +358,10 @@ extension FlagsApi.functions.users {
             if boxed { buffer.appendUInt32(0xa9063f07) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.user {
+            if tlFlagIsSet(_flags, 0x2), let value = self.user {
                 value.serialize(buffer, true)
             }
-            if _flags & 0x2 != 0, let value = self.status {
+            if tlFlagIsSet(_flags, 0x2), let value = self.status {
                 value.serialize(buffer, true)
             }
         }
@@ -379,15 +376,15 @@ extension FlagsApi.functions.users {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _silent = _flags & 0x1 != 0
+                let _silent = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _user: FlagsApi.User? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _user = try FlagsApi.User.parse(&reader)
                 }
                 field = 3
                 var _status: FlagsApi.UserStatus? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _status = try FlagsApi.UserStatus.parse(&reader)
                 }
                 return SetFlags(silent: _silent, user: _user, status: _status)
@@ -399,17 +396,16 @@ extension FlagsApi.functions.users {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.silent { fields.append(("silent", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.user {
-                fields.append(("user", .object(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.trueFlag("silent", self.silent)
+            if tlFlagIsSet(_flags, 0x2), let value = self.user {
+                fields.object("user", value)
             }
-            if _flags & 0x2 != 0, let value = self.status {
-                fields.append(("status", .object(value)))
+            if tlFlagIsSet(_flags, 0x2), let value = self.status {
+                fields.object("status", value)
             }
-            return ("users.setFlags", fields)
+            return ("users.setFlags", fields.fields)
         }
     }
 

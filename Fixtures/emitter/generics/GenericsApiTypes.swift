@@ -61,11 +61,10 @@ extension GenericsApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .error(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("code", .int(c.code)))
-                    fields.append(("text", .string(c.text)))
-                    return ("error", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("code", c.code)
+                    fields.string("text", c.text)
+                    return ("error", fields.fields)
             }
         }
     }
@@ -128,11 +127,10 @@ extension GenericsApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .config(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("date", .int(c.date)))
-                    fields.append(("test_mode", .bool(c.testMode)))
-                    return ("config", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.int("date", c.date)
+                    fields.bool("test_mode", c.testMode)
+                    return ("config", fields.fields)
             }
         }
     }
@@ -202,10 +200,9 @@ extension GenericsApi.functions.help {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("limit", .int(self.limit)))
-            return ("help.getIds", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("limit", self.limit)
+            return ("help.getIds", fields.fields)
         }
     }
 
@@ -253,11 +250,10 @@ extension GenericsApi.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("layer", .int(self.layer)))
-            fields.append(("query", .object(self.query)))
-            return ("invokeWithLayer", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("layer", self.layer)
+            fields.object("query", self.query)
+            return ("invokeWithLayer", fields.fields)
         }
     }
 
@@ -305,11 +301,10 @@ extension GenericsApi.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("msg_ids", .vector(self.msgIds.map { (e0: Int64) -> TLValue in .long(e0) })))
-            fields.append(("query", .object(self.query)))
-            return ("invokeAfterMsgs", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.longs("msg_ids", self.msgIds)
+            fields.object("query", self.query)
+            return ("invokeAfterMsgs", fields.fields)
         }
     }
 
@@ -337,7 +332,7 @@ extension GenericsApi.functions {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if proxy != nil { flags |= 0x1 }
+            if proxy != nil { tlSetFlag(&flags, 0x1) }
             return flags
         }
 
@@ -346,7 +341,7 @@ extension GenericsApi.functions {
             let _flags = self.flags
             buffer.appendInt32(_flags)
             buffer.appendInt32(self.apiId)
-            if _flags & 0x1 != 0, let value = self.proxy {
+            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
                 buffer.appendTLString(value)
             }
             self.query.serialize(buffer, true)
@@ -365,7 +360,7 @@ extension GenericsApi.functions {
                 let _apiId = try reader.readInt32()
                 field = 2
                 var _proxy: String? = nil
-                if _flags & 0x1 != 0 {
+                if tlFlagIsSet(_flags, 0x1) {
                     _proxy = try reader.readTLString()
                 }
                 field = 3
@@ -379,15 +374,14 @@ extension GenericsApi.functions {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(4)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            fields.append(("api_id", .int(self.apiId)))
-            if _flags & 0x1 != 0, let value = self.proxy {
-                fields.append(("proxy", .string(value)))
+            var fields = TLFieldList(capacity: 4)
+            fields.flags("flags", _flags)
+            fields.int("api_id", self.apiId)
+            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
+                fields.string("proxy", value)
             }
-            fields.append(("query", .object(self.query)))
-            return ("initConnection", fields)
+            fields.object("query", self.query)
+            return ("initConnection", fields.fields)
         }
     }
 

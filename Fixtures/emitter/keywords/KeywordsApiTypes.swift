@@ -39,8 +39,8 @@ extension KeywordsApi {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if isSelf { flags |= 0x1 }
-                if `protocol` != nil { flags |= 0x2 }
+                if isSelf { tlSetFlag(&flags, 0x1) }
+                if `protocol` != nil { tlSetFlag(&flags, 0x2) }
                 return flags
             }
         }
@@ -55,7 +55,7 @@ extension KeywordsApi {
                     buffer.appendInt64(c.`static`)
                     buffer.appendInt32(c.type)
                     buffer.appendInt32(c.type_)
-                    if _flags & 0x2 != 0, let value = c.`protocol` {
+                    if tlFlagIsSet(_flags, 0x2), let value = c.`protocol` {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.init_)
@@ -85,7 +85,7 @@ extension KeywordsApi {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _isSelf = _flags & 0x1 != 0
+                let _isSelf = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _default = try reader.readTLString()
                 field = 3
@@ -96,7 +96,7 @@ extension KeywordsApi {
                 let _type_ = try reader.readInt32()
                 field = 6
                 var _protocol: Int32? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _protocol = try reader.readInt32()
                 }
                 field = 7
@@ -118,20 +118,19 @@ extension KeywordsApi {
             switch self {
                 case .keys(let c):
                     let _flags = c.flags
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(9)
-                    fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-                    if c.isSelf { fields.append(("self", .trueFlag)) }
-                    fields.append(("default", .string(c.`default`)))
-                    fields.append(("static", .long(c.`static`)))
-                    fields.append(("type", .int(c.type)))
-                    fields.append(("Type", .int(c.type_)))
-                    if _flags & 0x2 != 0, let value = c.`protocol` {
-                        fields.append(("protocol", .int(value)))
+                    var fields = TLFieldList(capacity: 9)
+                    fields.flags("flags", _flags)
+                    fields.trueFlag("self", c.isSelf)
+                    fields.string("default", c.`default`)
+                    fields.long("static", c.`static`)
+                    fields.int("type", c.type)
+                    fields.int("Type", c.type_)
+                    if tlFlagIsSet(_flags, 0x2), let value = c.`protocol` {
+                        fields.int("protocol", value)
                     }
-                    fields.append(("init", .int(c.init_)))
-                    fields.append(("class", .bool(c.`class`)))
-                    return ("keys", fields)
+                    fields.int("init", c.init_)
+                    fields.bool("class", c.`class`)
+                    return ("keys", fields.fields)
                 case .`default`:
                     return ("default", [])
             }
@@ -171,10 +170,9 @@ extension KeywordsApi.functions.keys {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("static", .int(self.`static`)))
-            return ("keys.default", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("static", self.`static`)
+            return ("keys.default", fields.fields)
         }
     }
 
@@ -200,8 +198,8 @@ extension KeywordsApi.functions.keys {
         /// The `flags` word, derived from which optional fields are set.
         public var flags: Int32 {
             var flags: Int32 = 0
-            if `default` { flags |= 0x1 }
-            if `in` != nil { flags |= 0x2 }
+            if `default` { tlSetFlag(&flags, 0x1) }
+            if `in` != nil { tlSetFlag(&flags, 0x2) }
             return flags
         }
 
@@ -209,7 +207,7 @@ extension KeywordsApi.functions.keys {
             if boxed { buffer.appendUInt32(0x22847a86) }
             let _flags = self.flags
             buffer.appendInt32(_flags)
-            if _flags & 0x2 != 0, let value = self.`in` {
+            if tlFlagIsSet(_flags, 0x2), let value = self.`in` {
                 buffer.appendTLString(value)
             }
         }
@@ -224,10 +222,10 @@ extension KeywordsApi.functions.keys {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _default = _flags & 0x1 != 0
+                let _default = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _in: String? = nil
-                if _flags & 0x2 != 0 {
+                if tlFlagIsSet(_flags, 0x2) {
                     _in = try reader.readTLString()
                 }
                 return Set(default: _default, in: _in)
@@ -239,14 +237,13 @@ extension KeywordsApi.functions.keys {
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             let _flags = self.flags
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(3)
-            fields.append(("flags", .flags(UInt32(bitPattern: _flags))))
-            if self.`default` { fields.append(("default", .trueFlag)) }
-            if _flags & 0x2 != 0, let value = self.`in` {
-                fields.append(("in", .string(value)))
+            var fields = TLFieldList(capacity: 3)
+            fields.flags("flags", _flags)
+            fields.trueFlag("default", self.`default`)
+            if tlFlagIsSet(_flags, 0x2), let value = self.`in` {
+                fields.string("in", value)
             }
-            return ("keys.set", fields)
+            return ("keys.set", fields.fields)
         }
     }
 

@@ -66,12 +66,11 @@ extension NamespacesApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .future_salt(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("valid_since", .int(c.validSince)))
-                    fields.append(("valid_until", .int(c.validUntil)))
-                    fields.append(("salt", .long(c.salt)))
-                    return ("future_salt", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int("valid_since", c.validSince)
+                    fields.int("valid_until", c.validUntil)
+                    fields.long("salt", c.salt)
+                    return ("future_salt", fields.fields)
             }
         }
     }
@@ -144,13 +143,12 @@ extension NamespacesApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .message(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(4)
-                    fields.append(("msg_id", .long(c.msgId)))
-                    fields.append(("seqno", .int(c.seqno)))
-                    fields.append(("bytes", .int(c.bytes)))
-                    fields.append(("body", .raw(c.body)))
-                    return ("message", fields)
+                    var fields = TLFieldList(capacity: 4)
+                    fields.long("msg_id", c.msgId)
+                    fields.int("seqno", c.seqno)
+                    fields.int("bytes", c.bytes)
+                    fields.raw("body", c.body)
+                    return ("message", fields.fields)
             }
         }
     }
@@ -214,10 +212,9 @@ extension NamespacesApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .msg_container(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("messages", .vector(c.messages.map { (e0: NamespacesApi.Message) -> TLValue in .object(e0) })))
-                    return ("msg_container", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.objects("messages", c.messages)
+                    return ("msg_container", fields.fields)
             }
         }
     }
@@ -261,11 +258,10 @@ extension NamespacesApi.functions.messages {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(2)
-            fields.append(("peer", .int(self.peer)))
-            fields.append(("limit", .int(self.limit)))
-            return ("messages.getHistory", fields)
+            var fields = TLFieldList(capacity: 2)
+            fields.int("peer", self.peer)
+            fields.int("limit", self.limit)
+            return ("messages.getHistory", fields.fields)
         }
     }
 
@@ -307,10 +303,9 @@ extension NamespacesApi.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("num", .int(self.num)))
-            return ("get_future_salts", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int("num", self.num)
+            return ("get_future_salts", fields.fields)
         }
     }
 

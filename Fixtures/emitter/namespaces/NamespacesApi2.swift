@@ -73,12 +73,11 @@ extension NamespacesApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .future_salts(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("req_msg_id", .long(c.reqMsgId)))
-                    fields.append(("now", .int(c.now)))
-                    fields.append(("salts", .vector(c.salts.map { (e0: NamespacesApi.FutureSalt) -> TLValue in .object(e0) })))
-                    return ("future_salts", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.long("req_msg_id", c.reqMsgId)
+                    fields.int("now", c.now)
+                    fields.objects("salts", c.salts)
+                    return ("future_salts", fields.fields)
             }
         }
     }
@@ -146,12 +145,11 @@ extension NamespacesApi {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .resPQ(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(3)
-                    fields.append(("nonce", .int128(c.nonce)))
-                    fields.append(("new_nonce", .int256(c.newNonce)))
-                    fields.append(("pq", .bytes(c.pq)))
-                    return ("resPQ", fields)
+                    var fields = TLFieldList(capacity: 3)
+                    fields.int128("nonce", c.nonce)
+                    fields.int256("new_nonce", c.newNonce)
+                    fields.bytes("pq", c.pq)
+                    return ("resPQ", fields.fields)
             }
         }
     }
@@ -240,16 +238,14 @@ extension NamespacesApi.messages {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .messages(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(2)
-                    fields.append(("messages", .vector(c.messages.map { (e0: NamespacesApi.Message) -> TLValue in .object(e0) })))
-                    fields.append(("count", .int(c.count)))
-                    return ("messages.messages", fields)
+                    var fields = TLFieldList(capacity: 2)
+                    fields.objects("messages", c.messages)
+                    fields.int("count", c.count)
+                    return ("messages.messages", fields.fields)
                 case .messagesNotModified(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("count", .int(c.count)))
-                    return ("messages.messagesNotModified", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("count", c.count)
+                    return ("messages.messagesNotModified", fields.fields)
             }
         }
     }
@@ -306,10 +302,9 @@ extension NamespacesApi.help {
         public func descriptionFields() -> (String, [(String, TLValue)]) {
             switch self {
                 case .config(let c):
-                    var fields: [(String, TLValue)] = []
-                    fields.reserveCapacity(1)
-                    fields.append(("date", .int(c.date)))
-                    return ("help.config", fields)
+                    var fields = TLFieldList(capacity: 1)
+                    fields.int("date", c.date)
+                    return ("help.config", fields.fields)
             }
         }
     }
@@ -379,10 +374,9 @@ extension NamespacesApi.functions {
         }
 
         public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields: [(String, TLValue)] = []
-            fields.reserveCapacity(1)
-            fields.append(("nonce", .int128(self.nonce)))
-            return ("req_pq", fields)
+            var fields = TLFieldList(capacity: 1)
+            fields.int128("nonce", self.nonce)
+            return ("req_pq", fields.fields)
         }
     }
 

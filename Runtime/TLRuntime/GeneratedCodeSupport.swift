@@ -1,0 +1,51 @@
+// Helpers the generated code calls instead of writing the same thing inline: each is one concrete function, so
+// the compiler resolves a call instead of operator overloads and literal types, and debug builds emit one call
+// instead of tuple, enum and generic-array code per field. Measured on the layer-229 API (ARCHITECTURE.md,
+// "compile time is a feature").
+
+/// Whether any bit of `mask` is set in a flags word (`flags.N?` in TL).
+@inlinable
+public func tlFlagIsSet(_ flags: Int32, _ mask: Int32) -> Bool {
+    flags & mask != 0
+}
+
+/// Sets the bits of `mask` in a flags word.
+@inlinable
+public func tlSetFlag(_ flags: inout Int32, _ mask: Int32) {
+    flags |= mask
+}
+
+/// Builds the field list of `descriptionFields()`, one call per field.
+public struct TLFieldList: Sendable {
+    public private(set) var fields: [(String, TLValue)]
+
+    public init(capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
+    public mutating func int(_ name: String, _ value: Int32) { fields.append((name, .int(value))) }
+    public mutating func flags(_ name: String, _ value: Int32) { fields.append((name, .flags(UInt32(bitPattern: value)))) }
+    public mutating func long(_ name: String, _ value: Int64) { fields.append((name, .long(value))) }
+    public mutating func double(_ name: String, _ value: Double) { fields.append((name, .double(value))) }
+    public mutating func string(_ name: String, _ value: String) { fields.append((name, .string(value))) }
+    public mutating func bytes(_ name: String, _ value: [UInt8]) { fields.append((name, .bytes(value))) }
+    public mutating func raw(_ name: String, _ value: [UInt8]) { fields.append((name, .raw(value))) }
+    public mutating func int128(_ name: String, _ value: TLInt128) { fields.append((name, .int128(value))) }
+    public mutating func int256(_ name: String, _ value: TLInt256) { fields.append((name, .int256(value))) }
+    public mutating func bool(_ name: String, _ value: Bool) { fields.append((name, .bool(value))) }
+    /// A `true` flag: listed only when set.
+    public mutating func trueFlag(_ name: String, _ isSet: Bool) { if isSet { fields.append((name, .trueFlag)) } }
+    public mutating func object(_ name: String, _ value: any TLObject) { fields.append((name, .object(value))) }
+    public mutating func value(_ name: String, _ value: TLValue) { fields.append((name, value)) }
+
+    public mutating func ints(_ name: String, _ values: [Int32]) { fields.append((name, .vector(values.map { .int($0) }))) }
+    public mutating func longs(_ name: String, _ values: [Int64]) { fields.append((name, .vector(values.map { .long($0) }))) }
+    public mutating func doubles(_ name: String, _ values: [Double]) { fields.append((name, .vector(values.map { .double($0) }))) }
+    public mutating func strings(_ name: String, _ values: [String]) { fields.append((name, .vector(values.map { .string($0) }))) }
+    public mutating func bytesList(_ name: String, _ values: [[UInt8]]) { fields.append((name, .vector(values.map { .bytes($0) }))) }
+    public mutating func int128s(_ name: String, _ values: [TLInt128]) { fields.append((name, .vector(values.map { .int128($0) }))) }
+    public mutating func int256s(_ name: String, _ values: [TLInt256]) { fields.append((name, .vector(values.map { .int256($0) }))) }
+    public mutating func bools(_ name: String, _ values: [Bool]) { fields.append((name, .vector(values.map { .bool($0) }))) }
+    public mutating func objects<T: TLObject>(_ name: String, _ values: [T]) { fields.append((name, .vector(values.map { .object($0) }))) }
+}
