@@ -34,7 +34,7 @@ public struct TLInt128: Hashable, Sendable, CustomStringConvertible {
     public var wireBytes: [UInt8] { Hex.bytes(of: [_w0, _w1]) }
 
     /// Lowercase hex of the wire bytes.
-    public var description: String { Hex.string(wireBytes) }
+    public var description: String { Hex.encode(wireBytes) }
 }
 
 /// TL `int256`: 32 bytes, in wire order.
@@ -74,11 +74,12 @@ public struct TLInt256: Hashable, Sendable, CustomStringConvertible {
     public var wireBytes: [UInt8] { Hex.bytes(of: [_w0, _w1, _w2, _w3]) }
 
     /// Lowercase hex of the wire bytes.
-    public var description: String { Hex.string(wireBytes) }
+    public var description: String { Hex.encode(wireBytes) }
 }
 
 /// Hex and little-endian helpers, shared by descriptions, errors and the log formatter (no Foundation).
-enum Hex {
+/// Lowercase hex: tl-json writes bytes, int128 and int256 this way, and `tl` reads and writes wire dumps.
+public enum Hex {
     static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Little-endian word from 8 bytes of `bytes` starting at `at`; the caller checked the bounds.
@@ -98,7 +99,7 @@ enum Hex {
     }
 
     /// Lowercase hex of every byte.
-    static func string<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         var utf8: [UInt8] = []
         utf8.reserveCapacity(bytes.count * 2)
         for b in bytes {
@@ -110,27 +111,31 @@ enum Hex {
 
     /// Hex of at most `limit` leading bytes, with "…" when cut.
     static func short<C: Collection>(_ bytes: C, limit: Int) -> String where C.Element == UInt8 {
-        bytes.count <= limit ? string(bytes) : string(bytes.prefix(limit)) + "…"
+        bytes.count <= limit ? encode(bytes) : encode(bytes.prefix(limit)) + "…"
     }
 
     /// `0x` and 8 hex digits, the way constructor IDs are written in errors.
     static func id(_ v: UInt32) -> String {
-        "0x" + string([UInt8(v >> 24), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)])
+        "0x" + encode([UInt8(v >> 24), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)])
     }
 
-    /// Bytes from an even number of hex digits (either case); nil on anything else.
-    static func decode(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
+    /// Bytes from an even number of hex digits (either case); spaces, tabs and newlines between digits are
+    /// ignored, so pasted dumps read as they are. nil on anything else.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var out: [UInt8] = []
-        out.reserveCapacity(utf8.count / 2)
-        var i = 0
-        while i < utf8.count {
-            guard let hi = nibble(utf8[i]), let lo = nibble(utf8[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
+        out.reserveCapacity(text.utf8.count / 2)
+        var high: UInt8?
+        for c in text.utf8 {
+            if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
+            guard let v = nibble(c) else { return nil }
+            if let h = high {
+                out.append(h << 4 | v)
+                high = nil
+            } else {
+                high = v
+            }
         }
-        return out
+        return high == nil ? out : nil
     }
 
     static func nibble(_ c: UInt8) -> UInt8? {
