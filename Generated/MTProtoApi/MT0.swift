@@ -37,6 +37,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "ResPQ" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResPQ {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -132,6 +134,8 @@ extension MT {
                     buffer.appendTLBytes(c.encryptedAnswer)
             }
         }
+
+        public static var tlTypeName: String { "Server_DH_Params" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Server_DH_Params {
             let id = try reader.readUInt32()
@@ -269,6 +273,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "Set_client_DH_params_answer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Set_client_DH_params_answer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -379,6 +385,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "DestroyAuthKeyRes" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DestroyAuthKeyRes {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -443,6 +451,8 @@ extension MT {
                     buffer.appendVector(c.msgIds, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "MsgsAck" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsAck {
             let id = try reader.readUInt32()
@@ -532,6 +542,8 @@ extension MT {
                     buffer.appendInt64(c.newServerSalt)
             }
         }
+
+        public static var tlTypeName: String { "BadMsgNotification" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BadMsgNotification {
             let id = try reader.readUInt32()
@@ -624,6 +636,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "MsgsStateReq" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsStateReq {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -685,6 +699,8 @@ extension MT {
                     buffer.appendTLString(c.info)
             }
         }
+
+        public static var tlTypeName: String { "MsgsStateInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsStateInfo {
             let id = try reader.readUInt32()
@@ -751,6 +767,8 @@ extension MT {
                     buffer.appendTLString(c.info)
             }
         }
+
+        public static var tlTypeName: String { "MsgsAllInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsAllInfo {
             let id = try reader.readUInt32()
@@ -844,6 +862,8 @@ extension MT {
                     buffer.appendInt32(c.status)
             }
         }
+
+        public static var tlTypeName: String { "MsgDetailedInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgDetailedInfo {
             let id = try reader.readUInt32()
@@ -939,6 +959,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "RpcError" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RpcError {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1007,6 +1029,8 @@ extension MT {
                     buffer.appendInt64(c.salt)
             }
         }
+
+        public static var tlTypeName: String { "FutureSalt" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalt {
             let id = try reader.readUInt32()
@@ -1083,6 +1107,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "Message" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Message {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1152,6 +1178,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "Object" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Object {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1216,6 +1244,8 @@ extension MT {
                     buffer.appendInt32(c.maxWait)
             }
         }
+
+        public static var tlTypeName: String { "HttpWait" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HttpWait {
             let id = try reader.readUInt32()
@@ -1289,6 +1319,8 @@ extension MT.help {
             }
         }
 
+        public static var tlTypeName: String { "help.ConfigSimple" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConfigSimple {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1333,353 +1365,71 @@ extension MT.help {
 
 extension MT.functions {
     /// `req_pq#60469778 nonce:int128 = ResPQ;`
-    ///
-    /// The request as a value: what a server decodes, and what `req_pq(...)` serializes.
-    public final class Req_pq: TLFunction, TLRegistrable {
-        public let nonce: TLInt128
-
-        public init(nonce: TLInt128) {
-            self.nonce = nonce
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60469778) }
-            buffer.appendInt128(self.nonce)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Req_pq {
-            guard id == 0x60469778 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "req_pq"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _nonce = try reader.readInt128()
-                return Req_pq(nonce: _nonce)
-            }
-            catch {
-                throw error.inside(constructor: "req_pq", fields: "nonce", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int128("nonce", self.nonce)
-            return ("req_pq", fields.fields)
-        }
-    }
-
-    /// `req_pq#60469778 nonce:int128 = ResPQ;`
     public static func req_pq(nonce: TLInt128) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.ResPQ>) {
-        Req_pq(nonce: nonce).call(DeserializeFunctionResponse(MT.ResPQ.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int128("nonce", nonce)
+        return TLRequest(definition: "req_pq#60469778 nonce:int128 = ResPQ;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.ResPQ.self))
     }
 }
 
 extension MT.functions {
-    /// `req_pq_multi#be7e8ef1 nonce:int128 = ResPQ;`
-    ///
-    /// The request as a value: what a server decodes, and what `req_pq_multi(...)` serializes.
-    public final class Req_pq_multi: TLFunction, TLRegistrable {
-        public let nonce: TLInt128
-
-        public init(nonce: TLInt128) {
-            self.nonce = nonce
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbe7e8ef1) }
-            buffer.appendInt128(self.nonce)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Req_pq_multi {
-            guard id == 0xbe7e8ef1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "req_pq_multi"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _nonce = try reader.readInt128()
-                return Req_pq_multi(nonce: _nonce)
-            }
-            catch {
-                throw error.inside(constructor: "req_pq_multi", fields: "nonce", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int128("nonce", self.nonce)
-            return ("req_pq_multi", fields.fields)
-        }
-    }
-
     /// `req_pq_multi#be7e8ef1 nonce:int128 = ResPQ;`
     public static func req_pq_multi(nonce: TLInt128) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.ResPQ>) {
-        Req_pq_multi(nonce: nonce).call(DeserializeFunctionResponse(MT.ResPQ.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int128("nonce", nonce)
+        return TLRequest(definition: "req_pq_multi#be7e8ef1 nonce:int128 = ResPQ;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.ResPQ.self))
     }
 }
 
 extension MT.functions {
-    /// `req_DH_params#d712e4be nonce:int128 server_nonce:int128 p:bytes q:bytes public_key_fingerprint:long encrypted_data:bytes = Server_DH_Params;`
-    ///
-    /// The request as a value: what a server decodes, and what `req_DH_params(...)` serializes.
-    public final class Req_DH_params: TLFunction, TLRegistrable {
-        public let nonce: TLInt128
-        public let serverNonce: TLInt128
-        public let p: [UInt8]
-        public let q: [UInt8]
-        public let publicKeyFingerprint: Int64
-        public let encryptedData: [UInt8]
-
-        public init(nonce: TLInt128, serverNonce: TLInt128, p: [UInt8], q: [UInt8], publicKeyFingerprint: Int64, encryptedData: [UInt8]) {
-            self.nonce = nonce
-            self.serverNonce = serverNonce
-            self.p = p
-            self.q = q
-            self.publicKeyFingerprint = publicKeyFingerprint
-            self.encryptedData = encryptedData
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd712e4be) }
-            buffer.appendInt128(self.nonce)
-            buffer.appendInt128(self.serverNonce)
-            buffer.appendTLBytes(self.p)
-            buffer.appendTLBytes(self.q)
-            buffer.appendInt64(self.publicKeyFingerprint)
-            buffer.appendTLBytes(self.encryptedData)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Req_DH_params {
-            guard id == 0xd712e4be else {
-                throw TLDecodingError(.unknownConstructor(id, type: "req_DH_params"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _nonce = try reader.readInt128()
-                field = 1
-                let _serverNonce = try reader.readInt128()
-                field = 2
-                let _p = try reader.readTLBytes()
-                field = 3
-                let _q = try reader.readTLBytes()
-                field = 4
-                let _publicKeyFingerprint = try reader.readInt64()
-                field = 5
-                let _encryptedData = try reader.readTLBytes()
-                return Req_DH_params(nonce: _nonce, serverNonce: _serverNonce, p: _p, q: _q, publicKeyFingerprint: _publicKeyFingerprint, encryptedData: _encryptedData)
-            }
-            catch {
-                throw error.inside(constructor: "req_DH_params", fields: "nonce,server_nonce,p,q,public_key_fingerprint,encrypted_data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 6)
-            fields.int128("nonce", self.nonce)
-            fields.int128("server_nonce", self.serverNonce)
-            fields.bytes("p", self.p)
-            fields.bytes("q", self.q)
-            fields.long("public_key_fingerprint", self.publicKeyFingerprint)
-            fields.bytes("encrypted_data", self.encryptedData)
-            return ("req_DH_params", fields.fields)
-        }
-    }
-
     /// `req_DH_params#d712e4be nonce:int128 server_nonce:int128 p:bytes q:bytes public_key_fingerprint:long encrypted_data:bytes = Server_DH_Params;`
     public static func req_DH_params(nonce: TLInt128, serverNonce: TLInt128, p: [UInt8], q: [UInt8], publicKeyFingerprint: Int64, encryptedData: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Server_DH_Params>) {
-        Req_DH_params(nonce: nonce, serverNonce: serverNonce, p: p, q: q, publicKeyFingerprint: publicKeyFingerprint, encryptedData: encryptedData).call(DeserializeFunctionResponse(MT.Server_DH_Params.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.int128("nonce", nonce)
+        arguments.int128("server_nonce", serverNonce)
+        arguments.bytes("p", p)
+        arguments.bytes("q", q)
+        arguments.long("public_key_fingerprint", publicKeyFingerprint)
+        arguments.bytes("encrypted_data", encryptedData)
+        return TLRequest(definition: "req_DH_params#d712e4be nonce:int128 server_nonce:int128 p:bytes q:bytes public_key_fingerprint:long encrypted_data:bytes = Server_DH_Params;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Server_DH_Params.self))
     }
 }
 
 extension MT.functions {
-    /// `set_client_DH_params#f5045f1f nonce:int128 server_nonce:int128 encrypted_data:bytes = Set_client_DH_params_answer;`
-    ///
-    /// The request as a value: what a server decodes, and what `set_client_DH_params(...)` serializes.
-    public final class Set_client_DH_params: TLFunction, TLRegistrable {
-        public let nonce: TLInt128
-        public let serverNonce: TLInt128
-        public let encryptedData: [UInt8]
-
-        public init(nonce: TLInt128, serverNonce: TLInt128, encryptedData: [UInt8]) {
-            self.nonce = nonce
-            self.serverNonce = serverNonce
-            self.encryptedData = encryptedData
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf5045f1f) }
-            buffer.appendInt128(self.nonce)
-            buffer.appendInt128(self.serverNonce)
-            buffer.appendTLBytes(self.encryptedData)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Set_client_DH_params {
-            guard id == 0xf5045f1f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "set_client_DH_params"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _nonce = try reader.readInt128()
-                field = 1
-                let _serverNonce = try reader.readInt128()
-                field = 2
-                let _encryptedData = try reader.readTLBytes()
-                return Set_client_DH_params(nonce: _nonce, serverNonce: _serverNonce, encryptedData: _encryptedData)
-            }
-            catch {
-                throw error.inside(constructor: "set_client_DH_params", fields: "nonce,server_nonce,encrypted_data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.int128("nonce", self.nonce)
-            fields.int128("server_nonce", self.serverNonce)
-            fields.bytes("encrypted_data", self.encryptedData)
-            return ("set_client_DH_params", fields.fields)
-        }
-    }
-
     /// `set_client_DH_params#f5045f1f nonce:int128 server_nonce:int128 encrypted_data:bytes = Set_client_DH_params_answer;`
     public static func set_client_DH_params(nonce: TLInt128, serverNonce: TLInt128, encryptedData: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Set_client_DH_params_answer>) {
-        Set_client_DH_params(nonce: nonce, serverNonce: serverNonce, encryptedData: encryptedData).call(DeserializeFunctionResponse(MT.Set_client_DH_params_answer.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.int128("nonce", nonce)
+        arguments.int128("server_nonce", serverNonce)
+        arguments.bytes("encrypted_data", encryptedData)
+        return TLRequest(definition: "set_client_DH_params#f5045f1f nonce:int128 server_nonce:int128 encrypted_data:bytes = Set_client_DH_params_answer;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Set_client_DH_params_answer.self))
     }
 }
 
 extension MT.functions {
-    /// `rpc_drop_answer#58e4a740 req_msg_id:long = RpcDropAnswer;`
-    ///
-    /// The request as a value: what a server decodes, and what `rpc_drop_answer(...)` serializes.
-    public final class Rpc_drop_answer: TLFunction, TLRegistrable {
-        public let reqMsgId: Int64
-
-        public init(reqMsgId: Int64) {
-            self.reqMsgId = reqMsgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x58e4a740) }
-            buffer.appendInt64(self.reqMsgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Rpc_drop_answer {
-            guard id == 0x58e4a740 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "rpc_drop_answer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _reqMsgId = try reader.readInt64()
-                return Rpc_drop_answer(reqMsgId: _reqMsgId)
-            }
-            catch {
-                throw error.inside(constructor: "rpc_drop_answer", fields: "req_msg_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("req_msg_id", self.reqMsgId)
-            return ("rpc_drop_answer", fields.fields)
-        }
-    }
-
     /// `rpc_drop_answer#58e4a740 req_msg_id:long = RpcDropAnswer;`
     public static func rpc_drop_answer(reqMsgId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.RpcDropAnswer>) {
-        Rpc_drop_answer(reqMsgId: reqMsgId).call(DeserializeFunctionResponse(MT.RpcDropAnswer.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("req_msg_id", reqMsgId)
+        return TLRequest(definition: "rpc_drop_answer#58e4a740 req_msg_id:long = RpcDropAnswer;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.RpcDropAnswer.self))
     }
 }
 
 extension MT.functions {
-    /// `get_future_salts#b921bd04 num:int = FutureSalts;`
-    ///
-    /// The request as a value: what a server decodes, and what `get_future_salts(...)` serializes.
-    public final class Get_future_salts: TLFunction, TLRegistrable {
-        public let num: Int32
-
-        public init(num: Int32) {
-            self.num = num
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb921bd04) }
-            buffer.appendInt32(self.num)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Get_future_salts {
-            guard id == 0xb921bd04 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "get_future_salts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _num = try reader.readInt32()
-                return Get_future_salts(num: _num)
-            }
-            catch {
-                throw error.inside(constructor: "get_future_salts", fields: "num", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("num", self.num)
-            return ("get_future_salts", fields.fields)
-        }
-    }
-
     /// `get_future_salts#b921bd04 num:int = FutureSalts;`
     public static func get_future_salts(num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.FutureSalts>) {
-        Get_future_salts(num: num).call(DeserializeFunctionResponse(MT.FutureSalts.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("num", num)
+        return TLRequest(definition: "get_future_salts#b921bd04 num:int = FutureSalts;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.FutureSalts.self))
     }
 }
 
 extension MT.functions {
     /// `ping#7abe77ec ping_id:long = Pong;`
-    ///
-    /// The request as a value: what a server decodes, and what `ping(...)` serializes.
-    public final class Ping: TLFunction, TLRegistrable {
-        public let pingId: Int64
-
-        public init(pingId: Int64) {
-            self.pingId = pingId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7abe77ec) }
-            buffer.appendInt64(self.pingId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Ping {
-            guard id == 0x7abe77ec else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ping"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _pingId = try reader.readInt64()
-                return Ping(pingId: _pingId)
-            }
-            catch {
-                throw error.inside(constructor: "ping", fields: "ping_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("ping_id", self.pingId)
-            return ("ping", fields.fields)
-        }
-    }
-
-    /// `ping#7abe77ec ping_id:long = Pong;`
     public static func ping(pingId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Pong>) {
-        Ping(pingId: pingId).call(DeserializeFunctionResponse(MT.Pong.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("ping_id", pingId)
+        return TLRequest(definition: "ping#7abe77ec ping_id:long = Pong;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Pong.self))
     }
 }
 
@@ -1708,12 +1458,14 @@ extension MT {
         (0x3072cfa1, MT.Object.self),
         (0x9299359f, MT.HttpWait.self),
         (0x5a592a6c, MT.help.ConfigSimple.self),
-        (0x60469778, MT.functions.Req_pq.self),
-        (0xbe7e8ef1, MT.functions.Req_pq_multi.self),
-        (0xd712e4be, MT.functions.Req_DH_params.self),
-        (0xf5045f1f, MT.functions.Set_client_DH_params.self),
-        (0x58e4a740, MT.functions.Rpc_drop_answer.self),
-        (0xb921bd04, MT.functions.Get_future_salts.self),
-        (0x7abe77ec, MT.functions.Ping.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
+        (0x60469778, "req_pq#60469778 nonce:int128 = ResPQ;"),
+        (0xbe7e8ef1, "req_pq_multi#be7e8ef1 nonce:int128 = ResPQ;"),
+        (0xd712e4be, "req_DH_params#d712e4be nonce:int128 server_nonce:int128 p:bytes q:bytes public_key_fingerprint:long encrypted_data:bytes = Server_DH_Params;"),
+        (0xf5045f1f, "set_client_DH_params#f5045f1f nonce:int128 server_nonce:int128 encrypted_data:bytes = Set_client_DH_params_answer;"),
+        (0x58e4a740, "rpc_drop_answer#58e4a740 req_msg_id:long = RpcDropAnswer;"),
+        (0xb921bd04, "get_future_salts#b921bd04 num:int = FutureSalts;"),
+        (0x7abe77ec, "ping#7abe77ec ping_id:long = Pong;"),
     ]
 }

@@ -145,6 +145,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "P_Q_inner_data" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> P_Q_inner_data {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -337,6 +339,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "BindAuthKeyInner" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BindAuthKeyInner {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -424,6 +428,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "Server_DH_inner_data" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Server_DH_inner_data {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -508,6 +514,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "Client_DH_Inner_Data" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Client_DH_Inner_Data {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -577,6 +585,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "MsgResendReq" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgResendReq {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -638,6 +648,8 @@ extension MT {
                     buffer.appendRaw(c.result)
             }
         }
+
+        public static var tlTypeName: String { "RpcResult" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RpcResult {
             let id = try reader.readUInt32()
@@ -717,6 +729,8 @@ extension MT {
                     buffer.appendInt32(c.bytes)
             }
         }
+
+        public static var tlTypeName: String { "RpcDropAnswer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RpcDropAnswer {
             let id = try reader.readUInt32()
@@ -804,6 +818,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "FutureSalts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -879,6 +895,8 @@ extension MT {
                     buffer.appendInt64(c.pingId)
             }
         }
+
+        public static var tlTypeName: String { "Pong" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Pong {
             let id = try reader.readUInt32()
@@ -957,6 +975,8 @@ extension MT {
                     buffer.appendInt64(c.sessionId)
             }
         }
+
+        public static var tlTypeName: String { "DestroySessionRes" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DestroySessionRes {
             let id = try reader.readUInt32()
@@ -1038,6 +1058,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "NewSession" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NewSession {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1104,6 +1126,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "MessageContainer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageContainer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1169,6 +1193,8 @@ extension MT {
                     c.origMessage.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "MessageCopy" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageCopy {
             let id = try reader.readUInt32()
@@ -1252,6 +1278,8 @@ extension MT {
                     buffer.appendTLBytes(c.secret)
             }
         }
+
+        public static var tlTypeName: String { "IpPort" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> IpPort {
             let id = try reader.readUInt32()
@@ -1344,6 +1372,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "AccessPointRule" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AccessPointRule {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1409,6 +1439,8 @@ extension MT {
                     buffer.appendVector(c.blocks, boxed: false)
             }
         }
+
+        public static var tlTypeName: String { "TlsClientHello" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TlsClientHello {
             let id = try reader.readUInt32()
@@ -1539,6 +1571,8 @@ extension MT {
             }
         }
 
+        public static var tlTypeName: String { "TlsBlock" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TlsBlock {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1650,128 +1684,27 @@ extension MT {
 
 extension MT.functions {
     /// `destroy_auth_key#d1435160 = DestroyAuthKeyRes;`
-    ///
-    /// The request as a value: what a server decodes, and what `destroy_auth_key(...)` serializes.
-    public final class Destroy_auth_key: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd1435160) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Destroy_auth_key {
-            guard id == 0xd1435160 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "destroy_auth_key"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return Destroy_auth_key()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("destroy_auth_key", [])
-        }
-    }
-
-    /// `destroy_auth_key#d1435160 = DestroyAuthKeyRes;`
     public static func destroy_auth_key() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.DestroyAuthKeyRes>) {
-        Destroy_auth_key().call(DeserializeFunctionResponse(MT.DestroyAuthKeyRes.self))
+        TLRequest(definition: "destroy_auth_key#d1435160 = DestroyAuthKeyRes;", arguments: []).call(DeserializeFunctionResponse(MT.DestroyAuthKeyRes.self))
     }
 }
 
 extension MT.functions {
-    /// `ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;`
-    ///
-    /// The request as a value: what a server decodes, and what `ping_delay_disconnect(...)` serializes.
-    public final class Ping_delay_disconnect: TLFunction, TLRegistrable {
-        public let pingId: Int64
-        public let disconnectDelay: Int32
-
-        public init(pingId: Int64, disconnectDelay: Int32) {
-            self.pingId = pingId
-            self.disconnectDelay = disconnectDelay
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf3427b8c) }
-            buffer.appendInt64(self.pingId)
-            buffer.appendInt32(self.disconnectDelay)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Ping_delay_disconnect {
-            guard id == 0xf3427b8c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ping_delay_disconnect"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _pingId = try reader.readInt64()
-                field = 1
-                let _disconnectDelay = try reader.readInt32()
-                return Ping_delay_disconnect(pingId: _pingId, disconnectDelay: _disconnectDelay)
-            }
-            catch {
-                throw error.inside(constructor: "ping_delay_disconnect", fields: "ping_id,disconnect_delay", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("ping_id", self.pingId)
-            fields.int("disconnect_delay", self.disconnectDelay)
-            return ("ping_delay_disconnect", fields.fields)
-        }
-    }
-
     /// `ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;`
     public static func ping_delay_disconnect(pingId: Int64, disconnectDelay: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Pong>) {
-        Ping_delay_disconnect(pingId: pingId, disconnectDelay: disconnectDelay).call(DeserializeFunctionResponse(MT.Pong.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("ping_id", pingId)
+        arguments.int("disconnect_delay", disconnectDelay)
+        return TLRequest(definition: "ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Pong.self))
     }
 }
 
 extension MT.functions {
     /// `destroy_session#e7512126 session_id:long = DestroySessionRes;`
-    ///
-    /// The request as a value: what a server decodes, and what `destroy_session(...)` serializes.
-    public final class Destroy_session: TLFunction, TLRegistrable {
-        public let sessionId: Int64
-
-        public init(sessionId: Int64) {
-            self.sessionId = sessionId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe7512126) }
-            buffer.appendInt64(self.sessionId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Destroy_session {
-            guard id == 0xe7512126 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "destroy_session"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _sessionId = try reader.readInt64()
-                return Destroy_session(sessionId: _sessionId)
-            }
-            catch {
-                throw error.inside(constructor: "destroy_session", fields: "session_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("session_id", self.sessionId)
-            return ("destroy_session", fields.fields)
-        }
-    }
-
-    /// `destroy_session#e7512126 session_id:long = DestroySessionRes;`
     public static func destroy_session(sessionId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.DestroySessionRes>) {
-        Destroy_session(sessionId: sessionId).call(DeserializeFunctionResponse(MT.DestroySessionRes.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("session_id", sessionId)
+        return TLRequest(definition: "destroy_session#e7512126 session_id:long = DestroySessionRes;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.DestroySessionRes.self))
     }
 }
 
@@ -1807,8 +1740,10 @@ extension MT {
         (0xe675a1c1, MT.TlsBlock.self),
         (0x9eb95b5c, MT.TlsBlock.self),
         (0xe725d44f, MT.TlsBlock.self),
-        (0xd1435160, MT.functions.Destroy_auth_key.self),
-        (0xf3427b8c, MT.functions.Ping_delay_disconnect.self),
-        (0xe7512126, MT.functions.Destroy_session.self),
+    ]
+    static let functionEntries1: [(UInt32, StaticString)] = [
+        (0xd1435160, "destroy_auth_key#d1435160 = DestroyAuthKeyRes;"),
+        (0xf3427b8c, "ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;"),
+        (0xe7512126, "destroy_session#e7512126 session_id:long = DestroySessionRes;"),
     ]
 }

@@ -291,6 +291,8 @@ extension SecretApi101 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -783,6 +785,8 @@ extension SecretApi101 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageAction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1078,6 +1082,8 @@ extension SecretApi101 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1224,6 +1230,8 @@ extension SecretApi101 {
                     c.message.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "DecryptedMessageLayer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageLayer {
             let id = try reader.readUInt32()
@@ -1413,6 +1421,8 @@ extension SecretApi101 {
                     buffer.appendInt32(c.h)
             }
         }
+
+        public static var tlTypeName: String { "DocumentAttribute" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DocumentAttribute {
             let id = try reader.readUInt32()
@@ -1648,6 +1658,8 @@ extension SecretApi101 {
             }
         }
 
+        public static var tlTypeName: String { "PhotoSize" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhotoSize {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1792,6 +1804,8 @@ extension SecretApi101 {
                     buffer.appendInt64(c.secret)
             }
         }
+
+        public static var tlTypeName: String { "FileLocation" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileLocation {
             let id = try reader.readUInt32()
@@ -2127,6 +2141,8 @@ extension SecretApi101 {
             }
         }
 
+        public static var tlTypeName: String { "MessageEntity" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEntity {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2448,6 +2464,8 @@ extension SecretApi101 {
             }
         }
 
+        public static var tlTypeName: String { "InputStickerSet" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2544,5 +2562,7 @@ extension SecretApi101 {
         (0x020df5d0, SecretApi101.MessageEntity.self),
         (0x861cc8a0, SecretApi101.InputStickerSet.self),
         (0xffb62b95, SecretApi101.InputStickerSet.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
     ]
 }

@@ -291,6 +291,8 @@ extension SecretApi144 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -783,6 +785,8 @@ extension SecretApi144 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageAction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1078,6 +1082,8 @@ extension SecretApi144 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1224,6 +1230,8 @@ extension SecretApi144 {
                     c.message.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "DecryptedMessageLayer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageLayer {
             let id = try reader.readUInt32()
@@ -1413,6 +1421,8 @@ extension SecretApi144 {
                     buffer.appendInt32(c.h)
             }
         }
+
+        public static var tlTypeName: String { "DocumentAttribute" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DocumentAttribute {
             let id = try reader.readUInt32()
@@ -1648,6 +1658,8 @@ extension SecretApi144 {
             }
         }
 
+        public static var tlTypeName: String { "PhotoSize" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhotoSize {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1792,6 +1804,8 @@ extension SecretApi144 {
                     buffer.appendInt64(c.secret)
             }
         }
+
+        public static var tlTypeName: String { "FileLocation" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileLocation {
             let id = try reader.readUInt32()
@@ -2166,6 +2180,8 @@ extension SecretApi144 {
             }
         }
 
+        public static var tlTypeName: String { "MessageEntity" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEntity {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2528,6 +2544,8 @@ extension SecretApi144 {
             }
         }
 
+        public static var tlTypeName: String { "InputStickerSet" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2626,5 +2644,7 @@ extension SecretApi144 {
         (0xc8cf05f8, SecretApi144.MessageEntity.self),
         (0x861cc8a0, SecretApi144.InputStickerSet.self),
         (0xffb62b95, SecretApi144.InputStickerSet.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
     ]
 }

@@ -291,6 +291,8 @@ extension SecretApi46 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -783,6 +785,8 @@ extension SecretApi46 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageAction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1066,6 +1070,8 @@ extension SecretApi46 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1198,6 +1204,8 @@ extension SecretApi46 {
                     c.message.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "DecryptedMessageLayer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageLayer {
             let id = try reader.readUInt32()
@@ -1376,6 +1384,8 @@ extension SecretApi46 {
                     }
             }
         }
+
+        public static var tlTypeName: String { "DocumentAttribute" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DocumentAttribute {
             let id = try reader.readUInt32()
@@ -1604,6 +1614,8 @@ extension SecretApi46 {
             }
         }
 
+        public static var tlTypeName: String { "PhotoSize" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhotoSize {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1748,6 +1760,8 @@ extension SecretApi46 {
                     buffer.appendInt64(c.secret)
             }
         }
+
+        public static var tlTypeName: String { "FileLocation" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileLocation {
             let id = try reader.readUInt32()
@@ -2029,6 +2043,8 @@ extension SecretApi46 {
             }
         }
 
+        public static var tlTypeName: String { "MessageEntity" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEntity {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2293,6 +2309,8 @@ extension SecretApi46 {
             }
         }
 
+        public static var tlTypeName: String { "InputStickerSet" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2386,5 +2404,7 @@ extension SecretApi46 {
         (0x76a6d327, SecretApi46.MessageEntity.self),
         (0x861cc8a0, SecretApi46.InputStickerSet.self),
         (0xffb62b95, SecretApi46.InputStickerSet.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
     ]
 }

@@ -291,6 +291,8 @@ extension SecretApi73 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -783,6 +785,8 @@ extension SecretApi73 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageAction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1078,6 +1082,8 @@ extension SecretApi73 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1224,6 +1230,8 @@ extension SecretApi73 {
                     c.message.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "DecryptedMessageLayer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageLayer {
             let id = try reader.readUInt32()
@@ -1413,6 +1421,8 @@ extension SecretApi73 {
                     buffer.appendInt32(c.h)
             }
         }
+
+        public static var tlTypeName: String { "DocumentAttribute" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DocumentAttribute {
             let id = try reader.readUInt32()
@@ -1648,6 +1658,8 @@ extension SecretApi73 {
             }
         }
 
+        public static var tlTypeName: String { "PhotoSize" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhotoSize {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1792,6 +1804,8 @@ extension SecretApi73 {
                     buffer.appendInt64(c.secret)
             }
         }
+
+        public static var tlTypeName: String { "FileLocation" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileLocation {
             let id = try reader.readUInt32()
@@ -2073,6 +2087,8 @@ extension SecretApi73 {
             }
         }
 
+        public static var tlTypeName: String { "MessageEntity" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEntity {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2337,6 +2353,8 @@ extension SecretApi73 {
             }
         }
 
+        public static var tlTypeName: String { "InputStickerSet" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2430,5 +2448,7 @@ extension SecretApi73 {
         (0x76a6d327, SecretApi73.MessageEntity.self),
         (0x861cc8a0, SecretApi73.InputStickerSet.self),
         (0xffb62b95, SecretApi73.InputStickerSet.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
     ]
 }

@@ -58,6 +58,8 @@ extension SecretApi8 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -315,6 +317,8 @@ extension SecretApi8 {
                     buffer.appendTLBytes(c.iv)
             }
         }
+
+        public static var tlTypeName: String { "DecryptedMessageMedia" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageMedia {
             let id = try reader.readUInt32()
@@ -615,6 +619,8 @@ extension SecretApi8 {
             }
         }
 
+        public static var tlTypeName: String { "DecryptedMessageAction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -734,5 +740,7 @@ extension SecretApi8 {
         (0x8ac1f475, SecretApi8.DecryptedMessageAction.self),
         (0x6719e45c, SecretApi8.DecryptedMessageAction.self),
         (0xf3048883, SecretApi8.DecryptedMessageAction.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
     ]
 }

@@ -66,29 +66,30 @@ public enum Api {
     }
 
     /// Parses any boxed constructor or function of this schema from its constructor ID.
-    public static let registry = TLRegistry(name: "Api", entries: Array([
-        registryEntries00, registryEntries01, registryEntries02, registryEntries03, registryEntries04, registryEntries05,
-        registryEntries06, registryEntries07, registryEntries08, registryEntries09, registryEntries10, registryEntries11,
-        registryEntries12, registryEntries13, registryEntries14, registryEntries15, registryEntries16, registryEntries17,
-        registryEntries18, registryEntries19, registryEntries20, registryEntries21, registryEntries22, registryEntries23,
-        registryEntries24, registryEntries25, registryEntries26, registryEntries27, registryEntries28, registryEntries29,
-        registryEntries30, registryEntries31, registryEntries32, registryEntries33, registryEntries34, registryEntries35,
-        registryEntries36, registryEntries37, registryEntries38, registryEntries39,
-    ].joined()))
+    public static let registry = TLRegistry(
+        name: "Api",
+        entries: Array([
+            registryEntries00, registryEntries01, registryEntries02, registryEntries03, registryEntries04, registryEntries05,
+            registryEntries06, registryEntries07, registryEntries08, registryEntries09, registryEntries10, registryEntries11,
+            registryEntries12, registryEntries13, registryEntries14, registryEntries15, registryEntries16, registryEntries17,
+            registryEntries18, registryEntries19, registryEntries20, registryEntries21, registryEntries22, registryEntries23,
+            registryEntries24, registryEntries25, registryEntries26, registryEntries27, registryEntries28, registryEntries29,
+            registryEntries30, registryEntries31, registryEntries32, registryEntries33, registryEntries34, registryEntries35,
+            registryEntries36, registryEntries37, registryEntries38, registryEntries39,
+        ].joined()),
+        functions: Array([
+            functionEntries00, functionEntries01, functionEntries02, functionEntries03, functionEntries04, functionEntries05,
+            functionEntries06, functionEntries07, functionEntries08, functionEntries09, functionEntries10, functionEntries11,
+            functionEntries12, functionEntries13, functionEntries14, functionEntries15, functionEntries16, functionEntries17,
+            functionEntries18, functionEntries19, functionEntries20, functionEntries21, functionEntries22, functionEntries23,
+            functionEntries24, functionEntries25, functionEntries26, functionEntries27, functionEntries28, functionEntries29,
+            functionEntries30, functionEntries31, functionEntries32, functionEntries33, functionEntries34, functionEntries35,
+            functionEntries36, functionEntries37, functionEntries38, functionEntries39,
+        ].joined()))
 
     /// Parses exactly one boxed value from `buffer`; trailing bytes are an error.
     public static func parse(_ buffer: Buffer) throws(TLDecodingError) -> any TLObject {
         try registry.parse(buffer)
-    }
-
-    /// Reads a boxed function (the `!X` argument of a generic request such as `invokeWithLayer`).
-    static func parseFunction(_ reader: inout BufferReader) throws(TLDecodingError) -> any TLFunction {
-        let offset = reader.offset
-        let object = try registry.parse(&reader)
-        guard let function = object as? any TLFunction else {
-            throw TLDecodingError(.invalidValue("expected a function, found constructor \(object.descriptionFields().0)"), offset: offset)
-        }
-        return function
     }
 }
 

@@ -101,6 +101,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MessageFwdHeader" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageFwdHeader {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -312,6 +314,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Invoice" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Invoice {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -447,6 +451,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SavedContact" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedContact {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -518,6 +524,8 @@ extension Api {
                     c.credit.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "PageCaption" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageCaption {
             let id = try reader.readUInt32()
@@ -646,6 +654,8 @@ extension Api {
                     buffer.appendInt64(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "Poll" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Poll {
             let id = try reader.readUInt32()
@@ -803,6 +813,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChatInviteImporter" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInviteImporter {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -928,6 +940,8 @@ extension Api {
                     buffer.appendVector(c.icons, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "AttachMenuBot" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBot {
             let id = try reader.readUInt32()
@@ -1075,6 +1089,8 @@ extension Api.stories {
             }
         }
 
+        public static var tlTypeName: String { "stories.AllStories" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AllStories {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1215,6 +1231,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BotAppSettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotAppSettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1336,6 +1354,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "GroupCallDonor" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallDonor {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1414,6 +1434,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.TranslatedRichMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TranslatedRichMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1490,6 +1512,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "RichButtonStyle" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RichButtonStyle {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1541,920 +1565,149 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.getPassword#548a30f5 = account.Password;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPassword(...)` serializes.
-    public final class GetPassword: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x548a30f5) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPassword {
-            guard id == 0x548a30f5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getPassword"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetPassword()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getPassword", [])
-        }
-    }
-
-    /// `account.getPassword#548a30f5 = account.Password;`
     public static func getPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Password>) {
-        GetPassword().call(DeserializeFunctionResponse(Api.account.Password.self))
+        TLRequest(definition: "account.getPassword#548a30f5 = account.Password;", arguments: []).call(DeserializeFunctionResponse(Api.account.Password.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadWallPaper(...)` serializes.
-    public final class UploadWallPaper: TLFunction, TLRegistrable {
-        public let forChat: Bool
-        public let file: Api.InputFile
-        public let mimeType: String
-        public let settings: Api.WallPaperSettings
-
-        public init(forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
-            self.forChat = forChat
-            self.file = file
-            self.mimeType = mimeType
-            self.settings = settings
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if forChat { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe39a8f03) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.file.serialize(buffer, true)
-            buffer.appendTLString(self.mimeType)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadWallPaper {
-            guard id == 0xe39a8f03 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.uploadWallPaper"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _forChat = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _file = try Api.InputFile.parse(&reader)
-                field = 3
-                let _mimeType = try reader.readTLString()
-                field = 4
-                let _settings = try Api.WallPaperSettings.parse(&reader)
-                return UploadWallPaper(forChat: _forChat, file: _file, mimeType: _mimeType, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.uploadWallPaper", fields: "flags,for_chat,file,mime_type,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("for_chat", self.forChat)
-            fields.object("file", self.file)
-            fields.string("mime_type", self.mimeType)
-            fields.object("settings", self.settings)
-            return ("account.uploadWallPaper", fields.fields)
-        }
-    }
-
-    /// `account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;`
     public static func uploadWallPaper(forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
-        UploadWallPaper(forChat: forChat, file: file, mimeType: mimeType, settings: settings).call(DeserializeFunctionResponse(Api.WallPaper.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("for_chat", forChat)
+        arguments.object("file", file)
+        arguments.string("mime_type", mimeType)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WallPaper.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `markDialogUnread(...)` serializes.
-    public final class MarkDialogUnread: TLFunction, TLRegistrable {
-        public let unread: Bool
-        public let parentPeer: Api.InputPeer?
-        public let peer: Api.InputDialogPeer
-
-        public init(unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) {
-            self.unread = unread
-            self.parentPeer = parentPeer
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if unread { tlSetFlag(&flags, 0x1) }
-            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8c5006f8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> MarkDialogUnread {
-            guard id == 0x8c5006f8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.markDialogUnread"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _unread = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                field = 3
-                let _peer = try Api.InputDialogPeer.parse(&reader)
-                return MarkDialogUnread(unread: _unread, parentPeer: _parentPeer, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.markDialogUnread", fields: "flags,unread,parent_peer,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("unread", self.unread)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            fields.object("peer", self.peer)
-            return ("messages.markDialogUnread", fields.fields)
-        }
-    }
-
     /// `messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;`
     public static func markDialogUnread(unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        MarkDialogUnread(unread: unread, parentPeer: parentPeer, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("unread", unread)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteScheduledMessages(...)` serializes.
-    public final class DeleteScheduledMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x59ae2b16) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteScheduledMessages {
-            guard id == 0x59ae2b16 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteScheduledMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return DeleteScheduledMessages(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteScheduledMessages", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("messages.deleteScheduledMessages", fields.fields)
-        }
-    }
-
     /// `messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;`
     public static func deleteScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteScheduledMessages(peer: peer, id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPollVotes(...)` serializes.
-    public final class GetPollVotes: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let option: [UInt8]?
-        public let offset: String?
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) {
-            self.peer = peer
-            self.id = id
-            self.option = option
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if option != nil { tlSetFlag(&flags, 0x1) }
-            if offset != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb86e380e) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.option {
-                buffer.appendTLBytes(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPollVotes {
-            guard id == 0xb86e380e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPollVotes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _id = try reader.readInt32()
-                field = 3
-                var _option: [UInt8]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _option = try reader.readTLBytes()
-                }
-                field = 4
-                var _offset: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _offset = try reader.readTLString()
-                }
-                field = 5
-                let _limit = try reader.readInt32()
-                return GetPollVotes(peer: _peer, id: _id, option: _option, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getPollVotes", fields: "flags,peer,id,option,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.option {
-                fields.bytes("option", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
-                fields.string("offset", value)
-            }
-            fields.int("limit", self.limit)
-            return ("messages.getPollVotes", fields.fields)
-        }
-    }
-
     /// `messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;`
     public static func getPollVotes(peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.VotesList>) {
-        GetPollVotes(peer: peer, id: id, option: option, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.messages.VotesList.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        if let value = option { arguments.bytes("option", value) }
+        if let value = offset { arguments.string("offset", value) }
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.VotesList.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteSavedHistory(...)` serializes.
-    public final class DeleteSavedHistory: TLFunction, TLRegistrable {
-        public let parentPeer: Api.InputPeer?
-        public let peer: Api.InputPeer
-        public let maxId: Int32
-        public let minDate: Int32?
-        public let maxDate: Int32?
-
-        public init(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
-            self.parentPeer = parentPeer
-            self.peer = peer
-            self.maxId = maxId
-            self.minDate = minDate
-            self.maxDate = maxDate
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
-            if minDate != nil { tlSetFlag(&flags, 0x4) }
-            if maxDate != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4dc5085f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.maxId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteSavedHistory {
-            guard id == 0x4dc5085f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteSavedHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _maxId = try reader.readInt32()
-                field = 4
-                var _minDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _minDate = try reader.readInt32()
-                }
-                field = 5
-                var _maxDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _maxDate = try reader.readInt32()
-                }
-                return DeleteSavedHistory(parentPeer: _parentPeer, peer: _peer, maxId: _maxId, minDate: _minDate, maxDate: _maxDate)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteSavedHistory", fields: "flags,parent_peer,peer,max_id,min_date,max_date", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            fields.object("peer", self.peer)
-            fields.int("max_id", self.maxId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
-                fields.int("min_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
-                fields.int("max_date", value)
-            }
-            return ("messages.deleteSavedHistory", fields.fields)
-        }
-    }
-
     /// `messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
     public static func deleteSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        DeleteSavedHistory(parentPeer: parentPeer, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 5)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        arguments.object("peer", peer)
+        arguments.int("max_id", maxId)
+        if let value = minDate { arguments.int("min_date", value) }
+        if let value = maxDate { arguments.int("max_date", value) }
+        return TLRequest(definition: "messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFactCheck(...)` serializes.
-    public final class GetFactCheck: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: [Int32]
-
-        public init(peer: Api.InputPeer, msgId: [Int32]) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb9cdc5ee) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.msgId, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFactCheck {
-            guard id == 0xb9cdc5ee else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getFactCheck"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readVector(boxed: true, of: Int32.self)
-                return GetFactCheck(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getFactCheck", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("msg_id", self.msgId)
-            return ("messages.getFactCheck", fields.fields)
-        }
-    }
-
     /// `messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;`
     public static func getFactCheck(peer: Api.InputPeer, msgId: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FactCheck]>) {
-        GetFactCheck(peer: peer, msgId: msgId).call(DeserializeFunctionResponse<[Api.FactCheck]>.vector(of: Api.FactCheck.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("msg_id", msgId)
+        return TLRequest(definition: "messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FactCheck]>.vector(of: Api.FactCheck.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportMessagesDelivery(...)` serializes.
-    public final class ReportMessagesDelivery: TLFunction, TLRegistrable {
-        public let push: Bool
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(push: Bool = false, peer: Api.InputPeer, id: [Int32]) {
-            self.push = push
-            self.peer = peer
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if push { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5a6d7395) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportMessagesDelivery {
-            guard id == 0x5a6d7395 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reportMessagesDelivery"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _push = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return ReportMessagesDelivery(push: _push, peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reportMessagesDelivery", fields: "flags,push,peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("push", self.push)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("messages.reportMessagesDelivery", fields.fields)
-        }
-    }
-
-    /// `messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;`
     public static func reportMessagesDelivery(push: Bool = false, peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportMessagesDelivery(push: push, peer: peer, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("push", push)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.leaveChannel#f836aa95 channel:InputChannel = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `leaveChannel(...)` serializes.
-    public final class LeaveChannel: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-
-        public init(channel: Api.InputChannel) {
-            self.channel = channel
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf836aa95) }
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> LeaveChannel {
-            guard id == 0xf836aa95 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.leaveChannel"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                return LeaveChannel(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.leaveChannel", fields: "channel", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("channel", self.channel)
-            return ("channels.leaveChannel", fields.fields)
-        }
-    }
-
-    /// `channels.leaveChannel#f836aa95 channel:InputChannel = Updates;`
     public static func leaveChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        LeaveChannel(channel: channel).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "channels.leaveChannel#f836aa95 channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setCustomVerification(...)` serializes.
-    public final class SetCustomVerification: TLFunction, TLRegistrable {
-        public let enabled: Bool
-        public let bot: Api.InputUser?
-        public let peer: Api.InputPeer
-        public let customDescription: String?
-
-        public init(enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) {
-            self.enabled = enabled
-            self.bot = bot
-            self.peer = peer
-            self.customDescription = customDescription
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if enabled { tlSetFlag(&flags, 0x2) }
-            if bot != nil { tlSetFlag(&flags, 0x1) }
-            if customDescription != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8b89dfbd) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
-                value.serialize(buffer, true)
-            }
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.customDescription {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetCustomVerification {
-            guard id == 0x8b89dfbd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.setCustomVerification"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _enabled = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                var _bot: Api.InputUser? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _bot = try Api.InputUser.parse(&reader)
-                }
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                var _customDescription: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _customDescription = try reader.readTLString()
-                }
-                return SetCustomVerification(enabled: _enabled, bot: _bot, peer: _peer, customDescription: _customDescription)
-            }
-            catch {
-                throw error.inside(constructor: "bots.setCustomVerification", fields: "flags,enabled,bot,peer,custom_description", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("enabled", self.enabled)
-            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
-                fields.object("bot", value)
-            }
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x4), let value = self.customDescription {
-                fields.string("custom_description", value)
-            }
-            return ("bots.setCustomVerification", fields.fields)
-        }
-    }
-
     /// `bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;`
     public static func setCustomVerification(enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetCustomVerification(enabled: enabled, bot: bot, peer: peer, customDescription: customDescription).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("enabled", enabled)
+        if let value = bot { arguments.object("bot", value) }
+        arguments.object("peer", peer)
+        if let value = customDescription { arguments.string("custom_description", value) }
+        return TLRequest(definition: "bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportBotToken(...)` serializes.
-    public final class ExportBotToken: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let revoke: Bool
-
-        public init(bot: Api.InputUser, revoke: Bool) {
-            self.bot = bot
-            self.revoke = revoke
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbd0d99eb) }
-            self.bot.serialize(buffer, true)
-            buffer.appendBool(self.revoke)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportBotToken {
-            guard id == 0xbd0d99eb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.exportBotToken"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _revoke = try reader.readBool()
-                return ExportBotToken(bot: _bot, revoke: _revoke)
-            }
-            catch {
-                throw error.inside(constructor: "bots.exportBotToken", fields: "bot,revoke", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("bot", self.bot)
-            fields.bool("revoke", self.revoke)
-            return ("bots.exportBotToken", fields.fields)
-        }
-    }
-
-    /// `bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;`
     public static func exportBotToken(bot: Api.InputUser, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.ExportedBotToken>) {
-        ExportBotToken(bot: bot, revoke: revoke).call(DeserializeFunctionResponse(Api.bots.ExportedBotToken.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("bot", bot)
+        arguments.bool("revoke", revoke)
+        return TLRequest(definition: "bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.ExportedBotToken.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `editConnectedStarRefBot(...)` serializes.
-    public final class EditConnectedStarRefBot: TLFunction, TLRegistrable {
-        public let revoked: Bool
-        public let peer: Api.InputPeer
-        public let link: String
-
-        public init(revoked: Bool = false, peer: Api.InputPeer, link: String) {
-            self.revoked = revoked
-            self.peer = peer
-            self.link = link
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if revoked { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe4fca4a3) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.link)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditConnectedStarRefBot {
-            guard id == 0xe4fca4a3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.editConnectedStarRefBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _revoked = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _link = try reader.readTLString()
-                return EditConnectedStarRefBot(revoked: _revoked, peer: _peer, link: _link)
-            }
-            catch {
-                throw error.inside(constructor: "payments.editConnectedStarRefBot", fields: "flags,revoked,peer,link", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("revoked", self.revoked)
-            fields.object("peer", self.peer)
-            fields.string("link", self.link)
-            return ("payments.editConnectedStarRefBot", fields.fields)
-        }
-    }
-
-    /// `payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;`
     public static func editConnectedStarRefBot(revoked: Bool = false, peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        EditConnectedStarRefBot(revoked: revoked, peer: peer, link: link).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("revoked", revoked)
+        arguments.object("peer", peer)
+        arguments.string("link", link)
+        return TLRequest(definition: "payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `activateStealthMode(...)` serializes.
-    public final class ActivateStealthMode: TLFunction, TLRegistrable {
-        public let past: Bool
-        public let future: Bool
-
-        public init(past: Bool = false, future: Bool = false) {
-            self.past = past
-            self.future = future
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if past { tlSetFlag(&flags, 0x1) }
-            if future { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x57bbd166) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ActivateStealthMode {
-            guard id == 0x57bbd166 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.activateStealthMode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _past = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _future = tlFlagIsSet(_flags, 0x2)
-                return ActivateStealthMode(past: _past, future: _future)
-            }
-            catch {
-                throw error.inside(constructor: "stories.activateStealthMode", fields: "flags,past,future", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("past", self.past)
-            fields.trueFlag("future", self.future)
-            return ("stories.activateStealthMode", fields.fields)
-        }
-    }
-
     /// `stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;`
     public static func activateStealthMode(past: Bool = false, future: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ActivateStealthMode(past: past, future: future).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("past", past)
+        arguments.trueFlag("future", future)
+        return TLRequest(definition: "stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPeerStories(...)` serializes.
-    public final class GetPeerStories: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2c4ada50) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPeerStories {
-            guard id == 0x2c4ada50 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getPeerStories"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetPeerStories(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getPeerStories", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("stories.getPeerStories", fields.fields)
-        }
-    }
-
-    /// `stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;`
     public static func getPeerStories(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.PeerStories>) {
-        GetPeerStories(peer: peer).call(DeserializeFunctionResponse(Api.stories.PeerStories.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.PeerStories.self))
     }
 }
 
@@ -2473,19 +1726,21 @@ extension Api {
         (0xee430c85, Api.GroupCallDonor.self),
         (0x4203998f, Api.messages.TranslatedRichMessage.self),
         (0x03c610bd, Api.RichButtonStyle.self),
-        (0x548a30f5, Api.functions.account.GetPassword.self),
-        (0xe39a8f03, Api.functions.account.UploadWallPaper.self),
-        (0x8c5006f8, Api.functions.messages.MarkDialogUnread.self),
-        (0x59ae2b16, Api.functions.messages.DeleteScheduledMessages.self),
-        (0xb86e380e, Api.functions.messages.GetPollVotes.self),
-        (0x4dc5085f, Api.functions.messages.DeleteSavedHistory.self),
-        (0xb9cdc5ee, Api.functions.messages.GetFactCheck.self),
-        (0x5a6d7395, Api.functions.messages.ReportMessagesDelivery.self),
-        (0xf836aa95, Api.functions.channels.LeaveChannel.self),
-        (0x8b89dfbd, Api.functions.bots.SetCustomVerification.self),
-        (0xbd0d99eb, Api.functions.bots.ExportBotToken.self),
-        (0xe4fca4a3, Api.functions.payments.EditConnectedStarRefBot.self),
-        (0x57bbd166, Api.functions.stories.ActivateStealthMode.self),
-        (0x2c4ada50, Api.functions.stories.GetPeerStories.self),
+    ]
+    static let functionEntries00: [(UInt32, StaticString)] = [
+        (0x548a30f5, "account.getPassword#548a30f5 = account.Password;"),
+        (0xe39a8f03, "account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;"),
+        (0x8c5006f8, "messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;"),
+        (0x59ae2b16, "messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;"),
+        (0xb86e380e, "messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;"),
+        (0x4dc5085f, "messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;"),
+        (0xb9cdc5ee, "messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;"),
+        (0x5a6d7395, "messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;"),
+        (0xf836aa95, "channels.leaveChannel#f836aa95 channel:InputChannel = Updates;"),
+        (0x8b89dfbd, "bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;"),
+        (0xbd0d99eb, "bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;"),
+        (0xe4fca4a3, "payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;"),
+        (0x57bbd166, "stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;"),
+        (0x2c4ada50, "stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;"),
     ]
 }

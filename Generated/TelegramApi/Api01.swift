@@ -31,6 +31,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Error" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Error {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -131,6 +133,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "DcOption" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DcOption {
             let id = try reader.readUInt32()
@@ -234,6 +238,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.PrivacyRules" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyRules {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -307,6 +313,8 @@ extension Api.messages {
                     buffer.appendVector(c.stickers, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.Stickers" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Stickers {
             let id = try reader.readUInt32()
@@ -582,6 +590,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChannelParticipant" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipant {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -852,6 +862,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SecureSecretSettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureSecretSettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -925,6 +937,8 @@ extension Api.account {
                     buffer.appendVector(c.wallpapers, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.WallPapers" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WallPapers {
             let id = try reader.readUInt32()
@@ -1035,6 +1049,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "CodeSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CodeSettings {
             let id = try reader.readUInt32()
@@ -1147,6 +1163,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EmojiList" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiList {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1242,6 +1260,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "MediaAreaCoordinates" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MediaAreaCoordinates {
             let id = try reader.readUInt32()
@@ -1367,6 +1387,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.ResaleStarGifts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResaleStarGifts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1478,6 +1500,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.EmojiGameOutcome" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGameOutcome {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1522,1064 +1546,184 @@ extension Api.messages {
 
 extension Api.functions {
     /// `invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithReCaptcha(...)` serializes.
-    public final class InvokeWithReCaptcha: TLFunction, TLRegistrable {
-        public let token: String
-        public let query: any TLFunction
-
-        public init(token: String, query: any TLFunction) {
-            self.token = token
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xadbb0f94) }
-            buffer.appendTLString(self.token)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithReCaptcha {
-            guard id == 0xadbb0f94 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithReCaptcha"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _token = try reader.readTLString()
-                field = 1
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithReCaptcha(token: _token, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithReCaptcha", fields: "token,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("token", self.token)
-            fields.object("query", self.query)
-            return ("invokeWithReCaptcha", fields.fields)
-        }
-    }
-
-    /// `invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;`
     public static func invokeWithReCaptcha<X>(token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithReCaptcha(token: token, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("token", token)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.account {
-    /// `account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getNotifySettings(...)` serializes.
-    public final class GetNotifySettings: TLFunction, TLRegistrable {
-        public let peer: Api.InputNotifyPeer
-
-        public init(peer: Api.InputNotifyPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x12b3ad31) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetNotifySettings {
-            guard id == 0x12b3ad31 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getNotifySettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputNotifyPeer.parse(&reader)
-                return GetNotifySettings(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "account.getNotifySettings", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("account.getNotifySettings", fields.fields)
-        }
-    }
-
     /// `account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;`
     public static func getNotifySettings(peer: Api.InputNotifyPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.PeerNotifySettings>) {
-        GetNotifySettings(peer: peer).call(DeserializeFunctionResponse(Api.PeerNotifySettings.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.PeerNotifySettings.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendVerifyEmailCode(...)` serializes.
-    public final class SendVerifyEmailCode: TLFunction, TLRegistrable {
-        public let purpose: Api.EmailVerifyPurpose
-        public let email: String
-
-        public init(purpose: Api.EmailVerifyPurpose, email: String) {
-            self.purpose = purpose
-            self.email = email
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x98e037bb) }
-            self.purpose.serialize(buffer, true)
-            buffer.appendTLString(self.email)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendVerifyEmailCode {
-            guard id == 0x98e037bb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.sendVerifyEmailCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _purpose = try Api.EmailVerifyPurpose.parse(&reader)
-                field = 1
-                let _email = try reader.readTLString()
-                return SendVerifyEmailCode(purpose: _purpose, email: _email)
-            }
-            catch {
-                throw error.inside(constructor: "account.sendVerifyEmailCode", fields: "purpose,email", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("purpose", self.purpose)
-            fields.string("email", self.email)
-            return ("account.sendVerifyEmailCode", fields.fields)
-        }
-    }
-
     /// `account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;`
     public static func sendVerifyEmailCode(purpose: Api.EmailVerifyPurpose, email: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SentEmailCode>) {
-        SendVerifyEmailCode(purpose: purpose, email: email).call(DeserializeFunctionResponse(Api.account.SentEmailCode.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("purpose", purpose)
+        arguments.string("email", email)
+        return TLRequest(definition: "account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SentEmailCode.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.clearRecentEmojiStatuses#18201aae = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `clearRecentEmojiStatuses(...)` serializes.
-    public final class ClearRecentEmojiStatuses: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x18201aae) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ClearRecentEmojiStatuses {
-            guard id == 0x18201aae else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.clearRecentEmojiStatuses"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ClearRecentEmojiStatuses()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.clearRecentEmojiStatuses", [])
-        }
-    }
-
-    /// `account.clearRecentEmojiStatuses#18201aae = Bool;`
     public static func clearRecentEmojiStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ClearRecentEmojiStatuses().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.clearRecentEmojiStatuses#18201aae = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.users {
     /// `users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `suggestBirthday(...)` serializes.
-    public final class SuggestBirthday: TLFunction, TLRegistrable {
-        public let id: Api.InputUser
-        public let birthday: Api.Birthday
-
-        public init(id: Api.InputUser, birthday: Api.Birthday) {
-            self.id = id
-            self.birthday = birthday
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfc533372) }
-            self.id.serialize(buffer, true)
-            self.birthday.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SuggestBirthday {
-            guard id == 0xfc533372 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.suggestBirthday"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputUser.parse(&reader)
-                field = 1
-                let _birthday = try Api.Birthday.parse(&reader)
-                return SuggestBirthday(id: _id, birthday: _birthday)
-            }
-            catch {
-                throw error.inside(constructor: "users.suggestBirthday", fields: "id,birthday", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.object("birthday", self.birthday)
-            return ("users.suggestBirthday", fields.fields)
-        }
-    }
-
-    /// `users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;`
     public static func suggestBirthday(id: Api.InputUser, birthday: Api.Birthday) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SuggestBirthday(id: id, birthday: birthday).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.object("birthday", birthday)
+        return TLRequest(definition: "users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getStatuses#c4a353ee = Vector<ContactStatus>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStatuses(...)` serializes.
-    public final class GetStatuses: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc4a353ee) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStatuses {
-            guard id == 0xc4a353ee else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getStatuses"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetStatuses()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("contacts.getStatuses", [])
-        }
-    }
-
-    /// `contacts.getStatuses#c4a353ee = Vector<ContactStatus>;`
     public static func getStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ContactStatus]>) {
-        GetStatuses().call(DeserializeFunctionResponse<[Api.ContactStatus]>.vector(of: Api.ContactStatus.self))
+        TLRequest(definition: "contacts.getStatuses#c4a353ee = Vector<ContactStatus>;", arguments: []).call(DeserializeFunctionResponse<[Api.ContactStatus]>.vector(of: Api.ContactStatus.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.migrateChat#a2875319 chat_id:long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `migrateChat(...)` serializes.
-    public final class MigrateChat: TLFunction, TLRegistrable {
-        public let chatId: Int64
-
-        public init(chatId: Int64) {
-            self.chatId = chatId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa2875319) }
-            buffer.appendInt64(self.chatId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> MigrateChat {
-            guard id == 0xa2875319 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.migrateChat"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _chatId = try reader.readInt64()
-                return MigrateChat(chatId: _chatId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.migrateChat", fields: "chat_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("chat_id", self.chatId)
-            return ("messages.migrateChat", fields.fields)
-        }
-    }
-
     /// `messages.migrateChat#a2875319 chat_id:long = Updates;`
     public static func migrateChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        MigrateChat(chatId: chatId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("chat_id", chatId)
+        return TLRequest(definition: "messages.migrateChat#a2875319 chat_id:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `readMentions(...)` serializes.
-    public final class ReadMentions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x36e5bf4d) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadMentions {
-            guard id == 0x36e5bf4d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readMentions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                return ReadMentions(peer: _peer, topMsgId: _topMsgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readMentions", fields: "flags,peer,top_msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            return ("messages.readMentions", fields.fields)
-        }
-    }
-
     /// `messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
     public static func readMentions(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        ReadMentions(peer: peer, topMsgId: topMsgId).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        return TLRequest(definition: "messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendWebViewResultMessage(...)` serializes.
-    public final class SendWebViewResultMessage: TLFunction, TLRegistrable {
-        public let botQueryId: String
-        public let result: Api.InputBotInlineResult
-
-        public init(botQueryId: String, result: Api.InputBotInlineResult) {
-            self.botQueryId = botQueryId
-            self.result = result
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0a4314f5) }
-            buffer.appendTLString(self.botQueryId)
-            self.result.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendWebViewResultMessage {
-            guard id == 0x0a4314f5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendWebViewResultMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _botQueryId = try reader.readTLString()
-                field = 1
-                let _result = try Api.InputBotInlineResult.parse(&reader)
-                return SendWebViewResultMessage(botQueryId: _botQueryId, result: _result)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendWebViewResultMessage", fields: "bot_query_id,result", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("bot_query_id", self.botQueryId)
-            fields.object("result", self.result)
-            return ("messages.sendWebViewResultMessage", fields.fields)
-        }
-    }
-
     /// `messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;`
     public static func sendWebViewResultMessage(botQueryId: String, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewMessageSent>) {
-        SendWebViewResultMessage(botQueryId: botQueryId, result: result).call(DeserializeFunctionResponse(Api.WebViewMessageSent.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("bot_query_id", botQueryId)
+        arguments.object("result", result)
+        return TLRequest(definition: "messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewMessageSent.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUnreadPollVotes(...)` serializes.
-    public final class GetUnreadPollVotes: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-        public let offsetId: Int32
-        public let addOffset: Int32
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-            self.offsetId = offsetId
-            self.addOffset = addOffset
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x43286cf2) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.addOffset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUnreadPollVotes {
-            guard id == 0x43286cf2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getUnreadPollVotes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 3
-                let _offsetId = try reader.readInt32()
-                field = 4
-                let _addOffset = try reader.readInt32()
-                field = 5
-                let _limit = try reader.readInt32()
-                field = 6
-                let _maxId = try reader.readInt32()
-                field = 7
-                let _minId = try reader.readInt32()
-                return GetUnreadPollVotes(peer: _peer, topMsgId: _topMsgId, offsetId: _offsetId, addOffset: _addOffset, limit: _limit, maxId: _maxId, minId: _minId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getUnreadPollVotes", fields: "flags,peer,top_msg_id,offset_id,add_offset,limit,max_id,min_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            fields.int("offset_id", self.offsetId)
-            fields.int("add_offset", self.addOffset)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            return ("messages.getUnreadPollVotes", fields.fields)
-        }
-    }
-
-    /// `messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     public static func getUnreadPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetUnreadPollVotes(peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        arguments.int("offset_id", offsetId)
+        arguments.int("add_offset", addOffset)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        return TLRequest(definition: "messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWebFile(...)` serializes.
-    public final class GetWebFile: TLFunction, TLRegistrable {
-        public let location: Api.InputWebFileLocation
-        public let offset: Int32
-        public let limit: Int32
-
-        public init(location: Api.InputWebFileLocation, offset: Int32, limit: Int32) {
-            self.location = location
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x24e6818d) }
-            self.location.serialize(buffer, true)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWebFile {
-            guard id == 0x24e6818d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.getWebFile"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _location = try Api.InputWebFileLocation.parse(&reader)
-                field = 1
-                let _offset = try reader.readInt32()
-                field = 2
-                let _limit = try reader.readInt32()
-                return GetWebFile(location: _location, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "upload.getWebFile", fields: "location,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("location", self.location)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("upload.getWebFile", fields.fields)
-        }
-    }
-
-    /// `upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;`
     public static func getWebFile(location: Api.InputWebFileLocation, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.WebFile>) {
-        GetWebFile(location: location, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.upload.WebFile.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("location", location)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.upload.WebFile.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePreHistoryHidden(...)` serializes.
-    public final class TogglePreHistoryHidden: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-
-        public init(channel: Api.InputChannel, enabled: Bool) {
-            self.channel = channel
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xeabbb94c) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePreHistoryHidden {
-            guard id == 0xeabbb94c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.togglePreHistoryHidden"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                return TogglePreHistoryHidden(channel: _channel, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "channels.togglePreHistoryHidden", fields: "channel,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            return ("channels.togglePreHistoryHidden", fields.fields)
-        }
-    }
-
-    /// `channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;`
     public static func togglePreHistoryHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        TogglePreHistoryHidden(channel: channel, enabled: enabled).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotInfo(...)` serializes.
-    public final class SetBotInfo: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser?
-        public let langCode: String
-        public let name: String?
-        public let about: String?
-        public let description: String?
-
-        public init(bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) {
-            self.bot = bot
-            self.langCode = langCode
-            self.name = name
-            self.about = about
-            self.description = description
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if bot != nil { tlSetFlag(&flags, 0x4) }
-            if name != nil { tlSetFlag(&flags, 0x8) }
-            if about != nil { tlSetFlag(&flags, 0x1) }
-            if description != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x10cf3123) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x4), let value = self.bot {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.langCode)
-            if tlFlagIsSet(_flags, 0x8), let value = self.name {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.about {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.description {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotInfo {
-            guard id == 0x10cf3123 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.setBotInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _bot: Api.InputUser? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _bot = try Api.InputUser.parse(&reader)
-                }
-                field = 2
-                let _langCode = try reader.readTLString()
-                field = 3
-                var _name: String? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _name = try reader.readTLString()
-                }
-                field = 4
-                var _about: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _about = try reader.readTLString()
-                }
-                field = 5
-                var _description: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _description = try reader.readTLString()
-                }
-                return SetBotInfo(bot: _bot, langCode: _langCode, name: _name, about: _about, description: _description)
-            }
-            catch {
-                throw error.inside(constructor: "bots.setBotInfo", fields: "flags,bot,lang_code,name,about,description", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x4), let value = self.bot {
-                fields.object("bot", value)
-            }
-            fields.string("lang_code", self.langCode)
-            if tlFlagIsSet(_flags, 0x8), let value = self.name {
-                fields.string("name", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.about {
-                fields.string("about", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.description {
-                fields.string("description", value)
-            }
-            return ("bots.setBotInfo", fields.fields)
-        }
-    }
-
-    /// `bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;`
     public static func setBotInfo(bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotInfo(bot: bot, langCode: langCode, name: name, about: about, description: description).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 5)
+        if let value = bot { arguments.object("bot", value) }
+        arguments.string("lang_code", langCode)
+        if let value = name { arguments.string("name", value) }
+        if let value = about { arguments.string("about", value) }
+        if let value = description { arguments.string("description", value) }
+        return TLRequest(definition: "bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `changeStarsSubscription(...)` serializes.
-    public final class ChangeStarsSubscription: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let subscriptionId: String
-        public let canceled: Bool?
-
-        public init(peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) {
-            self.peer = peer
-            self.subscriptionId = subscriptionId
-            self.canceled = canceled
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if canceled != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc7770878) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.subscriptionId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.canceled {
-                buffer.appendBool(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ChangeStarsSubscription {
-            guard id == 0xc7770878 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.changeStarsSubscription"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _subscriptionId = try reader.readTLString()
-                field = 3
-                var _canceled: Bool? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _canceled = try reader.readBool()
-                }
-                return ChangeStarsSubscription(peer: _peer, subscriptionId: _subscriptionId, canceled: _canceled)
-            }
-            catch {
-                throw error.inside(constructor: "payments.changeStarsSubscription", fields: "flags,peer,subscription_id,canceled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.string("subscription_id", self.subscriptionId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.canceled {
-                fields.bool("canceled", value)
-            }
-            return ("payments.changeStarsSubscription", fields.fields)
-        }
-    }
-
     /// `payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;`
     public static func changeStarsSubscription(peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ChangeStarsSubscription(peer: peer, subscriptionId: subscriptionId, canceled: canceled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.string("subscription_id", subscriptionId)
+        if let value = canceled { arguments.bool("canceled", value) }
+        return TLRequest(definition: "payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `connectStarRefBot(...)` serializes.
-    public final class ConnectStarRefBot: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let bot: Api.InputUser
-
-        public init(peer: Api.InputPeer, bot: Api.InputUser) {
-            self.peer = peer
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7ed5348a) }
-            self.peer.serialize(buffer, true)
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ConnectStarRefBot {
-            guard id == 0x7ed5348a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.connectStarRefBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _bot = try Api.InputUser.parse(&reader)
-                return ConnectStarRefBot(peer: _peer, bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "payments.connectStarRefBot", fields: "peer,bot", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("bot", self.bot)
-            return ("payments.connectStarRefBot", fields.fields)
-        }
-    }
-
     /// `payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
     public static func connectStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        ConnectStarRefBot(peer: peer, bot: bot).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkCanSendGift(...)` serializes.
-    public final class CheckCanSendGift: TLFunction, TLRegistrable {
-        public let giftId: Int64
-
-        public init(giftId: Int64) {
-            self.giftId = giftId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc0c4edc9) }
-            buffer.appendInt64(self.giftId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckCanSendGift {
-            guard id == 0xc0c4edc9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.checkCanSendGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _giftId = try reader.readInt64()
-                return CheckCanSendGift(giftId: _giftId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.checkCanSendGift", fields: "gift_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("gift_id", self.giftId)
-            return ("payments.checkCanSendGift", fields.fields)
-        }
-    }
-
-    /// `payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;`
     public static func checkCanSendGift(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckCanSendGiftResult>) {
-        CheckCanSendGift(giftId: giftId).call(DeserializeFunctionResponse(Api.payments.CheckCanSendGiftResult.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("gift_id", giftId)
+        return TLRequest(definition: "payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.CheckCanSendGiftResult.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupCall(...)` serializes.
-    public final class GetGroupCall: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let limit: Int32
-
-        public init(call: Api.InputGroupCall, limit: Int32) {
-            self.call = call
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x041845db) }
-            self.call.serialize(buffer, true)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupCall {
-            guard id == 0x041845db else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _limit = try reader.readInt32()
-                return GetGroupCall(call: _call, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "phone.getGroupCall", fields: "call,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.int("limit", self.limit)
-            return ("phone.getGroupCall", fields.fields)
-        }
-    }
-
-    /// `phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;`
     public static func getGroupCall(call: Api.InputGroupCall, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCall>) {
-        GetGroupCall(call: call, limit: limit).call(DeserializeFunctionResponse(Api.phone.GroupCall.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCall.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `editExportedInvite(...)` serializes.
-    public final class EditExportedInvite: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-        public let slug: String
-        public let title: String?
-        public let peers: [Api.InputPeer]?
-
-        public init(chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) {
-            self.chatlist = chatlist
-            self.slug = slug
-            self.title = title
-            self.peers = peers
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if title != nil { tlSetFlag(&flags, 0x2) }
-            if peers != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x653db63d) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.chatlist.serialize(buffer, true)
-            buffer.appendTLString(self.slug)
-            if tlFlagIsSet(_flags, 0x2), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.peers {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditExportedInvite {
-            guard id == 0x653db63d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.editExportedInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                field = 2
-                let _slug = try reader.readTLString()
-                field = 3
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _title = try reader.readTLString()
-                }
-                field = 4
-                var _peers: [Api.InputPeer]? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _peers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                }
-                return EditExportedInvite(chatlist: _chatlist, slug: _slug, title: _title, peers: _peers)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.editExportedInvite", fields: "flags,chatlist,slug,title,peers", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("chatlist", self.chatlist)
-            fields.string("slug", self.slug)
-            if tlFlagIsSet(_flags, 0x2), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.peers {
-                fields.objects("peers", value)
-            }
-            return ("chatlists.editExportedInvite", fields.fields)
-        }
-    }
-
-    /// `chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;`
     public static func editExportedInvite(chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatlistInvite>) {
-        EditExportedInvite(chatlist: chatlist, slug: slug, title: title, peers: peers).call(DeserializeFunctionResponse(Api.ExportedChatlistInvite.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("chatlist", chatlist)
+        arguments.string("slug", slug)
+        if let value = title { arguments.string("title", value) }
+        if let value = peers { arguments.objects("peers", value) }
+        return TLRequest(definition: "chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedChatlistInvite.self))
     }
 }
 
@@ -2605,23 +1749,25 @@ extension Api {
         (0xcfc9e002, Api.MediaAreaCoordinates.self),
         (0x947a12df, Api.payments.ResaleStarGifts.self),
         (0xda2ad647, Api.messages.EmojiGameOutcome.self),
-        (0xadbb0f94, Api.functions.InvokeWithReCaptcha.self),
-        (0x12b3ad31, Api.functions.account.GetNotifySettings.self),
-        (0x98e037bb, Api.functions.account.SendVerifyEmailCode.self),
-        (0x18201aae, Api.functions.account.ClearRecentEmojiStatuses.self),
-        (0xfc533372, Api.functions.users.SuggestBirthday.self),
-        (0xc4a353ee, Api.functions.contacts.GetStatuses.self),
-        (0xa2875319, Api.functions.messages.MigrateChat.self),
-        (0x36e5bf4d, Api.functions.messages.ReadMentions.self),
-        (0x0a4314f5, Api.functions.messages.SendWebViewResultMessage.self),
-        (0x43286cf2, Api.functions.messages.GetUnreadPollVotes.self),
-        (0x24e6818d, Api.functions.upload.GetWebFile.self),
-        (0xeabbb94c, Api.functions.channels.TogglePreHistoryHidden.self),
-        (0x10cf3123, Api.functions.bots.SetBotInfo.self),
-        (0xc7770878, Api.functions.payments.ChangeStarsSubscription.self),
-        (0x7ed5348a, Api.functions.payments.ConnectStarRefBot.self),
-        (0xc0c4edc9, Api.functions.payments.CheckCanSendGift.self),
-        (0x041845db, Api.functions.phone.GetGroupCall.self),
-        (0x653db63d, Api.functions.chatlists.EditExportedInvite.self),
+    ]
+    static let functionEntries01: [(UInt32, StaticString)] = [
+        (0xadbb0f94, "invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;"),
+        (0x12b3ad31, "account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;"),
+        (0x98e037bb, "account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;"),
+        (0x18201aae, "account.clearRecentEmojiStatuses#18201aae = Bool;"),
+        (0xfc533372, "users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;"),
+        (0xc4a353ee, "contacts.getStatuses#c4a353ee = Vector<ContactStatus>;"),
+        (0xa2875319, "messages.migrateChat#a2875319 chat_id:long = Updates;"),
+        (0x36e5bf4d, "messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;"),
+        (0x0a4314f5, "messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;"),
+        (0x43286cf2, "messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;"),
+        (0x24e6818d, "upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;"),
+        (0xeabbb94c, "channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;"),
+        (0x10cf3123, "bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;"),
+        (0xc7770878, "payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;"),
+        (0x7ed5348a, "payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;"),
+        (0xc0c4edc9, "payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;"),
+        (0x041845db, "phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;"),
+        (0x653db63d, "chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;"),
     ]
 }

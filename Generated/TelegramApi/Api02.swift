@@ -66,6 +66,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -175,6 +177,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputAppEvent" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputAppEvent {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -281,6 +285,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "PageTableCell" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageTableCell {
             let id = try reader.readUInt32()
@@ -439,6 +445,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PollAnswer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollAnswer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -567,6 +575,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EmojiKeywordsDifference" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiKeywordsDifference {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -643,6 +653,8 @@ extension Api.help {
                     buffer.appendInt32(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "help.CountriesList" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CountriesList {
             let id = try reader.readUInt32()
@@ -740,6 +752,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ForumTopics" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ForumTopics {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -825,6 +839,8 @@ extension Api.chatlists {
             }
         }
 
+        public static var tlTypeName: String { "chatlists.ExportedChatlistInvite" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatlistInvite {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -905,6 +921,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputBusinessAwayMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessAwayMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -984,6 +1002,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Timezone" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Timezone {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1052,6 +1072,8 @@ extension Api {
                     c.birthday.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "ContactBirthday" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContactBirthday {
             let id = try reader.readUInt32()
@@ -1126,6 +1148,8 @@ extension Api.messages {
                     buffer.appendVector(c.documents, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.AvailableEffects" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableEffects {
             let id = try reader.readUInt32()
@@ -1206,6 +1230,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.WebPagePreview" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPagePreview {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1250,753 +1276,141 @@ extension Api.messages {
 
 extension Api.functions.auth {
     /// `auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `resendCode(...)` serializes.
-    public final class ResendCode: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let reason: String?
-
-        public init(phoneNumber: String, phoneCodeHash: String, reason: String? = nil) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.reason = reason
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reason != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcae47523) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reason {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResendCode {
-            guard id == 0xcae47523 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.resendCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _phoneNumber = try reader.readTLString()
-                field = 2
-                let _phoneCodeHash = try reader.readTLString()
-                field = 3
-                var _reason: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _reason = try reader.readTLString()
-                }
-                return ResendCode(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, reason: _reason)
-            }
-            catch {
-                throw error.inside(constructor: "auth.resendCode", fields: "flags,phone_number,phone_code_hash,reason", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reason {
-                fields.string("reason", value)
-            }
-            return ("auth.resendCode", fields.fields)
-        }
-    }
-
-    /// `auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;`
     public static func resendCode(phoneNumber: String, phoneCodeHash: String, reason: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        ResendCode(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, reason: reason).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        if let value = reason { arguments.string("reason", value) }
+        return TLRequest(definition: "auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.resetWebAuthorizations#682d2594 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetWebAuthorizations(...)` serializes.
-    public final class ResetWebAuthorizations: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x682d2594) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetWebAuthorizations {
-            guard id == 0x682d2594 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resetWebAuthorizations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ResetWebAuthorizations()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.resetWebAuthorizations", [])
-        }
-    }
-
-    /// `account.resetWebAuthorizations#682d2594 = Bool;`
     public static func resetWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetWebAuthorizations().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.resetWebAuthorizations#682d2594 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;`
-    ///
-    /// The request as a value: what a server decodes, and what `getInlineGameHighScores(...)` serializes.
-    public final class GetInlineGameHighScores: TLFunction, TLRegistrable {
-        public let id: Api.InputBotInlineMessageID
-        public let userId: Api.InputUser
-
-        public init(id: Api.InputBotInlineMessageID, userId: Api.InputUser) {
-            self.id = id
-            self.userId = userId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0f635e1b) }
-            self.id.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetInlineGameHighScores {
-            guard id == 0x0f635e1b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getInlineGameHighScores"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputBotInlineMessageID.parse(&reader)
-                field = 1
-                let _userId = try Api.InputUser.parse(&reader)
-                return GetInlineGameHighScores(id: _id, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getInlineGameHighScores", fields: "id,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.object("user_id", self.userId)
-            return ("messages.getInlineGameHighScores", fields.fields)
-        }
-    }
-
     /// `messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;`
     public static func getInlineGameHighScores(id: Api.InputBotInlineMessageID, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
-        GetInlineGameHighScores(id: id, userId: userId).call(DeserializeFunctionResponse(Api.messages.HighScores.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HighScores.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateDialogFiltersOrder(...)` serializes.
-    public final class UpdateDialogFiltersOrder: TLFunction, TLRegistrable {
-        public let order: [Int32]
-
-        public init(order: [Int32]) {
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc563c1e4) }
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateDialogFiltersOrder {
-            guard id == 0xc563c1e4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.updateDialogFiltersOrder"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _order = try reader.readVector(boxed: true, of: Int32.self)
-                return UpdateDialogFiltersOrder(order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "messages.updateDialogFiltersOrder", fields: "order", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.ints("order", self.order)
-            return ("messages.updateDialogFiltersOrder", fields.fields)
-        }
-    }
-
     /// `messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;`
     public static func updateDialogFiltersOrder(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateDialogFiltersOrder(order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.ints("order", order)
+        return TLRequest(definition: "messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportSponsoredMessage(...)` serializes.
-    public final class ReportSponsoredMessage: TLFunction, TLRegistrable {
-        public let randomId: [UInt8]
-        public let option: [UInt8]
-
-        public init(randomId: [UInt8], option: [UInt8]) {
-            self.randomId = randomId
-            self.option = option
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x12cbf0c4) }
-            buffer.appendTLBytes(self.randomId)
-            buffer.appendTLBytes(self.option)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportSponsoredMessage {
-            guard id == 0x12cbf0c4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reportSponsoredMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _randomId = try reader.readTLBytes()
-                field = 1
-                let _option = try reader.readTLBytes()
-                return ReportSponsoredMessage(randomId: _randomId, option: _option)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reportSponsoredMessage", fields: "random_id,option", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.bytes("random_id", self.randomId)
-            fields.bytes("option", self.option)
-            return ("messages.reportSponsoredMessage", fields.fields)
-        }
-    }
-
     /// `messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;`
     public static func reportSponsoredMessage(randomId: [UInt8], option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SponsoredMessageReportResult>) {
-        ReportSponsoredMessage(randomId: randomId, option: option).call(DeserializeFunctionResponse(Api.channels.SponsoredMessageReportResult.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.bytes("random_id", randomId)
+        arguments.bytes("option", option)
+        return TLRequest(definition: "messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.SponsoredMessageReportResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `addPollAnswer(...)` serializes.
-    public final class AddPollAnswer: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let answer: Api.PollAnswer
-
-        public init(peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) {
-            self.peer = peer
-            self.msgId = msgId
-            self.answer = answer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x19bc4b6d) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            self.answer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AddPollAnswer {
-            guard id == 0x19bc4b6d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.addPollAnswer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _answer = try Api.PollAnswer.parse(&reader)
-                return AddPollAnswer(peer: _peer, msgId: _msgId, answer: _answer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.addPollAnswer", fields: "peer,msg_id,answer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.object("answer", self.answer)
-            return ("messages.addPollAnswer", fields.fields)
-        }
-    }
-
     /// `messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;`
     public static func addPollAnswer(peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        AddPollAnswer(peer: peer, msgId: msgId, answer: answer).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.object("answer", answer)
+        return TLRequest(definition: "messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteParticipantReactions(...)` serializes.
-    public final class DeleteParticipantReactions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let participant: Api.InputPeer
-
-        public init(peer: Api.InputPeer, participant: Api.InputPeer) {
-            self.peer = peer
-            self.participant = participant
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa0b80cf8) }
-            self.peer.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteParticipantReactions {
-            guard id == 0xa0b80cf8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteParticipantReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _participant = try Api.InputPeer.parse(&reader)
-                return DeleteParticipantReactions(peer: _peer, participant: _participant)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteParticipantReactions", fields: "peer,participant", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("participant", self.participant)
-            return ("messages.deleteParticipantReactions", fields.fields)
-        }
-    }
-
-    /// `messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;`
     public static func deleteParticipantReactions(peer: Api.InputPeer, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteParticipantReactions(peer: peer, participant: participant).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("participant", participant)
+        return TLRequest(definition: "messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `readHistory(...)` serializes.
-    public final class ReadHistory: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let maxId: Int32
-
-        public init(channel: Api.InputChannel, maxId: Int32) {
-            self.channel = channel
-            self.maxId = maxId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcc104937) }
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.maxId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadHistory {
-            guard id == 0xcc104937 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.readHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _maxId = try reader.readInt32()
-                return ReadHistory(channel: _channel, maxId: _maxId)
-            }
-            catch {
-                throw error.inside(constructor: "channels.readHistory", fields: "channel,max_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.int("max_id", self.maxId)
-            return ("channels.readHistory", fields.fields)
-        }
-    }
-
     /// `channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;`
     public static func readHistory(channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReadHistory(channel: channel, maxId: maxId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.int("max_id", maxId)
+        return TLRequest(definition: "channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessages(...)` serializes.
-    public final class GetMessages: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let id: [Api.InputMessage]
-
-        public init(channel: Api.InputChannel, id: [Api.InputMessage]) {
-            self.channel = channel
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xad8c9a23) }
-            self.channel.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessages {
-            guard id == 0xad8c9a23 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Api.InputMessage.self)
-                return GetMessages(channel: _channel, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getMessages", fields: "channel,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.objects("id", self.id)
-            return ("channels.getMessages", fields.fields)
-        }
-    }
-
     /// `channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;`
     public static func getMessages(channel: Api.InputChannel, id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetMessages(channel: channel, id: id).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.objects("id", id)
+        return TLRequest(definition: "channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBoostsToUnblockRestrictions(...)` serializes.
-    public final class SetBoostsToUnblockRestrictions: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let boosts: Int32
-
-        public init(channel: Api.InputChannel, boosts: Int32) {
-            self.channel = channel
-            self.boosts = boosts
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xad399cee) }
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.boosts)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBoostsToUnblockRestrictions {
-            guard id == 0xad399cee else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.setBoostsToUnblockRestrictions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _boosts = try reader.readInt32()
-                return SetBoostsToUnblockRestrictions(channel: _channel, boosts: _boosts)
-            }
-            catch {
-                throw error.inside(constructor: "channels.setBoostsToUnblockRestrictions", fields: "channel,boosts", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.int("boosts", self.boosts)
-            return ("channels.setBoostsToUnblockRestrictions", fields.fields)
-        }
-    }
-
-    /// `channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;`
     public static func setBoostsToUnblockRestrictions(channel: Api.InputChannel, boosts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SetBoostsToUnblockRestrictions(channel: channel, boosts: boosts).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.int("boosts", boosts)
+        return TLRequest(definition: "channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsRevenueWithdrawalUrl(...)` serializes.
-    public final class GetStarsRevenueWithdrawalUrl: TLFunction, TLRegistrable {
-        public let ton: Bool
-        public let peer: Api.InputPeer
-        public let amount: Int64?
-        public let password: Api.InputCheckPasswordSRP
-
-        public init(ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) {
-            self.ton = ton
-            self.peer = peer
-            self.amount = amount
-            self.password = password
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if ton { tlSetFlag(&flags, 0x1) }
-            if amount != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2433dc92) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.amount {
-                buffer.appendInt64(value)
-            }
-            self.password.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsRevenueWithdrawalUrl {
-            guard id == 0x2433dc92 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsRevenueWithdrawalUrl"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _ton = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                var _amount: Int64? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _amount = try reader.readInt64()
-                }
-                field = 4
-                let _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                return GetStarsRevenueWithdrawalUrl(ton: _ton, peer: _peer, amount: _amount, password: _password)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsRevenueWithdrawalUrl", fields: "flags,ton,peer,amount,password", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("ton", self.ton)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x2), let value = self.amount {
-                fields.long("amount", value)
-            }
-            fields.object("password", self.password)
-            return ("payments.getStarsRevenueWithdrawalUrl", fields.fields)
-        }
-    }
-
-    /// `payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;`
     public static func getStarsRevenueWithdrawalUrl(ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueWithdrawalUrl>) {
-        GetStarsRevenueWithdrawalUrl(ton: ton, peer: peer, amount: amount, password: password).call(DeserializeFunctionResponse(Api.payments.StarsRevenueWithdrawalUrl.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("ton", ton)
+        arguments.object("peer", peer)
+        if let value = amount { arguments.long("amount", value) }
+        arguments.object("password", password)
+        return TLRequest(definition: "payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsRevenueWithdrawalUrl.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `changeStickerPosition(...)` serializes.
-    public final class ChangeStickerPosition: TLFunction, TLRegistrable {
-        public let sticker: Api.InputDocument
-        public let position: Int32
-
-        public init(sticker: Api.InputDocument, position: Int32) {
-            self.sticker = sticker
-            self.position = position
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xffb6d4ca) }
-            self.sticker.serialize(buffer, true)
-            buffer.appendInt32(self.position)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ChangeStickerPosition {
-            guard id == 0xffb6d4ca else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.changeStickerPosition"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _sticker = try Api.InputDocument.parse(&reader)
-                field = 1
-                let _position = try reader.readInt32()
-                return ChangeStickerPosition(sticker: _sticker, position: _position)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.changeStickerPosition", fields: "sticker,position", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("sticker", self.sticker)
-            fields.int("position", self.position)
-            return ("stickers.changeStickerPosition", fields.fields)
-        }
-    }
-
-    /// `stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;`
     public static func changeStickerPosition(sticker: Api.InputDocument, position: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        ChangeStickerPosition(sticker: sticker, position: position).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("sticker", sticker)
+        arguments.int("position", position)
+        return TLRequest(definition: "stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleGroupCallStartSubscription(...)` serializes.
-    public final class ToggleGroupCallStartSubscription: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let subscribed: Bool
-
-        public init(call: Api.InputGroupCall, subscribed: Bool) {
-            self.call = call
-            self.subscribed = subscribed
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x219c34e6) }
-            self.call.serialize(buffer, true)
-            buffer.appendBool(self.subscribed)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleGroupCallStartSubscription {
-            guard id == 0x219c34e6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.toggleGroupCallStartSubscription"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _subscribed = try reader.readBool()
-                return ToggleGroupCallStartSubscription(call: _call, subscribed: _subscribed)
-            }
-            catch {
-                throw error.inside(constructor: "phone.toggleGroupCallStartSubscription", fields: "call,subscribed", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.bool("subscribed", self.subscribed)
-            return ("phone.toggleGroupCallStartSubscription", fields.fields)
-        }
-    }
-
-    /// `phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;`
     public static func toggleGroupCallStartSubscription(call: Api.InputGroupCall, subscribed: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleGroupCallStartSubscription(call: call, subscribed: subscribed).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.bool("subscribed", subscribed)
+        return TLRequest(definition: "phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;`
-    ///
-    /// The request as a value: what a server decodes, and what `getToneExample(...)` serializes.
-    public final class GetToneExample: TLFunction, TLRegistrable {
-        public let tone: Api.InputAiComposeTone
-        public let num: Int32
-
-        public init(tone: Api.InputAiComposeTone, num: Int32) {
-            self.tone = tone
-            self.num = num
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd1b4ab14) }
-            self.tone.serialize(buffer, true)
-            buffer.appendInt32(self.num)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetToneExample {
-            guard id == 0xd1b4ab14 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "aicompose.getToneExample"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _tone = try Api.InputAiComposeTone.parse(&reader)
-                field = 1
-                let _num = try reader.readInt32()
-                return GetToneExample(tone: _tone, num: _num)
-            }
-            catch {
-                throw error.inside(constructor: "aicompose.getToneExample", fields: "tone,num", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("tone", self.tone)
-            fields.int("num", self.num)
-            return ("aicompose.getToneExample", fields.fields)
-        }
-    }
-
-    /// `aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;`
     public static func getToneExample(tone: Api.InputAiComposeTone, num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeToneExample>) {
-        GetToneExample(tone: tone, num: num).call(DeserializeFunctionResponse(Api.AiComposeToneExample.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("tone", tone)
+        arguments.int("num", num)
+        return TLRequest(definition: "aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AiComposeToneExample.self))
     }
 }
 
@@ -2021,19 +1435,21 @@ extension Api {
         (0xd1ed9a5b, Api.messages.AvailableEffects.self),
         (0xbddb616e, Api.messages.AvailableEffects.self),
         (0x8c9a88ac, Api.messages.WebPagePreview.self),
-        (0xcae47523, Api.functions.auth.ResendCode.self),
-        (0x682d2594, Api.functions.account.ResetWebAuthorizations.self),
-        (0x0f635e1b, Api.functions.messages.GetInlineGameHighScores.self),
-        (0xc563c1e4, Api.functions.messages.UpdateDialogFiltersOrder.self),
-        (0x12cbf0c4, Api.functions.messages.ReportSponsoredMessage.self),
-        (0x19bc4b6d, Api.functions.messages.AddPollAnswer.self),
-        (0xa0b80cf8, Api.functions.messages.DeleteParticipantReactions.self),
-        (0xcc104937, Api.functions.channels.ReadHistory.self),
-        (0xad8c9a23, Api.functions.channels.GetMessages.self),
-        (0xad399cee, Api.functions.channels.SetBoostsToUnblockRestrictions.self),
-        (0x2433dc92, Api.functions.payments.GetStarsRevenueWithdrawalUrl.self),
-        (0xffb6d4ca, Api.functions.stickers.ChangeStickerPosition.self),
-        (0x219c34e6, Api.functions.phone.ToggleGroupCallStartSubscription.self),
-        (0xd1b4ab14, Api.functions.aicompose.GetToneExample.self),
+    ]
+    static let functionEntries02: [(UInt32, StaticString)] = [
+        (0xcae47523, "auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;"),
+        (0x682d2594, "account.resetWebAuthorizations#682d2594 = Bool;"),
+        (0x0f635e1b, "messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;"),
+        (0xc563c1e4, "messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;"),
+        (0x12cbf0c4, "messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;"),
+        (0x19bc4b6d, "messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;"),
+        (0xa0b80cf8, "messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;"),
+        (0xcc104937, "channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;"),
+        (0xad8c9a23, "channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;"),
+        (0xad399cee, "channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;"),
+        (0x2433dc92, "payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;"),
+        (0xffb6d4ca, "stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;"),
+        (0x219c34e6, "phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;"),
+        (0xd1b4ab14, "aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;"),
     ]
 }

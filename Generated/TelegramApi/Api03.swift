@@ -31,6 +31,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ImportedContact" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ImportedContact {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -114,6 +116,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PhoneCallProtocol" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCallProtocol {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -190,6 +194,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EmojiLanguage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiLanguage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -254,6 +260,8 @@ extension Api.messages {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.InactiveChats" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InactiveChats {
             let id = try reader.readUInt32()
@@ -323,6 +331,8 @@ extension Api {
                     buffer.appendDouble(c.previous)
             }
         }
+
+        public static var tlTypeName: String { "StatsAbsValueAndPrev" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsAbsValueAndPrev {
             let id = try reader.readUInt32()
@@ -403,6 +413,8 @@ extension Api.messages {
                     }
             }
         }
+
+        public static var tlTypeName: String { "messages.HistoryImportParsed" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HistoryImportParsed {
             let id = try reader.readUInt32()
@@ -499,6 +511,8 @@ extension Api {
                     buffer.appendTLString(c.shortName)
             }
         }
+
+        public static var tlTypeName: String { "InputBotApp" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotApp {
             let id = try reader.readUInt32()
@@ -665,6 +679,8 @@ extension Api {
                     c.story.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "StoryView" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryView {
             let id = try reader.readUInt32()
@@ -887,6 +903,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.GiveawayInfo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GiveawayInfo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1060,6 +1078,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftCollection" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftCollection {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1167,6 +1187,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "GroupCallMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1265,6 +1287,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "RecentStory" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentStory {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1336,6 +1360,8 @@ extension Api.account {
                     c.options.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "account.PasskeyRegistrationOptions" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasskeyRegistrationOptions {
             let id = try reader.readUInt32()
@@ -1417,6 +1443,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputRichFile" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputRichFile {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1477,1789 +1505,294 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendCode(...)` serializes.
-    public final class SendCode: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let apiId: Int32
-        public let apiHash: String
-        public let settings: Api.CodeSettings
-
-        public init(phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) {
-            self.phoneNumber = phoneNumber
-            self.apiId = apiId
-            self.apiHash = apiHash
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa677244f) }
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendInt32(self.apiId)
-            buffer.appendTLString(self.apiHash)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendCode {
-            guard id == 0xa677244f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.sendCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _apiId = try reader.readInt32()
-                field = 2
-                let _apiHash = try reader.readTLString()
-                field = 3
-                let _settings = try Api.CodeSettings.parse(&reader)
-                return SendCode(phoneNumber: _phoneNumber, apiId: _apiId, apiHash: _apiHash, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "auth.sendCode", fields: "phone_number,api_id,api_hash,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.string("phone_number", self.phoneNumber)
-            fields.int("api_id", self.apiId)
-            fields.string("api_hash", self.apiHash)
-            fields.object("settings", self.settings)
-            return ("auth.sendCode", fields.fields)
-        }
-    }
-
-    /// `auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;`
     public static func sendCode(phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        SendCode(phoneNumber: phoneNumber, apiId: apiId, apiHash: apiHash, settings: settings).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.string("phone_number", phoneNumber)
+        arguments.int("api_id", apiId)
+        arguments.string("api_hash", apiHash)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
     }
 }
 
 extension Api.functions.auth {
     /// `auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `firebasePnvSignUp(...)` serializes.
-    public final class FirebasePnvSignUp: TLFunction, TLRegistrable {
-        public let noJoinedNotifications: Bool
-        public let firstName: String
-        public let lastName: String
-
-        public init(noJoinedNotifications: Bool = false, firstName: String, lastName: String) {
-            self.noJoinedNotifications = noJoinedNotifications
-            self.firstName = firstName
-            self.lastName = lastName
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if noJoinedNotifications { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x783f6b56) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.firstName)
-            buffer.appendTLString(self.lastName)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> FirebasePnvSignUp {
-            guard id == 0x783f6b56 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.firebasePnvSignUp"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _noJoinedNotifications = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _firstName = try reader.readTLString()
-                field = 3
-                let _lastName = try reader.readTLString()
-                return FirebasePnvSignUp(noJoinedNotifications: _noJoinedNotifications, firstName: _firstName, lastName: _lastName)
-            }
-            catch {
-                throw error.inside(constructor: "auth.firebasePnvSignUp", fields: "flags,no_joined_notifications,first_name,last_name", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("no_joined_notifications", self.noJoinedNotifications)
-            fields.string("first_name", self.firstName)
-            fields.string("last_name", self.lastName)
-            return ("auth.firebasePnvSignUp", fields.fields)
-        }
-    }
-
-    /// `auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;`
     public static func firebasePnvSignUp(noJoinedNotifications: Bool = false, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        FirebasePnvSignUp(noJoinedNotifications: noJoinedNotifications, firstName: firstName, lastName: lastName).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("no_joined_notifications", noJoinedNotifications)
+        arguments.string("first_name", firstName)
+        arguments.string("last_name", lastName)
+        return TLRequest(definition: "auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getThemes#7206e458 format:string hash:long = account.Themes;`
-    ///
-    /// The request as a value: what a server decodes, and what `getThemes(...)` serializes.
-    public final class GetThemes: TLFunction, TLRegistrable {
-        public let format: String
-        public let hash: Int64
-
-        public init(format: String, hash: Int64) {
-            self.format = format
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7206e458) }
-            buffer.appendTLString(self.format)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetThemes {
-            guard id == 0x7206e458 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getThemes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _format = try reader.readTLString()
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetThemes(format: _format, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getThemes", fields: "format,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("format", self.format)
-            fields.long("hash", self.hash)
-            return ("account.getThemes", fields.fields)
-        }
-    }
-
     /// `account.getThemes#7206e458 format:string hash:long = account.Themes;`
     public static func getThemes(format: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
-        GetThemes(format: format, hash: hash).call(DeserializeFunctionResponse(Api.account.Themes.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("format", format)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getThemes#7206e458 format:string hash:long = account.Themes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.Themes.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getReactionsNotifySettings(...)` serializes.
-    public final class GetReactionsNotifySettings: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x06dd654c) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetReactionsNotifySettings {
-            guard id == 0x06dd654c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getReactionsNotifySettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetReactionsNotifySettings()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getReactionsNotifySettings", [])
-        }
-    }
-
     /// `account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;`
     public static func getReactionsNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
-        GetReactionsNotifySettings().call(DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
+        TLRequest(definition: "account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;", arguments: []).call(DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedMusicIds(...)` serializes.
-    public final class GetSavedMusicIds: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe09d5faf) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedMusicIds {
-            guard id == 0xe09d5faf else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getSavedMusicIds"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetSavedMusicIds(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getSavedMusicIds", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getSavedMusicIds", fields.fields)
-        }
-    }
-
-    /// `account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;`
     public static func getSavedMusicIds(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedMusicIds>) {
-        GetSavedMusicIds(hash: hash).call(DeserializeFunctionResponse(Api.account.SavedMusicIds.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SavedMusicIds.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getLocated(...)` serializes.
-    public final class GetLocated: TLFunction, TLRegistrable {
-        public let background: Bool
-        public let geoPoint: Api.InputGeoPoint
-        public let selfExpires: Int32?
-
-        public init(background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) {
-            self.background = background
-            self.geoPoint = geoPoint
-            self.selfExpires = selfExpires
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if background { tlSetFlag(&flags, 0x2) }
-            if selfExpires != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd348bc44) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.geoPoint.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.selfExpires {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetLocated {
-            guard id == 0xd348bc44 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getLocated"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _background = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _geoPoint = try Api.InputGeoPoint.parse(&reader)
-                field = 3
-                var _selfExpires: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _selfExpires = try reader.readInt32()
-                }
-                return GetLocated(background: _background, geoPoint: _geoPoint, selfExpires: _selfExpires)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.getLocated", fields: "flags,background,geo_point,self_expires", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("background", self.background)
-            fields.object("geo_point", self.geoPoint)
-            if tlFlagIsSet(_flags, 0x1), let value = self.selfExpires {
-                fields.int("self_expires", value)
-            }
-            return ("contacts.getLocated", fields.fields)
-        }
-    }
-
-    /// `contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;`
     public static func getLocated(background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetLocated(background: background, geoPoint: geoPoint, selfExpires: selfExpires).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("background", background)
+        arguments.object("geo_point", geoPoint)
+        if let value = selfExpires { arguments.int("self_expires", value) }
+        return TLRequest(definition: "contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;`
-    ///
-    /// The request as a value: what a server decodes, and what `acceptEncryption(...)` serializes.
-    public final class AcceptEncryption: TLFunction, TLRegistrable {
-        public let peer: Api.InputEncryptedChat
-        public let gB: [UInt8]
-        public let keyFingerprint: Int64
-
-        public init(peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) {
-            self.peer = peer
-            self.gB = gB
-            self.keyFingerprint = keyFingerprint
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3dbc0415) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLBytes(self.gB)
-            buffer.appendInt64(self.keyFingerprint)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AcceptEncryption {
-            guard id == 0x3dbc0415 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.acceptEncryption"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                field = 1
-                let _gB = try reader.readTLBytes()
-                field = 2
-                let _keyFingerprint = try reader.readInt64()
-                return AcceptEncryption(peer: _peer, gB: _gB, keyFingerprint: _keyFingerprint)
-            }
-            catch {
-                throw error.inside(constructor: "messages.acceptEncryption", fields: "peer,g_b,key_fingerprint", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.bytes("g_b", self.gB)
-            fields.long("key_fingerprint", self.keyFingerprint)
-            return ("messages.acceptEncryption", fields.fields)
-        }
-    }
-
     /// `messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;`
     public static func acceptEncryption(peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
-        AcceptEncryption(peer: peer, gB: gB, keyFingerprint: keyFingerprint).call(DeserializeFunctionResponse(Api.EncryptedChat.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.bytes("g_b", gB)
+        arguments.long("key_fingerprint", keyFingerprint)
+        return TLRequest(definition: "messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EncryptedChat.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPeerDialogs(...)` serializes.
-    public final class GetPeerDialogs: TLFunction, TLRegistrable {
-        public let peers: [Api.InputDialogPeer]
-
-        public init(peers: [Api.InputDialogPeer]) {
-            self.peers = peers
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe470bcfd) }
-            buffer.appendVector(self.peers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPeerDialogs {
-            guard id == 0xe470bcfd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPeerDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peers = try reader.readVector(boxed: true, of: Api.InputDialogPeer.self)
-                return GetPeerDialogs(peers: _peers)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getPeerDialogs", fields: "peers", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("peers", self.peers)
-            return ("messages.getPeerDialogs", fields.fields)
-        }
-    }
-
     /// `messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;`
     public static func getPeerDialogs(peers: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
-        GetPeerDialogs(peers: peers).call(DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("peers", peers)
+        return TLRequest(definition: "messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSearchCounters(...)` serializes.
-    public final class GetSearchCounters: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let savedPeerId: Api.InputPeer?
-        public let topMsgId: Int32?
-        public let filters: [Api.MessagesFilter]
-
-        public init(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) {
-            self.peer = peer
-            self.savedPeerId = savedPeerId
-            self.topMsgId = topMsgId
-            self.filters = filters
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1bbcf300) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            buffer.appendVector(self.filters, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSearchCounters {
-            guard id == 0x1bbcf300 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSearchCounters"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _savedPeerId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _savedPeerId = try Api.InputPeer.parse(&reader)
-                }
-                field = 3
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 4
-                let _filters = try reader.readVector(boxed: true, of: Api.MessagesFilter.self)
-                return GetSearchCounters(peer: _peer, savedPeerId: _savedPeerId, topMsgId: _topMsgId, filters: _filters)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSearchCounters", fields: "flags,peer,saved_peer_id,top_msg_id,filters", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                fields.object("saved_peer_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            fields.objects("filters", self.filters)
-            return ("messages.getSearchCounters", fields.fields)
-        }
-    }
-
     /// `messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;`
     public static func getSearchCounters(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>) {
-        GetSearchCounters(peer: peer, savedPeerId: savedPeerId, topMsgId: topMsgId, filters: filters).call(DeserializeFunctionResponse<[Api.messages.SearchCounter]>.vector(of: Api.messages.SearchCounter.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        arguments.objects("filters", filters)
+        return TLRequest(definition: "messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.messages.SearchCounter]>.vector(of: Api.messages.SearchCounter.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleNoForwards(...)` serializes.
-    public final class ToggleNoForwards: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let enabled: Bool
-        public let requestMsgId: Int32?
-
-        public init(peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) {
-            self.peer = peer
-            self.enabled = enabled
-            self.requestMsgId = requestMsgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if requestMsgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb2081a35) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-            if tlFlagIsSet(_flags, 0x1), let value = self.requestMsgId {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleNoForwards {
-            guard id == 0xb2081a35 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleNoForwards"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _enabled = try reader.readBool()
-                field = 3
-                var _requestMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _requestMsgId = try reader.readInt32()
-                }
-                return ToggleNoForwards(peer: _peer, enabled: _enabled, requestMsgId: _requestMsgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleNoForwards", fields: "flags,peer,enabled,request_msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.bool("enabled", self.enabled)
-            if tlFlagIsSet(_flags, 0x1), let value = self.requestMsgId {
-                fields.int("request_msg_id", value)
-            }
-            return ("messages.toggleNoForwards", fields.fields)
-        }
-    }
-
     /// `messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;`
     public static func toggleNoForwards(peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleNoForwards(peer: peer, enabled: enabled, requestMsgId: requestMsgId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.bool("enabled", enabled)
+        if let value = requestMsgId { arguments.int("request_msg_id", value) }
+        return TLRequest(definition: "messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;`
-    ///
-    /// The request as a value: what a server decodes, and what `translateText(...)` serializes.
-    public final class TranslateText: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer?
-        public let id: [Int32]?
-        public let text: [Api.TextWithEntities]?
-        public let toLang: String
-        public let tone: String?
-
-        public init(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) {
-            self.peer = peer
-            self.id = id
-            self.text = text
-            self.toLang = toLang
-            self.tone = tone
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if peer != nil && id != nil { tlSetFlag(&flags, 0x1) }
-            if text != nil { tlSetFlag(&flags, 0x2) }
-            if tone != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa5eec345) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.id {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.text {
-                buffer.appendVector(value, boxed: true)
-            }
-            buffer.appendTLString(self.toLang)
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TranslateText {
-            guard id == 0xa5eec345 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.translateText"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                var _id: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _id = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                field = 3
-                var _text: [Api.TextWithEntities]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _text = try reader.readVector(boxed: true, of: Api.TextWithEntities.self)
-                }
-                field = 4
-                let _toLang = try reader.readTLString()
-                field = 5
-                var _tone: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _tone = try reader.readTLString()
-                }
-                return TranslateText(peer: _peer, id: _id, text: _text, toLang: _toLang, tone: _tone)
-            }
-            catch {
-                throw error.inside(constructor: "messages.translateText", fields: "flags,peer,id,text,to_lang,tone", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                fields.object("peer", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.id {
-                fields.ints("id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.text {
-                fields.objects("text", value)
-            }
-            fields.string("to_lang", self.toLang)
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                fields.string("tone", value)
-            }
-            return ("messages.translateText", fields.fields)
-        }
-    }
-
     /// `messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;`
     public static func translateText(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedText>) {
-        TranslateText(peer: peer, id: id, text: text, toLang: toLang, tone: tone).call(DeserializeFunctionResponse(Api.messages.TranslatedText.self))
+        var arguments = TLFieldList(capacity: 5)
+        if let value = peer { arguments.object("peer", value) }
+        if let value = id { arguments.ints("id", value) }
+        if let value = text { arguments.objects("text", value) }
+        arguments.string("to_lang", toLang)
+        if let value = tone { arguments.string("tone", value) }
+        return TLRequest(definition: "messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.TranslatedText.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setDefaultHistoryTTL(...)` serializes.
-    public final class SetDefaultHistoryTTL: TLFunction, TLRegistrable {
-        public let period: Int32
-
-        public init(period: Int32) {
-            self.period = period
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9eb51445) }
-            buffer.appendInt32(self.period)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetDefaultHistoryTTL {
-            guard id == 0x9eb51445 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setDefaultHistoryTTL"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _period = try reader.readInt32()
-                return SetDefaultHistoryTTL(period: _period)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setDefaultHistoryTTL", fields: "period", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("period", self.period)
-            return ("messages.setDefaultHistoryTTL", fields.fields)
-        }
-    }
-
     /// `messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;`
     public static func setDefaultHistoryTTL(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetDefaultHistoryTTL(period: period).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("period", period)
+        return TLRequest(definition: "messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleTodoCompleted(...)` serializes.
-    public final class ToggleTodoCompleted: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let completed: [Int32]
-        public let incompleted: [Int32]
-
-        public init(peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) {
-            self.peer = peer
-            self.msgId = msgId
-            self.completed = completed
-            self.incompleted = incompleted
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd3e03124) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendVector(self.completed, boxed: true)
-            buffer.appendVector(self.incompleted, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleTodoCompleted {
-            guard id == 0xd3e03124 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleTodoCompleted"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _completed = try reader.readVector(boxed: true, of: Int32.self)
-                field = 3
-                let _incompleted = try reader.readVector(boxed: true, of: Int32.self)
-                return ToggleTodoCompleted(peer: _peer, msgId: _msgId, completed: _completed, incompleted: _incompleted)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleTodoCompleted", fields: "peer,msg_id,completed,incompleted", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.ints("completed", self.completed)
-            fields.ints("incompleted", self.incompleted)
-            return ("messages.toggleTodoCompleted", fields.fields)
-        }
-    }
-
-    /// `messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;`
     public static func toggleTodoCompleted(peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleTodoCompleted(peer: peer, msgId: msgId, completed: completed, incompleted: incompleted).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.ints("completed", completed)
+        arguments.ints("incompleted", incompleted)
+        return TLRequest(definition: "messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getInviteText#4d392343 = help.InviteText;`
-    ///
-    /// The request as a value: what a server decodes, and what `getInviteText(...)` serializes.
-    public final class GetInviteText: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4d392343) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetInviteText {
-            guard id == 0x4d392343 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getInviteText"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetInviteText()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getInviteText", [])
-        }
-    }
-
-    /// `help.getInviteText#4d392343 = help.InviteText;`
     public static func getInviteText() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.InviteText>) {
-        GetInviteText().call(DeserializeFunctionResponse(Api.help.InviteText.self))
+        TLRequest(definition: "help.getInviteText#4d392343 = help.InviteText;", arguments: []).call(DeserializeFunctionResponse(Api.help.InviteText.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;`
-    ///
-    /// The request as a value: what a server decodes, and what `getParticipant(...)` serializes.
-    public final class GetParticipant: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let participant: Api.InputPeer
-
-        public init(channel: Api.InputChannel, participant: Api.InputPeer) {
-            self.channel = channel
-            self.participant = participant
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa0ab6cc6) }
-            self.channel.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetParticipant {
-            guard id == 0xa0ab6cc6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getParticipant"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _participant = try Api.InputPeer.parse(&reader)
-                return GetParticipant(channel: _channel, participant: _participant)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getParticipant", fields: "channel,participant", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.object("participant", self.participant)
-            return ("channels.getParticipant", fields.fields)
-        }
-    }
-
     /// `channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;`
     public static func getParticipant(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipant>) {
-        GetParticipant(channel: channel, participant: participant).call(DeserializeFunctionResponse(Api.channels.ChannelParticipant.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.object("participant", participant)
+        return TLRequest(definition: "channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.ChannelParticipant.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportMessageLink(...)` serializes.
-    public final class ExportMessageLink: TLFunction, TLRegistrable {
-        public let grouped: Bool
-        public let thread: Bool
-        public let channel: Api.InputChannel
-        public let id: Int32
-
-        public init(grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) {
-            self.grouped = grouped
-            self.thread = thread
-            self.channel = channel
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if grouped { tlSetFlag(&flags, 0x1) }
-            if thread { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe63fadeb) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportMessageLink {
-            guard id == 0xe63fadeb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.exportMessageLink"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _grouped = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _thread = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 4
-                let _id = try reader.readInt32()
-                return ExportMessageLink(grouped: _grouped, thread: _thread, channel: _channel, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "channels.exportMessageLink", fields: "flags,grouped,thread,channel,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("grouped", self.grouped)
-            fields.trueFlag("thread", self.thread)
-            fields.object("channel", self.channel)
-            fields.int("id", self.id)
-            return ("channels.exportMessageLink", fields.fields)
-        }
-    }
-
     /// `channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;`
     public static func exportMessageLink(grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedMessageLink>) {
-        ExportMessageLink(grouped: grouped, thread: thread, channel: channel, id: id).call(DeserializeFunctionResponse(Api.ExportedMessageLink.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("grouped", grouped)
+        arguments.trueFlag("thread", thread)
+        arguments.object("channel", channel)
+        arguments.int("id", id)
+        return TLRequest(definition: "channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedMessageLink.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `convertToGigagroup(...)` serializes.
-    public final class ConvertToGigagroup: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-
-        public init(channel: Api.InputChannel) {
-            self.channel = channel
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0b290c69) }
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ConvertToGigagroup {
-            guard id == 0x0b290c69 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.convertToGigagroup"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                return ConvertToGigagroup(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.convertToGigagroup", fields: "channel", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("channel", self.channel)
-            return ("channels.convertToGigagroup", fields.fields)
-        }
-    }
-
     /// `channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;`
     public static func convertToGigagroup(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ConvertToGigagroup(channel: channel).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleJoinRequest(...)` serializes.
-    public final class ToggleJoinRequest: TLFunction, TLRegistrable {
-        public let applyToInvites: Bool
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-        public let guardBot: Api.InputUser?
-
-        public init(applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) {
-            self.applyToInvites = applyToInvites
-            self.channel = channel
-            self.enabled = enabled
-            self.guardBot = guardBot
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if applyToInvites { tlSetFlag(&flags, 0x2) }
-            if guardBot != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0ecc2618) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-            if tlFlagIsSet(_flags, 0x1), let value = self.guardBot {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleJoinRequest {
-            guard id == 0x0ecc2618 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleJoinRequest"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _applyToInvites = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 3
-                let _enabled = try reader.readBool()
-                field = 4
-                var _guardBot: Api.InputUser? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _guardBot = try Api.InputUser.parse(&reader)
-                }
-                return ToggleJoinRequest(applyToInvites: _applyToInvites, channel: _channel, enabled: _enabled, guardBot: _guardBot)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleJoinRequest", fields: "flags,apply_to_invites,channel,enabled,guard_bot", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("apply_to_invites", self.applyToInvites)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            if tlFlagIsSet(_flags, 0x1), let value = self.guardBot {
-                fields.object("guard_bot", value)
-            }
-            return ("channels.toggleJoinRequest", fields.fields)
-        }
-    }
-
     /// `channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;`
     public static func toggleJoinRequest(applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleJoinRequest(applyToInvites: applyToInvites, channel: channel, enabled: enabled, guardBot: guardBot).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("apply_to_invites", applyToInvites)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        if let value = guardBot { arguments.object("guard_bot", value) }
+        return TLRequest(definition: "channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChannelRecommendations(...)` serializes.
-    public final class GetChannelRecommendations: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel?
-
-        public init(channel: Api.InputChannel? = nil) {
-            self.channel = channel
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if channel != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x25a71742) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.channel {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChannelRecommendations {
-            guard id == 0x25a71742 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getChannelRecommendations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _channel: Api.InputChannel? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _channel = try Api.InputChannel.parse(&reader)
-                }
-                return GetChannelRecommendations(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getChannelRecommendations", fields: "flags,channel", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.channel {
-                fields.object("channel", value)
-            }
-            return ("channels.getChannelRecommendations", fields.fields)
-        }
-    }
-
-    /// `channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;`
     public static func getChannelRecommendations(channel: Api.InputChannel? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetChannelRecommendations(channel: channel).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = channel { arguments.object("channel", value) }
+        return TLRequest(definition: "channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendPaymentForm(...)` serializes.
-    public final class SendPaymentForm: TLFunction, TLRegistrable {
-        public let formId: Int64
-        public let invoice: Api.InputInvoice
-        public let requestedInfoId: String?
-        public let shippingOptionId: String?
-        public let credentials: Api.InputPaymentCredentials
-        public let tipAmount: Int64?
-
-        public init(formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) {
-            self.formId = formId
-            self.invoice = invoice
-            self.requestedInfoId = requestedInfoId
-            self.shippingOptionId = shippingOptionId
-            self.credentials = credentials
-            self.tipAmount = tipAmount
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if requestedInfoId != nil { tlSetFlag(&flags, 0x1) }
-            if shippingOptionId != nil { tlSetFlag(&flags, 0x2) }
-            if tipAmount != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2d03522f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.formId)
-            self.invoice.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.requestedInfoId {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptionId {
-                buffer.appendTLString(value)
-            }
-            self.credentials.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.tipAmount {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendPaymentForm {
-            guard id == 0x2d03522f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.sendPaymentForm"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _formId = try reader.readInt64()
-                field = 2
-                let _invoice = try Api.InputInvoice.parse(&reader)
-                field = 3
-                var _requestedInfoId: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _requestedInfoId = try reader.readTLString()
-                }
-                field = 4
-                var _shippingOptionId: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _shippingOptionId = try reader.readTLString()
-                }
-                field = 5
-                let _credentials = try Api.InputPaymentCredentials.parse(&reader)
-                field = 6
-                var _tipAmount: Int64? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _tipAmount = try reader.readInt64()
-                }
-                return SendPaymentForm(formId: _formId, invoice: _invoice, requestedInfoId: _requestedInfoId, shippingOptionId: _shippingOptionId, credentials: _credentials, tipAmount: _tipAmount)
-            }
-            catch {
-                throw error.inside(constructor: "payments.sendPaymentForm", fields: "flags,form_id,invoice,requested_info_id,shipping_option_id,credentials,tip_amount", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.long("form_id", self.formId)
-            fields.object("invoice", self.invoice)
-            if tlFlagIsSet(_flags, 0x1), let value = self.requestedInfoId {
-                fields.string("requested_info_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptionId {
-                fields.string("shipping_option_id", value)
-            }
-            fields.object("credentials", self.credentials)
-            if tlFlagIsSet(_flags, 0x4), let value = self.tipAmount {
-                fields.long("tip_amount", value)
-            }
-            return ("payments.sendPaymentForm", fields.fields)
-        }
-    }
-
     /// `payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;`
     public static func sendPaymentForm(formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
-        SendPaymentForm(formId: formId, invoice: invoice, requestedInfoId: requestedInfoId, shippingOptionId: shippingOptionId, credentials: credentials, tipAmount: tipAmount).call(DeserializeFunctionResponse(Api.payments.PaymentResult.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.long("form_id", formId)
+        arguments.object("invoice", invoice)
+        if let value = requestedInfoId { arguments.string("requested_info_id", value) }
+        if let value = shippingOptionId { arguments.string("shipping_option_id", value) }
+        arguments.object("credentials", credentials)
+        if let value = tipAmount { arguments.long("tip_amount", value) }
+        return TLRequest(definition: "payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentResult.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsTransactions(...)` serializes.
-    public final class GetStarsTransactions: TLFunction, TLRegistrable {
-        public let inbound: Bool
-        public let outbound: Bool
-        public let ascending: Bool
-        public let ton: Bool
-        public let subscriptionId: String?
-        public let peer: Api.InputPeer
-        public let offset: String
-        public let limit: Int32
-
-        public init(inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) {
-            self.inbound = inbound
-            self.outbound = outbound
-            self.ascending = ascending
-            self.ton = ton
-            self.subscriptionId = subscriptionId
-            self.peer = peer
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if inbound { tlSetFlag(&flags, 0x1) }
-            if outbound { tlSetFlag(&flags, 0x2) }
-            if ascending { tlSetFlag(&flags, 0x4) }
-            if ton { tlSetFlag(&flags, 0x10) }
-            if subscriptionId != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x69da4557) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x8), let value = self.subscriptionId {
-                buffer.appendTLString(value)
-            }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsTransactions {
-            guard id == 0x69da4557 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsTransactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _inbound = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _outbound = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _ascending = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _ton = tlFlagIsSet(_flags, 0x10)
-                field = 5
-                var _subscriptionId: String? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _subscriptionId = try reader.readTLString()
-                }
-                field = 6
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 7
-                let _offset = try reader.readTLString()
-                field = 8
-                let _limit = try reader.readInt32()
-                return GetStarsTransactions(inbound: _inbound, outbound: _outbound, ascending: _ascending, ton: _ton, subscriptionId: _subscriptionId, peer: _peer, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsTransactions", fields: "flags,inbound,outbound,ascending,ton,subscription_id,peer,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.trueFlag("inbound", self.inbound)
-            fields.trueFlag("outbound", self.outbound)
-            fields.trueFlag("ascending", self.ascending)
-            fields.trueFlag("ton", self.ton)
-            if tlFlagIsSet(_flags, 0x8), let value = self.subscriptionId {
-                fields.string("subscription_id", value)
-            }
-            fields.object("peer", self.peer)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("payments.getStarsTransactions", fields.fields)
-        }
-    }
-
     /// `payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;`
     public static func getStarsTransactions(inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        GetStarsTransactions(inbound: inbound, outbound: outbound, ascending: ascending, ton: ton, subscriptionId: subscriptionId, peer: peer, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.trueFlag("inbound", inbound)
+        arguments.trueFlag("outbound", outbound)
+        arguments.trueFlag("ascending", ascending)
+        arguments.trueFlag("ton", ton)
+        if let value = subscriptionId { arguments.string("subscription_id", value) }
+        arguments.object("peer", peer)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsTransactionsByID(...)` serializes.
-    public final class GetStarsTransactionsByID: TLFunction, TLRegistrable {
-        public let ton: Bool
-        public let peer: Api.InputPeer
-        public let id: [Api.InputStarsTransaction]
-
-        public init(ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) {
-            self.ton = ton
-            self.peer = peer
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if ton { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2dca16b8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsTransactionsByID {
-            guard id == 0x2dca16b8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsTransactionsByID"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _ton = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _id = try reader.readVector(boxed: true, of: Api.InputStarsTransaction.self)
-                return GetStarsTransactionsByID(ton: _ton, peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsTransactionsByID", fields: "flags,ton,peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("ton", self.ton)
-            fields.object("peer", self.peer)
-            fields.objects("id", self.id)
-            return ("payments.getStarsTransactionsByID", fields.fields)
-        }
-    }
-
     /// `payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;`
     public static func getStarsTransactionsByID(ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        GetStarsTransactionsByID(ton: ton, peer: peer, id: id).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("ton", ton)
+        arguments.object("peer", peer)
+        arguments.objects("id", id)
+        return TLRequest(definition: "payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSuggestedStarRefBots(...)` serializes.
-    public final class GetSuggestedStarRefBots: TLFunction, TLRegistrable {
-        public let orderByRevenue: Bool
-        public let orderByDate: Bool
-        public let peer: Api.InputPeer
-        public let offset: String
-        public let limit: Int32
-
-        public init(orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
-            self.orderByRevenue = orderByRevenue
-            self.orderByDate = orderByDate
-            self.peer = peer
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if orderByRevenue { tlSetFlag(&flags, 0x1) }
-            if orderByDate { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0d6b48f7) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSuggestedStarRefBots {
-            guard id == 0x0d6b48f7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getSuggestedStarRefBots"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _orderByRevenue = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _orderByDate = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                let _offset = try reader.readTLString()
-                field = 5
-                let _limit = try reader.readInt32()
-                return GetSuggestedStarRefBots(orderByRevenue: _orderByRevenue, orderByDate: _orderByDate, peer: _peer, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getSuggestedStarRefBots", fields: "flags,order_by_revenue,order_by_date,peer,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("order_by_revenue", self.orderByRevenue)
-            fields.trueFlag("order_by_date", self.orderByDate)
-            fields.object("peer", self.peer)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("payments.getSuggestedStarRefBots", fields.fields)
-        }
-    }
-
-    /// `payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;`
     public static func getSuggestedStarRefBots(orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SuggestedStarRefBots>) {
-        GetSuggestedStarRefBots(orderByRevenue: orderByRevenue, orderByDate: orderByDate, peer: peer, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.payments.SuggestedStarRefBots.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("order_by_revenue", orderByRevenue)
+        arguments.trueFlag("order_by_date", orderByDate)
+        arguments.object("peer", peer)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SuggestedStarRefBots.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `addStickerToSet(...)` serializes.
-    public final class AddStickerToSet: TLFunction, TLRegistrable {
-        public let stickerset: Api.InputStickerSet
-        public let sticker: Api.InputStickerSetItem
-
-        public init(stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) {
-            self.stickerset = stickerset
-            self.sticker = sticker
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8653febe) }
-            self.stickerset.serialize(buffer, true)
-            self.sticker.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AddStickerToSet {
-            guard id == 0x8653febe else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.addStickerToSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                field = 1
-                let _sticker = try Api.InputStickerSetItem.parse(&reader)
-                return AddStickerToSet(stickerset: _stickerset, sticker: _sticker)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.addStickerToSet", fields: "stickerset,sticker", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("stickerset", self.stickerset)
-            fields.object("sticker", self.sticker)
-            return ("stickers.addStickerToSet", fields.fields)
-        }
-    }
-
-    /// `stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;`
     public static func addStickerToSet(stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        AddStickerToSet(stickerset: stickerset, sticker: sticker).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("stickerset", stickerset)
+        arguments.object("sticker", sticker)
+        return TLRequest(definition: "stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestCall(...)` serializes.
-    public final class RequestCall: TLFunction, TLRegistrable {
-        public let video: Bool
-        public let userId: Api.InputUser
-        public let randomId: Int32
-        public let gAHash: [UInt8]
-        public let `protocol`: Api.PhoneCallProtocol
-
-        public init(video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
-            self.video = video
-            self.userId = userId
-            self.randomId = randomId
-            self.gAHash = gAHash
-            self.`protocol` = `protocol`
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if video { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x42ff96ed) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.userId.serialize(buffer, true)
-            buffer.appendInt32(self.randomId)
-            buffer.appendTLBytes(self.gAHash)
-            self.`protocol`.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestCall {
-            guard id == 0x42ff96ed else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.requestCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _video = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 3
-                let _randomId = try reader.readInt32()
-                field = 4
-                let _gAHash = try reader.readTLBytes()
-                field = 5
-                let _protocol = try Api.PhoneCallProtocol.parse(&reader)
-                return RequestCall(video: _video, userId: _userId, randomId: _randomId, gAHash: _gAHash, protocol: _protocol)
-            }
-            catch {
-                throw error.inside(constructor: "phone.requestCall", fields: "flags,video,user_id,random_id,g_a_hash,protocol", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("video", self.video)
-            fields.object("user_id", self.userId)
-            fields.int("random_id", self.randomId)
-            fields.bytes("g_a_hash", self.gAHash)
-            fields.object("protocol", self.`protocol`)
-            return ("phone.requestCall", fields.fields)
-        }
-    }
-
-    /// `phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
     public static func requestCall(video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
-        RequestCall(video: video, userId: userId, randomId: randomId, gAHash: gAHash, protocol: `protocol`).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("video", video)
+        arguments.object("user_id", userId)
+        arguments.int("random_id", randomId)
+        arguments.bytes("g_a_hash", gAHash)
+        arguments.object("protocol", `protocol`)
+        return TLRequest(definition: "phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBroadcastStats(...)` serializes.
-    public final class GetBroadcastStats: TLFunction, TLRegistrable {
-        public let dark: Bool
-        public let channel: Api.InputChannel
-
-        public init(dark: Bool = false, channel: Api.InputChannel) {
-            self.dark = dark
-            self.channel = channel
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if dark { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xab42441a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBroadcastStats {
-            guard id == 0xab42441a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.getBroadcastStats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                return GetBroadcastStats(dark: _dark, channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "stats.getBroadcastStats", fields: "flags,dark,channel", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("dark", self.dark)
-            fields.object("channel", self.channel)
-            return ("stats.getBroadcastStats", fields.fields)
-        }
-    }
-
-    /// `stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;`
     public static func getBroadcastStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.BroadcastStats>) {
-        GetBroadcastStats(dark: dark, channel: channel).call(DeserializeFunctionResponse(Api.stats.BroadcastStats.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("dark", dark)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.BroadcastStats.self))
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteWelcomeMessage(...)` serializes.
-    public final class DeleteWelcomeMessage: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-
-        public init(peer: Api.InputPeer, id: Int32) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe882a9e1) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteWelcomeMessage {
-            guard id == 0xe882a9e1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.deleteWelcomeMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                return DeleteWelcomeMessage(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.deleteWelcomeMessage", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            return ("ephemeral.deleteWelcomeMessage", fields.fields)
-        }
-    }
-
-    /// `ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;`
     public static func deleteWelcomeMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteWelcomeMessage(peer: peer, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        return TLRequest(definition: "ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -3284,32 +1817,34 @@ extension Api {
         (0xe16b5ce1, Api.account.PasskeyRegistrationOptions.self),
         (0x9b00622b, Api.InputRichFile.self),
         (0x83281dbd, Api.InputRichFile.self),
-        (0xa677244f, Api.functions.auth.SendCode.self),
-        (0x783f6b56, Api.functions.auth.FirebasePnvSignUp.self),
-        (0x7206e458, Api.functions.account.GetThemes.self),
-        (0x06dd654c, Api.functions.account.GetReactionsNotifySettings.self),
-        (0xe09d5faf, Api.functions.account.GetSavedMusicIds.self),
-        (0xd348bc44, Api.functions.contacts.GetLocated.self),
-        (0x3dbc0415, Api.functions.messages.AcceptEncryption.self),
-        (0xe470bcfd, Api.functions.messages.GetPeerDialogs.self),
-        (0x1bbcf300, Api.functions.messages.GetSearchCounters.self),
-        (0xb2081a35, Api.functions.messages.ToggleNoForwards.self),
-        (0xa5eec345, Api.functions.messages.TranslateText.self),
-        (0x9eb51445, Api.functions.messages.SetDefaultHistoryTTL.self),
-        (0xd3e03124, Api.functions.messages.ToggleTodoCompleted.self),
-        (0x4d392343, Api.functions.help.GetInviteText.self),
-        (0xa0ab6cc6, Api.functions.channels.GetParticipant.self),
-        (0xe63fadeb, Api.functions.channels.ExportMessageLink.self),
-        (0x0b290c69, Api.functions.channels.ConvertToGigagroup.self),
-        (0x0ecc2618, Api.functions.channels.ToggleJoinRequest.self),
-        (0x25a71742, Api.functions.channels.GetChannelRecommendations.self),
-        (0x2d03522f, Api.functions.payments.SendPaymentForm.self),
-        (0x69da4557, Api.functions.payments.GetStarsTransactions.self),
-        (0x2dca16b8, Api.functions.payments.GetStarsTransactionsByID.self),
-        (0x0d6b48f7, Api.functions.payments.GetSuggestedStarRefBots.self),
-        (0x8653febe, Api.functions.stickers.AddStickerToSet.self),
-        (0x42ff96ed, Api.functions.phone.RequestCall.self),
-        (0xab42441a, Api.functions.stats.GetBroadcastStats.self),
-        (0xe882a9e1, Api.functions.ephemeral.DeleteWelcomeMessage.self),
+    ]
+    static let functionEntries03: [(UInt32, StaticString)] = [
+        (0xa677244f, "auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;"),
+        (0x783f6b56, "auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;"),
+        (0x7206e458, "account.getThemes#7206e458 format:string hash:long = account.Themes;"),
+        (0x06dd654c, "account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;"),
+        (0xe09d5faf, "account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;"),
+        (0xd348bc44, "contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;"),
+        (0x3dbc0415, "messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;"),
+        (0xe470bcfd, "messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;"),
+        (0x1bbcf300, "messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;"),
+        (0xb2081a35, "messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;"),
+        (0xa5eec345, "messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;"),
+        (0x9eb51445, "messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;"),
+        (0xd3e03124, "messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;"),
+        (0x4d392343, "help.getInviteText#4d392343 = help.InviteText;"),
+        (0xa0ab6cc6, "channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;"),
+        (0xe63fadeb, "channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;"),
+        (0x0b290c69, "channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;"),
+        (0x0ecc2618, "channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;"),
+        (0x25a71742, "channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;"),
+        (0x2d03522f, "payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;"),
+        (0x69da4557, "payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;"),
+        (0x2dca16b8, "payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;"),
+        (0x0d6b48f7, "payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;"),
+        (0x8653febe, "stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;"),
+        (0x42ff96ed, "phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;"),
+        (0xab42441a, "stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;"),
+        (0xe882a9e1, "ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;"),
     ]
 }

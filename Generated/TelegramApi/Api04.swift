@@ -112,6 +112,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChatParticipant" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatParticipant {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -306,6 +308,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.Authorization" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Authorization {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -438,6 +442,8 @@ extension Api.messages {
                     buffer.appendVector(c.chats, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.Chats" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Chats {
             let id = try reader.readUInt32()
@@ -572,6 +578,8 @@ extension Api {
                     buffer.appendVector(c.attributes, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "Document" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Document {
             let id = try reader.readUInt32()
@@ -721,6 +729,8 @@ extension Api.account {
                     }
             }
         }
+
+        public static var tlTypeName: String { "account.PasswordInputSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordInputSettings {
             let id = try reader.readUInt32()
@@ -894,6 +904,8 @@ extension Api {
                     buffer.appendInt32(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "StickerSet" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSet {
             let id = try reader.readUInt32()
@@ -1382,6 +1394,8 @@ extension Api {
                     c.richMessage.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "InputBotInlineMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotInlineMessage {
             let id = try reader.readUInt32()
@@ -2049,6 +2063,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.SentCodeType" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentCodeType {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2384,6 +2400,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SecurePlainData" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecurePlainData {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2536,6 +2554,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "PageListOrderedItem" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageListOrderedItem {
             let id = try reader.readUInt32()
@@ -2758,6 +2778,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChatBannedRights" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatBannedRights {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2906,6 +2928,8 @@ extension Api.phone {
             }
         }
 
+        public static var tlTypeName: String { "phone.GroupParticipants" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupParticipants {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2984,6 +3008,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "AttachMenuBotIconColor" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBotIconColor {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3054,6 +3080,8 @@ extension Api.account {
                     buffer.appendVector(c.ringtones, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.SavedRingtones" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedRingtones {
             let id = try reader.readUInt32()
@@ -3149,6 +3177,8 @@ extension Api.messages {
                     }
             }
         }
+
+        public static var tlTypeName: String { "messages.TranscribedAudio" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TranscribedAudio {
             let id = try reader.readUInt32()
@@ -3288,6 +3318,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Boost" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Boost {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3423,6 +3455,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessAwayMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessAwayMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3506,6 +3540,8 @@ extension Api.messages {
                     buffer.appendVector(c.filters, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.DialogFilters" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogFilters {
             let id = try reader.readUInt32()
@@ -3596,6 +3632,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "SponsoredPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredPeer {
             let id = try reader.readUInt32()
@@ -3782,6 +3820,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputRichMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputRichMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3922,1206 +3962,203 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `signUp(...)` serializes.
-    public final class SignUp: TLFunction, TLRegistrable {
-        public let noJoinedNotifications: Bool
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let firstName: String
-        public let lastName: String
-
-        public init(noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
-            self.noJoinedNotifications = noJoinedNotifications
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.firstName = firstName
-            self.lastName = lastName
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if noJoinedNotifications { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xaac7b717) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            buffer.appendTLString(self.firstName)
-            buffer.appendTLString(self.lastName)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SignUp {
-            guard id == 0xaac7b717 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.signUp"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _noJoinedNotifications = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _phoneNumber = try reader.readTLString()
-                field = 3
-                let _phoneCodeHash = try reader.readTLString()
-                field = 4
-                let _firstName = try reader.readTLString()
-                field = 5
-                let _lastName = try reader.readTLString()
-                return SignUp(noJoinedNotifications: _noJoinedNotifications, phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, firstName: _firstName, lastName: _lastName)
-            }
-            catch {
-                throw error.inside(constructor: "auth.signUp", fields: "flags,no_joined_notifications,phone_number,phone_code_hash,first_name,last_name", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("no_joined_notifications", self.noJoinedNotifications)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            fields.string("first_name", self.firstName)
-            fields.string("last_name", self.lastName)
-            return ("auth.signUp", fields.fields)
-        }
-    }
-
-    /// `auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;`
     public static func signUp(noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        SignUp(noJoinedNotifications: noJoinedNotifications, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, firstName: firstName, lastName: lastName).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("no_joined_notifications", noJoinedNotifications)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        arguments.string("first_name", firstName)
+        arguments.string("last_name", lastName)
+        return TLRequest(definition: "auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.auth {
     /// `auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetLoginEmail(...)` serializes.
-    public final class ResetLoginEmail: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-
-        public init(phoneNumber: String, phoneCodeHash: String) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7e960193) }
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetLoginEmail {
-            guard id == 0x7e960193 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.resetLoginEmail"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _phoneCodeHash = try reader.readTLString()
-                return ResetLoginEmail(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash)
-            }
-            catch {
-                throw error.inside(constructor: "auth.resetLoginEmail", fields: "phone_number,phone_code_hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            return ("auth.resetLoginEmail", fields.fields)
-        }
-    }
-
-    /// `auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;`
     public static func resetLoginEmail(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        ResetLoginEmail(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        return TLRequest(definition: "auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
-    ///
-    /// The request as a value: what a server decodes, and what `createTheme(...)` serializes.
-    public final class CreateTheme: TLFunction, TLRegistrable {
-        public let slug: String
-        public let title: String
-        public let document: Api.InputDocument?
-        public let settings: [Api.InputThemeSettings]?
-
-        public init(slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
-            self.slug = slug
-            self.title = title
-            self.document = document
-            self.settings = settings
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if document != nil { tlSetFlag(&flags, 0x4) }
-            if settings != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x652e4400) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.slug)
-            buffer.appendTLString(self.title)
-            if tlFlagIsSet(_flags, 0x4), let value = self.document {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateTheme {
-            guard id == 0x652e4400 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.createTheme"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _slug = try reader.readTLString()
-                field = 2
-                let _title = try reader.readTLString()
-                field = 3
-                var _document: Api.InputDocument? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _document = try Api.InputDocument.parse(&reader)
-                }
-                field = 4
-                var _settings: [Api.InputThemeSettings]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _settings = try reader.readVector(boxed: true, of: Api.InputThemeSettings.self)
-                }
-                return CreateTheme(slug: _slug, title: _title, document: _document, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.createTheme", fields: "flags,slug,title,document,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.string("slug", self.slug)
-            fields.string("title", self.title)
-            if tlFlagIsSet(_flags, 0x4), let value = self.document {
-                fields.object("document", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
-                fields.objects("settings", value)
-            }
-            return ("account.createTheme", fields.fields)
-        }
-    }
-
     /// `account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
     public static func createTheme(slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
-        CreateTheme(slug: slug, title: title, document: document, settings: settings).call(DeserializeFunctionResponse(Api.Theme.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.string("slug", slug)
+        arguments.string("title", title)
+        if let value = document { arguments.object("document", value) }
+        if let value = settings { arguments.objects("settings", value) }
+        return TLRequest(definition: "account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Theme.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getPasskeys#ea1f0c52 = account.Passkeys;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPasskeys(...)` serializes.
-    public final class GetPasskeys: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xea1f0c52) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPasskeys {
-            guard id == 0xea1f0c52 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getPasskeys"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetPasskeys()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getPasskeys", [])
-        }
-    }
-
-    /// `account.getPasskeys#ea1f0c52 = account.Passkeys;`
     public static func getPasskeys() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Passkeys>) {
-        GetPasskeys().call(DeserializeFunctionResponse(Api.account.Passkeys.self))
+        TLRequest(definition: "account.getPasskeys#ea1f0c52 = account.Passkeys;", arguments: []).call(DeserializeFunctionResponse(Api.account.Passkeys.self))
     }
 }
 
 extension Api.functions.users {
     /// `users.getFullUser#b60f5918 id:InputUser = users.UserFull;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFullUser(...)` serializes.
-    public final class GetFullUser: TLFunction, TLRegistrable {
-        public let id: Api.InputUser
-
-        public init(id: Api.InputUser) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb60f5918) }
-            self.id.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFullUser {
-            guard id == 0xb60f5918 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.getFullUser"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try Api.InputUser.parse(&reader)
-                return GetFullUser(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "users.getFullUser", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("id", self.id)
-            return ("users.getFullUser", fields.fields)
-        }
-    }
-
-    /// `users.getFullUser#b60f5918 id:InputUser = users.UserFull;`
     public static func getFullUser(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.UserFull>) {
-        GetFullUser(id: id).call(DeserializeFunctionResponse(Api.users.UserFull.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("id", id)
+        return TLRequest(definition: "users.getFullUser#b60f5918 id:InputUser = users.UserFull;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.UserFull.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteChatUser(...)` serializes.
-    public final class DeleteChatUser: TLFunction, TLRegistrable {
-        public let revokeHistory: Bool
-        public let chatId: Int64
-        public let userId: Api.InputUser
-
-        public init(revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) {
-            self.revokeHistory = revokeHistory
-            self.chatId = chatId
-            self.userId = userId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if revokeHistory { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa2185cab) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.chatId)
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteChatUser {
-            guard id == 0xa2185cab else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteChatUser"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _revokeHistory = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _chatId = try reader.readInt64()
-                field = 3
-                let _userId = try Api.InputUser.parse(&reader)
-                return DeleteChatUser(revokeHistory: _revokeHistory, chatId: _chatId, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteChatUser", fields: "flags,revoke_history,chat_id,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("revoke_history", self.revokeHistory)
-            fields.long("chat_id", self.chatId)
-            fields.object("user_id", self.userId)
-            return ("messages.deleteChatUser", fields.fields)
-        }
-    }
-
     /// `messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;`
     public static func deleteChatUser(revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteChatUser(revokeHistory: revokeHistory, chatId: chatId, userId: userId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("revoke_history", revokeHistory)
+        arguments.long("chat_id", chatId)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;`
-    ///
-    /// The request as a value: what a server decodes, and what `createChat(...)` serializes.
-    public final class CreateChat: TLFunction, TLRegistrable {
-        public let users: [Api.InputUser]
-        public let title: String
-        public let ttlPeriod: Int32?
-
-        public init(users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) {
-            self.users = users
-            self.title = title
-            self.ttlPeriod = ttlPeriod
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if ttlPeriod != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x92ceddd4) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendVector(self.users, boxed: true)
-            buffer.appendTLString(self.title)
-            if tlFlagIsSet(_flags, 0x1), let value = self.ttlPeriod {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateChat {
-            guard id == 0x92ceddd4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.createChat"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                field = 2
-                let _title = try reader.readTLString()
-                field = 3
-                var _ttlPeriod: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _ttlPeriod = try reader.readInt32()
-                }
-                return CreateChat(users: _users, title: _title, ttlPeriod: _ttlPeriod)
-            }
-            catch {
-                throw error.inside(constructor: "messages.createChat", fields: "flags,users,title,ttl_period", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.objects("users", self.users)
-            fields.string("title", self.title)
-            if tlFlagIsSet(_flags, 0x1), let value = self.ttlPeriod {
-                fields.int("ttl_period", value)
-            }
-            return ("messages.createChat", fields.fields)
-        }
-    }
-
     /// `messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;`
     public static func createChat(users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
-        CreateChat(users: users, title: title, ttlPeriod: ttlPeriod).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.objects("users", users)
+        arguments.string("title", title)
+        if let value = ttlPeriod { arguments.int("ttl_period", value) }
+        return TLRequest(definition: "messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `installStickerSet(...)` serializes.
-    public final class InstallStickerSet: TLFunction, TLRegistrable {
-        public let stickerset: Api.InputStickerSet
-        public let archived: Bool
-
-        public init(stickerset: Api.InputStickerSet, archived: Bool) {
-            self.stickerset = stickerset
-            self.archived = archived
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc78fe460) }
-            self.stickerset.serialize(buffer, true)
-            buffer.appendBool(self.archived)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InstallStickerSet {
-            guard id == 0xc78fe460 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.installStickerSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                field = 1
-                let _archived = try reader.readBool()
-                return InstallStickerSet(stickerset: _stickerset, archived: _archived)
-            }
-            catch {
-                throw error.inside(constructor: "messages.installStickerSet", fields: "stickerset,archived", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("stickerset", self.stickerset)
-            fields.bool("archived", self.archived)
-            return ("messages.installStickerSet", fields.fields)
-        }
-    }
-
     /// `messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;`
     public static func installStickerSet(stickerset: Api.InputStickerSet, archived: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSetInstallResult>) {
-        InstallStickerSet(stickerset: stickerset, archived: archived).call(DeserializeFunctionResponse(Api.messages.StickerSetInstallResult.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("stickerset", stickerset)
+        arguments.bool("archived", archived)
+        return TLRequest(definition: "messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSetInstallResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchStickerSets(...)` serializes.
-    public final class SearchStickerSets: TLFunction, TLRegistrable {
-        public let excludeFeatured: Bool
-        public let q: String
-        public let hash: Int64
-
-        public init(excludeFeatured: Bool = false, q: String, hash: Int64) {
-            self.excludeFeatured = excludeFeatured
-            self.q = q
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if excludeFeatured { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x35705b8a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.q)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchStickerSets {
-            guard id == 0x35705b8a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.searchStickerSets"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _excludeFeatured = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _q = try reader.readTLString()
-                field = 3
-                let _hash = try reader.readInt64()
-                return SearchStickerSets(excludeFeatured: _excludeFeatured, q: _q, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.searchStickerSets", fields: "flags,exclude_featured,q,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("exclude_featured", self.excludeFeatured)
-            fields.string("q", self.q)
-            fields.long("hash", self.hash)
-            return ("messages.searchStickerSets", fields.fields)
-        }
-    }
-
     /// `messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
     public static func searchStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
-        SearchStickerSets(excludeFeatured: excludeFeatured, q: q, hash: hash).call(DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("exclude_featured", excludeFeatured)
+        arguments.string("q", q)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiKeywords(...)` serializes.
-    public final class GetEmojiKeywords: TLFunction, TLRegistrable {
-        public let langCode: String
-
-        public init(langCode: String) {
-            self.langCode = langCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x35a0e062) }
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiKeywords {
-            guard id == 0x35a0e062 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiKeywords"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _langCode = try reader.readTLString()
-                return GetEmojiKeywords(langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiKeywords", fields: "lang_code", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("lang_code", self.langCode)
-            return ("messages.getEmojiKeywords", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;`
     public static func getEmojiKeywords(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
-        GetEmojiKeywords(langCode: langCode).call(DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSuggestedDialogFilters(...)` serializes.
-    public final class GetSuggestedDialogFilters: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa29cd42c) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSuggestedDialogFilters {
-            guard id == 0xa29cd42c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSuggestedDialogFilters"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetSuggestedDialogFilters()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getSuggestedDialogFilters", [])
-        }
-    }
-
-    /// `messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;`
     public static func getSuggestedDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogFilterSuggested]>) {
-        GetSuggestedDialogFilters().call(DeserializeFunctionResponse<[Api.DialogFilterSuggested]>.vector(of: Api.DialogFilterSuggested.self))
+        TLRequest(definition: "messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;", arguments: []).call(DeserializeFunctionResponse<[Api.DialogFilterSuggested]>.vector(of: Api.DialogFilterSuggested.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCdnFile(...)` serializes.
-    public final class GetCdnFile: TLFunction, TLRegistrable {
-        public let fileToken: [UInt8]
-        public let offset: Int64
-        public let limit: Int32
-
-        public init(fileToken: [UInt8], offset: Int64, limit: Int32) {
-            self.fileToken = fileToken
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x395f69da) }
-            buffer.appendTLBytes(self.fileToken)
-            buffer.appendInt64(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCdnFile {
-            guard id == 0x395f69da else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.getCdnFile"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _fileToken = try reader.readTLBytes()
-                field = 1
-                let _offset = try reader.readInt64()
-                field = 2
-                let _limit = try reader.readInt32()
-                return GetCdnFile(fileToken: _fileToken, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "upload.getCdnFile", fields: "file_token,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.bytes("file_token", self.fileToken)
-            fields.long("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("upload.getCdnFile", fields.fields)
-        }
-    }
-
-    /// `upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;`
     public static func getCdnFile(fileToken: [UInt8], offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.CdnFile>) {
-        GetCdnFile(fileToken: fileToken, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.upload.CdnFile.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.bytes("file_token", fileToken)
+        arguments.long("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.upload.CdnFile.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteChannel(...)` serializes.
-    public final class DeleteChannel: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-
-        public init(channel: Api.InputChannel) {
-            self.channel = channel
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc0111fe3) }
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteChannel {
-            guard id == 0xc0111fe3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.deleteChannel"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                return DeleteChannel(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.deleteChannel", fields: "channel", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("channel", self.channel)
-            return ("channels.deleteChannel", fields.fields)
-        }
-    }
-
     /// `channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;`
     public static func deleteChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteChannel(channel: channel).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleSlowMode(...)` serializes.
-    public final class ToggleSlowMode: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let seconds: Int32
-
-        public init(channel: Api.InputChannel, seconds: Int32) {
-            self.channel = channel
-            self.seconds = seconds
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xedd49ef0) }
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.seconds)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleSlowMode {
-            guard id == 0xedd49ef0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleSlowMode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _seconds = try reader.readInt32()
-                return ToggleSlowMode(channel: _channel, seconds: _seconds)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleSlowMode", fields: "channel,seconds", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.int("seconds", self.seconds)
-            return ("channels.toggleSlowMode", fields.fields)
-        }
-    }
-
-    /// `channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;`
     public static func toggleSlowMode(channel: Api.InputChannel, seconds: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleSlowMode(channel: channel, seconds: seconds).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.int("seconds", seconds)
+        return TLRequest(definition: "channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderPreviewMedias(...)` serializes.
-    public final class ReorderPreviewMedias: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let langCode: String
-        public let order: [Api.InputMedia]
-
-        public init(bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) {
-            self.bot = bot
-            self.langCode = langCode
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb627f3aa) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderPreviewMedias {
-            guard id == 0xb627f3aa else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.reorderPreviewMedias"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                field = 2
-                let _order = try reader.readVector(boxed: true, of: Api.InputMedia.self)
-                return ReorderPreviewMedias(bot: _bot, langCode: _langCode, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "bots.reorderPreviewMedias", fields: "bot,lang_code,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("bot", self.bot)
-            fields.string("lang_code", self.langCode)
-            fields.objects("order", self.order)
-            return ("bots.reorderPreviewMedias", fields.fields)
-        }
-    }
-
-    /// `bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;`
     public static func reorderPreviewMedias(bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderPreviewMedias(bot: bot, langCode: langCode, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("bot", bot)
+        arguments.string("lang_code", langCode)
+        arguments.objects("order", order)
+        return TLRequest(definition: "bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportInvoice(...)` serializes.
-    public final class ExportInvoice: TLFunction, TLRegistrable {
-        public let invoiceMedia: Api.InputMedia
-
-        public init(invoiceMedia: Api.InputMedia) {
-            self.invoiceMedia = invoiceMedia
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0f91b065) }
-            self.invoiceMedia.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportInvoice {
-            guard id == 0x0f91b065 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.exportInvoice"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _invoiceMedia = try Api.InputMedia.parse(&reader)
-                return ExportInvoice(invoiceMedia: _invoiceMedia)
-            }
-            catch {
-                throw error.inside(constructor: "payments.exportInvoice", fields: "invoice_media", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("invoice_media", self.invoiceMedia)
-            return ("payments.exportInvoice", fields.fields)
-        }
-    }
-
     /// `payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;`
     public static func exportInvoice(invoiceMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ExportedInvoice>) {
-        ExportInvoice(invoiceMedia: invoiceMedia).call(DeserializeFunctionResponse(Api.payments.ExportedInvoice.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("invoice_media", invoiceMedia)
+        return TLRequest(definition: "payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ExportedInvoice.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveStarGift(...)` serializes.
-    public final class SaveStarGift: TLFunction, TLRegistrable {
-        public let unsave: Bool
-        public let stargift: Api.InputSavedStarGift
-
-        public init(unsave: Bool = false, stargift: Api.InputSavedStarGift) {
-            self.unsave = unsave
-            self.stargift = stargift
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if unsave { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2a2a697c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.stargift.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveStarGift {
-            guard id == 0x2a2a697c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.saveStarGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _unsave = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _stargift = try Api.InputSavedStarGift.parse(&reader)
-                return SaveStarGift(unsave: _unsave, stargift: _stargift)
-            }
-            catch {
-                throw error.inside(constructor: "payments.saveStarGift", fields: "flags,unsave,stargift", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("unsave", self.unsave)
-            fields.object("stargift", self.stargift)
-            return ("payments.saveStarGift", fields.fields)
-        }
-    }
-
-    /// `payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;`
     public static func saveStarGift(unsave: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveStarGift(unsave: unsave, stargift: stargift).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("unsave", unsave)
+        arguments.object("stargift", stargift)
+        return TLRequest(definition: "payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;`
-    ///
-    /// The request as a value: what a server decodes, and what `getExportedInvites(...)` serializes.
-    public final class GetExportedInvites: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-
-        public init(chatlist: Api.InputChatlist) {
-            self.chatlist = chatlist
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xce03da83) }
-            self.chatlist.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetExportedInvites {
-            guard id == 0xce03da83 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.getExportedInvites"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                return GetExportedInvites(chatlist: _chatlist)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.getExportedInvites", fields: "chatlist", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("chatlist", self.chatlist)
-            return ("chatlists.getExportedInvites", fields.fields)
-        }
-    }
-
-    /// `chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;`
     public static func getExportedInvites(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedInvites>) {
-        GetExportedInvites(chatlist: chatlist).call(DeserializeFunctionResponse(Api.chatlists.ExportedInvites.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("chatlist", chatlist)
+        return TLRequest(definition: "chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ExportedInvites.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendStory(...)` serializes.
-    public final class SendStory: TLFunction, TLRegistrable {
-        public let pinned: Bool
-        public let noforwards: Bool
-        public let fwdModified: Bool
-        public let peer: Api.InputPeer
-        public let media: Api.InputMedia
-        public let mediaAreas: [Api.MediaArea]?
-        public let caption: String?
-        public let entities: [Api.MessageEntity]?
-        public let privacyRules: [Api.InputPrivacyRule]
-        public let randomId: Int64
-        public let period: Int32?
-        public let fwdFromId: Api.InputPeer?
-        public let fwdFromStory: Int32?
-        public let albums: [Int32]?
-        public let music: Api.InputDocument?
-
-        public init(pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) {
-            self.pinned = pinned
-            self.noforwards = noforwards
-            self.fwdModified = fwdModified
-            self.peer = peer
-            self.media = media
-            self.mediaAreas = mediaAreas
-            self.caption = caption
-            self.entities = entities
-            self.privacyRules = privacyRules
-            self.randomId = randomId
-            self.period = period
-            self.fwdFromId = fwdFromId
-            self.fwdFromStory = fwdFromStory
-            self.albums = albums
-            self.music = music
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if pinned { tlSetFlag(&flags, 0x4) }
-            if noforwards { tlSetFlag(&flags, 0x10) }
-            if fwdModified { tlSetFlag(&flags, 0x80) }
-            if mediaAreas != nil { tlSetFlag(&flags, 0x20) }
-            if caption != nil { tlSetFlag(&flags, 0x1) }
-            if entities != nil { tlSetFlag(&flags, 0x2) }
-            if period != nil { tlSetFlag(&flags, 0x8) }
-            if fwdFromId != nil && fwdFromStory != nil { tlSetFlag(&flags, 0x40) }
-            if albums != nil { tlSetFlag(&flags, 0x100) }
-            if music != nil { tlSetFlag(&flags, 0x200) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8f9e6898) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.media.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x20), let value = self.mediaAreas {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            buffer.appendVector(self.privacyRules, boxed: true)
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x8), let value = self.period {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromId {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromStory {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x100), let value = self.albums {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x200), let value = self.music {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendStory {
-            guard id == 0x8f9e6898 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.sendStory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x4)
-                field = 2
-                let _noforwards = tlFlagIsSet(_flags, 0x10)
-                field = 3
-                let _fwdModified = tlFlagIsSet(_flags, 0x80)
-                field = 4
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 5
-                let _media = try Api.InputMedia.parse(&reader)
-                field = 6
-                var _mediaAreas: [Api.MediaArea]? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _mediaAreas = try reader.readVector(boxed: true, of: Api.MediaArea.self)
-                }
-                field = 7
-                var _caption: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _caption = try reader.readTLString()
-                }
-                field = 8
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 9
-                let _privacyRules = try reader.readVector(boxed: true, of: Api.InputPrivacyRule.self)
-                field = 10
-                let _randomId = try reader.readInt64()
-                field = 11
-                var _period: Int32? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _period = try reader.readInt32()
-                }
-                field = 12
-                var _fwdFromId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x40) {
-                    _fwdFromId = try Api.InputPeer.parse(&reader)
-                }
-                field = 13
-                var _fwdFromStory: Int32? = nil
-                if tlFlagIsSet(_flags, 0x40) {
-                    _fwdFromStory = try reader.readInt32()
-                }
-                field = 14
-                var _albums: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x100) {
-                    _albums = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                field = 15
-                var _music: Api.InputDocument? = nil
-                if tlFlagIsSet(_flags, 0x200) {
-                    _music = try Api.InputDocument.parse(&reader)
-                }
-                return SendStory(pinned: _pinned, noforwards: _noforwards, fwdModified: _fwdModified, peer: _peer, media: _media, mediaAreas: _mediaAreas, caption: _caption, entities: _entities, privacyRules: _privacyRules, randomId: _randomId, period: _period, fwdFromId: _fwdFromId, fwdFromStory: _fwdFromStory, albums: _albums, music: _music)
-            }
-            catch {
-                throw error.inside(constructor: "stories.sendStory", fields: "flags,pinned,noforwards,fwd_modified,peer,media,media_areas,caption,entities,privacy_rules,random_id,period,fwd_from_id,fwd_from_story,albums,music", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 16)
-            fields.flags("flags", _flags)
-            fields.trueFlag("pinned", self.pinned)
-            fields.trueFlag("noforwards", self.noforwards)
-            fields.trueFlag("fwd_modified", self.fwdModified)
-            fields.object("peer", self.peer)
-            fields.object("media", self.media)
-            if tlFlagIsSet(_flags, 0x20), let value = self.mediaAreas {
-                fields.objects("media_areas", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
-                fields.string("caption", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            fields.objects("privacy_rules", self.privacyRules)
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x8), let value = self.period {
-                fields.int("period", value)
-            }
-            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromId {
-                fields.object("fwd_from_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x40), let value = self.fwdFromStory {
-                fields.int("fwd_from_story", value)
-            }
-            if tlFlagIsSet(_flags, 0x100), let value = self.albums {
-                fields.ints("albums", value)
-            }
-            if tlFlagIsSet(_flags, 0x200), let value = self.music {
-                fields.object("music", value)
-            }
-            return ("stories.sendStory", fields.fields)
-        }
-    }
-
-    /// `stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;`
     public static func sendStory(pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendStory(pinned: pinned, noforwards: noforwards, fwdModified: fwdModified, peer: peer, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, period: period, fwdFromId: fwdFromId, fwdFromStory: fwdFromStory, albums: albums, music: music).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 15)
+        arguments.trueFlag("pinned", pinned)
+        arguments.trueFlag("noforwards", noforwards)
+        arguments.trueFlag("fwd_modified", fwdModified)
+        arguments.object("peer", peer)
+        arguments.object("media", media)
+        if let value = mediaAreas { arguments.objects("media_areas", value) }
+        if let value = caption { arguments.string("caption", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        arguments.objects("privacy_rules", privacyRules)
+        arguments.long("random_id", randomId)
+        if let value = period { arguments.int("period", value) }
+        if let value = fwdFromId { arguments.object("fwd_from_id", value) }
+        if let value = fwdFromStory { arguments.int("fwd_from_story", value) }
+        if let value = albums { arguments.ints("albums", value) }
+        if let value = music { arguments.object("music", value) }
+        return TLRequest(definition: "stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
@@ -5175,24 +4212,26 @@ extension Api {
         (0xe4c449fc, Api.InputRichMessage.self),
         (0xdacb836a, Api.InputRichMessage.self),
         (0x004b572c, Api.InputRichMessage.self),
-        (0xaac7b717, Api.functions.auth.SignUp.self),
-        (0x7e960193, Api.functions.auth.ResetLoginEmail.self),
-        (0x652e4400, Api.functions.account.CreateTheme.self),
-        (0xea1f0c52, Api.functions.account.GetPasskeys.self),
-        (0xb60f5918, Api.functions.users.GetFullUser.self),
-        (0xa2185cab, Api.functions.messages.DeleteChatUser.self),
-        (0x92ceddd4, Api.functions.messages.CreateChat.self),
-        (0xc78fe460, Api.functions.messages.InstallStickerSet.self),
-        (0x35705b8a, Api.functions.messages.SearchStickerSets.self),
-        (0x35a0e062, Api.functions.messages.GetEmojiKeywords.self),
-        (0xa29cd42c, Api.functions.messages.GetSuggestedDialogFilters.self),
-        (0x395f69da, Api.functions.upload.GetCdnFile.self),
-        (0xc0111fe3, Api.functions.channels.DeleteChannel.self),
-        (0xedd49ef0, Api.functions.channels.ToggleSlowMode.self),
-        (0xb627f3aa, Api.functions.bots.ReorderPreviewMedias.self),
-        (0x0f91b065, Api.functions.payments.ExportInvoice.self),
-        (0x2a2a697c, Api.functions.payments.SaveStarGift.self),
-        (0xce03da83, Api.functions.chatlists.GetExportedInvites.self),
-        (0x8f9e6898, Api.functions.stories.SendStory.self),
+    ]
+    static let functionEntries04: [(UInt32, StaticString)] = [
+        (0xaac7b717, "auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;"),
+        (0x7e960193, "auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;"),
+        (0x652e4400, "account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;"),
+        (0xea1f0c52, "account.getPasskeys#ea1f0c52 = account.Passkeys;"),
+        (0xb60f5918, "users.getFullUser#b60f5918 id:InputUser = users.UserFull;"),
+        (0xa2185cab, "messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;"),
+        (0x92ceddd4, "messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;"),
+        (0xc78fe460, "messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;"),
+        (0x35705b8a, "messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;"),
+        (0x35a0e062, "messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;"),
+        (0xa29cd42c, "messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;"),
+        (0x395f69da, "upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;"),
+        (0xc0111fe3, "channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;"),
+        (0xedd49ef0, "channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;"),
+        (0xb627f3aa, "bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;"),
+        (0x0f91b065, "payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;"),
+        (0x2a2a697c, "payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;"),
+        (0xce03da83, "chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;"),
+        (0x8f9e6898, "stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;"),
     ]
 }

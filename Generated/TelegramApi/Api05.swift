@@ -670,6 +670,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1410,6 +1412,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StickerPack" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerPack {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1544,6 +1548,8 @@ extension Api {
                     c.set.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "RecentMeUrl" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentMeUrl {
             let id = try reader.readUInt32()
@@ -1703,6 +1709,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.AuthorizationForm" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AuthorizationForm {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1783,6 +1791,8 @@ extension Api {
                     buffer.appendInt32(c.onlines)
             }
         }
+
+        public static var tlTypeName: String { "ChatOnlines" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatOnlines {
             let id = try reader.readUInt32()
@@ -1878,6 +1888,8 @@ extension Api.auth {
                     c.authorization.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "auth.LoginToken" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LoginToken {
             let id = try reader.readUInt32()
@@ -1999,6 +2011,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "WebViewResult" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebViewResult {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2108,6 +2122,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "NotificationSound" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NotificationSound {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2203,6 +2219,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "TextWithEntities" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TextWithEntities {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2271,6 +2289,8 @@ extension Api {
                     buffer.appendInt32(c.noActivityDays)
             }
         }
+
+        public static var tlTypeName: String { "InputBusinessGreetingMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessGreetingMessage {
             let id = try reader.readUInt32()
@@ -2369,6 +2389,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "ConnectedBot" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedBot {
             let id = try reader.readUInt32()
@@ -2479,6 +2501,8 @@ extension Api.fragment {
             }
         }
 
+        public static var tlTypeName: String { "fragment.CollectibleInfo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CollectibleInfo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2577,6 +2601,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarsTopupOption" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsTopupOption {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2663,6 +2689,8 @@ extension Api {
                     buffer.appendInt32(c.date)
             }
         }
+
+        public static var tlTypeName: String { "AuctionBidLevel" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AuctionBidLevel {
             let id = try reader.readUInt32()
@@ -2800,6 +2828,8 @@ extension Api {
                     buffer.appendTLString(c.title)
             }
         }
+
+        public static var tlTypeName: String { "AiComposeTone" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AiComposeTone {
             let id = try reader.readUInt32()
@@ -2956,6 +2986,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "KeyboardInlineButton" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardInlineButton {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3009,1287 +3041,236 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `recoverPassword(...)` serializes.
-    public final class RecoverPassword: TLFunction, TLRegistrable {
-        public let code: String
-        public let newSettings: Api.account.PasswordInputSettings?
-
-        public init(code: String, newSettings: Api.account.PasswordInputSettings? = nil) {
-            self.code = code
-            self.newSettings = newSettings
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if newSettings != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x37096c70) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.code)
-            if tlFlagIsSet(_flags, 0x1), let value = self.newSettings {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RecoverPassword {
-            guard id == 0x37096c70 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.recoverPassword"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _code = try reader.readTLString()
-                field = 2
-                var _newSettings: Api.account.PasswordInputSettings? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _newSettings = try Api.account.PasswordInputSettings.parse(&reader)
-                }
-                return RecoverPassword(code: _code, newSettings: _newSettings)
-            }
-            catch {
-                throw error.inside(constructor: "auth.recoverPassword", fields: "flags,code,new_settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.string("code", self.code)
-            if tlFlagIsSet(_flags, 0x1), let value = self.newSettings {
-                fields.object("new_settings", value)
-            }
-            return ("auth.recoverPassword", fields.fields)
-        }
-    }
-
-    /// `auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;`
     public static func recoverPassword(code: String, newSettings: Api.account.PasswordInputSettings? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        RecoverPassword(code: code, newSettings: newSettings).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("code", code)
+        if let value = newSettings { arguments.object("new_settings", value) }
+        return TLRequest(definition: "auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPasswordSettings(...)` serializes.
-    public final class GetPasswordSettings: TLFunction, TLRegistrable {
-        public let password: Api.InputCheckPasswordSRP
-
-        public init(password: Api.InputCheckPasswordSRP) {
-            self.password = password
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9cd4eaf9) }
-            self.password.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPasswordSettings {
-            guard id == 0x9cd4eaf9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getPasswordSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                return GetPasswordSettings(password: _password)
-            }
-            catch {
-                throw error.inside(constructor: "account.getPasswordSettings", fields: "password", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("password", self.password)
-            return ("account.getPasswordSettings", fields.fields)
-        }
-    }
-
     /// `account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;`
     public static func getPasswordSettings(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasswordSettings>) {
-        GetPasswordSettings(password: password).call(DeserializeFunctionResponse(Api.account.PasswordSettings.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("password", password)
+        return TLRequest(definition: "account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PasswordSettings.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleConnectedBotPaused(...)` serializes.
-    public final class ToggleConnectedBotPaused: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let paused: Bool
-
-        public init(peer: Api.InputPeer, paused: Bool) {
-            self.peer = peer
-            self.paused = paused
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x646e1097) }
-            self.peer.serialize(buffer, true)
-            buffer.appendBool(self.paused)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleConnectedBotPaused {
-            guard id == 0x646e1097 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.toggleConnectedBotPaused"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _paused = try reader.readBool()
-                return ToggleConnectedBotPaused(peer: _peer, paused: _paused)
-            }
-            catch {
-                throw error.inside(constructor: "account.toggleConnectedBotPaused", fields: "peer,paused", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.bool("paused", self.paused)
-            return ("account.toggleConnectedBotPaused", fields.fields)
-        }
-    }
-
-    /// `account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;`
     public static func toggleConnectedBotPaused(peer: Api.InputPeer, paused: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleConnectedBotPaused(peer: peer, paused: paused).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.bool("paused", paused)
+        return TLRequest(definition: "account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleTopPeers(...)` serializes.
-    public final class ToggleTopPeers: TLFunction, TLRegistrable {
-        public let enabled: Bool
-
-        public init(enabled: Bool) {
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8514bdda) }
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleTopPeers {
-            guard id == 0x8514bdda else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.toggleTopPeers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _enabled = try reader.readBool()
-                return ToggleTopPeers(enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.toggleTopPeers", fields: "enabled", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bool("enabled", self.enabled)
-            return ("contacts.toggleTopPeers", fields.fields)
-        }
-    }
-
-    /// `contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;`
     public static func toggleTopPeers(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleTopPeers(enabled: enabled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiURL(...)` serializes.
-    public final class GetEmojiURL: TLFunction, TLRegistrable {
-        public let langCode: String
-
-        public init(langCode: String) {
-            self.langCode = langCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd5b10c26) }
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiURL {
-            guard id == 0xd5b10c26 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiURL"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _langCode = try reader.readTLString()
-                return GetEmojiURL(langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiURL", fields: "lang_code", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("lang_code", self.langCode)
-            return ("messages.getEmojiURL", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;`
     public static func getEmojiURL(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiURL>) {
-        GetEmojiURL(langCode: langCode).call(DeserializeFunctionResponse(Api.EmojiURL.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiURL.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `setChatTheme(...)` serializes.
-    public final class SetChatTheme: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let theme: Api.InputChatTheme
-
-        public init(peer: Api.InputPeer, theme: Api.InputChatTheme) {
-            self.peer = peer
-            self.theme = theme
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x081202c9) }
-            self.peer.serialize(buffer, true)
-            self.theme.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetChatTheme {
-            guard id == 0x081202c9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setChatTheme"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _theme = try Api.InputChatTheme.parse(&reader)
-                return SetChatTheme(peer: _peer, theme: _theme)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setChatTheme", fields: "peer,theme", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("theme", self.theme)
-            return ("messages.setChatTheme", fields.fields)
-        }
-    }
-
     /// `messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;`
     public static func setChatTheme(peer: Api.InputPeer, theme: Api.InputChatTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SetChatTheme(peer: peer, theme: theme).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("theme", theme)
+        return TLRequest(definition: "messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPaidReactionPrivacy#472455aa = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPaidReactionPrivacy(...)` serializes.
-    public final class GetPaidReactionPrivacy: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x472455aa) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPaidReactionPrivacy {
-            guard id == 0x472455aa else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPaidReactionPrivacy"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetPaidReactionPrivacy()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getPaidReactionPrivacy", [])
-        }
-    }
-
     /// `messages.getPaidReactionPrivacy#472455aa = Updates;`
     public static func getPaidReactionPrivacy() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetPaidReactionPrivacy().call(DeserializeFunctionResponse(Api.Updates.self))
+        TLRequest(definition: "messages.getPaidReactionPrivacy#472455aa = Updates;", arguments: []).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPreparedInlineMessage(...)` serializes.
-    public final class GetPreparedInlineMessage: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let id: String
-
-        public init(bot: Api.InputUser, id: String) {
-            self.bot = bot
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x857ebdb8) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPreparedInlineMessage {
-            guard id == 0x857ebdb8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPreparedInlineMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _id = try reader.readTLString()
-                return GetPreparedInlineMessage(bot: _bot, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getPreparedInlineMessage", fields: "bot,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("bot", self.bot)
-            fields.string("id", self.id)
-            return ("messages.getPreparedInlineMessage", fields.fields)
-        }
-    }
-
     /// `messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;`
     public static func getPreparedInlineMessage(bot: Api.InputUser, id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PreparedInlineMessage>) {
-        GetPreparedInlineMessage(bot: bot, id: id).call(DeserializeFunctionResponse(Api.messages.PreparedInlineMessage.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("bot", bot)
+        arguments.string("id", id)
+        return TLRequest(definition: "messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PreparedInlineMessage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportReadMetrics(...)` serializes.
-    public final class ReportReadMetrics: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let metrics: [Api.InputMessageReadMetric]
-
-        public init(peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) {
-            self.peer = peer
-            self.metrics = metrics
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4067c5e6) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.metrics, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportReadMetrics {
-            guard id == 0x4067c5e6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reportReadMetrics"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _metrics = try reader.readVector(boxed: true, of: Api.InputMessageReadMetric.self)
-                return ReportReadMetrics(peer: _peer, metrics: _metrics)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reportReadMetrics", fields: "peer,metrics", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.objects("metrics", self.metrics)
-            return ("messages.reportReadMetrics", fields.fields)
-        }
-    }
-
     /// `messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;`
     public static func reportReadMetrics(peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportReadMetrics(peer: peer, metrics: metrics).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.objects("metrics", metrics)
+        return TLRequest(definition: "messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteParticipantReaction(...)` serializes.
-    public final class DeleteParticipantReaction: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let participant: Api.InputPeer
-
-        public init(peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) {
-            self.peer = peer
-            self.msgId = msgId
-            self.participant = participant
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe3b7f82c) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            self.participant.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteParticipantReaction {
-            guard id == 0xe3b7f82c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteParticipantReaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _participant = try Api.InputPeer.parse(&reader)
-                return DeleteParticipantReaction(peer: _peer, msgId: _msgId, participant: _participant)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteParticipantReaction", fields: "peer,msg_id,participant", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.object("participant", self.participant)
-            return ("messages.deleteParticipantReaction", fields.fields)
-        }
-    }
-
-    /// `messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;`
     public static func deleteParticipantReaction(peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteParticipantReaction(peer: peer, msgId: msgId, participant: participant).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.object("participant", participant)
+        return TLRequest(definition: "messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveAppLog(...)` serializes.
-    public final class SaveAppLog: TLFunction, TLRegistrable {
-        public let events: [Api.InputAppEvent]
-
-        public init(events: [Api.InputAppEvent]) {
-            self.events = events
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6f02f748) }
-            buffer.appendVector(self.events, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveAppLog {
-            guard id == 0x6f02f748 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.saveAppLog"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _events = try reader.readVector(boxed: true, of: Api.InputAppEvent.self)
-                return SaveAppLog(events: _events)
-            }
-            catch {
-                throw error.inside(constructor: "help.saveAppLog", fields: "events", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("events", self.events)
-            return ("help.saveAppLog", fields.fields)
-        }
-    }
-
-    /// `help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;`
     public static func saveAppLog(events: [Api.InputAppEvent]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveAppLog(events: events).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("events", events)
+        return TLRequest(definition: "help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editAdmin(...)` serializes.
-    public final class EditAdmin: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let userId: Api.InputUser
-        public let adminRights: Api.ChatAdminRights
-        public let rank: String?
-
-        public init(channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) {
-            self.channel = channel
-            self.userId = userId
-            self.adminRights = adminRights
-            self.rank = rank
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if rank != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9a98ad68) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-            self.adminRights.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.rank {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditAdmin {
-            guard id == 0x9a98ad68 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.editAdmin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 2
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 3
-                let _adminRights = try Api.ChatAdminRights.parse(&reader)
-                field = 4
-                var _rank: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _rank = try reader.readTLString()
-                }
-                return EditAdmin(channel: _channel, userId: _userId, adminRights: _adminRights, rank: _rank)
-            }
-            catch {
-                throw error.inside(constructor: "channels.editAdmin", fields: "flags,channel,user_id,admin_rights,rank", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("channel", self.channel)
-            fields.object("user_id", self.userId)
-            fields.object("admin_rights", self.adminRights)
-            if tlFlagIsSet(_flags, 0x1), let value = self.rank {
-                fields.string("rank", value)
-            }
-            return ("channels.editAdmin", fields.fields)
-        }
-    }
-
     /// `channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;`
     public static func editAdmin(channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditAdmin(channel: channel, userId: userId, adminRights: adminRights, rank: rank).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("channel", channel)
+        arguments.object("user_id", userId)
+        arguments.object("admin_rights", adminRights)
+        if let value = rank { arguments.string("rank", value) }
+        return TLRequest(definition: "channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setDiscussionGroup(...)` serializes.
-    public final class SetDiscussionGroup: TLFunction, TLRegistrable {
-        public let broadcast: Api.InputChannel
-        public let group: Api.InputChannel
-
-        public init(broadcast: Api.InputChannel, group: Api.InputChannel) {
-            self.broadcast = broadcast
-            self.group = group
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x40582bb2) }
-            self.broadcast.serialize(buffer, true)
-            self.group.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetDiscussionGroup {
-            guard id == 0x40582bb2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.setDiscussionGroup"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _broadcast = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _group = try Api.InputChannel.parse(&reader)
-                return SetDiscussionGroup(broadcast: _broadcast, group: _group)
-            }
-            catch {
-                throw error.inside(constructor: "channels.setDiscussionGroup", fields: "broadcast,group", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("broadcast", self.broadcast)
-            fields.object("group", self.group)
-            return ("channels.setDiscussionGroup", fields.fields)
-        }
-    }
-
     /// `channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;`
     public static func setDiscussionGroup(broadcast: Api.InputChannel, group: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetDiscussionGroup(broadcast: broadcast, group: group).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("broadcast", broadcast)
+        arguments.object("group", group)
+        return TLRequest(definition: "channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchPosts(...)` serializes.
-    public final class SearchPosts: TLFunction, TLRegistrable {
-        public let hashtag: String?
-        public let query: String?
-        public let offsetRate: Int32
-        public let offsetPeer: Api.InputPeer
-        public let offsetId: Int32
-        public let limit: Int32
-        public let allowPaidStars: Int64?
-
-        public init(hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) {
-            self.hashtag = hashtag
-            self.query = query
-            self.offsetRate = offsetRate
-            self.offsetPeer = offsetPeer
-            self.offsetId = offsetId
-            self.limit = limit
-            self.allowPaidStars = allowPaidStars
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if hashtag != nil { tlSetFlag(&flags, 0x1) }
-            if query != nil { tlSetFlag(&flags, 0x2) }
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf2c4f24d) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.query {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.offsetRate)
-            self.offsetPeer.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.limit)
-            if tlFlagIsSet(_flags, 0x4), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchPosts {
-            guard id == 0xf2c4f24d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.searchPosts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _hashtag: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _hashtag = try reader.readTLString()
-                }
-                field = 2
-                var _query: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _query = try reader.readTLString()
-                }
-                field = 3
-                let _offsetRate = try reader.readInt32()
-                field = 4
-                let _offsetPeer = try Api.InputPeer.parse(&reader)
-                field = 5
-                let _offsetId = try reader.readInt32()
-                field = 6
-                let _limit = try reader.readInt32()
-                field = 7
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                return SearchPosts(hashtag: _hashtag, query: _query, offsetRate: _offsetRate, offsetPeer: _offsetPeer, offsetId: _offsetId, limit: _limit, allowPaidStars: _allowPaidStars)
-            }
-            catch {
-                throw error.inside(constructor: "channels.searchPosts", fields: "flags,hashtag,query,offset_rate,offset_peer,offset_id,limit,allow_paid_stars", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
-                fields.string("hashtag", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.query {
-                fields.string("query", value)
-            }
-            fields.int("offset_rate", self.offsetRate)
-            fields.object("offset_peer", self.offsetPeer)
-            fields.int("offset_id", self.offsetId)
-            fields.int("limit", self.limit)
-            if tlFlagIsSet(_flags, 0x4), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            return ("channels.searchPosts", fields.fields)
-        }
-    }
-
-    /// `channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;`
     public static func searchPosts(hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        SearchPosts(hashtag: hashtag, query: query, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit, allowPaidStars: allowPaidStars).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 7)
+        if let value = hashtag { arguments.string("hashtag", value) }
+        if let value = query { arguments.string("query", value) }
+        arguments.int("offset_rate", offsetRate)
+        arguments.object("offset_peer", offsetPeer)
+        arguments.int("offset_id", offsetId)
+        arguments.int("limit", limit)
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        return TLRequest(definition: "channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;`
-    ///
-    /// The request as a value: what a server decodes, and what `createStarGiftCollection(...)` serializes.
-    public final class CreateStarGiftCollection: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let title: String
-        public let stargift: [Api.InputSavedStarGift]
-
-        public init(peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) {
-            self.peer = peer
-            self.title = title
-            self.stargift = stargift
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1f4a0e87) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-            buffer.appendVector(self.stargift, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateStarGiftCollection {
-            guard id == 0x1f4a0e87 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.createStarGiftCollection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _title = try reader.readTLString()
-                field = 2
-                let _stargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
-                return CreateStarGiftCollection(peer: _peer, title: _title, stargift: _stargift)
-            }
-            catch {
-                throw error.inside(constructor: "payments.createStarGiftCollection", fields: "peer,title,stargift", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.string("title", self.title)
-            fields.objects("stargift", self.stargift)
-            return ("payments.createStarGiftCollection", fields.fields)
-        }
-    }
-
     /// `payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;`
     public static func createStarGiftCollection(peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
-        CreateStarGiftCollection(peer: peer, title: title, stargift: stargift).call(DeserializeFunctionResponse(Api.StarGiftCollection.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.string("title", title)
+        arguments.objects("stargift", stargift)
+        return TLRequest(definition: "payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StarGiftCollection.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderStarGiftCollections(...)` serializes.
-    public final class ReorderStarGiftCollections: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let order: [Int32]
-
-        public init(peer: Api.InputPeer, order: [Int32]) {
-            self.peer = peer
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc32af4cc) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderStarGiftCollections {
-            guard id == 0xc32af4cc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.reorderStarGiftCollections"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _order = try reader.readVector(boxed: true, of: Int32.self)
-                return ReorderStarGiftCollections(peer: _peer, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "payments.reorderStarGiftCollections", fields: "peer,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("order", self.order)
-            return ("payments.reorderStarGiftCollections", fields.fields)
-        }
-    }
-
     /// `payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;`
     public static func reorderStarGiftCollections(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderStarGiftCollections(peer: peer, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("order", order)
+        return TLRequest(definition: "payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGiftAuctionState(...)` serializes.
-    public final class GetStarGiftAuctionState: TLFunction, TLRegistrable {
-        public let auction: Api.InputStarGiftAuction
-        public let version: Int32
-
-        public init(auction: Api.InputStarGiftAuction, version: Int32) {
-            self.auction = auction
-            self.version = version
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5c9ff4d6) }
-            self.auction.serialize(buffer, true)
-            buffer.appendInt32(self.version)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGiftAuctionState {
-            guard id == 0x5c9ff4d6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGiftAuctionState"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _auction = try Api.InputStarGiftAuction.parse(&reader)
-                field = 1
-                let _version = try reader.readInt32()
-                return GetStarGiftAuctionState(auction: _auction, version: _version)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGiftAuctionState", fields: "auction,version", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("auction", self.auction)
-            fields.int("version", self.version)
-            return ("payments.getStarGiftAuctionState", fields.fields)
-        }
-    }
-
-    /// `payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;`
     public static func getStarGiftAuctionState(auction: Api.InputStarGiftAuction, version: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionState>) {
-        GetStarGiftAuctionState(auction: auction, version: version).call(DeserializeFunctionResponse(Api.payments.StarGiftAuctionState.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("auction", auction)
+        arguments.int("version", version)
+        return TLRequest(definition: "payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftAuctionState.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `replaceSticker(...)` serializes.
-    public final class ReplaceSticker: TLFunction, TLRegistrable {
-        public let sticker: Api.InputDocument
-        public let newSticker: Api.InputStickerSetItem
-
-        public init(sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) {
-            self.sticker = sticker
-            self.newSticker = newSticker
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4696459a) }
-            self.sticker.serialize(buffer, true)
-            self.newSticker.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReplaceSticker {
-            guard id == 0x4696459a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.replaceSticker"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _sticker = try Api.InputDocument.parse(&reader)
-                field = 1
-                let _newSticker = try Api.InputStickerSetItem.parse(&reader)
-                return ReplaceSticker(sticker: _sticker, newSticker: _newSticker)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.replaceSticker", fields: "sticker,new_sticker", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("sticker", self.sticker)
-            fields.object("new_sticker", self.newSticker)
-            return ("stickers.replaceSticker", fields.fields)
-        }
-    }
-
-    /// `stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;`
     public static func replaceSticker(sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        ReplaceSticker(sticker: sticker, newSticker: newSticker).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("sticker", sticker)
+        arguments.object("new_sticker", newSticker)
+        return TLRequest(definition: "stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupCallJoinAs(...)` serializes.
-    public final class GetGroupCallJoinAs: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xef7c213a) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupCallJoinAs {
-            guard id == 0xef7c213a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getGroupCallJoinAs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetGroupCallJoinAs(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "phone.getGroupCallJoinAs", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("phone.getGroupCallJoinAs", fields.fields)
-        }
-    }
-
-    /// `phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;`
     public static func getGroupCallJoinAs(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.JoinAsPeers>) {
-        GetGroupCallJoinAs(peer: peer).call(DeserializeFunctionResponse(Api.phone.JoinAsPeers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.JoinAsPeers.self))
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStoryStats(...)` serializes.
-    public final class GetStoryStats: TLFunction, TLRegistrable {
-        public let dark: Bool
-        public let peer: Api.InputPeer
-        public let id: Int32
-
-        public init(dark: Bool = false, peer: Api.InputPeer, id: Int32) {
-            self.dark = dark
-            self.peer = peer
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if dark { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x374fef40) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStoryStats {
-            guard id == 0x374fef40 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.getStoryStats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _id = try reader.readInt32()
-                return GetStoryStats(dark: _dark, peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stats.getStoryStats", fields: "flags,dark,peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("dark", self.dark)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            return ("stats.getStoryStats", fields.fields)
-        }
-    }
-
-    /// `stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;`
     public static func getStoryStats(dark: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.StoryStats>) {
-        GetStoryStats(dark: dark, peer: peer, id: id).call(DeserializeFunctionResponse(Api.stats.StoryStats.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("dark", dark)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        return TLRequest(definition: "stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.StoryStats.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `joinChatlistUpdates(...)` serializes.
-    public final class JoinChatlistUpdates: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-        public let peers: [Api.InputPeer]
-
-        public init(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
-            self.chatlist = chatlist
-            self.peers = peers
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe089f8f5) }
-            self.chatlist.serialize(buffer, true)
-            buffer.appendVector(self.peers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> JoinChatlistUpdates {
-            guard id == 0xe089f8f5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.joinChatlistUpdates"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                field = 1
-                let _peers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return JoinChatlistUpdates(chatlist: _chatlist, peers: _peers)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.joinChatlistUpdates", fields: "chatlist,peers", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("chatlist", self.chatlist)
-            fields.objects("peers", self.peers)
-            return ("chatlists.joinChatlistUpdates", fields.fields)
-        }
-    }
-
-    /// `chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
     public static func joinChatlistUpdates(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        JoinChatlistUpdates(chatlist: chatlist, peers: peers).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("chatlist", chatlist)
+        arguments.objects("peers", peers)
+        return TLRequest(definition: "chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getChatsToSend#a56a8b60 = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChatsToSend(...)` serializes.
-    public final class GetChatsToSend: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa56a8b60) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChatsToSend {
-            guard id == 0xa56a8b60 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getChatsToSend"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetChatsToSend()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("stories.getChatsToSend", [])
-        }
-    }
-
-    /// `stories.getChatsToSend#a56a8b60 = messages.Chats;`
     public static func getChatsToSend() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetChatsToSend().call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        TLRequest(definition: "stories.getChatsToSend#a56a8b60 = messages.Chats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.smsjobs {
-    /// `smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateSettings(...)` serializes.
-    public final class UpdateSettings: TLFunction, TLRegistrable {
-        public let allowInternational: Bool
-
-        public init(allowInternational: Bool = false) {
-            self.allowInternational = allowInternational
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if allowInternational { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x093fa0bf) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateSettings {
-            guard id == 0x093fa0bf else {
-                throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.updateSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _allowInternational = tlFlagIsSet(_flags, 0x1)
-                return UpdateSettings(allowInternational: _allowInternational)
-            }
-            catch {
-                throw error.inside(constructor: "smsjobs.updateSettings", fields: "flags,allow_international", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            fields.trueFlag("allow_international", self.allowInternational)
-            return ("smsjobs.updateSettings", fields.fields)
-        }
-    }
-
     /// `smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;`
     public static func updateSettings(allowInternational: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateSettings(allowInternational: allowInternational).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.trueFlag("allow_international", allowInternational)
+        return TLRequest(definition: "smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.getStatus#10a698e8 = smsjobs.Status;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStatus(...)` serializes.
-    public final class GetStatus: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x10a698e8) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStatus {
-            guard id == 0x10a698e8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.getStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetStatus()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("smsjobs.getStatus", [])
-        }
-    }
-
-    /// `smsjobs.getStatus#10a698e8 = smsjobs.Status;`
     public static func getStatus() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.Status>) {
-        GetStatus().call(DeserializeFunctionResponse(Api.smsjobs.Status.self))
+        TLRequest(definition: "smsjobs.getStatus#10a698e8 = smsjobs.Status;", arguments: []).call(DeserializeFunctionResponse(Api.smsjobs.Status.self))
     }
 }
 
@@ -4340,29 +3321,31 @@ extension Api {
         (0xcff63ea9, Api.AiComposeTone.self),
         (0x9bad6414, Api.AiComposeTone.self),
         (0x11c1a322, Api.KeyboardInlineButton.self),
-        (0x37096c70, Api.functions.auth.RecoverPassword.self),
-        (0x9cd4eaf9, Api.functions.account.GetPasswordSettings.self),
-        (0x646e1097, Api.functions.account.ToggleConnectedBotPaused.self),
-        (0x8514bdda, Api.functions.contacts.ToggleTopPeers.self),
-        (0xd5b10c26, Api.functions.messages.GetEmojiURL.self),
-        (0x081202c9, Api.functions.messages.SetChatTheme.self),
-        (0x472455aa, Api.functions.messages.GetPaidReactionPrivacy.self),
-        (0x857ebdb8, Api.functions.messages.GetPreparedInlineMessage.self),
-        (0x4067c5e6, Api.functions.messages.ReportReadMetrics.self),
-        (0xe3b7f82c, Api.functions.messages.DeleteParticipantReaction.self),
-        (0x6f02f748, Api.functions.help.SaveAppLog.self),
-        (0x9a98ad68, Api.functions.channels.EditAdmin.self),
-        (0x40582bb2, Api.functions.channels.SetDiscussionGroup.self),
-        (0xf2c4f24d, Api.functions.channels.SearchPosts.self),
-        (0x1f4a0e87, Api.functions.payments.CreateStarGiftCollection.self),
-        (0xc32af4cc, Api.functions.payments.ReorderStarGiftCollections.self),
-        (0x5c9ff4d6, Api.functions.payments.GetStarGiftAuctionState.self),
-        (0x4696459a, Api.functions.stickers.ReplaceSticker.self),
-        (0xef7c213a, Api.functions.phone.GetGroupCallJoinAs.self),
-        (0x374fef40, Api.functions.stats.GetStoryStats.self),
-        (0xe089f8f5, Api.functions.chatlists.JoinChatlistUpdates.self),
-        (0xa56a8b60, Api.functions.stories.GetChatsToSend.self),
-        (0x093fa0bf, Api.functions.smsjobs.UpdateSettings.self),
-        (0x10a698e8, Api.functions.smsjobs.GetStatus.self),
+    ]
+    static let functionEntries05: [(UInt32, StaticString)] = [
+        (0x37096c70, "auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;"),
+        (0x9cd4eaf9, "account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;"),
+        (0x646e1097, "account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;"),
+        (0x8514bdda, "contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;"),
+        (0xd5b10c26, "messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;"),
+        (0x081202c9, "messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;"),
+        (0x472455aa, "messages.getPaidReactionPrivacy#472455aa = Updates;"),
+        (0x857ebdb8, "messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;"),
+        (0x4067c5e6, "messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;"),
+        (0xe3b7f82c, "messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;"),
+        (0x6f02f748, "help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;"),
+        (0x9a98ad68, "channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;"),
+        (0x40582bb2, "channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;"),
+        (0xf2c4f24d, "channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;"),
+        (0x1f4a0e87, "payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;"),
+        (0xc32af4cc, "payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;"),
+        (0x5c9ff4d6, "payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;"),
+        (0x4696459a, "stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;"),
+        (0xef7c213a, "phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;"),
+        (0x374fef40, "stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;"),
+        (0xe089f8f5, "chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;"),
+        (0xa56a8b60, "stories.getChatsToSend#a56a8b60 = messages.Chats;"),
+        (0x093fa0bf, "smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;"),
+        (0x10a698e8, "smsjobs.getStatus#10a698e8 = smsjobs.Status;"),
     ]
 }

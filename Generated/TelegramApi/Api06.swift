@@ -39,6 +39,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputDocument" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputDocument {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -114,6 +116,8 @@ extension Api {
                     buffer.appendTLString(c.startParam)
             }
         }
+
+        public static var tlTypeName: String { "InlineBotSwitchPM" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineBotSwitchPM {
             let id = try reader.readUInt32()
@@ -226,6 +230,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "PollResults" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollResults {
             let id = try reader.readUInt32()
@@ -486,6 +492,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "WebPageAttribute" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPageAttribute {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -690,6 +698,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ExportedChatInvites" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatInvites {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -756,6 +766,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "DefaultHistoryTTL" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DefaultHistoryTTL {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -820,6 +832,8 @@ extension Api.messages {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.WebPage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPage {
             let id = try reader.readUInt32()
@@ -889,6 +903,8 @@ extension Api {
                     c.title.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "TodoItem" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TodoItem {
             let id = try reader.readUInt32()
@@ -966,6 +982,8 @@ extension Api.messages {
                     }
             }
         }
+
+        public static var tlTypeName: String { "messages.ComposedMessageWithAI" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ComposedMessageWithAI {
             let id = try reader.readUInt32()
@@ -1050,6 +1068,8 @@ extension Api.aicompose {
             }
         }
 
+        public static var tlTypeName: String { "aicompose.Tones" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Tones {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1101,1459 +1121,251 @@ extension Api.aicompose {
 
 extension Api.functions.auth {
     /// `auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `finishPasskeyLogin(...)` serializes.
-    public final class FinishPasskeyLogin: TLFunction, TLRegistrable {
-        public let credential: Api.InputPasskeyCredential
-        public let fromDcId: Int32?
-        public let fromAuthKeyId: Int64?
-
-        public init(credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) {
-            self.credential = credential
-            self.fromDcId = fromDcId
-            self.fromAuthKeyId = fromAuthKeyId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if fromDcId != nil && fromAuthKeyId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9857ad07) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.credential.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.fromDcId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.fromAuthKeyId {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> FinishPasskeyLogin {
-            guard id == 0x9857ad07 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.finishPasskeyLogin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _credential = try Api.InputPasskeyCredential.parse(&reader)
-                field = 2
-                var _fromDcId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _fromDcId = try reader.readInt32()
-                }
-                field = 3
-                var _fromAuthKeyId: Int64? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _fromAuthKeyId = try reader.readInt64()
-                }
-                return FinishPasskeyLogin(credential: _credential, fromDcId: _fromDcId, fromAuthKeyId: _fromAuthKeyId)
-            }
-            catch {
-                throw error.inside(constructor: "auth.finishPasskeyLogin", fields: "flags,credential,from_dc_id,from_auth_key_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("credential", self.credential)
-            if tlFlagIsSet(_flags, 0x1), let value = self.fromDcId {
-                fields.int("from_dc_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.fromAuthKeyId {
-                fields.long("from_auth_key_id", value)
-            }
-            return ("auth.finishPasskeyLogin", fields.fields)
-        }
-    }
-
-    /// `auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;`
     public static func finishPasskeyLogin(credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        FinishPasskeyLogin(credential: credential, fromDcId: fromDcId, fromAuthKeyId: fromAuthKeyId).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("credential", credential)
+        if let value = fromDcId { arguments.int("from_dc_id", value) }
+        if let value = fromAuthKeyId { arguments.long("from_auth_key_id", value) }
+        return TLRequest(definition: "auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateBusinessGreetingMessage(...)` serializes.
-    public final class UpdateBusinessGreetingMessage: TLFunction, TLRegistrable {
-        public let message: Api.InputBusinessGreetingMessage?
-
-        public init(message: Api.InputBusinessGreetingMessage? = nil) {
-            self.message = message
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if message != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x66cdafc4) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateBusinessGreetingMessage {
-            guard id == 0x66cdafc4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateBusinessGreetingMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _message: Api.InputBusinessGreetingMessage? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _message = try Api.InputBusinessGreetingMessage.parse(&reader)
-                }
-                return UpdateBusinessGreetingMessage(message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateBusinessGreetingMessage", fields: "flags,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                fields.object("message", value)
-            }
-            return ("account.updateBusinessGreetingMessage", fields.fields)
-        }
-    }
-
     /// `account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;`
     public static func updateBusinessGreetingMessage(message: Api.InputBusinessGreetingMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateBusinessGreetingMessage(message: message).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = message { arguments.object("message", value) }
+        return TLRequest(definition: "account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWebBrowserSettings(...)` serializes.
-    public final class GetWebBrowserSettings: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x56655768) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWebBrowserSettings {
-            guard id == 0x56655768 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getWebBrowserSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetWebBrowserSettings(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getWebBrowserSettings", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getWebBrowserSettings", fields.fields)
-        }
-    }
-
-    /// `account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;`
     public static func getWebBrowserSettings(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
-        GetWebBrowserSettings(hash: hash).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
     }
 }
 
 extension Api.functions.contacts {
-    /// `contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `block(...)` serializes.
-    public final class Block: TLFunction, TLRegistrable {
-        public let myStoriesFrom: Bool
-        public let id: Api.InputPeer
-
-        public init(myStoriesFrom: Bool = false, id: Api.InputPeer) {
-            self.myStoriesFrom = myStoriesFrom
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2e2e8734) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.id.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Block {
-            guard id == 0x2e2e8734 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.block"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _id = try Api.InputPeer.parse(&reader)
-                return Block(myStoriesFrom: _myStoriesFrom, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.block", fields: "flags,my_stories_from,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("my_stories_from", self.myStoriesFrom)
-            fields.object("id", self.id)
-            return ("contacts.block", fields.fields)
-        }
-    }
-
     /// `contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
     public static func block(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        Block(myStoriesFrom: myStoriesFrom, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("my_stories_from", myStoriesFrom)
+        arguments.object("id", id)
+        return TLRequest(definition: "contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.exportContactToken#f8654027 = ExportedContactToken;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportContactToken(...)` serializes.
-    public final class ExportContactToken: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf8654027) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportContactToken {
-            guard id == 0xf8654027 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.exportContactToken"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ExportContactToken()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("contacts.exportContactToken", [])
-        }
-    }
-
-    /// `contacts.exportContactToken#f8654027 = ExportedContactToken;`
     public static func exportContactToken() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedContactToken>) {
-        ExportContactToken().call(DeserializeFunctionResponse(Api.ExportedContactToken.self))
+        TLRequest(definition: "contacts.exportContactToken#f8654027 = ExportedContactToken;", arguments: []).call(DeserializeFunctionResponse(Api.ExportedContactToken.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestEncryption(...)` serializes.
-    public final class RequestEncryption: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let randomId: Int32
-        public let gA: [UInt8]
-
-        public init(userId: Api.InputUser, randomId: Int32, gA: [UInt8]) {
-            self.userId = userId
-            self.randomId = randomId
-            self.gA = gA
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf64daf43) }
-            self.userId.serialize(buffer, true)
-            buffer.appendInt32(self.randomId)
-            buffer.appendTLBytes(self.gA)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestEncryption {
-            guard id == 0xf64daf43 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.requestEncryption"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _randomId = try reader.readInt32()
-                field = 2
-                let _gA = try reader.readTLBytes()
-                return RequestEncryption(userId: _userId, randomId: _randomId, gA: _gA)
-            }
-            catch {
-                throw error.inside(constructor: "messages.requestEncryption", fields: "user_id,random_id,g_a", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("user_id", self.userId)
-            fields.int("random_id", self.randomId)
-            fields.bytes("g_a", self.gA)
-            return ("messages.requestEncryption", fields.fields)
-        }
-    }
-
     /// `messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;`
     public static func requestEncryption(userId: Api.InputUser, randomId: Int32, gA: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
-        RequestEncryption(userId: userId, randomId: randomId, gA: gA).call(DeserializeFunctionResponse(Api.EncryptedChat.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("user_id", userId)
+        arguments.int("random_id", randomId)
+        arguments.bytes("g_a", gA)
+        return TLRequest(definition: "messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EncryptedChat.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getReplies(...)` serializes.
-    public final class GetReplies: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let offsetId: Int32
-        public let offsetDate: Int32
-        public let addOffset: Int32
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
-            self.peer = peer
-            self.msgId = msgId
-            self.offsetId = offsetId
-            self.offsetDate = offsetDate
-            self.addOffset = addOffset
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x22ddd30c) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.offsetDate)
-            buffer.appendInt32(self.addOffset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetReplies {
-            guard id == 0x22ddd30c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getReplies"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _offsetId = try reader.readInt32()
-                field = 3
-                let _offsetDate = try reader.readInt32()
-                field = 4
-                let _addOffset = try reader.readInt32()
-                field = 5
-                let _limit = try reader.readInt32()
-                field = 6
-                let _maxId = try reader.readInt32()
-                field = 7
-                let _minId = try reader.readInt32()
-                field = 8
-                let _hash = try reader.readInt64()
-                return GetReplies(peer: _peer, msgId: _msgId, offsetId: _offsetId, offsetDate: _offsetDate, addOffset: _addOffset, limit: _limit, maxId: _maxId, minId: _minId, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getReplies", fields: "peer,msg_id,offset_id,offset_date,add_offset,limit,max_id,min_id,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 9)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.int("offset_id", self.offsetId)
-            fields.int("offset_date", self.offsetDate)
-            fields.int("add_offset", self.addOffset)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            fields.long("hash", self.hash)
-            return ("messages.getReplies", fields.fields)
-        }
-    }
-
     /// `messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getReplies(peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetReplies(peer: peer, msgId: msgId, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 9)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.int("offset_id", offsetId)
+        arguments.int("offset_date", offsetDate)
+        arguments.int("add_offset", addOffset)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessagesReactions(...)` serializes.
-    public final class GetMessagesReactions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8bba90e6) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessagesReactions {
-            guard id == 0x8bba90e6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMessagesReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return GetMessagesReactions(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMessagesReactions", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("messages.getMessagesReactions", fields.fields)
-        }
-    }
-
     /// `messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;`
     public static func getMessagesReactions(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetMessagesReactions(peer: peer, id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `readReactions(...)` serializes.
-    public final class ReadReactions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-        public let savedPeerId: Api.InputPeer?
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-            self.savedPeerId = savedPeerId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9ec44f93) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadReactions {
-            guard id == 0x9ec44f93 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 3
-                var _savedPeerId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _savedPeerId = try Api.InputPeer.parse(&reader)
-                }
-                return ReadReactions(peer: _peer, topMsgId: _topMsgId, savedPeerId: _savedPeerId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readReactions", fields: "flags,peer,top_msg_id,saved_peer_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
-                fields.object("saved_peer_id", value)
-            }
-            return ("messages.readReactions", fields.fields)
-        }
-    }
-
     /// `messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
     public static func readReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        ReadReactions(peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
+        return TLRequest(definition: "messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiStatusGroups(...)` serializes.
-    public final class GetEmojiStatusGroups: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2ecd56cd) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiStatusGroups {
-            guard id == 0x2ecd56cd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiStatusGroups"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetEmojiStatusGroups(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiStatusGroups", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("messages.getEmojiStatusGroups", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;`
     public static func getEmojiStatusGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        GetEmojiStatusGroups(hash: hash).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePeerTranslations(...)` serializes.
-    public final class TogglePeerTranslations: TLFunction, TLRegistrable {
-        public let disabled: Bool
-        public let peer: Api.InputPeer
-
-        public init(disabled: Bool = false, peer: Api.InputPeer) {
-            self.disabled = disabled
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if disabled { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe47cb579) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePeerTranslations {
-            guard id == 0xe47cb579 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.togglePeerTranslations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _disabled = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                return TogglePeerTranslations(disabled: _disabled, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.togglePeerTranslations", fields: "flags,disabled,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("disabled", self.disabled)
-            fields.object("peer", self.peer)
-            return ("messages.togglePeerTranslations", fields.fields)
-        }
-    }
-
     /// `messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;`
     public static func togglePeerTranslations(disabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TogglePeerTranslations(disabled: disabled, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("disabled", disabled)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deletePollAnswer(...)` serializes.
-    public final class DeletePollAnswer: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let option: [UInt8]
-
-        public init(peer: Api.InputPeer, msgId: Int32, option: [UInt8]) {
-            self.peer = peer
-            self.msgId = msgId
-            self.option = option
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xac8505a5) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendTLBytes(self.option)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeletePollAnswer {
-            guard id == 0xac8505a5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deletePollAnswer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _option = try reader.readTLBytes()
-                return DeletePollAnswer(peer: _peer, msgId: _msgId, option: _option)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deletePollAnswer", fields: "peer,msg_id,option", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.bytes("option", self.option)
-            return ("messages.deletePollAnswer", fields.fields)
-        }
-    }
-
-    /// `messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;`
     public static func deletePollAnswer(peer: Api.InputPeer, msgId: Int32, option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeletePollAnswer(peer: peer, msgId: msgId, option: option).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.bytes("option", option)
+        return TLRequest(definition: "messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getAppConfig#61e3f854 hash:int = help.AppConfig;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAppConfig(...)` serializes.
-    public final class GetAppConfig: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x61e3f854) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAppConfig {
-            guard id == 0x61e3f854 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getAppConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetAppConfig(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "help.getAppConfig", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("help.getAppConfig", fields.fields)
-        }
-    }
-
-    /// `help.getAppConfig#61e3f854 hash:int = help.AppConfig;`
     public static func getAppConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppConfig>) {
-        GetAppConfig(hash: hash).call(DeserializeFunctionResponse(Api.help.AppConfig.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "help.getAppConfig#61e3f854 hash:int = help.AppConfig;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.AppConfig.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChannels(...)` serializes.
-    public final class GetChannels: TLFunction, TLRegistrable {
-        public let id: [Api.InputChannel]
-
-        public init(id: [Api.InputChannel]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0a7f6bbb) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChannels {
-            guard id == 0x0a7f6bbb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getChannels"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Api.InputChannel.self)
-                return GetChannels(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getChannels", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("id", self.id)
-            return ("channels.getChannels", fields.fields)
-        }
-    }
-
     /// `channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;`
     public static func getChannels(id: [Api.InputChannel]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetChannels(id: id).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("id", id)
+        return TLRequest(definition: "channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editBanned(...)` serializes.
-    public final class EditBanned: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let participant: Api.InputPeer
-        public let bannedRights: Api.ChatBannedRights
-
-        public init(channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
-            self.channel = channel
-            self.participant = participant
-            self.bannedRights = bannedRights
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x96e6cd81) }
-            self.channel.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-            self.bannedRights.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditBanned {
-            guard id == 0x96e6cd81 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.editBanned"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _participant = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _bannedRights = try Api.ChatBannedRights.parse(&reader)
-                return EditBanned(channel: _channel, participant: _participant, bannedRights: _bannedRights)
-            }
-            catch {
-                throw error.inside(constructor: "channels.editBanned", fields: "channel,participant,banned_rights", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("channel", self.channel)
-            fields.object("participant", self.participant)
-            fields.object("banned_rights", self.bannedRights)
-            return ("channels.editBanned", fields.fields)
-        }
-    }
-
-    /// `channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;`
     public static func editBanned(channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditBanned(channel: channel, participant: participant, bannedRights: bannedRights).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("channel", channel)
+        arguments.object("participant", participant)
+        arguments.object("banned_rights", bannedRights)
+        return TLRequest(definition: "channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotMenuButton(...)` serializes.
-    public final class SetBotMenuButton: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let button: Api.BotMenuButton
-
-        public init(userId: Api.InputUser, button: Api.BotMenuButton) {
-            self.userId = userId
-            self.button = button
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4504d54f) }
-            self.userId.serialize(buffer, true)
-            self.button.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotMenuButton {
-            guard id == 0x4504d54f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.setBotMenuButton"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _button = try Api.BotMenuButton.parse(&reader)
-                return SetBotMenuButton(userId: _userId, button: _button)
-            }
-            catch {
-                throw error.inside(constructor: "bots.setBotMenuButton", fields: "user_id,button", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("user_id", self.userId)
-            fields.object("button", self.button)
-            return ("bots.setBotMenuButton", fields.fields)
-        }
-    }
-
     /// `bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;`
     public static func setBotMenuButton(userId: Api.InputUser, button: Api.BotMenuButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotMenuButton(userId: userId, button: button).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("user_id", userId)
+        arguments.object("button", button)
+        return TLRequest(definition: "bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.allowSendMessage#f132e3ef bot:InputUser = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `allowSendMessage(...)` serializes.
-    public final class AllowSendMessage: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-
-        public init(bot: Api.InputUser) {
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf132e3ef) }
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AllowSendMessage {
-            guard id == 0xf132e3ef else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.allowSendMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                return AllowSendMessage(bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "bots.allowSendMessage", fields: "bot", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("bot", self.bot)
-            return ("bots.allowSendMessage", fields.fields)
-        }
-    }
-
-    /// `bots.allowSendMessage#f132e3ef bot:InputUser = Updates;`
     public static func allowSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        AllowSendMessage(bot: bot).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "bots.allowSendMessage#f132e3ef bot:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkGiftCode(...)` serializes.
-    public final class CheckGiftCode: TLFunction, TLRegistrable {
-        public let slug: String
-
-        public init(slug: String) {
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8e51b4c1) }
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckGiftCode {
-            guard id == 0x8e51b4c1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.checkGiftCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _slug = try reader.readTLString()
-                return CheckGiftCode(slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "payments.checkGiftCode", fields: "slug", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("slug", self.slug)
-            return ("payments.checkGiftCode", fields.fields)
-        }
-    }
-
     /// `payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;`
     public static func checkGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckedGiftCode>) {
-        CheckGiftCode(slug: slug).call(DeserializeFunctionResponse(Api.payments.CheckedGiftCode.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.CheckedGiftCode.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.applyGiftCode#f6e26854 slug:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `applyGiftCode(...)` serializes.
-    public final class ApplyGiftCode: TLFunction, TLRegistrable {
-        public let slug: String
-
-        public init(slug: String) {
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf6e26854) }
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ApplyGiftCode {
-            guard id == 0xf6e26854 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.applyGiftCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _slug = try reader.readTLString()
-                return ApplyGiftCode(slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "payments.applyGiftCode", fields: "slug", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("slug", self.slug)
-            return ("payments.applyGiftCode", fields.fields)
-        }
-    }
-
     /// `payments.applyGiftCode#f6e26854 slug:string = Updates;`
     public static func applyGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ApplyGiftCode(slug: slug).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "payments.applyGiftCode#f6e26854 slug:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `botCancelStarsSubscription(...)` serializes.
-    public final class BotCancelStarsSubscription: TLFunction, TLRegistrable {
-        public let restore: Bool
-        public let userId: Api.InputUser
-        public let chargeId: String
-
-        public init(restore: Bool = false, userId: Api.InputUser, chargeId: String) {
-            self.restore = restore
-            self.userId = userId
-            self.chargeId = chargeId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if restore { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6dfa0622) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.userId.serialize(buffer, true)
-            buffer.appendTLString(self.chargeId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> BotCancelStarsSubscription {
-            guard id == 0x6dfa0622 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.botCancelStarsSubscription"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _restore = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 3
-                let _chargeId = try reader.readTLString()
-                return BotCancelStarsSubscription(restore: _restore, userId: _userId, chargeId: _chargeId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.botCancelStarsSubscription", fields: "flags,restore,user_id,charge_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("restore", self.restore)
-            fields.object("user_id", self.userId)
-            fields.string("charge_id", self.chargeId)
-            return ("payments.botCancelStarsSubscription", fields.fields)
-        }
-    }
-
     /// `payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;`
     public static func botCancelStarsSubscription(restore: Bool = false, userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        BotCancelStarsSubscription(restore: restore, userId: userId, chargeId: chargeId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("restore", restore)
+        arguments.object("user_id", userId)
+        arguments.string("charge_id", chargeId)
+        return TLRequest(definition: "payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteStarGiftCollection(...)` serializes.
-    public final class DeleteStarGiftCollection: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let collectionId: Int32
-
-        public init(peer: Api.InputPeer, collectionId: Int32) {
-            self.peer = peer
-            self.collectionId = collectionId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xad5648e8) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.collectionId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteStarGiftCollection {
-            guard id == 0xad5648e8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.deleteStarGiftCollection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _collectionId = try reader.readInt32()
-                return DeleteStarGiftCollection(peer: _peer, collectionId: _collectionId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.deleteStarGiftCollection", fields: "peer,collection_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("collection_id", self.collectionId)
-            return ("payments.deleteStarGiftCollection", fields.fields)
-        }
-    }
-
-    /// `payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;`
     public static func deleteStarGiftCollection(peer: Api.InputPeer, collectionId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteStarGiftCollection(peer: peer, collectionId: collectionId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("collection_id", collectionId)
+        return TLRequest(definition: "payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `inviteConferenceCallParticipant(...)` serializes.
-    public final class InviteConferenceCallParticipant: TLFunction, TLRegistrable {
-        public let video: Bool
-        public let call: Api.InputGroupCall
-        public let userId: Api.InputUser
-
-        public init(video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) {
-            self.video = video
-            self.call = call
-            self.userId = userId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if video { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbcf22685) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InviteConferenceCallParticipant {
-            guard id == 0xbcf22685 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.inviteConferenceCallParticipant"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _video = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 3
-                let _userId = try Api.InputUser.parse(&reader)
-                return InviteConferenceCallParticipant(video: _video, call: _call, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "phone.inviteConferenceCallParticipant", fields: "flags,video,call,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("video", self.video)
-            fields.object("call", self.call)
-            fields.object("user_id", self.userId)
-            return ("phone.inviteConferenceCallParticipant", fields.fields)
-        }
-    }
-
-    /// `phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;`
     public static func inviteConferenceCallParticipant(video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        InviteConferenceCallParticipant(video: video, call: call, userId: userId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("video", video)
+        arguments.object("call", call)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportChatlistInvite(...)` serializes.
-    public final class ExportChatlistInvite: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-        public let title: String
-        public let peers: [Api.InputPeer]
-
-        public init(chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) {
-            self.chatlist = chatlist
-            self.title = title
-            self.peers = peers
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8472478e) }
-            self.chatlist.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-            buffer.appendVector(self.peers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportChatlistInvite {
-            guard id == 0x8472478e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.exportChatlistInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                field = 1
-                let _title = try reader.readTLString()
-                field = 2
-                let _peers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return ExportChatlistInvite(chatlist: _chatlist, title: _title, peers: _peers)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.exportChatlistInvite", fields: "chatlist,title,peers", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("chatlist", self.chatlist)
-            fields.string("title", self.title)
-            fields.objects("peers", self.peers)
-            return ("chatlists.exportChatlistInvite", fields.fields)
-        }
-    }
-
-    /// `chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;`
     public static func exportChatlistInvite(chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedChatlistInvite>) {
-        ExportChatlistInvite(chatlist: chatlist, title: title, peers: peers).call(DeserializeFunctionResponse(Api.chatlists.ExportedChatlistInvite.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("chatlist", chatlist)
+        arguments.string("title", title)
+        arguments.objects("peers", peers)
+        return TLRequest(definition: "chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ExportedChatlistInvite.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editStory(...)` serializes.
-    public final class EditStory: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let media: Api.InputMedia?
-        public let mediaAreas: [Api.MediaArea]?
-        public let caption: String?
-        public let entities: [Api.MessageEntity]?
-        public let privacyRules: [Api.InputPrivacyRule]?
-        public let music: Api.InputDocument?
-
-        public init(peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) {
-            self.peer = peer
-            self.id = id
-            self.media = media
-            self.mediaAreas = mediaAreas
-            self.caption = caption
-            self.entities = entities
-            self.privacyRules = privacyRules
-            self.music = music
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if media != nil { tlSetFlag(&flags, 0x1) }
-            if mediaAreas != nil { tlSetFlag(&flags, 0x8) }
-            if caption != nil && entities != nil { tlSetFlag(&flags, 0x2) }
-            if privacyRules != nil { tlSetFlag(&flags, 0x4) }
-            if music != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2c63a72b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.media {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.mediaAreas {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.caption {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.privacyRules {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.music {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditStory {
-            guard id == 0x2c63a72b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.editStory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _id = try reader.readInt32()
-                field = 3
-                var _media: Api.InputMedia? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _media = try Api.InputMedia.parse(&reader)
-                }
-                field = 4
-                var _mediaAreas: [Api.MediaArea]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _mediaAreas = try reader.readVector(boxed: true, of: Api.MediaArea.self)
-                }
-                field = 5
-                var _caption: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _caption = try reader.readTLString()
-                }
-                field = 6
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 7
-                var _privacyRules: [Api.InputPrivacyRule]? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _privacyRules = try reader.readVector(boxed: true, of: Api.InputPrivacyRule.self)
-                }
-                field = 8
-                var _music: Api.InputDocument? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _music = try Api.InputDocument.parse(&reader)
-                }
-                return EditStory(peer: _peer, id: _id, media: _media, mediaAreas: _mediaAreas, caption: _caption, entities: _entities, privacyRules: _privacyRules, music: _music)
-            }
-            catch {
-                throw error.inside(constructor: "stories.editStory", fields: "flags,peer,id,media,media_areas,caption,entities,privacy_rules,music", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.media {
-                fields.object("media", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.mediaAreas {
-                fields.objects("media_areas", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.caption {
-                fields.string("caption", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.privacyRules {
-                fields.objects("privacy_rules", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.music {
-                fields.object("music", value)
-            }
-            return ("stories.editStory", fields.fields)
-        }
-    }
-
-    /// `stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;`
     public static func editStory(peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditStory(peer: peer, id: id, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, music: music).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        if let value = media { arguments.object("media", value) }
+        if let value = mediaAreas { arguments.objects("media_areas", value) }
+        if let value = caption { arguments.string("caption", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = privacyRules { arguments.objects("privacy_rules", value) }
+        if let value = music { arguments.object("music", value) }
+        return TLRequest(definition: "stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
@@ -2577,29 +1389,31 @@ extension Api {
         (0x90d7adfa, Api.messages.ComposedMessageWithAI.self),
         (0xc1f46103, Api.aicompose.Tones.self),
         (0x6c9d0efe, Api.aicompose.Tones.self),
-        (0x9857ad07, Api.functions.auth.FinishPasskeyLogin.self),
-        (0x66cdafc4, Api.functions.account.UpdateBusinessGreetingMessage.self),
-        (0x56655768, Api.functions.account.GetWebBrowserSettings.self),
-        (0x2e2e8734, Api.functions.contacts.Block.self),
-        (0xf8654027, Api.functions.contacts.ExportContactToken.self),
-        (0xf64daf43, Api.functions.messages.RequestEncryption.self),
-        (0x22ddd30c, Api.functions.messages.GetReplies.self),
-        (0x8bba90e6, Api.functions.messages.GetMessagesReactions.self),
-        (0x9ec44f93, Api.functions.messages.ReadReactions.self),
-        (0x2ecd56cd, Api.functions.messages.GetEmojiStatusGroups.self),
-        (0xe47cb579, Api.functions.messages.TogglePeerTranslations.self),
-        (0xac8505a5, Api.functions.messages.DeletePollAnswer.self),
-        (0x61e3f854, Api.functions.help.GetAppConfig.self),
-        (0x0a7f6bbb, Api.functions.channels.GetChannels.self),
-        (0x96e6cd81, Api.functions.channels.EditBanned.self),
-        (0x4504d54f, Api.functions.bots.SetBotMenuButton.self),
-        (0xf132e3ef, Api.functions.bots.AllowSendMessage.self),
-        (0x8e51b4c1, Api.functions.payments.CheckGiftCode.self),
-        (0xf6e26854, Api.functions.payments.ApplyGiftCode.self),
-        (0x6dfa0622, Api.functions.payments.BotCancelStarsSubscription.self),
-        (0xad5648e8, Api.functions.payments.DeleteStarGiftCollection.self),
-        (0xbcf22685, Api.functions.phone.InviteConferenceCallParticipant.self),
-        (0x8472478e, Api.functions.chatlists.ExportChatlistInvite.self),
-        (0x2c63a72b, Api.functions.stories.EditStory.self),
+    ]
+    static let functionEntries06: [(UInt32, StaticString)] = [
+        (0x9857ad07, "auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;"),
+        (0x66cdafc4, "account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;"),
+        (0x56655768, "account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;"),
+        (0x2e2e8734, "contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;"),
+        (0xf8654027, "contacts.exportContactToken#f8654027 = ExportedContactToken;"),
+        (0xf64daf43, "messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;"),
+        (0x22ddd30c, "messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;"),
+        (0x8bba90e6, "messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;"),
+        (0x9ec44f93, "messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;"),
+        (0x2ecd56cd, "messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;"),
+        (0xe47cb579, "messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;"),
+        (0xac8505a5, "messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;"),
+        (0x61e3f854, "help.getAppConfig#61e3f854 hash:int = help.AppConfig;"),
+        (0x0a7f6bbb, "channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;"),
+        (0x96e6cd81, "channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;"),
+        (0x4504d54f, "bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;"),
+        (0xf132e3ef, "bots.allowSendMessage#f132e3ef bot:InputUser = Updates;"),
+        (0x8e51b4c1, "payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;"),
+        (0xf6e26854, "payments.applyGiftCode#f6e26854 slug:string = Updates;"),
+        (0x6dfa0622, "payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;"),
+        (0xad5648e8, "payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;"),
+        (0xbcf22685, "phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;"),
+        (0x8472478e, "chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;"),
+        (0x2c63a72b, "stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;"),
     ]
 }

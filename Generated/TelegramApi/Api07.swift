@@ -121,6 +121,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MessagesFilter" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagesFilter {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -357,6 +359,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputEncryptedFile" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputEncryptedFile {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -487,6 +491,8 @@ extension Api {
                     buffer.appendTLString(c.description)
             }
         }
+
+        public static var tlTypeName: String { "BotCommand" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotCommand {
             let id = try reader.readUInt32()
@@ -1050,6 +1056,8 @@ extension Api {
                     buffer.appendInt32(c.length)
             }
         }
+
+        public static var tlTypeName: String { "MessageEntity" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEntity {
             let id = try reader.readUInt32()
@@ -1628,6 +1636,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.SavedGifs" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedGifs {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1701,6 +1711,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StatsGroupTopInviter" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGroupTopInviter {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1773,6 +1785,8 @@ extension Api {
                     buffer.appendInt64(c.starsAmount)
             }
         }
+
+        public static var tlTypeName: String { "RequirementToContact" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequirementToContact {
             let id = try reader.readUInt32()
@@ -1853,6 +1867,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "TodoCompletion" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TodoCompletion {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1928,6 +1944,8 @@ extension Api.phone {
             }
         }
 
+        public static var tlTypeName: String { "phone.GroupCallStars" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStars {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2002,6 +2020,8 @@ extension Api {
                     c.userState.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "StarGiftActiveAuctionState" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftActiveAuctionState {
             let id = try reader.readUInt32()
@@ -2096,6 +2116,8 @@ extension Api.messages {
                     }
             }
         }
+
+        public static var tlTypeName: String { "messages.EmojiGameInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGameInfo {
             let id = try reader.readUInt32()
@@ -2233,6 +2255,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputAiComposeTone" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputAiComposeTone {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2319,2068 +2343,347 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportAuthorization(...)` serializes.
-    public final class ExportAuthorization: TLFunction, TLRegistrable {
-        public let dcId: Int32
-
-        public init(dcId: Int32) {
-            self.dcId = dcId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe5bfffcd) }
-            buffer.appendInt32(self.dcId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportAuthorization {
-            guard id == 0xe5bfffcd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.exportAuthorization"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _dcId = try reader.readInt32()
-                return ExportAuthorization(dcId: _dcId)
-            }
-            catch {
-                throw error.inside(constructor: "auth.exportAuthorization", fields: "dc_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("dc_id", self.dcId)
-            return ("auth.exportAuthorization", fields.fields)
-        }
-    }
-
-    /// `auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;`
     public static func exportAuthorization(dcId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.ExportedAuthorization>) {
-        ExportAuthorization(dcId: dcId).call(DeserializeFunctionResponse(Api.auth.ExportedAuthorization.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("dc_id", dcId)
+        return TLRequest(definition: "auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.ExportedAuthorization.self))
     }
 }
 
 extension Api.functions.auth {
-    /// `auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `importBotAuthorization(...)` serializes.
-    public final class ImportBotAuthorization: TLFunction, TLRegistrable {
-        public let flags: Int32
-        public let apiId: Int32
-        public let apiHash: String
-        public let botAuthToken: String
-
-        public init(flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) {
-            self.flags = flags
-            self.apiId = apiId
-            self.apiHash = apiHash
-            self.botAuthToken = botAuthToken
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x67a3ff2c) }
-            buffer.appendInt32(self.flags)
-            buffer.appendInt32(self.apiId)
-            buffer.appendTLString(self.apiHash)
-            buffer.appendTLString(self.botAuthToken)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ImportBotAuthorization {
-            guard id == 0x67a3ff2c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.importBotAuthorization"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _apiId = try reader.readInt32()
-                field = 2
-                let _apiHash = try reader.readTLString()
-                field = 3
-                let _botAuthToken = try reader.readTLString()
-                return ImportBotAuthorization(flags: _flags, apiId: _apiId, apiHash: _apiHash, botAuthToken: _botAuthToken)
-            }
-            catch {
-                throw error.inside(constructor: "auth.importBotAuthorization", fields: "flags,api_id,api_hash,bot_auth_token", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.int("flags", self.flags)
-            fields.int("api_id", self.apiId)
-            fields.string("api_hash", self.apiHash)
-            fields.string("bot_auth_token", self.botAuthToken)
-            return ("auth.importBotAuthorization", fields.fields)
-        }
-    }
-
     /// `auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;`
     public static func importBotAuthorization(flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        ImportBotAuthorization(flags: flags, apiId: apiId, apiHash: apiHash, botAuthToken: botAuthToken).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.int("flags", flags)
+        arguments.int("api_id", apiId)
+        arguments.string("api_hash", apiHash)
+        arguments.string("bot_auth_token", botAuthToken)
+        return TLRequest(definition: "auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.auth {
     /// `auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;`
-    ///
-    /// The request as a value: what a server decodes, and what `importLoginToken(...)` serializes.
-    public final class ImportLoginToken: TLFunction, TLRegistrable {
-        public let token: [UInt8]
-
-        public init(token: [UInt8]) {
-            self.token = token
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x95ac5ce4) }
-            buffer.appendTLBytes(self.token)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ImportLoginToken {
-            guard id == 0x95ac5ce4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.importLoginToken"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _token = try reader.readTLBytes()
-                return ImportLoginToken(token: _token)
-            }
-            catch {
-                throw error.inside(constructor: "auth.importLoginToken", fields: "token", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bytes("token", self.token)
-            return ("auth.importLoginToken", fields.fields)
-        }
-    }
-
-    /// `auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;`
     public static func importLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
-        ImportLoginToken(token: token).call(DeserializeFunctionResponse(Api.auth.LoginToken.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bytes("token", token)
+        return TLRequest(definition: "auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.LoginToken.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `confirmPhone(...)` serializes.
-    public final class ConfirmPhone: TLFunction, TLRegistrable {
-        public let phoneCodeHash: String
-        public let phoneCode: String
-
-        public init(phoneCodeHash: String, phoneCode: String) {
-            self.phoneCodeHash = phoneCodeHash
-            self.phoneCode = phoneCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5f2178c3) }
-            buffer.appendTLString(self.phoneCodeHash)
-            buffer.appendTLString(self.phoneCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ConfirmPhone {
-            guard id == 0x5f2178c3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.confirmPhone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneCodeHash = try reader.readTLString()
-                field = 1
-                let _phoneCode = try reader.readTLString()
-                return ConfirmPhone(phoneCodeHash: _phoneCodeHash, phoneCode: _phoneCode)
-            }
-            catch {
-                throw error.inside(constructor: "account.confirmPhone", fields: "phone_code_hash,phone_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            fields.string("phone_code", self.phoneCode)
-            return ("account.confirmPhone", fields.fields)
-        }
-    }
-
     /// `account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;`
     public static func confirmPhone(phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ConfirmPhone(phoneCodeHash: phoneCodeHash, phoneCode: phoneCode).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        arguments.string("phone_code", phoneCode)
+        return TLRequest(definition: "account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveTheme(...)` serializes.
-    public final class SaveTheme: TLFunction, TLRegistrable {
-        public let theme: Api.InputTheme
-        public let unsave: Bool
-
-        public init(theme: Api.InputTheme, unsave: Bool) {
-            self.theme = theme
-            self.unsave = unsave
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf257106c) }
-            self.theme.serialize(buffer, true)
-            buffer.appendBool(self.unsave)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveTheme {
-            guard id == 0xf257106c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.saveTheme"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _theme = try Api.InputTheme.parse(&reader)
-                field = 1
-                let _unsave = try reader.readBool()
-                return SaveTheme(theme: _theme, unsave: _unsave)
-            }
-            catch {
-                throw error.inside(constructor: "account.saveTheme", fields: "theme,unsave", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("theme", self.theme)
-            fields.bool("unsave", self.unsave)
-            return ("account.saveTheme", fields.fields)
-        }
-    }
-
     /// `account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;`
     public static func saveTheme(theme: Api.InputTheme, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveTheme(theme: theme, unsave: unsave).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("theme", theme)
+        arguments.bool("unsave", unsave)
+        return TLRequest(definition: "account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.reorderUsernames#ef500eab order:Vector<string> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderUsernames(...)` serializes.
-    public final class ReorderUsernames: TLFunction, TLRegistrable {
-        public let order: [String]
-
-        public init(order: [String]) {
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xef500eab) }
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderUsernames {
-            guard id == 0xef500eab else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.reorderUsernames"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _order = try reader.readVector(boxed: true, of: String.self)
-                return ReorderUsernames(order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "account.reorderUsernames", fields: "order", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.strings("order", self.order)
-            return ("account.reorderUsernames", fields.fields)
-        }
-    }
-
     /// `account.reorderUsernames#ef500eab order:Vector<string> = Bool;`
     public static func reorderUsernames(order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderUsernames(order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.strings("order", order)
+        return TLRequest(definition: "account.reorderUsernames#ef500eab order:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;`
-    ///
-    /// The request as a value: what a server decodes, and what `createBusinessChatLink(...)` serializes.
-    public final class CreateBusinessChatLink: TLFunction, TLRegistrable {
-        public let link: Api.InputBusinessChatLink
-
-        public init(link: Api.InputBusinessChatLink) {
-            self.link = link
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8851e68e) }
-            self.link.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateBusinessChatLink {
-            guard id == 0x8851e68e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.createBusinessChatLink"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _link = try Api.InputBusinessChatLink.parse(&reader)
-                return CreateBusinessChatLink(link: _link)
-            }
-            catch {
-                throw error.inside(constructor: "account.createBusinessChatLink", fields: "link", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("link", self.link)
-            return ("account.createBusinessChatLink", fields.fields)
-        }
-    }
-
     /// `account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;`
     public static func createBusinessChatLink(link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
-        CreateBusinessChatLink(link: link).call(DeserializeFunctionResponse(Api.BusinessChatLink.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("link", link)
+        return TLRequest(definition: "account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BusinessChatLink.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleNoPaidMessagesException(...)` serializes.
-    public final class ToggleNoPaidMessagesException: TLFunction, TLRegistrable {
-        public let refundCharged: Bool
-        public let requirePayment: Bool
-        public let parentPeer: Api.InputPeer?
-        public let userId: Api.InputUser
-
-        public init(refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
-            self.refundCharged = refundCharged
-            self.requirePayment = requirePayment
-            self.parentPeer = parentPeer
-            self.userId = userId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if refundCharged { tlSetFlag(&flags, 0x1) }
-            if requirePayment { tlSetFlag(&flags, 0x4) }
-            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfe2eda76) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleNoPaidMessagesException {
-            guard id == 0xfe2eda76 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.toggleNoPaidMessagesException"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _refundCharged = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _requirePayment = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                field = 4
-                let _userId = try Api.InputUser.parse(&reader)
-                return ToggleNoPaidMessagesException(refundCharged: _refundCharged, requirePayment: _requirePayment, parentPeer: _parentPeer, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "account.toggleNoPaidMessagesException", fields: "flags,refund_charged,require_payment,parent_peer,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("refund_charged", self.refundCharged)
-            fields.trueFlag("require_payment", self.requirePayment)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            fields.object("user_id", self.userId)
-            return ("account.toggleNoPaidMessagesException", fields.fields)
-        }
-    }
-
-    /// `account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;`
     public static func toggleNoPaidMessagesException(refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleNoPaidMessagesException(refundCharged: refundCharged, requirePayment: requirePayment, parentPeer: parentPeer, userId: userId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("refund_charged", refundCharged)
+        arguments.trueFlag("require_payment", requirePayment)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteContacts(...)` serializes.
-    public final class DeleteContacts: TLFunction, TLRegistrable {
-        public let id: [Api.InputUser]
-
-        public init(id: [Api.InputUser]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x096a0e00) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteContacts {
-            guard id == 0x096a0e00 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.deleteContacts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                return DeleteContacts(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.deleteContacts", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("id", self.id)
-            return ("contacts.deleteContacts", fields.fields)
-        }
-    }
-
-    /// `contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;`
     public static func deleteContacts(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteContacts(id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("id", id)
+        return TLRequest(definition: "contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveRecentSticker(...)` serializes.
-    public final class SaveRecentSticker: TLFunction, TLRegistrable {
-        public let attached: Bool
-        public let id: Api.InputDocument
-        public let unsave: Bool
-
-        public init(attached: Bool = false, id: Api.InputDocument, unsave: Bool) {
-            self.attached = attached
-            self.id = id
-            self.unsave = unsave
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if attached { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x392718f8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.id.serialize(buffer, true)
-            buffer.appendBool(self.unsave)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveRecentSticker {
-            guard id == 0x392718f8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.saveRecentSticker"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _attached = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _id = try Api.InputDocument.parse(&reader)
-                field = 3
-                let _unsave = try reader.readBool()
-                return SaveRecentSticker(attached: _attached, id: _id, unsave: _unsave)
-            }
-            catch {
-                throw error.inside(constructor: "messages.saveRecentSticker", fields: "flags,attached,id,unsave", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("attached", self.attached)
-            fields.object("id", self.id)
-            fields.bool("unsave", self.unsave)
-            return ("messages.saveRecentSticker", fields.fields)
-        }
-    }
-
     /// `messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;`
     public static func saveRecentSticker(attached: Bool = false, id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveRecentSticker(attached: attached, id: id, unsave: unsave).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("attached", attached)
+        arguments.object("id", id)
+        arguments.bool("unsave", unsave)
+        return TLRequest(definition: "messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWebPage(...)` serializes.
-    public final class GetWebPage: TLFunction, TLRegistrable {
-        public let url: String
-        public let hash: Int32
-
-        public init(url: String, hash: Int32) {
-            self.url = url
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8d9692a3) }
-            buffer.appendTLString(self.url)
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWebPage {
-            guard id == 0x8d9692a3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getWebPage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _url = try reader.readTLString()
-                field = 1
-                let _hash = try reader.readInt32()
-                return GetWebPage(url: _url, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getWebPage", fields: "url,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("url", self.url)
-            fields.int("hash", self.hash)
-            return ("messages.getWebPage", fields.fields)
-        }
-    }
-
     /// `messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;`
     public static func getWebPage(url: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPage>) {
-        GetWebPage(url: url, hash: hash).call(DeserializeFunctionResponse(Api.messages.WebPage.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("url", url)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.WebPage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendMultiMedia(...)` serializes.
-    public final class SendMultiMedia: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let background: Bool
-        public let clearDraft: Bool
-        public let noforwards: Bool
-        public let updateStickersetsOrder: Bool
-        public let invertMedia: Bool
-        public let allowPaidFloodskip: Bool
-        public let peer: Api.InputPeer
-        public let replyTo: Api.InputReplyTo?
-        public let multiMedia: [Api.InputSingleMedia]
-        public let scheduleDate: Int32?
-        public let sendAs: Api.InputPeer?
-        public let quickReplyShortcut: Api.InputQuickReplyShortcut?
-        public let effect: Int64?
-        public let allowPaidStars: Int64?
-
-        public init(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) {
-            self.silent = silent
-            self.background = background
-            self.clearDraft = clearDraft
-            self.noforwards = noforwards
-            self.updateStickersetsOrder = updateStickersetsOrder
-            self.invertMedia = invertMedia
-            self.allowPaidFloodskip = allowPaidFloodskip
-            self.peer = peer
-            self.replyTo = replyTo
-            self.multiMedia = multiMedia
-            self.scheduleDate = scheduleDate
-            self.sendAs = sendAs
-            self.quickReplyShortcut = quickReplyShortcut
-            self.effect = effect
-            self.allowPaidStars = allowPaidStars
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x20) }
-            if background { tlSetFlag(&flags, 0x40) }
-            if clearDraft { tlSetFlag(&flags, 0x80) }
-            if noforwards { tlSetFlag(&flags, 0x4000) }
-            if updateStickersetsOrder { tlSetFlag(&flags, 0x8000) }
-            if invertMedia { tlSetFlag(&flags, 0x10000) }
-            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
-            if replyTo != nil { tlSetFlag(&flags, 0x1) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
-            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
-            if effect != nil { tlSetFlag(&flags, 0x40000) }
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1bf89d74) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            buffer.appendVector(self.multiMedia, boxed: true)
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendMultiMedia {
-            guard id == 0x1bf89d74 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendMultiMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x20)
-                field = 2
-                let _background = tlFlagIsSet(_flags, 0x40)
-                field = 3
-                let _clearDraft = tlFlagIsSet(_flags, 0x80)
-                field = 4
-                let _noforwards = tlFlagIsSet(_flags, 0x4000)
-                field = 5
-                let _updateStickersetsOrder = tlFlagIsSet(_flags, 0x8000)
-                field = 6
-                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
-                field = 7
-                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
-                field = 8
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 9
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 10
-                let _multiMedia = try reader.readVector(boxed: true, of: Api.InputSingleMedia.self)
-                field = 11
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x400) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                field = 12
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2000) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                field = 13
-                var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if tlFlagIsSet(_flags, 0x20000) {
-                    _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
-                }
-                field = 14
-                var _effect: Int64? = nil
-                if tlFlagIsSet(_flags, 0x40000) {
-                    _effect = try reader.readInt64()
-                }
-                field = 15
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x200000) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                return SendMultiMedia(silent: _silent, background: _background, clearDraft: _clearDraft, noforwards: _noforwards, updateStickersetsOrder: _updateStickersetsOrder, invertMedia: _invertMedia, allowPaidFloodskip: _allowPaidFloodskip, peer: _peer, replyTo: _replyTo, multiMedia: _multiMedia, scheduleDate: _scheduleDate, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, allowPaidStars: _allowPaidStars)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendMultiMedia", fields: "flags,silent,background,clear_draft,noforwards,update_stickersets_order,invert_media,allow_paid_floodskip,peer,reply_to,multi_media,schedule_date,send_as,quick_reply_shortcut,effect,allow_paid_stars", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 16)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.trueFlag("background", self.background)
-            fields.trueFlag("clear_draft", self.clearDraft)
-            fields.trueFlag("noforwards", self.noforwards)
-            fields.trueFlag("update_stickersets_order", self.updateStickersetsOrder)
-            fields.trueFlag("invert_media", self.invertMedia)
-            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            fields.objects("multi_media", self.multiMedia)
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                fields.object("quick_reply_shortcut", value)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                fields.long("effect", value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            return ("messages.sendMultiMedia", fields.fields)
-        }
-    }
-
     /// `messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;`
     public static func sendMultiMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendMultiMedia(silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, multiMedia: multiMedia, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 15)
+        arguments.trueFlag("silent", silent)
+        arguments.trueFlag("background", background)
+        arguments.trueFlag("clear_draft", clearDraft)
+        arguments.trueFlag("noforwards", noforwards)
+        arguments.trueFlag("update_stickersets_order", updateStickersetsOrder)
+        arguments.trueFlag("invert_media", invertMedia)
+        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
+        arguments.object("peer", peer)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        arguments.objects("multi_media", multiMedia)
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
+        if let value = effect { arguments.long("effect", value) }
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        return TLRequest(definition: "messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteChat#5bd0ee50 chat_id:long = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteChat(...)` serializes.
-    public final class DeleteChat: TLFunction, TLRegistrable {
-        public let chatId: Int64
-
-        public init(chatId: Int64) {
-            self.chatId = chatId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5bd0ee50) }
-            buffer.appendInt64(self.chatId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteChat {
-            guard id == 0x5bd0ee50 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteChat"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _chatId = try reader.readInt64()
-                return DeleteChat(chatId: _chatId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteChat", fields: "chat_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("chat_id", self.chatId)
-            return ("messages.deleteChat", fields.fields)
-        }
-    }
-
     /// `messages.deleteChat#5bd0ee50 chat_id:long = Bool;`
     public static func deleteChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteChat(chatId: chatId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("chat_id", chatId)
+        return TLRequest(definition: "messages.deleteChat#5bd0ee50 chat_id:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessageReactionsList(...)` serializes.
-    public final class GetMessageReactionsList: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let reaction: Api.Reaction?
-        public let offset: String?
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
-            self.peer = peer
-            self.id = id
-            self.reaction = reaction
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reaction != nil { tlSetFlag(&flags, 0x1) }
-            if offset != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x461b3f48) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessageReactionsList {
-            guard id == 0x461b3f48 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMessageReactionsList"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _id = try reader.readInt32()
-                field = 3
-                var _reaction: Api.Reaction? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _reaction = try Api.Reaction.parse(&reader)
-                }
-                field = 4
-                var _offset: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _offset = try reader.readTLString()
-                }
-                field = 5
-                let _limit = try reader.readInt32()
-                return GetMessageReactionsList(peer: _peer, id: _id, reaction: _reaction, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMessageReactionsList", fields: "flags,peer,id,reaction,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
-                fields.object("reaction", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
-                fields.string("offset", value)
-            }
-            fields.int("limit", self.limit)
-            return ("messages.getMessageReactionsList", fields.fields)
-        }
-    }
-
     /// `messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;`
     public static func getMessageReactionsList(peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageReactionsList>) {
-        GetMessageReactionsList(peer: peer, id: id, reaction: reaction, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.messages.MessageReactionsList.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        if let value = reaction { arguments.object("reaction", value) }
+        if let value = offset { arguments.string("offset", value) }
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MessageReactionsList.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedReactionTags(...)` serializes.
-    public final class GetSavedReactionTags: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer?
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer? = nil, hash: Int64) {
-            self.peer = peer
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if peer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3637e05b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedReactionTags {
-            guard id == 0x3637e05b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSavedReactionTags"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                let _hash = try reader.readInt64()
-                return GetSavedReactionTags(peer: _peer, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSavedReactionTags", fields: "flags,peer,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                fields.object("peer", value)
-            }
-            fields.long("hash", self.hash)
-            return ("messages.getSavedReactionTags", fields.fields)
-        }
-    }
-
     /// `messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;`
     public static func getSavedReactionTags(peer: Api.InputPeer? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedReactionTags>) {
-        GetSavedReactionTags(peer: peer, hash: hash).call(DeserializeFunctionResponse(Api.messages.SavedReactionTags.self))
+        var arguments = TLFieldList(capacity: 2)
+        if let value = peer { arguments.object("peer", value) }
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedReactionTags.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;`
-    ///
-    /// The request as a value: what a server decodes, and what `getQuickReplies(...)` serializes.
-    public final class GetQuickReplies: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd483f2a8) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetQuickReplies {
-            guard id == 0xd483f2a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getQuickReplies"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetQuickReplies(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getQuickReplies", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getQuickReplies", fields.fields)
-        }
-    }
-
     /// `messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;`
     public static func getQuickReplies(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.QuickReplies>) {
-        GetQuickReplies(hash: hash).call(DeserializeFunctionResponse(Api.messages.QuickReplies.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.QuickReplies.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getQuickReplyMessages(...)` serializes.
-    public final class GetQuickReplyMessages: TLFunction, TLRegistrable {
-        public let shortcutId: Int32
-        public let id: [Int32]?
-        public let hash: Int64
-
-        public init(shortcutId: Int32, id: [Int32]? = nil, hash: Int64) {
-            self.shortcutId = shortcutId
-            self.id = id
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if id != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x94a495c3) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.shortcutId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.id {
-                buffer.appendVector(value, boxed: true)
-            }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetQuickReplyMessages {
-            guard id == 0x94a495c3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getQuickReplyMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _shortcutId = try reader.readInt32()
-                field = 2
-                var _id: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _id = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                field = 3
-                let _hash = try reader.readInt64()
-                return GetQuickReplyMessages(shortcutId: _shortcutId, id: _id, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getQuickReplyMessages", fields: "flags,shortcut_id,id,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.int("shortcut_id", self.shortcutId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.id {
-                fields.ints("id", value)
-            }
-            fields.long("hash", self.hash)
-            return ("messages.getQuickReplyMessages", fields.fields)
-        }
-    }
-
     /// `messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;`
     public static func getQuickReplyMessages(shortcutId: Int32, id: [Int32]? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetQuickReplyMessages(shortcutId: shortcutId, id: id, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.int("shortcut_id", shortcutId)
+        if let value = id { arguments.ints("id", value) }
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `readSavedHistory(...)` serializes.
-    public final class ReadSavedHistory: TLFunction, TLRegistrable {
-        public let parentPeer: Api.InputPeer
-        public let peer: Api.InputPeer
-        public let maxId: Int32
-
-        public init(parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) {
-            self.parentPeer = parentPeer
-            self.peer = peer
-            self.maxId = maxId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xba4a3b5b) }
-            self.parentPeer.serialize(buffer, true)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.maxId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadSavedHistory {
-            guard id == 0xba4a3b5b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readSavedHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _parentPeer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _maxId = try reader.readInt32()
-                return ReadSavedHistory(parentPeer: _parentPeer, peer: _peer, maxId: _maxId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readSavedHistory", fields: "parent_peer,peer,max_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("parent_peer", self.parentPeer)
-            fields.object("peer", self.peer)
-            fields.int("max_id", self.maxId)
-            return ("messages.readSavedHistory", fields.fields)
-        }
-    }
-
     /// `messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;`
     public static func readSavedHistory(parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReadSavedHistory(parentPeer: parentPeer, peer: peer, maxId: maxId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("parent_peer", parentPeer)
+        arguments.object("peer", peer)
+        arguments.int("max_id", maxId)
+        return TLRequest(definition: "messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;`
-    ///
-    /// The request as a value: what a server decodes, and what `getForumTopicsByID(...)` serializes.
-    public final class GetForumTopicsByID: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topics: [Int32]
-
-        public init(peer: Api.InputPeer, topics: [Int32]) {
-            self.peer = peer
-            self.topics = topics
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xaf0a4a08) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.topics, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetForumTopicsByID {
-            guard id == 0xaf0a4a08 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getForumTopicsByID"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _topics = try reader.readVector(boxed: true, of: Int32.self)
-                return GetForumTopicsByID(peer: _peer, topics: _topics)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getForumTopicsByID", fields: "peer,topics", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("topics", self.topics)
-            return ("messages.getForumTopicsByID", fields.fields)
-        }
-    }
-
     /// `messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;`
     public static func getForumTopicsByID(peer: Api.InputPeer, topics: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
-        GetForumTopicsByID(peer: peer, topics: topics).call(DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("topics", topics)
+        return TLRequest(definition: "messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ForumTopics.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkUrlAuthMatchCode(...)` serializes.
-    public final class CheckUrlAuthMatchCode: TLFunction, TLRegistrable {
-        public let url: String
-        public let matchCode: String
-
-        public init(url: String, matchCode: String) {
-            self.url = url
-            self.matchCode = matchCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc9a47b0b) }
-            buffer.appendTLString(self.url)
-            buffer.appendTLString(self.matchCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckUrlAuthMatchCode {
-            guard id == 0xc9a47b0b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.checkUrlAuthMatchCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _url = try reader.readTLString()
-                field = 1
-                let _matchCode = try reader.readTLString()
-                return CheckUrlAuthMatchCode(url: _url, matchCode: _matchCode)
-            }
-            catch {
-                throw error.inside(constructor: "messages.checkUrlAuthMatchCode", fields: "url,match_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("url", self.url)
-            fields.string("match_code", self.matchCode)
-            return ("messages.checkUrlAuthMatchCode", fields.fields)
-        }
-    }
-
-    /// `messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;`
     public static func checkUrlAuthMatchCode(url: String, matchCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckUrlAuthMatchCode(url: url, matchCode: matchCode).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("url", url)
+        arguments.string("match_code", matchCode)
+        return TLRequest(definition: "messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.updates {
     /// `updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDifference(...)` serializes.
-    public final class GetDifference: TLFunction, TLRegistrable {
-        public let pts: Int32
-        public let ptsLimit: Int32?
-        public let ptsTotalLimit: Int32?
-        public let date: Int32
-        public let qts: Int32
-        public let qtsLimit: Int32?
-
-        public init(pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) {
-            self.pts = pts
-            self.ptsLimit = ptsLimit
-            self.ptsTotalLimit = ptsTotalLimit
-            self.date = date
-            self.qts = qts
-            self.qtsLimit = qtsLimit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if ptsLimit != nil { tlSetFlag(&flags, 0x2) }
-            if ptsTotalLimit != nil { tlSetFlag(&flags, 0x1) }
-            if qtsLimit != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x19c2f763) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.pts)
-            if tlFlagIsSet(_flags, 0x2), let value = self.ptsLimit {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.ptsTotalLimit {
-                buffer.appendInt32(value)
-            }
-            buffer.appendInt32(self.date)
-            buffer.appendInt32(self.qts)
-            if tlFlagIsSet(_flags, 0x4), let value = self.qtsLimit {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDifference {
-            guard id == 0x19c2f763 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "updates.getDifference"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _pts = try reader.readInt32()
-                field = 2
-                var _ptsLimit: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _ptsLimit = try reader.readInt32()
-                }
-                field = 3
-                var _ptsTotalLimit: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _ptsTotalLimit = try reader.readInt32()
-                }
-                field = 4
-                let _date = try reader.readInt32()
-                field = 5
-                let _qts = try reader.readInt32()
-                field = 6
-                var _qtsLimit: Int32? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _qtsLimit = try reader.readInt32()
-                }
-                return GetDifference(pts: _pts, ptsLimit: _ptsLimit, ptsTotalLimit: _ptsTotalLimit, date: _date, qts: _qts, qtsLimit: _qtsLimit)
-            }
-            catch {
-                throw error.inside(constructor: "updates.getDifference", fields: "flags,pts,pts_limit,pts_total_limit,date,qts,qts_limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.int("pts", self.pts)
-            if tlFlagIsSet(_flags, 0x2), let value = self.ptsLimit {
-                fields.int("pts_limit", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.ptsTotalLimit {
-                fields.int("pts_total_limit", value)
-            }
-            fields.int("date", self.date)
-            fields.int("qts", self.qts)
-            if tlFlagIsSet(_flags, 0x4), let value = self.qtsLimit {
-                fields.int("qts_limit", value)
-            }
-            return ("updates.getDifference", fields.fields)
-        }
-    }
-
-    /// `updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;`
     public static func getDifference(pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.Difference>) {
-        GetDifference(pts: pts, ptsLimit: ptsLimit, ptsTotalLimit: ptsTotalLimit, date: date, qts: qts, qtsLimit: qtsLimit).call(DeserializeFunctionResponse(Api.updates.Difference.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.int("pts", pts)
+        if let value = ptsLimit { arguments.int("pts_limit", value) }
+        if let value = ptsTotalLimit { arguments.int("pts_total_limit", value) }
+        arguments.int("date", date)
+        arguments.int("qts", qts)
+        if let value = qtsLimit { arguments.int("qts_limit", value) }
+        return TLRequest(definition: "updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.updates.Difference.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveFilePart(...)` serializes.
-    public final class SaveFilePart: TLFunction, TLRegistrable {
-        public let fileId: Int64
-        public let filePart: Int32
-        public let bytes: [UInt8]
-
-        public init(fileId: Int64, filePart: Int32, bytes: [UInt8]) {
-            self.fileId = fileId
-            self.filePart = filePart
-            self.bytes = bytes
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb304a621) }
-            buffer.appendInt64(self.fileId)
-            buffer.appendInt32(self.filePart)
-            buffer.appendTLBytes(self.bytes)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveFilePart {
-            guard id == 0xb304a621 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.saveFilePart"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _fileId = try reader.readInt64()
-                field = 1
-                let _filePart = try reader.readInt32()
-                field = 2
-                let _bytes = try reader.readTLBytes()
-                return SaveFilePart(fileId: _fileId, filePart: _filePart, bytes: _bytes)
-            }
-            catch {
-                throw error.inside(constructor: "upload.saveFilePart", fields: "file_id,file_part,bytes", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.long("file_id", self.fileId)
-            fields.int("file_part", self.filePart)
-            fields.bytes("bytes", self.bytes)
-            return ("upload.saveFilePart", fields.fields)
-        }
-    }
-
-    /// `upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;`
     public static func saveFilePart(fileId: Int64, filePart: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveFilePart(fileId: fileId, filePart: filePart, bytes: bytes).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.long("file_id", fileId)
+        arguments.int("file_part", filePart)
+        arguments.bytes("bytes", bytes)
+        return TLRequest(definition: "upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotBroadcastDefaultAdminRights(...)` serializes.
-    public final class SetBotBroadcastDefaultAdminRights: TLFunction, TLRegistrable {
-        public let adminRights: Api.ChatAdminRights
-
-        public init(adminRights: Api.ChatAdminRights) {
-            self.adminRights = adminRights
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x788464e1) }
-            self.adminRights.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotBroadcastDefaultAdminRights {
-            guard id == 0x788464e1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.setBotBroadcastDefaultAdminRights"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _adminRights = try Api.ChatAdminRights.parse(&reader)
-                return SetBotBroadcastDefaultAdminRights(adminRights: _adminRights)
-            }
-            catch {
-                throw error.inside(constructor: "bots.setBotBroadcastDefaultAdminRights", fields: "admin_rights", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("admin_rights", self.adminRights)
-            return ("bots.setBotBroadcastDefaultAdminRights", fields.fields)
-        }
-    }
-
-    /// `bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;`
     public static func setBotBroadcastDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotBroadcastDefaultAdminRights(adminRights: adminRights).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("admin_rights", adminRights)
+        return TLRequest(definition: "bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPaymentReceipt(...)` serializes.
-    public final class GetPaymentReceipt: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2478d1cc) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPaymentReceipt {
-            guard id == 0x2478d1cc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getPaymentReceipt"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return GetPaymentReceipt(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getPaymentReceipt", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("payments.getPaymentReceipt", fields.fields)
-        }
-    }
-
     /// `payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;`
     public static func getPaymentReceipt(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentReceipt>) {
-        GetPaymentReceipt(peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.payments.PaymentReceipt.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentReceipt.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `validateRequestedInfo(...)` serializes.
-    public final class ValidateRequestedInfo: TLFunction, TLRegistrable {
-        public let save: Bool
-        public let invoice: Api.InputInvoice
-        public let info: Api.PaymentRequestedInfo
-
-        public init(save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) {
-            self.save = save
-            self.invoice = invoice
-            self.info = info
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if save { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb6c8f12b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.invoice.serialize(buffer, true)
-            self.info.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ValidateRequestedInfo {
-            guard id == 0xb6c8f12b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.validateRequestedInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _save = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _invoice = try Api.InputInvoice.parse(&reader)
-                field = 3
-                let _info = try Api.PaymentRequestedInfo.parse(&reader)
-                return ValidateRequestedInfo(save: _save, invoice: _invoice, info: _info)
-            }
-            catch {
-                throw error.inside(constructor: "payments.validateRequestedInfo", fields: "flags,save,invoice,info", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("save", self.save)
-            fields.object("invoice", self.invoice)
-            fields.object("info", self.info)
-            return ("payments.validateRequestedInfo", fields.fields)
-        }
-    }
-
     /// `payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;`
     public static func validateRequestedInfo(save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ValidatedRequestedInfo>) {
-        ValidateRequestedInfo(save: save, invoice: invoice, info: info).call(DeserializeFunctionResponse(Api.payments.ValidatedRequestedInfo.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("save", save)
+        arguments.object("invoice", invoice)
+        arguments.object("info", info)
+        return TLRequest(definition: "payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ValidatedRequestedInfo.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `getConnectedStarRefBots(...)` serializes.
-    public final class GetConnectedStarRefBots: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let offsetDate: Int32?
-        public let offsetLink: String?
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
-            self.peer = peer
-            self.offsetDate = offsetDate
-            self.offsetLink = offsetLink
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if offsetDate != nil && offsetLink != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5869a553) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetConnectedStarRefBots {
-            guard id == 0x5869a553 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getConnectedStarRefBots"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _offsetDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _offsetDate = try reader.readInt32()
-                }
-                field = 3
-                var _offsetLink: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _offsetLink = try reader.readTLString()
-                }
-                field = 4
-                let _limit = try reader.readInt32()
-                return GetConnectedStarRefBots(peer: _peer, offsetDate: _offsetDate, offsetLink: _offsetLink, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getConnectedStarRefBots", fields: "flags,peer,offset_date,offset_link,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
-                fields.int("offset_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
-                fields.string("offset_link", value)
-            }
-            fields.int("limit", self.limit)
-            return ("payments.getConnectedStarRefBots", fields.fields)
-        }
-    }
-
     /// `payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;`
     public static func getConnectedStarRefBots(peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        GetConnectedStarRefBots(peer: peer, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        if let value = offsetDate { arguments.int("offset_date", value) }
+        if let value = offsetLink { arguments.string("offset_link", value) }
+        arguments.int("limit", limit)
+        return TLRequest(definition: "payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `resolveStarGiftOffer(...)` serializes.
-    public final class ResolveStarGiftOffer: TLFunction, TLRegistrable {
-        public let decline: Bool
-        public let offerMsgId: Int32
-
-        public init(decline: Bool = false, offerMsgId: Int32) {
-            self.decline = decline
-            self.offerMsgId = offerMsgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if decline { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe9ce781c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.offerMsgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResolveStarGiftOffer {
-            guard id == 0xe9ce781c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.resolveStarGiftOffer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _decline = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _offerMsgId = try reader.readInt32()
-                return ResolveStarGiftOffer(decline: _decline, offerMsgId: _offerMsgId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.resolveStarGiftOffer", fields: "flags,decline,offer_msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("decline", self.decline)
-            fields.int("offer_msg_id", self.offerMsgId)
-            return ("payments.resolveStarGiftOffer", fields.fields)
-        }
-    }
-
-    /// `payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;`
     public static func resolveStarGiftOffer(decline: Bool = false, offerMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ResolveStarGiftOffer(decline: decline, offerMsgId: offerMsgId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("decline", decline)
+        arguments.int("offer_msg_id", offerMsgId)
+        return TLRequest(definition: "payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteStories(...)` serializes.
-    public final class DeleteStories: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xae59db5f) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteStories {
-            guard id == 0xae59db5f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.deleteStories"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return DeleteStories(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stories.deleteStories", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("stories.deleteStories", fields.fields)
-        }
-    }
-
     /// `stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;`
     public static func deleteStories(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        DeleteStories(peer: peer, id: id).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePinned(...)` serializes.
-    public final class TogglePinned: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-        public let pinned: Bool
-
-        public init(peer: Api.InputPeer, id: [Int32], pinned: Bool) {
-            self.peer = peer
-            self.id = id
-            self.pinned = pinned
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9a75a1ef) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-            buffer.appendBool(self.pinned)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePinned {
-            guard id == 0x9a75a1ef else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.togglePinned"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                field = 2
-                let _pinned = try reader.readBool()
-                return TogglePinned(peer: _peer, id: _id, pinned: _pinned)
-            }
-            catch {
-                throw error.inside(constructor: "stories.togglePinned", fields: "peer,id,pinned", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            fields.bool("pinned", self.pinned)
-            return ("stories.togglePinned", fields.fields)
-        }
-    }
-
     /// `stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;`
     public static func togglePinned(peer: Api.InputPeer, id: [Int32], pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        TogglePinned(peer: peer, id: id, pinned: pinned).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        arguments.bool("pinned", pinned)
+        return TLRequest(definition: "stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAllStories(...)` serializes.
-    public final class GetAllStories: TLFunction, TLRegistrable {
-        public let next: Bool
-        public let hidden: Bool
-        public let state: String?
-
-        public init(next: Bool = false, hidden: Bool = false, state: String? = nil) {
-            self.next = next
-            self.hidden = hidden
-            self.state = state
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if next { tlSetFlag(&flags, 0x2) }
-            if hidden { tlSetFlag(&flags, 0x4) }
-            if state != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xeeb0d625) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.state {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAllStories {
-            guard id == 0xeeb0d625 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getAllStories"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _next = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _hidden = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                var _state: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _state = try reader.readTLString()
-                }
-                return GetAllStories(next: _next, hidden: _hidden, state: _state)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getAllStories", fields: "flags,next,hidden,state", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("next", self.next)
-            fields.trueFlag("hidden", self.hidden)
-            if tlFlagIsSet(_flags, 0x1), let value = self.state {
-                fields.string("state", value)
-            }
-            return ("stories.getAllStories", fields.fields)
-        }
-    }
-
     /// `stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;`
     public static func getAllStories(next: Bool = false, hidden: Bool = false, state: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.AllStories>) {
-        GetAllStories(next: next, hidden: hidden, state: state).call(DeserializeFunctionResponse(Api.stories.AllStories.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("next", next)
+        arguments.trueFlag("hidden", hidden)
+        if let value = state { arguments.string("state", value) }
+        return TLRequest(definition: "stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.AllStories.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `incrementStoryViews(...)` serializes.
-    public final class IncrementStoryViews: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb2028afb) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> IncrementStoryViews {
-            guard id == 0xb2028afb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.incrementStoryViews"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return IncrementStoryViews(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stories.incrementStoryViews", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("stories.incrementStoryViews", fields.fields)
-        }
-    }
-
-    /// `stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;`
     public static func incrementStoryViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        IncrementStoryViews(peer: peer, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteMessage(...)` serializes.
-    public final class DeleteMessage: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer?
-        public let receiverId: Api.InputUser
-        public let id: Int32
-
-        public init(peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) {
-            self.peer = peer
-            self.receiverId = receiverId
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if peer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x92f6e797) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            self.receiverId.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteMessage {
-            guard id == 0x92f6e797 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.deleteMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                let _receiverId = try Api.InputUser.parse(&reader)
-                field = 3
-                let _id = try reader.readInt32()
-                return DeleteMessage(peer: _peer, receiverId: _receiverId, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.deleteMessage", fields: "flags,peer,receiver_id,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                fields.object("peer", value)
-            }
-            fields.object("receiver_id", self.receiverId)
-            fields.int("id", self.id)
-            return ("ephemeral.deleteMessage", fields.fields)
-        }
-    }
-
-    /// `ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;`
     public static func deleteMessage(peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteMessage(peer: peer, receiverId: receiverId, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        if let value = peer { arguments.object("peer", value) }
+        arguments.object("receiver_id", receiverId)
+        arguments.int("id", id)
+        return TLRequest(definition: "ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -4449,37 +2752,39 @@ extension Api {
         (0x0773c080, Api.InputAiComposeTone.self),
         (0x1fa01357, Api.InputAiComposeTone.self),
         (0x0e0c35af, Api.InputAiComposeTone.self),
-        (0xe5bfffcd, Api.functions.auth.ExportAuthorization.self),
-        (0x67a3ff2c, Api.functions.auth.ImportBotAuthorization.self),
-        (0x95ac5ce4, Api.functions.auth.ImportLoginToken.self),
-        (0x5f2178c3, Api.functions.account.ConfirmPhone.self),
-        (0xf257106c, Api.functions.account.SaveTheme.self),
-        (0xef500eab, Api.functions.account.ReorderUsernames.self),
-        (0x8851e68e, Api.functions.account.CreateBusinessChatLink.self),
-        (0xfe2eda76, Api.functions.account.ToggleNoPaidMessagesException.self),
-        (0x096a0e00, Api.functions.contacts.DeleteContacts.self),
-        (0x392718f8, Api.functions.messages.SaveRecentSticker.self),
-        (0x8d9692a3, Api.functions.messages.GetWebPage.self),
-        (0x1bf89d74, Api.functions.messages.SendMultiMedia.self),
-        (0x5bd0ee50, Api.functions.messages.DeleteChat.self),
-        (0x461b3f48, Api.functions.messages.GetMessageReactionsList.self),
-        (0x3637e05b, Api.functions.messages.GetSavedReactionTags.self),
-        (0xd483f2a8, Api.functions.messages.GetQuickReplies.self),
-        (0x94a495c3, Api.functions.messages.GetQuickReplyMessages.self),
-        (0xba4a3b5b, Api.functions.messages.ReadSavedHistory.self),
-        (0xaf0a4a08, Api.functions.messages.GetForumTopicsByID.self),
-        (0xc9a47b0b, Api.functions.messages.CheckUrlAuthMatchCode.self),
-        (0x19c2f763, Api.functions.updates.GetDifference.self),
-        (0xb304a621, Api.functions.upload.SaveFilePart.self),
-        (0x788464e1, Api.functions.bots.SetBotBroadcastDefaultAdminRights.self),
-        (0x2478d1cc, Api.functions.payments.GetPaymentReceipt.self),
-        (0xb6c8f12b, Api.functions.payments.ValidateRequestedInfo.self),
-        (0x5869a553, Api.functions.payments.GetConnectedStarRefBots.self),
-        (0xe9ce781c, Api.functions.payments.ResolveStarGiftOffer.self),
-        (0xae59db5f, Api.functions.stories.DeleteStories.self),
-        (0x9a75a1ef, Api.functions.stories.TogglePinned.self),
-        (0xeeb0d625, Api.functions.stories.GetAllStories.self),
-        (0xb2028afb, Api.functions.stories.IncrementStoryViews.self),
-        (0x92f6e797, Api.functions.ephemeral.DeleteMessage.self),
+    ]
+    static let functionEntries07: [(UInt32, StaticString)] = [
+        (0xe5bfffcd, "auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;"),
+        (0x67a3ff2c, "auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;"),
+        (0x95ac5ce4, "auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;"),
+        (0x5f2178c3, "account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;"),
+        (0xf257106c, "account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;"),
+        (0xef500eab, "account.reorderUsernames#ef500eab order:Vector<string> = Bool;"),
+        (0x8851e68e, "account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;"),
+        (0xfe2eda76, "account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;"),
+        (0x096a0e00, "contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;"),
+        (0x392718f8, "messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;"),
+        (0x8d9692a3, "messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;"),
+        (0x1bf89d74, "messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;"),
+        (0x5bd0ee50, "messages.deleteChat#5bd0ee50 chat_id:long = Bool;"),
+        (0x461b3f48, "messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;"),
+        (0x3637e05b, "messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;"),
+        (0xd483f2a8, "messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;"),
+        (0x94a495c3, "messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;"),
+        (0xba4a3b5b, "messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;"),
+        (0xaf0a4a08, "messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;"),
+        (0xc9a47b0b, "messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;"),
+        (0x19c2f763, "updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;"),
+        (0xb304a621, "upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;"),
+        (0x788464e1, "bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;"),
+        (0x2478d1cc, "payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;"),
+        (0xb6c8f12b, "payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;"),
+        (0x5869a553, "payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;"),
+        (0xe9ce781c, "payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;"),
+        (0xae59db5f, "stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;"),
+        (0x9a75a1ef, "stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;"),
+        (0xeeb0d625, "stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;"),
+        (0xb2028afb, "stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;"),
+        (0x92f6e797, "ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;"),
     ]
 }

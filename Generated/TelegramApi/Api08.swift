@@ -76,6 +76,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "NotifyPeer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NotifyPeer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -192,6 +194,8 @@ extension Api {
                     buffer.appendDouble(c.rating)
             }
         }
+
+        public static var tlTypeName: String { "TopPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeer {
             let id = try reader.readUInt32()
@@ -771,6 +775,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "RichText" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RichText {
             let id = try reader.readUInt32()
@@ -1389,6 +1395,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "WebDocument" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebDocument {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1492,6 +1500,8 @@ extension Api.channels {
             }
         }
 
+        public static var tlTypeName: String { "channels.AdminLogResults" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AdminLogResults {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1575,6 +1585,8 @@ extension Api.help {
                     c.termsOfService.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "help.TermsOfServiceUpdate" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TermsOfServiceUpdate {
             let id = try reader.readUInt32()
@@ -1719,6 +1731,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "JSONValue" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JSONValue {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1851,6 +1865,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.AutoDownloadSettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoDownloadSettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1960,6 +1976,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "StatsGraph" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGraph {
             let id = try reader.readUInt32()
@@ -2086,6 +2104,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.MessageReactionsList" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReactionsList {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2181,6 +2201,8 @@ extension Api.help {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "help.PremiumPromo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PremiumPromo {
             let id = try reader.readUInt32()
@@ -2286,6 +2308,8 @@ extension Api {
                     buffer.appendTLString(c.token)
             }
         }
+
+        public static var tlTypeName: String { "EmailVerification" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmailVerification {
             let id = try reader.readUInt32()
@@ -2410,6 +2434,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "StoryViews" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryViews {
             let id = try reader.readUInt32()
@@ -2543,6 +2569,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PostInteractionCounters" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PostInteractionCounters {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2637,6 +2665,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.PaidMessagesRevenue" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaidMessagesRevenue {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2704,6 +2734,8 @@ extension Api.stories {
             }
         }
 
+        public static var tlTypeName: String { "stories.Albums" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Albums {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2752,1308 +2784,223 @@ extension Api.stories {
 
 extension Api.functions.auth {
     /// `auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportLoginToken(...)` serializes.
-    public final class ExportLoginToken: TLFunction, TLRegistrable {
-        public let apiId: Int32
-        public let apiHash: String
-        public let exceptIds: [Int64]
-
-        public init(apiId: Int32, apiHash: String, exceptIds: [Int64]) {
-            self.apiId = apiId
-            self.apiHash = apiHash
-            self.exceptIds = exceptIds
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb7e085fe) }
-            buffer.appendInt32(self.apiId)
-            buffer.appendTLString(self.apiHash)
-            buffer.appendVector(self.exceptIds, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportLoginToken {
-            guard id == 0xb7e085fe else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.exportLoginToken"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _apiId = try reader.readInt32()
-                field = 1
-                let _apiHash = try reader.readTLString()
-                field = 2
-                let _exceptIds = try reader.readVector(boxed: true, of: Int64.self)
-                return ExportLoginToken(apiId: _apiId, apiHash: _apiHash, exceptIds: _exceptIds)
-            }
-            catch {
-                throw error.inside(constructor: "auth.exportLoginToken", fields: "api_id,api_hash,except_ids", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.int("api_id", self.apiId)
-            fields.string("api_hash", self.apiHash)
-            fields.longs("except_ids", self.exceptIds)
-            return ("auth.exportLoginToken", fields.fields)
-        }
-    }
-
-    /// `auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;`
     public static func exportLoginToken(apiId: Int32, apiHash: String, exceptIds: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
-        ExportLoginToken(apiId: apiId, apiHash: apiHash, exceptIds: exceptIds).call(DeserializeFunctionResponse(Api.auth.LoginToken.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.int("api_id", apiId)
+        arguments.string("api_hash", apiHash)
+        arguments.longs("except_ids", exceptIds)
+        return TLRequest(definition: "auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.LoginToken.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `acceptAuthorization(...)` serializes.
-    public final class AcceptAuthorization: TLFunction, TLRegistrable {
-        public let botId: Int64
-        public let scope: String
-        public let publicKey: String
-        public let valueHashes: [Api.SecureValueHash]
-        public let credentials: Api.SecureCredentialsEncrypted
-
-        public init(botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) {
-            self.botId = botId
-            self.scope = scope
-            self.publicKey = publicKey
-            self.valueHashes = valueHashes
-            self.credentials = credentials
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf3ed4c73) }
-            buffer.appendInt64(self.botId)
-            buffer.appendTLString(self.scope)
-            buffer.appendTLString(self.publicKey)
-            buffer.appendVector(self.valueHashes, boxed: true)
-            self.credentials.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AcceptAuthorization {
-            guard id == 0xf3ed4c73 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.acceptAuthorization"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _botId = try reader.readInt64()
-                field = 1
-                let _scope = try reader.readTLString()
-                field = 2
-                let _publicKey = try reader.readTLString()
-                field = 3
-                let _valueHashes = try reader.readVector(boxed: true, of: Api.SecureValueHash.self)
-                field = 4
-                let _credentials = try Api.SecureCredentialsEncrypted.parse(&reader)
-                return AcceptAuthorization(botId: _botId, scope: _scope, publicKey: _publicKey, valueHashes: _valueHashes, credentials: _credentials)
-            }
-            catch {
-                throw error.inside(constructor: "account.acceptAuthorization", fields: "bot_id,scope,public_key,value_hashes,credentials", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 5)
-            fields.long("bot_id", self.botId)
-            fields.string("scope", self.scope)
-            fields.string("public_key", self.publicKey)
-            fields.objects("value_hashes", self.valueHashes)
-            fields.object("credentials", self.credentials)
-            return ("account.acceptAuthorization", fields.fields)
-        }
-    }
-
     /// `account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;`
     public static func acceptAuthorization(botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        AcceptAuthorization(botId: botId, scope: scope, publicKey: publicKey, valueHashes: valueHashes, credentials: credentials).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.long("bot_id", botId)
+        arguments.string("scope", scope)
+        arguments.string("public_key", publicKey)
+        arguments.objects("value_hashes", valueHashes)
+        arguments.object("credentials", credentials)
+        return TLRequest(definition: "account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.confirmPasswordEmail#8fdf1920 code:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `confirmPasswordEmail(...)` serializes.
-    public final class ConfirmPasswordEmail: TLFunction, TLRegistrable {
-        public let code: String
-
-        public init(code: String) {
-            self.code = code
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8fdf1920) }
-            buffer.appendTLString(self.code)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ConfirmPasswordEmail {
-            guard id == 0x8fdf1920 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.confirmPasswordEmail"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _code = try reader.readTLString()
-                return ConfirmPasswordEmail(code: _code)
-            }
-            catch {
-                throw error.inside(constructor: "account.confirmPasswordEmail", fields: "code", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("code", self.code)
-            return ("account.confirmPasswordEmail", fields.fields)
-        }
-    }
-
     /// `account.confirmPasswordEmail#8fdf1920 code:string = Bool;`
     public static func confirmPasswordEmail(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ConfirmPasswordEmail(code: code).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("code", code)
+        return TLRequest(definition: "account.confirmPasswordEmail#8fdf1920 code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveAutoDownloadSettings(...)` serializes.
-    public final class SaveAutoDownloadSettings: TLFunction, TLRegistrable {
-        public let low: Bool
-        public let high: Bool
-        public let settings: Api.AutoDownloadSettings
-
-        public init(low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) {
-            self.low = low
-            self.high = high
-            self.settings = settings
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if low { tlSetFlag(&flags, 0x1) }
-            if high { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x76f36233) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveAutoDownloadSettings {
-            guard id == 0x76f36233 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.saveAutoDownloadSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _low = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _high = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _settings = try Api.AutoDownloadSettings.parse(&reader)
-                return SaveAutoDownloadSettings(low: _low, high: _high, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.saveAutoDownloadSettings", fields: "flags,low,high,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("low", self.low)
-            fields.trueFlag("high", self.high)
-            fields.object("settings", self.settings)
-            return ("account.saveAutoDownloadSettings", fields.fields)
-        }
-    }
-
-    /// `account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;`
     public static func saveAutoDownloadSettings(low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveAutoDownloadSettings(low: low, high: high, settings: settings).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("low", low)
+        arguments.trueFlag("high", high)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;`
-    ///
-    /// The request as a value: what a server decodes, and what `addChatUser(...)` serializes.
-    public final class AddChatUser: TLFunction, TLRegistrable {
-        public let chatId: Int64
-        public let userId: Api.InputUser
-        public let fwdLimit: Int32
-
-        public init(chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) {
-            self.chatId = chatId
-            self.userId = userId
-            self.fwdLimit = fwdLimit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcbc6d107) }
-            buffer.appendInt64(self.chatId)
-            self.userId.serialize(buffer, true)
-            buffer.appendInt32(self.fwdLimit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AddChatUser {
-            guard id == 0xcbc6d107 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.addChatUser"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatId = try reader.readInt64()
-                field = 1
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 2
-                let _fwdLimit = try reader.readInt32()
-                return AddChatUser(chatId: _chatId, userId: _userId, fwdLimit: _fwdLimit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.addChatUser", fields: "chat_id,user_id,fwd_limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.long("chat_id", self.chatId)
-            fields.object("user_id", self.userId)
-            fields.int("fwd_limit", self.fwdLimit)
-            return ("messages.addChatUser", fields.fields)
-        }
-    }
-
     /// `messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;`
     public static func addChatUser(chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
-        AddChatUser(chatId: chatId, userId: userId, fwdLimit: fwdLimit).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.long("chat_id", chatId)
+        arguments.object("user_id", userId)
+        arguments.int("fwd_limit", fwdLimit)
+        return TLRequest(definition: "messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderPinnedDialogs(...)` serializes.
-    public final class ReorderPinnedDialogs: TLFunction, TLRegistrable {
-        public let force: Bool
-        public let folderId: Int32
-        public let order: [Api.InputDialogPeer]
-
-        public init(force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) {
-            self.force = force
-            self.folderId = folderId
-            self.order = order
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if force { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3b1adf37) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.folderId)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderPinnedDialogs {
-            guard id == 0x3b1adf37 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reorderPinnedDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _force = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _folderId = try reader.readInt32()
-                field = 3
-                let _order = try reader.readVector(boxed: true, of: Api.InputDialogPeer.self)
-                return ReorderPinnedDialogs(force: _force, folderId: _folderId, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reorderPinnedDialogs", fields: "flags,force,folder_id,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("force", self.force)
-            fields.int("folder_id", self.folderId)
-            fields.objects("order", self.order)
-            return ("messages.reorderPinnedDialogs", fields.fields)
-        }
-    }
-
     /// `messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;`
     public static func reorderPinnedDialogs(force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderPinnedDialogs(force: force, folderId: folderId, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("force", force)
+        arguments.int("folder_id", folderId)
+        arguments.objects("order", order)
+        return TLRequest(definition: "messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChatInviteImporters(...)` serializes.
-    public final class GetChatInviteImporters: TLFunction, TLRegistrable {
-        public let requested: Bool
-        public let subscriptionExpired: Bool
-        public let peer: Api.InputPeer
-        public let link: String?
-        public let q: String?
-        public let offsetDate: Int32
-        public let offsetUser: Api.InputUser
-        public let limit: Int32
-
-        public init(requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) {
-            self.requested = requested
-            self.subscriptionExpired = subscriptionExpired
-            self.peer = peer
-            self.link = link
-            self.q = q
-            self.offsetDate = offsetDate
-            self.offsetUser = offsetUser
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if requested { tlSetFlag(&flags, 0x1) }
-            if subscriptionExpired { tlSetFlag(&flags, 0x8) }
-            if link != nil { tlSetFlag(&flags, 0x2) }
-            if q != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdf04dd4e) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.link {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.q {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.offsetDate)
-            self.offsetUser.serialize(buffer, true)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChatInviteImporters {
-            guard id == 0xdf04dd4e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getChatInviteImporters"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _requested = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _subscriptionExpired = tlFlagIsSet(_flags, 0x8)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                var _link: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _link = try reader.readTLString()
-                }
-                field = 5
-                var _q: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _q = try reader.readTLString()
-                }
-                field = 6
-                let _offsetDate = try reader.readInt32()
-                field = 7
-                let _offsetUser = try Api.InputUser.parse(&reader)
-                field = 8
-                let _limit = try reader.readInt32()
-                return GetChatInviteImporters(requested: _requested, subscriptionExpired: _subscriptionExpired, peer: _peer, link: _link, q: _q, offsetDate: _offsetDate, offsetUser: _offsetUser, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getChatInviteImporters", fields: "flags,requested,subscription_expired,peer,link,q,offset_date,offset_user,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.trueFlag("requested", self.requested)
-            fields.trueFlag("subscription_expired", self.subscriptionExpired)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x2), let value = self.link {
-                fields.string("link", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.q {
-                fields.string("q", value)
-            }
-            fields.int("offset_date", self.offsetDate)
-            fields.object("offset_user", self.offsetUser)
-            fields.int("limit", self.limit)
-            return ("messages.getChatInviteImporters", fields.fields)
-        }
-    }
-
     /// `messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;`
     public static func getChatInviteImporters(requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteImporters>) {
-        GetChatInviteImporters(requested: requested, subscriptionExpired: subscriptionExpired, peer: peer, link: link, q: q, offsetDate: offsetDate, offsetUser: offsetUser, limit: limit).call(DeserializeFunctionResponse(Api.messages.ChatInviteImporters.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.trueFlag("requested", requested)
+        arguments.trueFlag("subscription_expired", subscriptionExpired)
+        arguments.object("peer", peer)
+        if let value = link { arguments.string("link", value) }
+        if let value = q { arguments.string("q", value) }
+        arguments.int("offset_date", offsetDate)
+        arguments.object("offset_user", offsetUser)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatInviteImporters.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchSentMedia(...)` serializes.
-    public final class SearchSentMedia: TLFunction, TLRegistrable {
-        public let q: String
-        public let filter: Api.MessagesFilter
-        public let limit: Int32
-
-        public init(q: String, filter: Api.MessagesFilter, limit: Int32) {
-            self.q = q
-            self.filter = filter
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x107e31a0) }
-            buffer.appendTLString(self.q)
-            self.filter.serialize(buffer, true)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchSentMedia {
-            guard id == 0x107e31a0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.searchSentMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _q = try reader.readTLString()
-                field = 1
-                let _filter = try Api.MessagesFilter.parse(&reader)
-                field = 2
-                let _limit = try reader.readInt32()
-                return SearchSentMedia(q: _q, filter: _filter, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.searchSentMedia", fields: "q,filter,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("q", self.q)
-            fields.object("filter", self.filter)
-            fields.int("limit", self.limit)
-            return ("messages.searchSentMedia", fields.fields)
-        }
-    }
-
     /// `messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;`
     public static func searchSentMedia(q: String, filter: Api.MessagesFilter, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        SearchSentMedia(q: q, filter: filter, limit: limit).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("q", q)
+        arguments.object("filter", filter)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;`
-    ///
-    /// The request as a value: what a server decodes, and what `summarizeText(...)` serializes.
-    public final class SummarizeText: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let toLang: String?
-        public let tone: String?
-
-        public init(peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) {
-            self.peer = peer
-            self.id = id
-            self.toLang = toLang
-            self.tone = tone
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if toLang != nil { tlSetFlag(&flags, 0x1) }
-            if tone != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xabbbd346) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.toLang {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SummarizeText {
-            guard id == 0xabbbd346 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.summarizeText"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _id = try reader.readInt32()
-                field = 3
-                var _toLang: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _toLang = try reader.readTLString()
-                }
-                field = 4
-                var _tone: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _tone = try reader.readTLString()
-                }
-                return SummarizeText(peer: _peer, id: _id, toLang: _toLang, tone: _tone)
-            }
-            catch {
-                throw error.inside(constructor: "messages.summarizeText", fields: "flags,peer,id,to_lang,tone", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.toLang {
-                fields.string("to_lang", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                fields.string("tone", value)
-            }
-            return ("messages.summarizeText", fields.fields)
-        }
-    }
-
-    /// `messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;`
     public static func summarizeText(peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.TextWithEntities>) {
-        SummarizeText(peer: peer, id: id, toLang: toLang, tone: tone).call(DeserializeFunctionResponse(Api.TextWithEntities.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        if let value = toLang { arguments.string("to_lang", value) }
+        if let value = tone { arguments.string("tone", value) }
+        return TLRequest(definition: "messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.TextWithEntities.self))
     }
 }
 
 extension Api.functions.updates {
     /// `updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChannelDifference(...)` serializes.
-    public final class GetChannelDifference: TLFunction, TLRegistrable {
-        public let force: Bool
-        public let channel: Api.InputChannel
-        public let filter: Api.ChannelMessagesFilter
-        public let pts: Int32
-        public let limit: Int32
-
-        public init(force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) {
-            self.force = force
-            self.channel = channel
-            self.filter = filter
-            self.pts = pts
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if force { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x03173d78) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            self.filter.serialize(buffer, true)
-            buffer.appendInt32(self.pts)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChannelDifference {
-            guard id == 0x03173d78 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "updates.getChannelDifference"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _force = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 3
-                let _filter = try Api.ChannelMessagesFilter.parse(&reader)
-                field = 4
-                let _pts = try reader.readInt32()
-                field = 5
-                let _limit = try reader.readInt32()
-                return GetChannelDifference(force: _force, channel: _channel, filter: _filter, pts: _pts, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "updates.getChannelDifference", fields: "flags,force,channel,filter,pts,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("force", self.force)
-            fields.object("channel", self.channel)
-            fields.object("filter", self.filter)
-            fields.int("pts", self.pts)
-            fields.int("limit", self.limit)
-            return ("updates.getChannelDifference", fields.fields)
-        }
-    }
-
-    /// `updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;`
     public static func getChannelDifference(force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.ChannelDifference>) {
-        GetChannelDifference(force: force, channel: channel, filter: filter, pts: pts, limit: limit).call(DeserializeFunctionResponse(Api.updates.ChannelDifference.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("force", force)
+        arguments.object("channel", channel)
+        arguments.object("filter", filter)
+        arguments.int("pts", pts)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.updates.ChannelDifference.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deactivateAllUsernames(...)` serializes.
-    public final class DeactivateAllUsernames: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-
-        public init(channel: Api.InputChannel) {
-            self.channel = channel
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0a245dd3) }
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeactivateAllUsernames {
-            guard id == 0x0a245dd3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.deactivateAllUsernames"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                return DeactivateAllUsernames(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.deactivateAllUsernames", fields: "channel", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("channel", self.channel)
-            return ("channels.deactivateAllUsernames", fields.fields)
-        }
-    }
-
-    /// `channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;`
     public static func deactivateAllUsernames(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeactivateAllUsernames(channel: channel).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkDownloadFileParams(...)` serializes.
-    public final class CheckDownloadFileParams: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let fileName: String
-        public let url: String
-
-        public init(bot: Api.InputUser, fileName: String, url: String) {
-            self.bot = bot
-            self.fileName = fileName
-            self.url = url
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x50077589) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.fileName)
-            buffer.appendTLString(self.url)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckDownloadFileParams {
-            guard id == 0x50077589 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.checkDownloadFileParams"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _fileName = try reader.readTLString()
-                field = 2
-                let _url = try reader.readTLString()
-                return CheckDownloadFileParams(bot: _bot, fileName: _fileName, url: _url)
-            }
-            catch {
-                throw error.inside(constructor: "bots.checkDownloadFileParams", fields: "bot,file_name,url", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("bot", self.bot)
-            fields.string("file_name", self.fileName)
-            fields.string("url", self.url)
-            return ("bots.checkDownloadFileParams", fields.fields)
-        }
-    }
-
-    /// `bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;`
     public static func checkDownloadFileParams(bot: Api.InputUser, fileName: String, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckDownloadFileParams(bot: bot, fileName: fileName, url: url).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("bot", bot)
+        arguments.string("file_name", fileName)
+        arguments.string("url", url)
+        return TLRequest(definition: "bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendStarsForm(...)` serializes.
-    public final class SendStarsForm: TLFunction, TLRegistrable {
-        public let formId: Int64
-        public let invoice: Api.InputInvoice
-
-        public init(formId: Int64, invoice: Api.InputInvoice) {
-            self.formId = formId
-            self.invoice = invoice
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7998c914) }
-            buffer.appendInt64(self.formId)
-            self.invoice.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendStarsForm {
-            guard id == 0x7998c914 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.sendStarsForm"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _formId = try reader.readInt64()
-                field = 1
-                let _invoice = try Api.InputInvoice.parse(&reader)
-                return SendStarsForm(formId: _formId, invoice: _invoice)
-            }
-            catch {
-                throw error.inside(constructor: "payments.sendStarsForm", fields: "form_id,invoice", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("form_id", self.formId)
-            fields.object("invoice", self.invoice)
-            return ("payments.sendStarsForm", fields.fields)
-        }
-    }
-
     /// `payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;`
     public static func sendStarsForm(formId: Int64, invoice: Api.InputInvoice) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
-        SendStarsForm(formId: formId, invoice: invoice).call(DeserializeFunctionResponse(Api.payments.PaymentResult.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("form_id", formId)
+        arguments.object("invoice", invoice)
+        return TLRequest(definition: "payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentResult.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsRevenueAdsAccountUrl(...)` serializes.
-    public final class GetStarsRevenueAdsAccountUrl: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd1d7efc5) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsRevenueAdsAccountUrl {
-            guard id == 0xd1d7efc5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsRevenueAdsAccountUrl"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetStarsRevenueAdsAccountUrl(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsRevenueAdsAccountUrl", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("payments.getStarsRevenueAdsAccountUrl", fields.fields)
-        }
-    }
-
     /// `payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;`
     public static func getStarsRevenueAdsAccountUrl(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueAdsAccountUrl>) {
-        GetStarsRevenueAdsAccountUrl(peer: peer).call(DeserializeFunctionResponse(Api.payments.StarsRevenueAdsAccountUrl.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsRevenueAdsAccountUrl.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGifts#c4563590 hash:int = payments.StarGifts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGifts(...)` serializes.
-    public final class GetStarGifts: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc4563590) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGifts {
-            guard id == 0xc4563590 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGifts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetStarGifts(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGifts", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("payments.getStarGifts", fields.fields)
-        }
-    }
-
-    /// `payments.getStarGifts#c4563590 hash:int = payments.StarGifts;`
     public static func getStarGifts(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGifts>) {
-        GetStarGifts(hash: hash).call(DeserializeFunctionResponse(Api.payments.StarGifts.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "payments.getStarGifts#c4563590 hash:int = payments.StarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGifts.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteStickerSet(...)` serializes.
-    public final class DeleteStickerSet: TLFunction, TLRegistrable {
-        public let stickerset: Api.InputStickerSet
-
-        public init(stickerset: Api.InputStickerSet) {
-            self.stickerset = stickerset
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x87704394) }
-            self.stickerset.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteStickerSet {
-            guard id == 0x87704394 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.deleteStickerSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                return DeleteStickerSet(stickerset: _stickerset)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.deleteStickerSet", fields: "stickerset", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("stickerset", self.stickerset)
-            return ("stickers.deleteStickerSet", fields.fields)
-        }
-    }
-
-    /// `stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;`
     public static func deleteStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteStickerSet(stickerset: stickerset).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("stickerset", stickerset)
+        return TLRequest(definition: "stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `discardCall(...)` serializes.
-    public final class DiscardCall: TLFunction, TLRegistrable {
-        public let video: Bool
-        public let peer: Api.InputPhoneCall
-        public let duration: Int32
-        public let reason: Api.PhoneCallDiscardReason
-        public let connectionId: Int64
-
-        public init(video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) {
-            self.video = video
-            self.peer = peer
-            self.duration = duration
-            self.reason = reason
-            self.connectionId = connectionId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if video { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb2cbc1c0) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.duration)
-            self.reason.serialize(buffer, true)
-            buffer.appendInt64(self.connectionId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DiscardCall {
-            guard id == 0xb2cbc1c0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.discardCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _video = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                field = 3
-                let _duration = try reader.readInt32()
-                field = 4
-                let _reason = try Api.PhoneCallDiscardReason.parse(&reader)
-                field = 5
-                let _connectionId = try reader.readInt64()
-                return DiscardCall(video: _video, peer: _peer, duration: _duration, reason: _reason, connectionId: _connectionId)
-            }
-            catch {
-                throw error.inside(constructor: "phone.discardCall", fields: "flags,video,peer,duration,reason,connection_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("video", self.video)
-            fields.object("peer", self.peer)
-            fields.int("duration", self.duration)
-            fields.object("reason", self.reason)
-            fields.long("connection_id", self.connectionId)
-            return ("phone.discardCall", fields.fields)
-        }
-    }
-
-    /// `phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;`
     public static func discardCall(video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DiscardCall(video: video, peer: peer, duration: duration, reason: reason, connectionId: connectionId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("video", video)
+        arguments.object("peer", peer)
+        arguments.int("duration", duration)
+        arguments.object("reason", reason)
+        arguments.long("connection_id", connectionId)
+        return TLRequest(definition: "phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportStoryLink(...)` serializes.
-    public final class ExportStoryLink: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-
-        public init(peer: Api.InputPeer, id: Int32) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7b8def20) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportStoryLink {
-            guard id == 0x7b8def20 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.exportStoryLink"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                return ExportStoryLink(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stories.exportStoryLink", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            return ("stories.exportStoryLink", fields.fields)
-        }
-    }
-
     /// `stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;`
     public static func exportStoryLink(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedStoryLink>) {
-        ExportStoryLink(peer: peer, id: id).call(DeserializeFunctionResponse(Api.ExportedStoryLink.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        return TLRequest(definition: "stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedStoryLink.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchPosts(...)` serializes.
-    public final class SearchPosts: TLFunction, TLRegistrable {
-        public let hashtag: String?
-        public let area: Api.MediaArea?
-        public let peer: Api.InputPeer?
-        public let offset: String
-        public let limit: Int32
-
-        public init(hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) {
-            self.hashtag = hashtag
-            self.area = area
-            self.peer = peer
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if hashtag != nil { tlSetFlag(&flags, 0x1) }
-            if area != nil { tlSetFlag(&flags, 0x2) }
-            if peer != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd1810907) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.area {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchPosts {
-            guard id == 0xd1810907 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.searchPosts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _hashtag: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _hashtag = try reader.readTLString()
-                }
-                field = 2
-                var _area: Api.MediaArea? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _area = try Api.MediaArea.parse(&reader)
-                }
-                field = 3
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 4
-                let _offset = try reader.readTLString()
-                field = 5
-                let _limit = try reader.readInt32()
-                return SearchPosts(hashtag: _hashtag, area: _area, peer: _peer, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stories.searchPosts", fields: "flags,hashtag,area,peer,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.hashtag {
-                fields.string("hashtag", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.area {
-                fields.object("area", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.peer {
-                fields.object("peer", value)
-            }
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("stories.searchPosts", fields.fields)
-        }
-    }
-
-    /// `stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;`
     public static func searchPosts(hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.FoundStories>) {
-        SearchPosts(hashtag: hashtag, area: area, peer: peer, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.stories.FoundStories.self))
+        var arguments = TLFieldList(capacity: 5)
+        if let value = hashtag { arguments.string("hashtag", value) }
+        if let value = area { arguments.object("area", value) }
+        if let value = peer { arguments.object("peer", value) }
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.FoundStories.self))
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCallbackAnswer(...)` serializes.
-    public final class GetCallbackAnswer: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let data: [UInt8]?
-
-        public init(peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) {
-            self.peer = peer
-            self.id = id
-            self.data = data
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if data != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3fa464c8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x2), let value = self.data {
-                buffer.appendTLBytes(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCallbackAnswer {
-            guard id == 0x3fa464c8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.getCallbackAnswer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _id = try reader.readInt32()
-                field = 3
-                var _data: [UInt8]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _data = try reader.readTLBytes()
-                }
-                return GetCallbackAnswer(peer: _peer, id: _id, data: _data)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.getCallbackAnswer", fields: "flags,peer,id,data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x2), let value = self.data {
-                fields.bytes("data", value)
-            }
-            return ("ephemeral.getCallbackAnswer", fields.fields)
-        }
-    }
-
-    /// `ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;`
     public static func getCallbackAnswer(peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
-        GetCallbackAnswer(peer: peer, id: id, data: data).call(DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        if let value = data { arguments.bytes("data", value) }
+        return TLRequest(definition: "ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
     }
 }
 
@@ -4123,25 +3070,27 @@ extension Api {
         (0x1e109708, Api.account.PaidMessagesRevenue.self),
         (0x564edaeb, Api.stories.Albums.self),
         (0xc3987a3a, Api.stories.Albums.self),
-        (0xb7e085fe, Api.functions.auth.ExportLoginToken.self),
-        (0xf3ed4c73, Api.functions.account.AcceptAuthorization.self),
-        (0x8fdf1920, Api.functions.account.ConfirmPasswordEmail.self),
-        (0x76f36233, Api.functions.account.SaveAutoDownloadSettings.self),
-        (0xcbc6d107, Api.functions.messages.AddChatUser.self),
-        (0x3b1adf37, Api.functions.messages.ReorderPinnedDialogs.self),
-        (0xdf04dd4e, Api.functions.messages.GetChatInviteImporters.self),
-        (0x107e31a0, Api.functions.messages.SearchSentMedia.self),
-        (0xabbbd346, Api.functions.messages.SummarizeText.self),
-        (0x03173d78, Api.functions.updates.GetChannelDifference.self),
-        (0x0a245dd3, Api.functions.channels.DeactivateAllUsernames.self),
-        (0x50077589, Api.functions.bots.CheckDownloadFileParams.self),
-        (0x7998c914, Api.functions.payments.SendStarsForm.self),
-        (0xd1d7efc5, Api.functions.payments.GetStarsRevenueAdsAccountUrl.self),
-        (0xc4563590, Api.functions.payments.GetStarGifts.self),
-        (0x87704394, Api.functions.stickers.DeleteStickerSet.self),
-        (0xb2cbc1c0, Api.functions.phone.DiscardCall.self),
-        (0x7b8def20, Api.functions.stories.ExportStoryLink.self),
-        (0xd1810907, Api.functions.stories.SearchPosts.self),
-        (0x3fa464c8, Api.functions.ephemeral.GetCallbackAnswer.self),
+    ]
+    static let functionEntries08: [(UInt32, StaticString)] = [
+        (0xb7e085fe, "auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;"),
+        (0xf3ed4c73, "account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;"),
+        (0x8fdf1920, "account.confirmPasswordEmail#8fdf1920 code:string = Bool;"),
+        (0x76f36233, "account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;"),
+        (0xcbc6d107, "messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;"),
+        (0x3b1adf37, "messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;"),
+        (0xdf04dd4e, "messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;"),
+        (0x107e31a0, "messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;"),
+        (0xabbbd346, "messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;"),
+        (0x03173d78, "updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;"),
+        (0x0a245dd3, "channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;"),
+        (0x50077589, "bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;"),
+        (0x7998c914, "payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;"),
+        (0xd1d7efc5, "payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;"),
+        (0xc4563590, "payments.getStarGifts#c4563590 hash:int = payments.StarGifts;"),
+        (0x87704394, "stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;"),
+        (0xb2cbc1c0, "phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;"),
+        (0x7b8def20, "stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;"),
+        (0xd1810907, "stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;"),
+        (0x3fa464c8, "ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;"),
     ]
 }

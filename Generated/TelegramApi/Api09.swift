@@ -155,6 +155,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.Messages" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Messages {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -429,6 +431,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PrivacyRule" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyRule {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -589,6 +593,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "AccountDaysTTL" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AccountDaysTTL {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -650,6 +656,8 @@ extension Api {
                     buffer.appendInt32(c.maxId)
             }
         }
+
+        public static var tlTypeName: String { "MessageRange" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageRange {
             let id = try reader.readUInt32()
@@ -743,6 +751,8 @@ extension Api {
                     buffer.appendInt64(c.accessHash)
             }
         }
+
+        public static var tlTypeName: String { "InputBotInlineMessageID" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotInlineMessageID {
             let id = try reader.readUInt32()
@@ -909,6 +919,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "LangPackString" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LangPackString {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1053,6 +1065,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "FolderPeer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FolderPeer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1121,6 +1135,8 @@ extension Api {
                     buffer.appendTLString(c.text)
             }
         }
+
+        public static var tlTypeName: String { "RestrictionReason" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RestrictionReason {
             let id = try reader.readUInt32()
@@ -1273,6 +1289,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "GroupCallParticipant" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallParticipant {
             let id = try reader.readUInt32()
@@ -1454,6 +1472,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ExportedChatInvite" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatInvite {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1545,6 +1565,8 @@ extension Api.stories {
             }
         }
 
+        public static var tlTypeName: String { "stories.PeerStories" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerStories {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1627,6 +1649,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "InputBusinessIntro" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessIntro {
             let id = try reader.readUInt32()
@@ -1731,6 +1755,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "AvailableEffect" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableEffect {
             let id = try reader.readUInt32()
@@ -1844,6 +1870,8 @@ extension Api.stories {
             }
         }
 
+        public static var tlTypeName: String { "stories.FoundStories" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStories {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1939,6 +1967,8 @@ extension Api.bots {
             }
         }
 
+        public static var tlTypeName: String { "bots.PopularAppBots" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PopularAppBots {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2030,6 +2060,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "BotVerifierSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotVerifierSettings {
             let id = try reader.readUInt32()
@@ -2126,6 +2158,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "TodoList" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TodoList {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2177,1665 +2211,273 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `dropTempAuthKeys(...)` serializes.
-    public final class DropTempAuthKeys: TLFunction, TLRegistrable {
-        public let exceptAuthKeys: [Int64]
-
-        public init(exceptAuthKeys: [Int64]) {
-            self.exceptAuthKeys = exceptAuthKeys
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8e48a188) }
-            buffer.appendVector(self.exceptAuthKeys, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DropTempAuthKeys {
-            guard id == 0x8e48a188 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.dropTempAuthKeys"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _exceptAuthKeys = try reader.readVector(boxed: true, of: Int64.self)
-                return DropTempAuthKeys(exceptAuthKeys: _exceptAuthKeys)
-            }
-            catch {
-                throw error.inside(constructor: "auth.dropTempAuthKeys", fields: "except_auth_keys", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.longs("except_auth_keys", self.exceptAuthKeys)
-            return ("auth.dropTempAuthKeys", fields.fields)
-        }
-    }
-
-    /// `auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;`
     public static func dropTempAuthKeys(exceptAuthKeys: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DropTempAuthKeys(exceptAuthKeys: exceptAuthKeys).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.longs("except_auth_keys", exceptAuthKeys)
+        return TLRequest(definition: "auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.checkUsername#2714d86c username:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkUsername(...)` serializes.
-    public final class CheckUsername: TLFunction, TLRegistrable {
-        public let username: String
-
-        public init(username: String) {
-            self.username = username
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2714d86c) }
-            buffer.appendTLString(self.username)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckUsername {
-            guard id == 0x2714d86c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.checkUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _username = try reader.readTLString()
-                return CheckUsername(username: _username)
-            }
-            catch {
-                throw error.inside(constructor: "account.checkUsername", fields: "username", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("username", self.username)
-            return ("account.checkUsername", fields.fields)
-        }
-    }
-
     /// `account.checkUsername#2714d86c username:string = Bool;`
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckUsername(username: username).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("username", username)
+        return TLRequest(definition: "account.checkUsername#2714d86c username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWallPaper(...)` serializes.
-    public final class GetWallPaper: TLFunction, TLRegistrable {
-        public let wallpaper: Api.InputWallPaper
-
-        public init(wallpaper: Api.InputWallPaper) {
-            self.wallpaper = wallpaper
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfc8ddbea) }
-            self.wallpaper.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWallPaper {
-            guard id == 0xfc8ddbea else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getWallPaper"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _wallpaper = try Api.InputWallPaper.parse(&reader)
-                return GetWallPaper(wallpaper: _wallpaper)
-            }
-            catch {
-                throw error.inside(constructor: "account.getWallPaper", fields: "wallpaper", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("wallpaper", self.wallpaper)
-            return ("account.getWallPaper", fields.fields)
-        }
-    }
-
     /// `account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;`
     public static func getWallPaper(wallpaper: Api.InputWallPaper) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
-        GetWallPaper(wallpaper: wallpaper).call(DeserializeFunctionResponse(Api.WallPaper.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("wallpaper", wallpaper)
+        return TLRequest(definition: "account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WallPaper.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveAutoSaveSettings(...)` serializes.
-    public final class SaveAutoSaveSettings: TLFunction, TLRegistrable {
-        public let users: Bool
-        public let chats: Bool
-        public let broadcasts: Bool
-        public let peer: Api.InputPeer?
-        public let settings: Api.AutoSaveSettings
-
-        public init(users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) {
-            self.users = users
-            self.chats = chats
-            self.broadcasts = broadcasts
-            self.peer = peer
-            self.settings = settings
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if users { tlSetFlag(&flags, 0x1) }
-            if chats { tlSetFlag(&flags, 0x2) }
-            if broadcasts { tlSetFlag(&flags, 0x4) }
-            if peer != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd69b8361) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x8), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveAutoSaveSettings {
-            guard id == 0xd69b8361 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.saveAutoSaveSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _users = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _chats = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _broadcasts = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 5
-                let _settings = try Api.AutoSaveSettings.parse(&reader)
-                return SaveAutoSaveSettings(users: _users, chats: _chats, broadcasts: _broadcasts, peer: _peer, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.saveAutoSaveSettings", fields: "flags,users,chats,broadcasts,peer,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("users", self.users)
-            fields.trueFlag("chats", self.chats)
-            fields.trueFlag("broadcasts", self.broadcasts)
-            if tlFlagIsSet(_flags, 0x8), let value = self.peer {
-                fields.object("peer", value)
-            }
-            fields.object("settings", self.settings)
-            return ("account.saveAutoSaveSettings", fields.fields)
-        }
-    }
-
     /// `account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;`
     public static func saveAutoSaveSettings(users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveAutoSaveSettings(users: users, chats: chats, broadcasts: broadcasts, peer: peer, settings: settings).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("users", users)
+        arguments.trueFlag("chats", chats)
+        arguments.trueFlag("broadcasts", broadcasts)
+        if let value = peer { arguments.object("peer", value) }
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDefaultBackgroundEmojis(...)` serializes.
-    public final class GetDefaultBackgroundEmojis: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa60ab9ce) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDefaultBackgroundEmojis {
-            guard id == 0xa60ab9ce else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getDefaultBackgroundEmojis"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetDefaultBackgroundEmojis(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getDefaultBackgroundEmojis", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getDefaultBackgroundEmojis", fields.fields)
-        }
-    }
-
     /// `account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;`
     public static func getDefaultBackgroundEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        GetDefaultBackgroundEmojis(hash: hash).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateBusinessAwayMessage(...)` serializes.
-    public final class UpdateBusinessAwayMessage: TLFunction, TLRegistrable {
-        public let message: Api.InputBusinessAwayMessage?
-
-        public init(message: Api.InputBusinessAwayMessage? = nil) {
-            self.message = message
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if message != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa26a7fa5) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateBusinessAwayMessage {
-            guard id == 0xa26a7fa5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateBusinessAwayMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _message: Api.InputBusinessAwayMessage? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _message = try Api.InputBusinessAwayMessage.parse(&reader)
-                }
-                return UpdateBusinessAwayMessage(message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateBusinessAwayMessage", fields: "flags,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                fields.object("message", value)
-            }
-            return ("account.updateBusinessAwayMessage", fields.fields)
-        }
-    }
-
     /// `account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;`
     public static func updateBusinessAwayMessage(message: Api.InputBusinessAwayMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateBusinessAwayMessage(message: message).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = message { arguments.object("message", value) }
+        return TLRequest(definition: "account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `disablePeerConnectedBot(...)` serializes.
-    public final class DisablePeerConnectedBot: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5e437ed9) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DisablePeerConnectedBot {
-            guard id == 0x5e437ed9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.disablePeerConnectedBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return DisablePeerConnectedBot(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "account.disablePeerConnectedBot", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("account.disablePeerConnectedBot", fields.fields)
-        }
-    }
-
     /// `account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;`
     public static func disablePeerConnectedBot(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DisablePeerConnectedBot(peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleWebBrowserSettingsException(...)` serializes.
-    public final class ToggleWebBrowserSettingsException: TLFunction, TLRegistrable {
-        public let delete: Bool
-        public let openExternalBrowser: Bool?
-        public let url: String
-
-        public init(delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) {
-            self.delete = delete
-            self.openExternalBrowser = openExternalBrowser
-            self.url = url
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if delete { tlSetFlag(&flags, 0x2) }
-            if openExternalBrowser != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60ed4229) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.openExternalBrowser {
-                buffer.appendBool(value)
-            }
-            buffer.appendTLString(self.url)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleWebBrowserSettingsException {
-            guard id == 0x60ed4229 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.toggleWebBrowserSettingsException"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _delete = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                var _openExternalBrowser: Bool? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _openExternalBrowser = try reader.readBool()
-                }
-                field = 3
-                let _url = try reader.readTLString()
-                return ToggleWebBrowserSettingsException(delete: _delete, openExternalBrowser: _openExternalBrowser, url: _url)
-            }
-            catch {
-                throw error.inside(constructor: "account.toggleWebBrowserSettingsException", fields: "flags,delete,open_external_browser,url", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("delete", self.delete)
-            if tlFlagIsSet(_flags, 0x1), let value = self.openExternalBrowser {
-                fields.bool("open_external_browser", value)
-            }
-            fields.string("url", self.url)
-            return ("account.toggleWebBrowserSettingsException", fields.fields)
-        }
-    }
-
     /// `account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;`
     public static func toggleWebBrowserSettingsException(delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleWebBrowserSettingsException(delete: delete, openExternalBrowser: openExternalBrowser, url: url).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("delete", delete)
+        if let value = openExternalBrowser { arguments.bool("open_external_browser", value) }
+        arguments.string("url", url)
+        return TLRequest(definition: "account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteWebBrowserSettingsExceptions(...)` serializes.
-    public final class DeleteWebBrowserSettingsExceptions: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x86a0765d) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteWebBrowserSettingsExceptions {
-            guard id == 0x86a0765d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.deleteWebBrowserSettingsExceptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return DeleteWebBrowserSettingsExceptions()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.deleteWebBrowserSettingsExceptions", [])
-        }
-    }
-
-    /// `account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;`
     public static func deleteWebBrowserSettingsExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
-        DeleteWebBrowserSettingsExceptions().call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+        TLRequest(definition: "account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBlocked(...)` serializes.
-    public final class SetBlocked: TLFunction, TLRegistrable {
-        public let myStoriesFrom: Bool
-        public let id: [Api.InputPeer]
-        public let limit: Int32
-
-        public init(myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) {
-            self.myStoriesFrom = myStoriesFrom
-            self.id = id
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x94c65c76) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendVector(self.id, boxed: true)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBlocked {
-            guard id == 0x94c65c76 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.setBlocked"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _id = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                field = 3
-                let _limit = try reader.readInt32()
-                return SetBlocked(myStoriesFrom: _myStoriesFrom, id: _id, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.setBlocked", fields: "flags,my_stories_from,id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("my_stories_from", self.myStoriesFrom)
-            fields.objects("id", self.id)
-            fields.int("limit", self.limit)
-            return ("contacts.setBlocked", fields.fields)
-        }
-    }
-
-    /// `contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;`
     public static func setBlocked(myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBlocked(myStoriesFrom: myStoriesFrom, id: id, limit: limit).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("my_stories_from", myStoriesFrom)
+        arguments.objects("id", id)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkChatInvite(...)` serializes.
-    public final class CheckChatInvite: TLFunction, TLRegistrable {
-        public let hash: String
-
-        public init(hash: String) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3eadb1bb) }
-            buffer.appendTLString(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckChatInvite {
-            guard id == 0x3eadb1bb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.checkChatInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readTLString()
-                return CheckChatInvite(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.checkChatInvite", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("hash", self.hash)
-            return ("messages.checkChatInvite", fields.fields)
-        }
-    }
-
     /// `messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;`
     public static func checkChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatInvite>) {
-        CheckChatInvite(hash: hash).call(DeserializeFunctionResponse(Api.ChatInvite.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("hash", hash)
+        return TLRequest(definition: "messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ChatInvite.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getScheduledMessages(...)` serializes.
-    public final class GetScheduledMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbdbb0464) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetScheduledMessages {
-            guard id == 0xbdbb0464 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getScheduledMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return GetScheduledMessages(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getScheduledMessages", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("messages.getScheduledMessages", fields.fields)
-        }
-    }
-
     /// `messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;`
     public static func getScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetScheduledMessages(peer: peer, id: id).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;`
-    ///
-    /// The request as a value: what a server decodes, and what `initHistoryImport(...)` serializes.
-    public final class InitHistoryImport: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let file: Api.InputFile
-        public let mediaCount: Int32
-
-        public init(peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) {
-            self.peer = peer
-            self.file = file
-            self.mediaCount = mediaCount
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x34090c3b) }
-            self.peer.serialize(buffer, true)
-            self.file.serialize(buffer, true)
-            buffer.appendInt32(self.mediaCount)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InitHistoryImport {
-            guard id == 0x34090c3b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.initHistoryImport"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _file = try Api.InputFile.parse(&reader)
-                field = 2
-                let _mediaCount = try reader.readInt32()
-                return InitHistoryImport(peer: _peer, file: _file, mediaCount: _mediaCount)
-            }
-            catch {
-                throw error.inside(constructor: "messages.initHistoryImport", fields: "peer,file,media_count", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.object("file", self.file)
-            fields.int("media_count", self.mediaCount)
-            return ("messages.initHistoryImport", fields.fields)
-        }
-    }
-
     /// `messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;`
     public static func initHistoryImport(peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImport>) {
-        InitHistoryImport(peer: peer, file: file, mediaCount: mediaCount).call(DeserializeFunctionResponse(Api.messages.HistoryImport.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.object("file", file)
+        arguments.int("media_count", mediaCount)
+        return TLRequest(definition: "messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HistoryImport.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `setChatAvailableReactions(...)` serializes.
-    public final class SetChatAvailableReactions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let availableReactions: Api.ChatReactions
-        public let reactionsLimit: Int32?
-        public let paidEnabled: Bool?
-
-        public init(peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) {
-            self.peer = peer
-            self.availableReactions = availableReactions
-            self.reactionsLimit = reactionsLimit
-            self.paidEnabled = paidEnabled
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reactionsLimit != nil { tlSetFlag(&flags, 0x1) }
-            if paidEnabled != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x864b2581) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.availableReactions.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reactionsLimit {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.paidEnabled {
-                buffer.appendBool(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetChatAvailableReactions {
-            guard id == 0x864b2581 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setChatAvailableReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _availableReactions = try Api.ChatReactions.parse(&reader)
-                field = 3
-                var _reactionsLimit: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _reactionsLimit = try reader.readInt32()
-                }
-                field = 4
-                var _paidEnabled: Bool? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _paidEnabled = try reader.readBool()
-                }
-                return SetChatAvailableReactions(peer: _peer, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit, paidEnabled: _paidEnabled)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setChatAvailableReactions", fields: "flags,peer,available_reactions,reactions_limit,paid_enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.object("available_reactions", self.availableReactions)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reactionsLimit {
-                fields.int("reactions_limit", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.paidEnabled {
-                fields.bool("paid_enabled", value)
-            }
-            return ("messages.setChatAvailableReactions", fields.fields)
-        }
-    }
-
     /// `messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;`
     public static func setChatAvailableReactions(peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SetChatAvailableReactions(peer: peer, availableReactions: availableReactions, reactionsLimit: reactionsLimit, paidEnabled: paidEnabled).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.object("available_reactions", availableReactions)
+        if let value = reactionsLimit { arguments.int("reactions_limit", value) }
+        if let value = paidEnabled { arguments.bool("paid_enabled", value) }
+        return TLRequest(definition: "messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestAppWebView(...)` serializes.
-    public final class RequestAppWebView: TLFunction, TLRegistrable {
-        public let writeAllowed: Bool
-        public let compact: Bool
-        public let fullscreen: Bool
-        public let peer: Api.InputPeer
-        public let app: Api.InputBotApp
-        public let startParam: String?
-        public let themeParams: Api.DataJSON?
-        public let platform: String
-
-        public init(writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
-            self.writeAllowed = writeAllowed
-            self.compact = compact
-            self.fullscreen = fullscreen
-            self.peer = peer
-            self.app = app
-            self.startParam = startParam
-            self.themeParams = themeParams
-            self.platform = platform
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if writeAllowed { tlSetFlag(&flags, 0x1) }
-            if compact { tlSetFlag(&flags, 0x80) }
-            if fullscreen { tlSetFlag(&flags, 0x100) }
-            if startParam != nil { tlSetFlag(&flags, 0x2) }
-            if themeParams != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x53618bce) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.app.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.platform)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestAppWebView {
-            guard id == 0x53618bce else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.requestAppWebView"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _writeAllowed = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _compact = tlFlagIsSet(_flags, 0x80)
-                field = 3
-                let _fullscreen = tlFlagIsSet(_flags, 0x100)
-                field = 4
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 5
-                let _app = try Api.InputBotApp.parse(&reader)
-                field = 6
-                var _startParam: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _startParam = try reader.readTLString()
-                }
-                field = 7
-                var _themeParams: Api.DataJSON? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _themeParams = try Api.DataJSON.parse(&reader)
-                }
-                field = 8
-                let _platform = try reader.readTLString()
-                return RequestAppWebView(writeAllowed: _writeAllowed, compact: _compact, fullscreen: _fullscreen, peer: _peer, app: _app, startParam: _startParam, themeParams: _themeParams, platform: _platform)
-            }
-            catch {
-                throw error.inside(constructor: "messages.requestAppWebView", fields: "flags,write_allowed,compact,fullscreen,peer,app,start_param,theme_params,platform", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.trueFlag("write_allowed", self.writeAllowed)
-            fields.trueFlag("compact", self.compact)
-            fields.trueFlag("fullscreen", self.fullscreen)
-            fields.object("peer", self.peer)
-            fields.object("app", self.app)
-            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
-                fields.string("start_param", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
-                fields.object("theme_params", value)
-            }
-            fields.string("platform", self.platform)
-            return ("messages.requestAppWebView", fields.fields)
-        }
-    }
-
-    /// `messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;`
     public static func requestAppWebView(writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        RequestAppWebView(writeAllowed: writeAllowed, compact: compact, fullscreen: fullscreen, peer: peer, app: app, startParam: startParam, themeParams: themeParams, platform: platform).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.trueFlag("write_allowed", writeAllowed)
+        arguments.trueFlag("compact", compact)
+        arguments.trueFlag("fullscreen", fullscreen)
+        arguments.object("peer", peer)
+        arguments.object("app", app)
+        if let value = startParam { arguments.string("start_param", value) }
+        if let value = themeParams { arguments.object("theme_params", value) }
+        arguments.string("platform", platform)
+        return TLRequest(definition: "messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTermsOfServiceUpdate(...)` serializes.
-    public final class GetTermsOfServiceUpdate: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2ca51fd1) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTermsOfServiceUpdate {
-            guard id == 0x2ca51fd1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getTermsOfServiceUpdate"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetTermsOfServiceUpdate()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getTermsOfServiceUpdate", [])
-        }
-    }
-
-    /// `help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;`
     public static func getTermsOfServiceUpdate() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TermsOfServiceUpdate>) {
-        GetTermsOfServiceUpdate().call(DeserializeFunctionResponse(Api.help.TermsOfServiceUpdate.self))
+        TLRequest(definition: "help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;", arguments: []).call(DeserializeFunctionResponse(Api.help.TermsOfServiceUpdate.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `createChannel(...)` serializes.
-    public final class CreateChannel: TLFunction, TLRegistrable {
-        public let broadcast: Bool
-        public let megagroup: Bool
-        public let forImport: Bool
-        public let forum: Bool
-        public let title: String
-        public let about: String
-        public let geoPoint: Api.InputGeoPoint?
-        public let address: String?
-        public let ttlPeriod: Int32?
-
-        public init(broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) {
-            self.broadcast = broadcast
-            self.megagroup = megagroup
-            self.forImport = forImport
-            self.forum = forum
-            self.title = title
-            self.about = about
-            self.geoPoint = geoPoint
-            self.address = address
-            self.ttlPeriod = ttlPeriod
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if broadcast { tlSetFlag(&flags, 0x1) }
-            if megagroup { tlSetFlag(&flags, 0x2) }
-            if forImport { tlSetFlag(&flags, 0x8) }
-            if forum { tlSetFlag(&flags, 0x20) }
-            if geoPoint != nil && address != nil { tlSetFlag(&flags, 0x4) }
-            if ttlPeriod != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x91006707) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.title)
-            buffer.appendTLString(self.about)
-            if tlFlagIsSet(_flags, 0x4), let value = self.geoPoint {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.address {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.ttlPeriod {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateChannel {
-            guard id == 0x91006707 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.createChannel"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _broadcast = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _megagroup = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _forImport = tlFlagIsSet(_flags, 0x8)
-                field = 4
-                let _forum = tlFlagIsSet(_flags, 0x20)
-                field = 5
-                let _title = try reader.readTLString()
-                field = 6
-                let _about = try reader.readTLString()
-                field = 7
-                var _geoPoint: Api.InputGeoPoint? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _geoPoint = try Api.InputGeoPoint.parse(&reader)
-                }
-                field = 8
-                var _address: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _address = try reader.readTLString()
-                }
-                field = 9
-                var _ttlPeriod: Int32? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _ttlPeriod = try reader.readInt32()
-                }
-                return CreateChannel(broadcast: _broadcast, megagroup: _megagroup, forImport: _forImport, forum: _forum, title: _title, about: _about, geoPoint: _geoPoint, address: _address, ttlPeriod: _ttlPeriod)
-            }
-            catch {
-                throw error.inside(constructor: "channels.createChannel", fields: "flags,broadcast,megagroup,for_import,forum,title,about,geo_point,address,ttl_period", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 10)
-            fields.flags("flags", _flags)
-            fields.trueFlag("broadcast", self.broadcast)
-            fields.trueFlag("megagroup", self.megagroup)
-            fields.trueFlag("for_import", self.forImport)
-            fields.trueFlag("forum", self.forum)
-            fields.string("title", self.title)
-            fields.string("about", self.about)
-            if tlFlagIsSet(_flags, 0x4), let value = self.geoPoint {
-                fields.object("geo_point", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.address {
-                fields.string("address", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.ttlPeriod {
-                fields.int("ttl_period", value)
-            }
-            return ("channels.createChannel", fields.fields)
-        }
-    }
-
     /// `channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;`
     public static func createChannel(broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        CreateChannel(broadcast: broadcast, megagroup: megagroup, forImport: forImport, forum: forum, title: title, about: about, geoPoint: geoPoint, address: address, ttlPeriod: ttlPeriod).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 9)
+        arguments.trueFlag("broadcast", broadcast)
+        arguments.trueFlag("megagroup", megagroup)
+        arguments.trueFlag("for_import", forImport)
+        arguments.trueFlag("forum", forum)
+        arguments.string("title", title)
+        arguments.string("about", about)
+        if let value = geoPoint { arguments.object("geo_point", value) }
+        if let value = address { arguments.string("address", value) }
+        if let value = ttlPeriod { arguments.int("ttl_period", value) }
+        return TLRequest(definition: "channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;`
-    ///
-    /// The request as a value: what a server decodes, and what `inviteToChannel(...)` serializes.
-    public final class InviteToChannel: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let users: [Api.InputUser]
-
-        public init(channel: Api.InputChannel, users: [Api.InputUser]) {
-            self.channel = channel
-            self.users = users
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc9e33d54) }
-            self.channel.serialize(buffer, true)
-            buffer.appendVector(self.users, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InviteToChannel {
-            guard id == 0xc9e33d54 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.inviteToChannel"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                return InviteToChannel(channel: _channel, users: _users)
-            }
-            catch {
-                throw error.inside(constructor: "channels.inviteToChannel", fields: "channel,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.objects("users", self.users)
-            return ("channels.inviteToChannel", fields.fields)
-        }
-    }
-
     /// `channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;`
     public static func inviteToChannel(channel: Api.InputChannel, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
-        InviteToChannel(channel: channel, users: users).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.objects("users", users)
+        return TLRequest(definition: "channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleSignatures(...)` serializes.
-    public final class ToggleSignatures: TLFunction, TLRegistrable {
-        public let signaturesEnabled: Bool
-        public let profilesEnabled: Bool
-        public let channel: Api.InputChannel
-
-        public init(signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) {
-            self.signaturesEnabled = signaturesEnabled
-            self.profilesEnabled = profilesEnabled
-            self.channel = channel
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if signaturesEnabled { tlSetFlag(&flags, 0x1) }
-            if profilesEnabled { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x418d549c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleSignatures {
-            guard id == 0x418d549c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleSignatures"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _signaturesEnabled = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _profilesEnabled = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _channel = try Api.InputChannel.parse(&reader)
-                return ToggleSignatures(signaturesEnabled: _signaturesEnabled, profilesEnabled: _profilesEnabled, channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleSignatures", fields: "flags,signatures_enabled,profiles_enabled,channel", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("signatures_enabled", self.signaturesEnabled)
-            fields.trueFlag("profiles_enabled", self.profilesEnabled)
-            fields.object("channel", self.channel)
-            return ("channels.toggleSignatures", fields.fields)
-        }
-    }
-
     /// `channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;`
     public static func toggleSignatures(signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleSignatures(signaturesEnabled: signaturesEnabled, profilesEnabled: profilesEnabled, channel: channel).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("signatures_enabled", signaturesEnabled)
+        arguments.trueFlag("profiles_enabled", profilesEnabled)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAdminLog(...)` serializes.
-    public final class GetAdminLog: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let q: String
-        public let eventsFilter: Api.ChannelAdminLogEventsFilter?
-        public let admins: [Api.InputUser]?
-        public let maxId: Int64
-        public let minId: Int64
-        public let limit: Int32
-
-        public init(channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) {
-            self.channel = channel
-            self.q = q
-            self.eventsFilter = eventsFilter
-            self.admins = admins
-            self.maxId = maxId
-            self.minId = minId
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if eventsFilter != nil { tlSetFlag(&flags, 0x1) }
-            if admins != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x33ddf480) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            buffer.appendTLString(self.q)
-            if tlFlagIsSet(_flags, 0x1), let value = self.eventsFilter {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.admins {
-                buffer.appendVector(value, boxed: true)
-            }
-            buffer.appendInt64(self.maxId)
-            buffer.appendInt64(self.minId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAdminLog {
-            guard id == 0x33ddf480 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getAdminLog"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 2
-                let _q = try reader.readTLString()
-                field = 3
-                var _eventsFilter: Api.ChannelAdminLogEventsFilter? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _eventsFilter = try Api.ChannelAdminLogEventsFilter.parse(&reader)
-                }
-                field = 4
-                var _admins: [Api.InputUser]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _admins = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                }
-                field = 5
-                let _maxId = try reader.readInt64()
-                field = 6
-                let _minId = try reader.readInt64()
-                field = 7
-                let _limit = try reader.readInt32()
-                return GetAdminLog(channel: _channel, q: _q, eventsFilter: _eventsFilter, admins: _admins, maxId: _maxId, minId: _minId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getAdminLog", fields: "flags,channel,q,events_filter,admins,max_id,min_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.object("channel", self.channel)
-            fields.string("q", self.q)
-            if tlFlagIsSet(_flags, 0x1), let value = self.eventsFilter {
-                fields.object("events_filter", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.admins {
-                fields.objects("admins", value)
-            }
-            fields.long("max_id", self.maxId)
-            fields.long("min_id", self.minId)
-            fields.int("limit", self.limit)
-            return ("channels.getAdminLog", fields.fields)
-        }
-    }
-
-    /// `channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;`
     public static func getAdminLog(channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.AdminLogResults>) {
-        GetAdminLog(channel: channel, q: q, eventsFilter: eventsFilter, admins: admins, maxId: maxId, minId: minId, limit: limit).call(DeserializeFunctionResponse(Api.channels.AdminLogResults.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.object("channel", channel)
+        arguments.string("q", q)
+        if let value = eventsFilter { arguments.object("events_filter", value) }
+        if let value = admins { arguments.objects("admins", value) }
+        arguments.long("max_id", maxId)
+        arguments.long("min_id", minId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.AdminLogResults.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `createGroupCall(...)` serializes.
-    public final class CreateGroupCall: TLFunction, TLRegistrable {
-        public let rtmpStream: Bool
-        public let peer: Api.InputPeer
-        public let randomId: Int32
-        public let title: String?
-        public let scheduleDate: Int32?
-
-        public init(rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) {
-            self.rtmpStream = rtmpStream
-            self.peer = peer
-            self.randomId = randomId
-            self.title = title
-            self.scheduleDate = scheduleDate
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if rtmpStream { tlSetFlag(&flags, 0x4) }
-            if title != nil { tlSetFlag(&flags, 0x1) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x48cdc6d8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.randomId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateGroupCall {
-            guard id == 0x48cdc6d8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.createGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _rtmpStream = tlFlagIsSet(_flags, 0x4)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _randomId = try reader.readInt32()
-                field = 4
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _title = try reader.readTLString()
-                }
-                field = 5
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                return CreateGroupCall(rtmpStream: _rtmpStream, peer: _peer, randomId: _randomId, title: _title, scheduleDate: _scheduleDate)
-            }
-            catch {
-                throw error.inside(constructor: "phone.createGroupCall", fields: "flags,rtmp_stream,peer,random_id,title,schedule_date", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("rtmp_stream", self.rtmpStream)
-            fields.object("peer", self.peer)
-            fields.int("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            return ("phone.createGroupCall", fields.fields)
-        }
-    }
-
     /// `phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;`
     public static func createGroupCall(rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        CreateGroupCall(rtmpStream: rtmpStream, peer: peer, randomId: randomId, title: title, scheduleDate: scheduleDate).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("rtmp_stream", rtmpStream)
+        arguments.object("peer", peer)
+        arguments.int("random_id", randomId)
+        if let value = title { arguments.string("title", value) }
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        return TLRequest(definition: "phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `joinGroupCall(...)` serializes.
-    public final class JoinGroupCall: TLFunction, TLRegistrable {
-        public let muted: Bool
-        public let videoStopped: Bool
-        public let call: Api.InputGroupCall
-        public let joinAs: Api.InputPeer
-        public let inviteHash: String?
-        public let publicKey: TLInt256?
-        public let block: [UInt8]?
-        public let params: Api.DataJSON
-
-        public init(muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) {
-            self.muted = muted
-            self.videoStopped = videoStopped
-            self.call = call
-            self.joinAs = joinAs
-            self.inviteHash = inviteHash
-            self.publicKey = publicKey
-            self.block = block
-            self.params = params
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if muted { tlSetFlag(&flags, 0x1) }
-            if videoStopped { tlSetFlag(&flags, 0x4) }
-            if inviteHash != nil { tlSetFlag(&flags, 0x2) }
-            if publicKey != nil && block != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8fb53057) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            self.joinAs.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.inviteHash {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
-                buffer.appendInt256(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.block {
-                buffer.appendTLBytes(value)
-            }
-            self.params.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> JoinGroupCall {
-            guard id == 0x8fb53057 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.joinGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _muted = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _videoStopped = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 4
-                let _joinAs = try Api.InputPeer.parse(&reader)
-                field = 5
-                var _inviteHash: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _inviteHash = try reader.readTLString()
-                }
-                field = 6
-                var _publicKey: TLInt256? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _publicKey = try reader.readInt256()
-                }
-                field = 7
-                var _block: [UInt8]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _block = try reader.readTLBytes()
-                }
-                field = 8
-                let _params = try Api.DataJSON.parse(&reader)
-                return JoinGroupCall(muted: _muted, videoStopped: _videoStopped, call: _call, joinAs: _joinAs, inviteHash: _inviteHash, publicKey: _publicKey, block: _block, params: _params)
-            }
-            catch {
-                throw error.inside(constructor: "phone.joinGroupCall", fields: "flags,muted,video_stopped,call,join_as,invite_hash,public_key,block,params", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.trueFlag("muted", self.muted)
-            fields.trueFlag("video_stopped", self.videoStopped)
-            fields.object("call", self.call)
-            fields.object("join_as", self.joinAs)
-            if tlFlagIsSet(_flags, 0x2), let value = self.inviteHash {
-                fields.string("invite_hash", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
-                fields.int256("public_key", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.block {
-                fields.bytes("block", value)
-            }
-            fields.object("params", self.params)
-            return ("phone.joinGroupCall", fields.fields)
-        }
-    }
-
     /// `phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;`
     public static func joinGroupCall(muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        JoinGroupCall(muted: muted, videoStopped: videoStopped, call: call, joinAs: joinAs, inviteHash: inviteHash, publicKey: publicKey, block: block, params: params).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.trueFlag("muted", muted)
+        arguments.trueFlag("video_stopped", videoStopped)
+        arguments.object("call", call)
+        arguments.object("join_as", joinAs)
+        if let value = inviteHash { arguments.string("invite_hash", value) }
+        if let value = publicKey { arguments.int256("public_key", value) }
+        if let value = block { arguments.bytes("block", value) }
+        arguments.object("params", params)
+        return TLRequest(definition: "phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `inviteToGroupCall(...)` serializes.
-    public final class InviteToGroupCall: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let users: [Api.InputUser]
-
-        public init(call: Api.InputGroupCall, users: [Api.InputUser]) {
-            self.call = call
-            self.users = users
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7b393160) }
-            self.call.serialize(buffer, true)
-            buffer.appendVector(self.users, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InviteToGroupCall {
-            guard id == 0x7b393160 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.inviteToGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                return InviteToGroupCall(call: _call, users: _users)
-            }
-            catch {
-                throw error.inside(constructor: "phone.inviteToGroupCall", fields: "call,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.objects("users", self.users)
-            return ("phone.inviteToGroupCall", fields.fields)
-        }
-    }
-
     /// `phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;`
     public static func inviteToGroupCall(call: Api.InputGroupCall, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        InviteToGroupCall(call: call, users: users).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.objects("users", users)
+        return TLRequest(definition: "phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupCallStreamChannels(...)` serializes.
-    public final class GetGroupCallStreamChannels: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-
-        public init(call: Api.InputGroupCall) {
-            self.call = call
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1ab21940) }
-            self.call.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupCallStreamChannels {
-            guard id == 0x1ab21940 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getGroupCallStreamChannels"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                return GetGroupCallStreamChannels(call: _call)
-            }
-            catch {
-                throw error.inside(constructor: "phone.getGroupCallStreamChannels", fields: "call", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("call", self.call)
-            return ("phone.getGroupCallStreamChannels", fields.fields)
-        }
-    }
-
     /// `phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;`
     public static func getGroupCallStreamChannels(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamChannels>) {
-        GetGroupCallStreamChannels(call: call).call(DeserializeFunctionResponse(Api.phone.GroupCallStreamChannels.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("call", call)
+        return TLRequest(definition: "phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCallStreamChannels.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendConferenceCallBroadcast(...)` serializes.
-    public final class SendConferenceCallBroadcast: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let block: [UInt8]
-
-        public init(call: Api.InputGroupCall, block: [UInt8]) {
-            self.call = call
-            self.block = block
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc6701900) }
-            self.call.serialize(buffer, true)
-            buffer.appendTLBytes(self.block)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendConferenceCallBroadcast {
-            guard id == 0xc6701900 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.sendConferenceCallBroadcast"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _block = try reader.readTLBytes()
-                return SendConferenceCallBroadcast(call: _call, block: _block)
-            }
-            catch {
-                throw error.inside(constructor: "phone.sendConferenceCallBroadcast", fields: "call,block", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.bytes("block", self.block)
-            return ("phone.sendConferenceCallBroadcast", fields.fields)
-        }
-    }
-
-    /// `phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;`
     public static func sendConferenceCallBroadcast(call: Api.InputGroupCall, block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendConferenceCallBroadcast(call: call, block: block).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.bytes("block", block)
+        return TLRequest(definition: "phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
@@ -3876,30 +2518,32 @@ extension Api {
         (0x1991b13b, Api.bots.PopularAppBots.self),
         (0xb0cd6617, Api.BotVerifierSettings.self),
         (0x49b92a26, Api.TodoList.self),
-        (0x8e48a188, Api.functions.auth.DropTempAuthKeys.self),
-        (0x2714d86c, Api.functions.account.CheckUsername.self),
-        (0xfc8ddbea, Api.functions.account.GetWallPaper.self),
-        (0xd69b8361, Api.functions.account.SaveAutoSaveSettings.self),
-        (0xa60ab9ce, Api.functions.account.GetDefaultBackgroundEmojis.self),
-        (0xa26a7fa5, Api.functions.account.UpdateBusinessAwayMessage.self),
-        (0x5e437ed9, Api.functions.account.DisablePeerConnectedBot.self),
-        (0x60ed4229, Api.functions.account.ToggleWebBrowserSettingsException.self),
-        (0x86a0765d, Api.functions.account.DeleteWebBrowserSettingsExceptions.self),
-        (0x94c65c76, Api.functions.contacts.SetBlocked.self),
-        (0x3eadb1bb, Api.functions.messages.CheckChatInvite.self),
-        (0xbdbb0464, Api.functions.messages.GetScheduledMessages.self),
-        (0x34090c3b, Api.functions.messages.InitHistoryImport.self),
-        (0x864b2581, Api.functions.messages.SetChatAvailableReactions.self),
-        (0x53618bce, Api.functions.messages.RequestAppWebView.self),
-        (0x2ca51fd1, Api.functions.help.GetTermsOfServiceUpdate.self),
-        (0x91006707, Api.functions.channels.CreateChannel.self),
-        (0xc9e33d54, Api.functions.channels.InviteToChannel.self),
-        (0x418d549c, Api.functions.channels.ToggleSignatures.self),
-        (0x33ddf480, Api.functions.channels.GetAdminLog.self),
-        (0x48cdc6d8, Api.functions.phone.CreateGroupCall.self),
-        (0x8fb53057, Api.functions.phone.JoinGroupCall.self),
-        (0x7b393160, Api.functions.phone.InviteToGroupCall.self),
-        (0x1ab21940, Api.functions.phone.GetGroupCallStreamChannels.self),
-        (0xc6701900, Api.functions.phone.SendConferenceCallBroadcast.self),
+    ]
+    static let functionEntries09: [(UInt32, StaticString)] = [
+        (0x8e48a188, "auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;"),
+        (0x2714d86c, "account.checkUsername#2714d86c username:string = Bool;"),
+        (0xfc8ddbea, "account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;"),
+        (0xd69b8361, "account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;"),
+        (0xa60ab9ce, "account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;"),
+        (0xa26a7fa5, "account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;"),
+        (0x5e437ed9, "account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;"),
+        (0x60ed4229, "account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;"),
+        (0x86a0765d, "account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;"),
+        (0x94c65c76, "contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;"),
+        (0x3eadb1bb, "messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;"),
+        (0xbdbb0464, "messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;"),
+        (0x34090c3b, "messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;"),
+        (0x864b2581, "messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;"),
+        (0x53618bce, "messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;"),
+        (0x2ca51fd1, "help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;"),
+        (0x91006707, "channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;"),
+        (0xc9e33d54, "channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;"),
+        (0x418d549c, "channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;"),
+        (0x33ddf480, "channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;"),
+        (0x48cdc6d8, "phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;"),
+        (0x8fb53057, "phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;"),
+        (0x7b393160, "phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;"),
+        (0x1ab21940, "phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;"),
+        (0xc6701900, "phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;"),
     ]
 }

@@ -267,6 +267,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "User" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> User {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -627,6 +629,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputChannel" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChannel {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -732,6 +736,8 @@ extension Api.channels {
                     if boxed { buffer.appendUInt32(0xf0173fe9) }
             }
         }
+
+        public static var tlTypeName: String { "channels.ChannelParticipants" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipants {
             let id = try reader.readUInt32()
@@ -906,6 +912,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BotInlineResult" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInlineResult {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1074,6 +1082,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "CdnConfig" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CdnConfig {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1143,6 +1153,8 @@ extension Api.account {
                     buffer.appendInt32(_flags)
             }
         }
+
+        public static var tlTypeName: String { "account.ContentSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContentSettings {
             let id = try reader.readUInt32()
@@ -1214,6 +1226,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StatsDateRangeDays" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsDateRangeDays {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1282,6 +1296,8 @@ extension Api.chatlists {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "chatlists.ChatlistUpdates" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatlistUpdates {
             let id = try reader.readUInt32()
@@ -1383,6 +1399,8 @@ extension Api.help {
                     }
             }
         }
+
+        public static var tlTypeName: String { "help.PeerColorOption" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColorOption {
             let id = try reader.readUInt32()
@@ -1652,6 +1670,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "StarsTransaction" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsTransaction {
             let id = try reader.readUInt32()
@@ -1923,6 +1943,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BotPreviewMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotPreviewMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2005,6 +2027,8 @@ extension Api.payments {
                     }
             }
         }
+
+        public static var tlTypeName: String { "payments.SuggestedStarRefBots" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SuggestedStarRefBots {
             let id = try reader.readUInt32()
@@ -2202,6 +2226,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "SavedStarGift" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedStarGift {
             let id = try reader.readUInt32()
@@ -2474,6 +2500,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.UniqueStarGiftValueInfo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UniqueStarGiftValueInfo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2618,6 +2646,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarGiftAuctionAcquiredGifts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionAcquiredGifts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2662,1184 +2692,207 @@ extension Api.payments {
 
 extension Api.functions {
     /// `invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithoutUpdates(...)` serializes.
-    public final class InvokeWithoutUpdates: TLFunction, TLRegistrable {
-        public let query: any TLFunction
-
-        public init(query: any TLFunction) {
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbf9459b7) }
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithoutUpdates {
-            guard id == 0xbf9459b7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithoutUpdates"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithoutUpdates(query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithoutUpdates", fields: "query", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("query", self.query)
-            return ("invokeWithoutUpdates", fields.fields)
-        }
-    }
-
-    /// `invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;`
     public static func invokeWithoutUpdates<X>(query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithoutUpdates(query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions {
     /// `invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithApnsSecret(...)` serializes.
-    public final class InvokeWithApnsSecret: TLFunction, TLRegistrable {
-        public let nonce: String
-        public let secret: String
-        public let query: any TLFunction
-
-        public init(nonce: String, secret: String, query: any TLFunction) {
-            self.nonce = nonce
-            self.secret = secret
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0dae54f8) }
-            buffer.appendTLString(self.nonce)
-            buffer.appendTLString(self.secret)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithApnsSecret {
-            guard id == 0x0dae54f8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithApnsSecret"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _nonce = try reader.readTLString()
-                field = 1
-                let _secret = try reader.readTLString()
-                field = 2
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithApnsSecret(nonce: _nonce, secret: _secret, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithApnsSecret", fields: "nonce,secret,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("nonce", self.nonce)
-            fields.string("secret", self.secret)
-            fields.object("query", self.query)
-            return ("invokeWithApnsSecret", fields.fields)
-        }
-    }
-
-    /// `invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;`
     public static func invokeWithApnsSecret<X>(nonce: String, secret: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithApnsSecret(nonce: nonce, secret: secret, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("nonce", nonce)
+        arguments.string("secret", secret)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.account {
-    /// `account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;`
-    ///
-    /// The request as a value: what a server decodes, and what `verifyEmail(...)` serializes.
-    public final class VerifyEmail: TLFunction, TLRegistrable {
-        public let purpose: Api.EmailVerifyPurpose
-        public let verification: Api.EmailVerification
-
-        public init(purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) {
-            self.purpose = purpose
-            self.verification = verification
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x032da4cf) }
-            self.purpose.serialize(buffer, true)
-            self.verification.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> VerifyEmail {
-            guard id == 0x032da4cf else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.verifyEmail"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _purpose = try Api.EmailVerifyPurpose.parse(&reader)
-                field = 1
-                let _verification = try Api.EmailVerification.parse(&reader)
-                return VerifyEmail(purpose: _purpose, verification: _verification)
-            }
-            catch {
-                throw error.inside(constructor: "account.verifyEmail", fields: "purpose,verification", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("purpose", self.purpose)
-            fields.object("verification", self.verification)
-            return ("account.verifyEmail", fields.fields)
-        }
-    }
-
     /// `account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;`
     public static func verifyEmail(purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmailVerified>) {
-        VerifyEmail(purpose: purpose, verification: verification).call(DeserializeFunctionResponse(Api.account.EmailVerified.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("purpose", purpose)
+        arguments.object("verification", verification)
+        return TLRequest(definition: "account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmailVerified.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleSponsoredMessages(...)` serializes.
-    public final class ToggleSponsoredMessages: TLFunction, TLRegistrable {
-        public let enabled: Bool
-
-        public init(enabled: Bool) {
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb9d9a38d) }
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleSponsoredMessages {
-            guard id == 0xb9d9a38d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.toggleSponsoredMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _enabled = try reader.readBool()
-                return ToggleSponsoredMessages(enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "account.toggleSponsoredMessages", fields: "enabled", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bool("enabled", self.enabled)
-            return ("account.toggleSponsoredMessages", fields.fields)
-        }
-    }
-
-    /// `account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;`
     public static func toggleSponsoredMessages(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleSponsoredMessages(enabled: enabled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getContacts(...)` serializes.
-    public final class GetContacts: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5dd69e12) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetContacts {
-            guard id == 0x5dd69e12 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getContacts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetContacts(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.getContacts", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("contacts.getContacts", fields.fields)
-        }
-    }
-
-    /// `contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;`
     public static func getContacts(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Contacts>) {
-        GetContacts(hash: hash).call(DeserializeFunctionResponse(Api.contacts.Contacts.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.Contacts.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStickers(...)` serializes.
-    public final class GetStickers: TLFunction, TLRegistrable {
-        public let emoticon: String
-        public let hash: Int64
-
-        public init(emoticon: String, hash: Int64) {
-            self.emoticon = emoticon
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd5a5d3a1) }
-            buffer.appendTLString(self.emoticon)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStickers {
-            guard id == 0xd5a5d3a1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _emoticon = try reader.readTLString()
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetStickers(emoticon: _emoticon, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getStickers", fields: "emoticon,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("emoticon", self.emoticon)
-            fields.long("hash", self.hash)
-            return ("messages.getStickers", fields.fields)
-        }
-    }
-
     /// `messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;`
     public static func getStickers(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Stickers>) {
-        GetStickers(emoticon: emoticon, hash: hash).call(DeserializeFunctionResponse(Api.messages.Stickers.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("emoticon", emoticon)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Stickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedGifs(...)` serializes.
-    public final class GetSavedGifs: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5cf09635) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedGifs {
-            guard id == 0x5cf09635 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSavedGifs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetSavedGifs(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSavedGifs", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getSavedGifs", fields.fields)
-        }
-    }
-
     /// `messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;`
     public static func getSavedGifs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedGifs>) {
-        GetSavedGifs(hash: hash).call(DeserializeFunctionResponse(Api.messages.SavedGifs.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedGifs.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;`
-    ///
-    /// The request as a value: what a server decodes, and what `getInlineBotResults(...)` serializes.
-    public final class GetInlineBotResults: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let peer: Api.InputPeer
-        public let geoPoint: Api.InputGeoPoint?
-        public let query: String
-        public let offset: String
-
-        public init(bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) {
-            self.bot = bot
-            self.peer = peer
-            self.geoPoint = geoPoint
-            self.query = query
-            self.offset = offset
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if geoPoint != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x514e999d) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.bot.serialize(buffer, true)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.geoPoint {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.query)
-            buffer.appendTLString(self.offset)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetInlineBotResults {
-            guard id == 0x514e999d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getInlineBotResults"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                var _geoPoint: Api.InputGeoPoint? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _geoPoint = try Api.InputGeoPoint.parse(&reader)
-                }
-                field = 4
-                let _query = try reader.readTLString()
-                field = 5
-                let _offset = try reader.readTLString()
-                return GetInlineBotResults(bot: _bot, peer: _peer, geoPoint: _geoPoint, query: _query, offset: _offset)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getInlineBotResults", fields: "flags,bot,peer,geo_point,query,offset", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("bot", self.bot)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.geoPoint {
-                fields.object("geo_point", value)
-            }
-            fields.string("query", self.query)
-            fields.string("offset", self.offset)
-            return ("messages.getInlineBotResults", fields.fields)
-        }
-    }
-
     /// `messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;`
     public static func getInlineBotResults(bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotResults>) {
-        GetInlineBotResults(bot: bot, peer: peer, geoPoint: geoPoint, query: query, offset: offset).call(DeserializeFunctionResponse(Api.messages.BotResults.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("bot", bot)
+        arguments.object("peer", peer)
+        if let value = geoPoint { arguments.object("geo_point", value) }
+        arguments.string("query", query)
+        arguments.string("offset", offset)
+        return TLRequest(definition: "messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotResults.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAttachedStickers(...)` serializes.
-    public final class GetAttachedStickers: TLFunction, TLRegistrable {
-        public let media: Api.InputStickeredMedia
-
-        public init(media: Api.InputStickeredMedia) {
-            self.media = media
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcc5b67cc) }
-            self.media.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAttachedStickers {
-            guard id == 0xcc5b67cc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAttachedStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _media = try Api.InputStickeredMedia.parse(&reader)
-                return GetAttachedStickers(media: _media)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getAttachedStickers", fields: "media", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("media", self.media)
-            return ("messages.getAttachedStickers", fields.fields)
-        }
-    }
-
     /// `messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;`
     public static func getAttachedStickers(media: Api.InputStickeredMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StickerSetCovered]>) {
-        GetAttachedStickers(media: media).call(DeserializeFunctionResponse<[Api.StickerSetCovered]>.vector(of: Api.StickerSetCovered.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("media", media)
+        return TLRequest(definition: "messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.StickerSetCovered]>.vector(of: Api.StickerSetCovered.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCommonChats(...)` serializes.
-    public final class GetCommonChats: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let maxId: Int64
-        public let limit: Int32
-
-        public init(userId: Api.InputUser, maxId: Int64, limit: Int32) {
-            self.userId = userId
-            self.maxId = maxId
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe40ca104) }
-            self.userId.serialize(buffer, true)
-            buffer.appendInt64(self.maxId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCommonChats {
-            guard id == 0xe40ca104 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getCommonChats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _maxId = try reader.readInt64()
-                field = 2
-                let _limit = try reader.readInt32()
-                return GetCommonChats(userId: _userId, maxId: _maxId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getCommonChats", fields: "user_id,max_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("user_id", self.userId)
-            fields.long("max_id", self.maxId)
-            fields.int("limit", self.limit)
-            return ("messages.getCommonChats", fields.fields)
-        }
-    }
-
     /// `messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;`
     public static func getCommonChats(userId: Api.InputUser, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetCommonChats(userId: userId, maxId: maxId, limit: limit).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("user_id", userId)
+        arguments.long("max_id", maxId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestUrlAuth(...)` serializes.
-    public final class RequestUrlAuth: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer?
-        public let msgId: Int32?
-        public let buttonId: Int32?
-        public let url: String?
-        public let inAppOrigin: String?
-
-        public init(peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) {
-            self.peer = peer
-            self.msgId = msgId
-            self.buttonId = buttonId
-            self.url = url
-            self.inAppOrigin = inAppOrigin
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&flags, 0x2) }
-            if url != nil { tlSetFlag(&flags, 0x4) }
-            if inAppOrigin != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x894cc99c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.url {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.inAppOrigin {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestUrlAuth {
-            guard id == 0x894cc99c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.requestUrlAuth"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                var _msgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _msgId = try reader.readInt32()
-                }
-                field = 3
-                var _buttonId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _buttonId = try reader.readInt32()
-                }
-                field = 4
-                var _url: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _url = try reader.readTLString()
-                }
-                field = 5
-                var _inAppOrigin: String? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _inAppOrigin = try reader.readTLString()
-                }
-                return RequestUrlAuth(peer: _peer, msgId: _msgId, buttonId: _buttonId, url: _url, inAppOrigin: _inAppOrigin)
-            }
-            catch {
-                throw error.inside(constructor: "messages.requestUrlAuth", fields: "flags,peer,msg_id,button_id,url,in_app_origin", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
-                fields.object("peer", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
-                fields.int("msg_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
-                fields.int("button_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.url {
-                fields.string("url", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.inAppOrigin {
-                fields.string("in_app_origin", value)
-            }
-            return ("messages.requestUrlAuth", fields.fields)
-        }
-    }
-
     /// `messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;`
     public static func requestUrlAuth(peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
-        RequestUrlAuth(peer: peer, msgId: msgId, buttonId: buttonId, url: url, inAppOrigin: inAppOrigin).call(DeserializeFunctionResponse(Api.UrlAuthResult.self))
+        var arguments = TLFieldList(capacity: 5)
+        if let value = peer { arguments.object("peer", value) }
+        if let value = msgId { arguments.int("msg_id", value) }
+        if let value = buttonId { arguments.int("button_id", value) }
+        if let value = url { arguments.string("url", value) }
+        if let value = inAppOrigin { arguments.string("in_app_origin", value) }
+        return TLRequest(definition: "messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.UrlAuthResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `getExportedChatInvite(...)` serializes.
-    public final class GetExportedChatInvite: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let link: String
-
-        public init(peer: Api.InputPeer, link: String) {
-            self.peer = peer
-            self.link = link
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x73746f5c) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.link)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetExportedChatInvite {
-            guard id == 0x73746f5c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getExportedChatInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _link = try reader.readTLString()
-                return GetExportedChatInvite(peer: _peer, link: _link)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getExportedChatInvite", fields: "peer,link", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.string("link", self.link)
-            return ("messages.getExportedChatInvite", fields.fields)
-        }
-    }
-
     /// `messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;`
     public static func getExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
-        GetExportedChatInvite(peer: peer, link: link).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.string("link", link)
+        return TLRequest(definition: "messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `editExportedChatInvite(...)` serializes.
-    public final class EditExportedChatInvite: TLFunction, TLRegistrable {
-        public let revoked: Bool
-        public let peer: Api.InputPeer
-        public let link: String
-        public let expireDate: Int32?
-        public let usageLimit: Int32?
-        public let requestNeeded: Bool?
-        public let title: String?
-
-        public init(revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) {
-            self.revoked = revoked
-            self.peer = peer
-            self.link = link
-            self.expireDate = expireDate
-            self.usageLimit = usageLimit
-            self.requestNeeded = requestNeeded
-            self.title = title
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if revoked { tlSetFlag(&flags, 0x4) }
-            if expireDate != nil { tlSetFlag(&flags, 0x1) }
-            if usageLimit != nil { tlSetFlag(&flags, 0x2) }
-            if requestNeeded != nil { tlSetFlag(&flags, 0x8) }
-            if title != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbdca2f75) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.link)
-            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.requestNeeded {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.title {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditExportedChatInvite {
-            guard id == 0xbdca2f75 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editExportedChatInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _revoked = tlFlagIsSet(_flags, 0x4)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _link = try reader.readTLString()
-                field = 4
-                var _expireDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _expireDate = try reader.readInt32()
-                }
-                field = 5
-                var _usageLimit: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _usageLimit = try reader.readInt32()
-                }
-                field = 6
-                var _requestNeeded: Bool? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _requestNeeded = try reader.readBool()
-                }
-                field = 7
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _title = try reader.readTLString()
-                }
-                return EditExportedChatInvite(revoked: _revoked, peer: _peer, link: _link, expireDate: _expireDate, usageLimit: _usageLimit, requestNeeded: _requestNeeded, title: _title)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editExportedChatInvite", fields: "flags,revoked,peer,link,expire_date,usage_limit,request_needed,title", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("revoked", self.revoked)
-            fields.object("peer", self.peer)
-            fields.string("link", self.link)
-            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
-                fields.int("expire_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
-                fields.int("usage_limit", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.requestNeeded {
-                fields.bool("request_needed", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.title {
-                fields.string("title", value)
-            }
-            return ("messages.editExportedChatInvite", fields.fields)
-        }
-    }
-
-    /// `messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;`
     public static func editExportedChatInvite(revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
-        EditExportedChatInvite(revoked: revoked, peer: peer, link: link, expireDate: expireDate, usageLimit: usageLimit, requestNeeded: requestNeeded, title: title).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("revoked", revoked)
+        arguments.object("peer", peer)
+        arguments.string("link", link)
+        if let value = expireDate { arguments.int("expire_date", value) }
+        if let value = usageLimit { arguments.int("usage_limit", value) }
+        if let value = requestNeeded { arguments.bool("request_needed", value) }
+        if let value = title { arguments.string("title", value) }
+        return TLRequest(definition: "messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderUsernames(...)` serializes.
-    public final class ReorderUsernames: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let order: [String]
-
-        public init(channel: Api.InputChannel, order: [String]) {
-            self.channel = channel
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb45ced1d) }
-            self.channel.serialize(buffer, true)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderUsernames {
-            guard id == 0xb45ced1d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.reorderUsernames"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _order = try reader.readVector(boxed: true, of: String.self)
-                return ReorderUsernames(channel: _channel, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "channels.reorderUsernames", fields: "channel,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.strings("order", self.order)
-            return ("channels.reorderUsernames", fields.fields)
-        }
-    }
-
-    /// `channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;`
     public static func reorderUsernames(channel: Api.InputChannel, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderUsernames(channel: channel, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.strings("order", order)
+        return TLRequest(definition: "channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBotMenuButton(...)` serializes.
-    public final class GetBotMenuButton: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-
-        public init(userId: Api.InputUser) {
-            self.userId = userId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9c60eb28) }
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBotMenuButton {
-            guard id == 0x9c60eb28 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getBotMenuButton"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                return GetBotMenuButton(userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getBotMenuButton", fields: "user_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("user_id", self.userId)
-            return ("bots.getBotMenuButton", fields.fields)
-        }
-    }
-
-    /// `bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;`
     public static func getBotMenuButton(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotMenuButton>) {
-        GetBotMenuButton(userId: userId).call(DeserializeFunctionResponse(Api.BotMenuButton.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BotMenuButton.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `refundStarsCharge(...)` serializes.
-    public final class RefundStarsCharge: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let chargeId: String
-
-        public init(userId: Api.InputUser, chargeId: String) {
-            self.userId = userId
-            self.chargeId = chargeId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x25ae8f4a) }
-            self.userId.serialize(buffer, true)
-            buffer.appendTLString(self.chargeId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RefundStarsCharge {
-            guard id == 0x25ae8f4a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.refundStarsCharge"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _chargeId = try reader.readTLString()
-                return RefundStarsCharge(userId: _userId, chargeId: _chargeId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.refundStarsCharge", fields: "user_id,charge_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("user_id", self.userId)
-            fields.string("charge_id", self.chargeId)
-            return ("payments.refundStarsCharge", fields.fields)
-        }
-    }
-
     /// `payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;`
     public static func refundStarsCharge(userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        RefundStarsCharge(userId: userId, chargeId: chargeId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("user_id", userId)
+        arguments.string("charge_id", chargeId)
+        return TLRequest(definition: "payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsGiftOptions(...)` serializes.
-    public final class GetStarsGiftOptions: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser?
-
-        public init(userId: Api.InputUser? = nil) {
-            self.userId = userId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if userId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd3c96bc8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.userId {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsGiftOptions {
-            guard id == 0xd3c96bc8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsGiftOptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _userId: Api.InputUser? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _userId = try Api.InputUser.parse(&reader)
-                }
-                return GetStarsGiftOptions(userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsGiftOptions", fields: "flags,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.userId {
-                fields.object("user_id", value)
-            }
-            return ("payments.getStarsGiftOptions", fields.fields)
-        }
-    }
-
-    /// `payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;`
     public static func getStarsGiftOptions(userId: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiftOption]>) {
-        GetStarsGiftOptions(userId: userId).call(DeserializeFunctionResponse<[Api.StarsGiftOption]>.vector(of: Api.StarsGiftOption.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = userId { arguments.object("user_id", value) }
+        return TLRequest(definition: "payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.StarsGiftOption]>.vector(of: Api.StarsGiftOption.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
-    ///
-    /// The request as a value: what a server decodes, and what `acceptCall(...)` serializes.
-    public final class AcceptCall: TLFunction, TLRegistrable {
-        public let peer: Api.InputPhoneCall
-        public let gB: [UInt8]
-        public let `protocol`: Api.PhoneCallProtocol
-
-        public init(peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) {
-            self.peer = peer
-            self.gB = gB
-            self.`protocol` = `protocol`
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3bd2b4a0) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLBytes(self.gB)
-            self.`protocol`.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AcceptCall {
-            guard id == 0x3bd2b4a0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.acceptCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                field = 1
-                let _gB = try reader.readTLBytes()
-                field = 2
-                let _protocol = try Api.PhoneCallProtocol.parse(&reader)
-                return AcceptCall(peer: _peer, gB: _gB, protocol: _protocol)
-            }
-            catch {
-                throw error.inside(constructor: "phone.acceptCall", fields: "peer,g_b,protocol", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.bytes("g_b", self.gB)
-            fields.object("protocol", self.`protocol`)
-            return ("phone.acceptCall", fields.fields)
-        }
-    }
-
     /// `phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
     public static func acceptCall(peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
-        AcceptCall(peer: peer, gB: gB, protocol: `protocol`).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.bytes("g_b", gB)
+        arguments.object("protocol", `protocol`)
+        return TLRequest(definition: "phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveCallDebug(...)` serializes.
-    public final class SaveCallDebug: TLFunction, TLRegistrable {
-        public let peer: Api.InputPhoneCall
-        public let debug: Api.DataJSON
-
-        public init(peer: Api.InputPhoneCall, debug: Api.DataJSON) {
-            self.peer = peer
-            self.debug = debug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x277add7e) }
-            self.peer.serialize(buffer, true)
-            self.debug.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveCallDebug {
-            guard id == 0x277add7e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.saveCallDebug"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                field = 1
-                let _debug = try Api.DataJSON.parse(&reader)
-                return SaveCallDebug(peer: _peer, debug: _debug)
-            }
-            catch {
-                throw error.inside(constructor: "phone.saveCallDebug", fields: "peer,debug", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("debug", self.debug)
-            return ("phone.saveCallDebug", fields.fields)
-        }
-    }
-
     /// `phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;`
     public static func saveCallDebug(peer: Api.InputPhoneCall, debug: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveCallDebug(peer: peer, debug: debug).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("debug", debug)
+        return TLRequest(definition: "phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupCallStars(...)` serializes.
-    public final class GetGroupCallStars: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-
-        public init(call: Api.InputGroupCall) {
-            self.call = call
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6f636302) }
-            self.call.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupCallStars {
-            guard id == 0x6f636302 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getGroupCallStars"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                return GetGroupCallStars(call: _call)
-            }
-            catch {
-                throw error.inside(constructor: "phone.getGroupCallStars", fields: "call", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("call", self.call)
-            return ("phone.getGroupCallStars", fields.fields)
-        }
-    }
-
-    /// `phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;`
     public static func getGroupCallStars(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStars>) {
-        GetGroupCallStars(call: call).call(DeserializeFunctionResponse(Api.phone.GroupCallStars.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("call", call)
+        return TLRequest(definition: "phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCallStars.self))
     }
 }
 
@@ -3865,25 +2918,27 @@ extension Api {
         (0x41df43fc, Api.SavedStarGift.self),
         (0x512fe446, Api.payments.UniqueStarGiftValueInfo.self),
         (0x7d5bd1f0, Api.payments.StarGiftAuctionAcquiredGifts.self),
-        (0xbf9459b7, Api.functions.InvokeWithoutUpdates.self),
-        (0x0dae54f8, Api.functions.InvokeWithApnsSecret.self),
-        (0x032da4cf, Api.functions.account.VerifyEmail.self),
-        (0xb9d9a38d, Api.functions.account.ToggleSponsoredMessages.self),
-        (0x5dd69e12, Api.functions.contacts.GetContacts.self),
-        (0xd5a5d3a1, Api.functions.messages.GetStickers.self),
-        (0x5cf09635, Api.functions.messages.GetSavedGifs.self),
-        (0x514e999d, Api.functions.messages.GetInlineBotResults.self),
-        (0xcc5b67cc, Api.functions.messages.GetAttachedStickers.self),
-        (0xe40ca104, Api.functions.messages.GetCommonChats.self),
-        (0x894cc99c, Api.functions.messages.RequestUrlAuth.self),
-        (0x73746f5c, Api.functions.messages.GetExportedChatInvite.self),
-        (0xbdca2f75, Api.functions.messages.EditExportedChatInvite.self),
-        (0xb45ced1d, Api.functions.channels.ReorderUsernames.self),
-        (0x9c60eb28, Api.functions.bots.GetBotMenuButton.self),
-        (0x25ae8f4a, Api.functions.payments.RefundStarsCharge.self),
-        (0xd3c96bc8, Api.functions.payments.GetStarsGiftOptions.self),
-        (0x3bd2b4a0, Api.functions.phone.AcceptCall.self),
-        (0x277add7e, Api.functions.phone.SaveCallDebug.self),
-        (0x6f636302, Api.functions.phone.GetGroupCallStars.self),
+    ]
+    static let functionEntries10: [(UInt32, StaticString)] = [
+        (0xbf9459b7, "invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;"),
+        (0x0dae54f8, "invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;"),
+        (0x032da4cf, "account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;"),
+        (0xb9d9a38d, "account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;"),
+        (0x5dd69e12, "contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;"),
+        (0xd5a5d3a1, "messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;"),
+        (0x5cf09635, "messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;"),
+        (0x514e999d, "messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;"),
+        (0xcc5b67cc, "messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;"),
+        (0xe40ca104, "messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;"),
+        (0x894cc99c, "messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;"),
+        (0x73746f5c, "messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;"),
+        (0xbdca2f75, "messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;"),
+        (0xb45ced1d, "channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;"),
+        (0x9c60eb28, "bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;"),
+        (0x25ae8f4a, "payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;"),
+        (0xd3c96bc8, "payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;"),
+        (0x3bd2b4a0, "phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;"),
+        (0x277add7e, "phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;"),
+        (0x6f636302, "phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;"),
     ]
 }

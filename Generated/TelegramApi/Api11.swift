@@ -116,6 +116,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputPeer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPeer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -318,6 +320,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputPeerNotifySettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPeerNotifySettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -446,6 +450,8 @@ extension Api.contacts {
             }
         }
 
+        public static var tlTypeName: String { "contacts.Contacts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Contacts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -542,6 +548,8 @@ extension Api.photos {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "photos.Photos" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photos {
             let id = try reader.readUInt32()
@@ -729,6 +737,8 @@ extension Api.updates {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "updates.ChannelDifference" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelDifference {
             let id = try reader.readUInt32()
@@ -922,6 +932,8 @@ extension Api.messages {
                     buffer.appendVector(c.unread, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.FeaturedStickers" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FeaturedStickers {
             let id = try reader.readUInt32()
@@ -1839,6 +1851,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PageBlock" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageBlock {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2746,6 +2760,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.FavedStickers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FavedStickers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2824,6 +2840,8 @@ extension Api.help {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "help.RecentMeUrls" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentMeUrls {
             let id = try reader.readUInt32()
@@ -2910,6 +2928,8 @@ extension Api {
                     buffer.appendTLBytes(c.salt)
             }
         }
+
+        public static var tlTypeName: String { "SecurePasswordKdfAlgo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecurePasswordKdfAlgo {
             let id = try reader.readUInt32()
@@ -3029,6 +3049,8 @@ extension Api {
                     buffer.appendInt32(c.largeQueueActiveOperationsMax)
             }
         }
+
+        public static var tlTypeName: String { "AutoDownloadSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoDownloadSettings {
             let id = try reader.readUInt32()
@@ -3185,6 +3207,8 @@ extension Api.help {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "help.PromoData" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PromoData {
             let id = try reader.readUInt32()
@@ -3347,6 +3371,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "GlobalPrivacySettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GlobalPrivacySettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3453,6 +3479,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SendAsPeer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SendAsPeer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3522,6 +3550,8 @@ extension Api.messages {
                     buffer.appendVector(c.sets, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.MyStickers" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MyStickers {
             let id = try reader.readUInt32()
@@ -3856,6 +3886,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "StarGift" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGift {
             let id = try reader.readUInt32()
@@ -4229,1924 +4261,310 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportMissingCode(...)` serializes.
-    public final class ReportMissingCode: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let mnc: String
-
-        public init(phoneNumber: String, phoneCodeHash: String, mnc: String) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.mnc = mnc
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcb9deff6) }
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            buffer.appendTLString(self.mnc)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportMissingCode {
-            guard id == 0xcb9deff6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.reportMissingCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _phoneCodeHash = try reader.readTLString()
-                field = 2
-                let _mnc = try reader.readTLString()
-                return ReportMissingCode(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, mnc: _mnc)
-            }
-            catch {
-                throw error.inside(constructor: "auth.reportMissingCode", fields: "phone_number,phone_code_hash,mnc", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            fields.string("mnc", self.mnc)
-            return ("auth.reportMissingCode", fields.fields)
-        }
-    }
-
-    /// `auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;`
     public static func reportMissingCode(phoneNumber: String, phoneCodeHash: String, mnc: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportMissingCode(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, mnc: mnc).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        arguments.string("mnc", mnc)
+        return TLRequest(definition: "auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `unregisterDevice(...)` serializes.
-    public final class UnregisterDevice: TLFunction, TLRegistrable {
-        public let tokenType: Int32
-        public let token: String
-        public let otherUids: [Int64]
-
-        public init(tokenType: Int32, token: String, otherUids: [Int64]) {
-            self.tokenType = tokenType
-            self.token = token
-            self.otherUids = otherUids
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6a0d3206) }
-            buffer.appendInt32(self.tokenType)
-            buffer.appendTLString(self.token)
-            buffer.appendVector(self.otherUids, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UnregisterDevice {
-            guard id == 0x6a0d3206 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.unregisterDevice"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _tokenType = try reader.readInt32()
-                field = 1
-                let _token = try reader.readTLString()
-                field = 2
-                let _otherUids = try reader.readVector(boxed: true, of: Int64.self)
-                return UnregisterDevice(tokenType: _tokenType, token: _token, otherUids: _otherUids)
-            }
-            catch {
-                throw error.inside(constructor: "account.unregisterDevice", fields: "token_type,token,other_uids", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.int("token_type", self.tokenType)
-            fields.string("token", self.token)
-            fields.longs("other_uids", self.otherUids)
-            return ("account.unregisterDevice", fields.fields)
-        }
-    }
-
     /// `account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;`
     public static func unregisterDevice(tokenType: Int32, token: String, otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UnregisterDevice(tokenType: tokenType, token: token, otherUids: otherUids).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.int("token_type", tokenType)
+        arguments.string("token", token)
+        arguments.longs("other_uids", otherUids)
+        return TLRequest(definition: "account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getAllSecureValues#b288bc7d = Vector<SecureValue>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAllSecureValues(...)` serializes.
-    public final class GetAllSecureValues: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb288bc7d) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAllSecureValues {
-            guard id == 0xb288bc7d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getAllSecureValues"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAllSecureValues()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getAllSecureValues", [])
-        }
-    }
-
     /// `account.getAllSecureValues#b288bc7d = Vector<SecureValue>;`
     public static func getAllSecureValues() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
-        GetAllSecureValues().call(DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
+        TLRequest(definition: "account.getAllSecureValues#b288bc7d = Vector<SecureValue>;", arguments: []).call(DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAutoDownloadSettings(...)` serializes.
-    public final class GetAutoDownloadSettings: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x56da0b3f) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAutoDownloadSettings {
-            guard id == 0x56da0b3f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getAutoDownloadSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAutoDownloadSettings()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getAutoDownloadSettings", [])
-        }
-    }
-
     /// `account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;`
     public static func getAutoDownloadSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoDownloadSettings>) {
-        GetAutoDownloadSettings().call(DeserializeFunctionResponse(Api.account.AutoDownloadSettings.self))
+        TLRequest(definition: "account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.AutoDownloadSettings.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `installTheme(...)` serializes.
-    public final class InstallTheme: TLFunction, TLRegistrable {
-        public let dark: Bool
-        public let theme: Api.InputTheme?
-        public let format: String?
-        public let baseTheme: Api.BaseTheme?
-
-        public init(dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) {
-            self.dark = dark
-            self.theme = theme
-            self.format = format
-            self.baseTheme = baseTheme
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if dark { tlSetFlag(&flags, 0x1) }
-            if theme != nil { tlSetFlag(&flags, 0x2) }
-            if format != nil { tlSetFlag(&flags, 0x4) }
-            if baseTheme != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc727bb3b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.theme {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.format {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.baseTheme {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InstallTheme {
-            guard id == 0xc727bb3b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.installTheme"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                var _theme: Api.InputTheme? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _theme = try Api.InputTheme.parse(&reader)
-                }
-                field = 3
-                var _format: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _format = try reader.readTLString()
-                }
-                field = 4
-                var _baseTheme: Api.BaseTheme? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _baseTheme = try Api.BaseTheme.parse(&reader)
-                }
-                return InstallTheme(dark: _dark, theme: _theme, format: _format, baseTheme: _baseTheme)
-            }
-            catch {
-                throw error.inside(constructor: "account.installTheme", fields: "flags,dark,theme,format,base_theme", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("dark", self.dark)
-            if tlFlagIsSet(_flags, 0x2), let value = self.theme {
-                fields.object("theme", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.format {
-                fields.string("format", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.baseTheme {
-                fields.object("base_theme", value)
-            }
-            return ("account.installTheme", fields.fields)
-        }
-    }
-
     /// `account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;`
     public static func installTheme(dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        InstallTheme(dark: dark, theme: theme, format: format, baseTheme: baseTheme).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("dark", dark)
+        if let value = theme { arguments.object("theme", value) }
+        if let value = format { arguments.string("format", value) }
+        if let value = baseTheme { arguments.object("base_theme", value) }
+        return TLRequest(definition: "account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setContentSettings(...)` serializes.
-    public final class SetContentSettings: TLFunction, TLRegistrable {
-        public let sensitiveEnabled: Bool
-
-        public init(sensitiveEnabled: Bool = false) {
-            self.sensitiveEnabled = sensitiveEnabled
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if sensitiveEnabled { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb574b16b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetContentSettings {
-            guard id == 0xb574b16b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setContentSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _sensitiveEnabled = tlFlagIsSet(_flags, 0x1)
-                return SetContentSettings(sensitiveEnabled: _sensitiveEnabled)
-            }
-            catch {
-                throw error.inside(constructor: "account.setContentSettings", fields: "flags,sensitive_enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            fields.trueFlag("sensitive_enabled", self.sensitiveEnabled)
-            return ("account.setContentSettings", fields.fields)
-        }
-    }
-
     /// `account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;`
     public static func setContentSettings(sensitiveEnabled: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetContentSettings(sensitiveEnabled: sensitiveEnabled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.trueFlag("sensitive_enabled", sensitiveEnabled)
+        return TLRequest(definition: "account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChannelDefaultEmojiStatuses(...)` serializes.
-    public final class GetChannelDefaultEmojiStatuses: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7727a7d5) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChannelDefaultEmojiStatuses {
-            guard id == 0x7727a7d5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getChannelDefaultEmojiStatuses"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetChannelDefaultEmojiStatuses(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getChannelDefaultEmojiStatuses", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getChannelDefaultEmojiStatuses", fields.fields)
-        }
-    }
-
     /// `account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;`
     public static func getChannelDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        GetChannelDefaultEmojiStatuses(hash: hash).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateBirthday(...)` serializes.
-    public final class UpdateBirthday: TLFunction, TLRegistrable {
-        public let birthday: Api.Birthday?
-
-        public init(birthday: Api.Birthday? = nil) {
-            self.birthday = birthday
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if birthday != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcc6e0c11) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.birthday {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateBirthday {
-            guard id == 0xcc6e0c11 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateBirthday"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _birthday: Api.Birthday? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _birthday = try Api.Birthday.parse(&reader)
-                }
-                return UpdateBirthday(birthday: _birthday)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateBirthday", fields: "flags,birthday", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.birthday {
-                fields.object("birthday", value)
-            }
-            return ("account.updateBirthday", fields.fields)
-        }
-    }
-
-    /// `account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;`
     public static func updateBirthday(birthday: Api.Birthday? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateBirthday(birthday: birthday).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = birthday { arguments.object("birthday", value) }
+        return TLRequest(definition: "account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.users {
     /// `users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setSecureValueErrors(...)` serializes.
-    public final class SetSecureValueErrors: TLFunction, TLRegistrable {
-        public let id: Api.InputUser
-        public let errors: [Api.SecureValueError]
-
-        public init(id: Api.InputUser, errors: [Api.SecureValueError]) {
-            self.id = id
-            self.errors = errors
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x90c894b5) }
-            self.id.serialize(buffer, true)
-            buffer.appendVector(self.errors, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetSecureValueErrors {
-            guard id == 0x90c894b5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.setSecureValueErrors"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputUser.parse(&reader)
-                field = 1
-                let _errors = try reader.readVector(boxed: true, of: Api.SecureValueError.self)
-                return SetSecureValueErrors(id: _id, errors: _errors)
-            }
-            catch {
-                throw error.inside(constructor: "users.setSecureValueErrors", fields: "id,errors", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.objects("errors", self.errors)
-            return ("users.setSecureValueErrors", fields.fields)
-        }
-    }
-
-    /// `users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;`
     public static func setSecureValueErrors(id: Api.InputUser, errors: [Api.SecureValueError]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetSecureValueErrors(id: id, errors: errors).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.objects("errors", errors)
+        return TLRequest(definition: "users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.acceptContact#f831a20f id:InputUser = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `acceptContact(...)` serializes.
-    public final class AcceptContact: TLFunction, TLRegistrable {
-        public let id: Api.InputUser
-
-        public init(id: Api.InputUser) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf831a20f) }
-            self.id.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AcceptContact {
-            guard id == 0xf831a20f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.acceptContact"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try Api.InputUser.parse(&reader)
-                return AcceptContact(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.acceptContact", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("id", self.id)
-            return ("contacts.acceptContact", fields.fields)
-        }
-    }
-
-    /// `contacts.acceptContact#f831a20f id:InputUser = Updates;`
     public static func acceptContact(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        AcceptContact(id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("id", id)
+        return TLRequest(definition: "contacts.acceptContact#f831a20f id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportChatInvite(...)` serializes.
-    public final class ExportChatInvite: TLFunction, TLRegistrable {
-        public let legacyRevokePermanent: Bool
-        public let requestNeeded: Bool
-        public let peer: Api.InputPeer
-        public let expireDate: Int32?
-        public let usageLimit: Int32?
-        public let title: String?
-        public let subscriptionPricing: Api.StarsSubscriptionPricing?
-
-        public init(legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) {
-            self.legacyRevokePermanent = legacyRevokePermanent
-            self.requestNeeded = requestNeeded
-            self.peer = peer
-            self.expireDate = expireDate
-            self.usageLimit = usageLimit
-            self.title = title
-            self.subscriptionPricing = subscriptionPricing
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if legacyRevokePermanent { tlSetFlag(&flags, 0x4) }
-            if requestNeeded { tlSetFlag(&flags, 0x8) }
-            if expireDate != nil { tlSetFlag(&flags, 0x1) }
-            if usageLimit != nil { tlSetFlag(&flags, 0x2) }
-            if title != nil { tlSetFlag(&flags, 0x10) }
-            if subscriptionPricing != nil { tlSetFlag(&flags, 0x20) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa455de90) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.subscriptionPricing {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportChatInvite {
-            guard id == 0xa455de90 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.exportChatInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _legacyRevokePermanent = tlFlagIsSet(_flags, 0x4)
-                field = 2
-                let _requestNeeded = tlFlagIsSet(_flags, 0x8)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                var _expireDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _expireDate = try reader.readInt32()
-                }
-                field = 5
-                var _usageLimit: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _usageLimit = try reader.readInt32()
-                }
-                field = 6
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _title = try reader.readTLString()
-                }
-                field = 7
-                var _subscriptionPricing: Api.StarsSubscriptionPricing? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _subscriptionPricing = try Api.StarsSubscriptionPricing.parse(&reader)
-                }
-                return ExportChatInvite(legacyRevokePermanent: _legacyRevokePermanent, requestNeeded: _requestNeeded, peer: _peer, expireDate: _expireDate, usageLimit: _usageLimit, title: _title, subscriptionPricing: _subscriptionPricing)
-            }
-            catch {
-                throw error.inside(constructor: "messages.exportChatInvite", fields: "flags,legacy_revoke_permanent,request_needed,peer,expire_date,usage_limit,title,subscription_pricing", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("legacy_revoke_permanent", self.legacyRevokePermanent)
-            fields.trueFlag("request_needed", self.requestNeeded)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.expireDate {
-                fields.int("expire_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.usageLimit {
-                fields.int("usage_limit", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.subscriptionPricing {
-                fields.object("subscription_pricing", value)
-            }
-            return ("messages.exportChatInvite", fields.fields)
-        }
-    }
-
     /// `messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;`
     public static func exportChatInvite(legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatInvite>) {
-        ExportChatInvite(legacyRevokePermanent: legacyRevokePermanent, requestNeeded: requestNeeded, peer: peer, expireDate: expireDate, usageLimit: usageLimit, title: title, subscriptionPricing: subscriptionPricing).call(DeserializeFunctionResponse(Api.ExportedChatInvite.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("legacy_revoke_permanent", legacyRevokePermanent)
+        arguments.trueFlag("request_needed", requestNeeded)
+        arguments.object("peer", peer)
+        if let value = expireDate { arguments.int("expire_date", value) }
+        if let value = usageLimit { arguments.int("usage_limit", value) }
+        if let value = title { arguments.string("title", value) }
+        if let value = subscriptionPricing { arguments.object("subscription_pricing", value) }
+        return TLRequest(definition: "messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedChatInvite.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStickerSet(...)` serializes.
-    public final class GetStickerSet: TLFunction, TLRegistrable {
-        public let stickerset: Api.InputStickerSet
-        public let hash: Int32
-
-        public init(stickerset: Api.InputStickerSet, hash: Int32) {
-            self.stickerset = stickerset
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc8a0ec74) }
-            self.stickerset.serialize(buffer, true)
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStickerSet {
-            guard id == 0xc8a0ec74 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getStickerSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                field = 1
-                let _hash = try reader.readInt32()
-                return GetStickerSet(stickerset: _stickerset, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getStickerSet", fields: "stickerset,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("stickerset", self.stickerset)
-            fields.int("hash", self.hash)
-            return ("messages.getStickerSet", fields.fields)
-        }
-    }
-
     /// `messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;`
     public static func getStickerSet(stickerset: Api.InputStickerSet, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        GetStickerSet(stickerset: stickerset, hash: hash).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("stickerset", stickerset)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `editInlineBotMessage(...)` serializes.
-    public final class EditInlineBotMessage: TLFunction, TLRegistrable {
-        public let noWebpage: Bool
-        public let invertMedia: Bool
-        public let id: Api.InputBotInlineMessageID
-        public let message: String?
-        public let media: Api.InputMedia?
-        public let replyMarkup: Api.ReplyMarkup?
-        public let entities: [Api.MessageEntity]?
-        public let richMessage: Api.InputRichMessage?
-
-        public init(noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) {
-            self.noWebpage = noWebpage
-            self.invertMedia = invertMedia
-            self.id = id
-            self.message = message
-            self.media = media
-            self.replyMarkup = replyMarkup
-            self.entities = entities
-            self.richMessage = richMessage
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if noWebpage { tlSetFlag(&flags, 0x2) }
-            if invertMedia { tlSetFlag(&flags, 0x10000) }
-            if message != nil { tlSetFlag(&flags, 0x800) }
-            if media != nil { tlSetFlag(&flags, 0x4000) }
-            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
-            if entities != nil { tlSetFlag(&flags, 0x8) }
-            if richMessage != nil { tlSetFlag(&flags, 0x800000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa423bb51) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.id.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x800), let value = self.message {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditInlineBotMessage {
-            guard id == 0xa423bb51 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editInlineBotMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
-                field = 3
-                let _id = try Api.InputBotInlineMessageID.parse(&reader)
-                field = 4
-                var _message: String? = nil
-                if tlFlagIsSet(_flags, 0x800) {
-                    _message = try reader.readTLString()
-                }
-                field = 5
-                var _media: Api.InputMedia? = nil
-                if tlFlagIsSet(_flags, 0x4000) {
-                    _media = try Api.InputMedia.parse(&reader)
-                }
-                field = 6
-                var _replyMarkup: Api.ReplyMarkup? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _replyMarkup = try Api.ReplyMarkup.parse(&reader)
-                }
-                field = 7
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 8
-                var _richMessage: Api.InputRichMessage? = nil
-                if tlFlagIsSet(_flags, 0x800000) {
-                    _richMessage = try Api.InputRichMessage.parse(&reader)
-                }
-                return EditInlineBotMessage(noWebpage: _noWebpage, invertMedia: _invertMedia, id: _id, message: _message, media: _media, replyMarkup: _replyMarkup, entities: _entities, richMessage: _richMessage)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editInlineBotMessage", fields: "flags,no_webpage,invert_media,id,message,media,reply_markup,entities,rich_message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.trueFlag("no_webpage", self.noWebpage)
-            fields.trueFlag("invert_media", self.invertMedia)
-            fields.object("id", self.id)
-            if tlFlagIsSet(_flags, 0x800), let value = self.message {
-                fields.string("message", value)
-            }
-            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
-                fields.object("media", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                fields.object("reply_markup", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
-                fields.object("rich_message", value)
-            }
-            return ("messages.editInlineBotMessage", fields.fields)
-        }
-    }
-
     /// `messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;`
     public static func editInlineBotMessage(noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        EditInlineBotMessage(noWebpage: noWebpage, invertMedia: invertMedia, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, richMessage: richMessage).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.trueFlag("no_webpage", noWebpage)
+        arguments.trueFlag("invert_media", invertMedia)
+        arguments.object("id", id)
+        if let value = message { arguments.string("message", value) }
+        if let value = media { arguments.object("media", value) }
+        if let value = replyMarkup { arguments.object("reply_markup", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = richMessage { arguments.object("rich_message", value) }
+        return TLRequest(definition: "messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;`
-    ///
-    /// The request as a value: what a server decodes, and what `getExportedChatInvites(...)` serializes.
-    public final class GetExportedChatInvites: TLFunction, TLRegistrable {
-        public let revoked: Bool
-        public let peer: Api.InputPeer
-        public let adminId: Api.InputUser
-        public let offsetDate: Int32?
-        public let offsetLink: String?
-        public let limit: Int32
-
-        public init(revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
-            self.revoked = revoked
-            self.peer = peer
-            self.adminId = adminId
-            self.offsetDate = offsetDate
-            self.offsetLink = offsetLink
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if revoked { tlSetFlag(&flags, 0x8) }
-            if offsetDate != nil && offsetLink != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa2b5a3f6) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.adminId.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetExportedChatInvites {
-            guard id == 0xa2b5a3f6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getExportedChatInvites"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _revoked = tlFlagIsSet(_flags, 0x8)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _adminId = try Api.InputUser.parse(&reader)
-                field = 4
-                var _offsetDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _offsetDate = try reader.readInt32()
-                }
-                field = 5
-                var _offsetLink: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _offsetLink = try reader.readTLString()
-                }
-                field = 6
-                let _limit = try reader.readInt32()
-                return GetExportedChatInvites(revoked: _revoked, peer: _peer, adminId: _adminId, offsetDate: _offsetDate, offsetLink: _offsetLink, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getExportedChatInvites", fields: "flags,revoked,peer,admin_id,offset_date,offset_link,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("revoked", self.revoked)
-            fields.object("peer", self.peer)
-            fields.object("admin_id", self.adminId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetDate {
-                fields.int("offset_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.offsetLink {
-                fields.string("offset_link", value)
-            }
-            fields.int("limit", self.limit)
-            return ("messages.getExportedChatInvites", fields.fields)
-        }
-    }
-
     /// `messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;`
     public static func getExportedChatInvites(revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvites>) {
-        GetExportedChatInvites(revoked: revoked, peer: peer, adminId: adminId, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvites.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("revoked", revoked)
+        arguments.object("peer", peer)
+        arguments.object("admin_id", adminId)
+        if let value = offsetDate { arguments.int("offset_date", value) }
+        if let value = offsetLink { arguments.string("offset_link", value) }
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvites.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendWebViewData(...)` serializes.
-    public final class SendWebViewData: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let randomId: Int64
-        public let buttonText: String
-        public let data: String
-
-        public init(bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) {
-            self.bot = bot
-            self.randomId = randomId
-            self.buttonText = buttonText
-            self.data = data
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdc0242c8) }
-            self.bot.serialize(buffer, true)
-            buffer.appendInt64(self.randomId)
-            buffer.appendTLString(self.buttonText)
-            buffer.appendTLString(self.data)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendWebViewData {
-            guard id == 0xdc0242c8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendWebViewData"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _randomId = try reader.readInt64()
-                field = 2
-                let _buttonText = try reader.readTLString()
-                field = 3
-                let _data = try reader.readTLString()
-                return SendWebViewData(bot: _bot, randomId: _randomId, buttonText: _buttonText, data: _data)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendWebViewData", fields: "bot,random_id,button_text,data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("bot", self.bot)
-            fields.long("random_id", self.randomId)
-            fields.string("button_text", self.buttonText)
-            fields.string("data", self.data)
-            return ("messages.sendWebViewData", fields.fields)
-        }
-    }
-
     /// `messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;`
     public static func sendWebViewData(bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendWebViewData(bot: bot, randomId: randomId, buttonText: buttonText, data: data).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("bot", bot)
+        arguments.long("random_id", randomId)
+        arguments.string("button_text", buttonText)
+        arguments.string("data", data)
+        return TLRequest(definition: "messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedHistory(...)` serializes.
-    public final class GetSavedHistory: TLFunction, TLRegistrable {
-        public let parentPeer: Api.InputPeer?
-        public let peer: Api.InputPeer
-        public let offsetId: Int32
-        public let offsetDate: Int32
-        public let addOffset: Int32
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-        public let hash: Int64
-
-        public init(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
-            self.parentPeer = parentPeer
-            self.peer = peer
-            self.offsetId = offsetId
-            self.offsetDate = offsetDate
-            self.addOffset = addOffset
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x998ab009) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.offsetDate)
-            buffer.appendInt32(self.addOffset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedHistory {
-            guard id == 0x998ab009 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSavedHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _offsetId = try reader.readInt32()
-                field = 4
-                let _offsetDate = try reader.readInt32()
-                field = 5
-                let _addOffset = try reader.readInt32()
-                field = 6
-                let _limit = try reader.readInt32()
-                field = 7
-                let _maxId = try reader.readInt32()
-                field = 8
-                let _minId = try reader.readInt32()
-                field = 9
-                let _hash = try reader.readInt64()
-                return GetSavedHistory(parentPeer: _parentPeer, peer: _peer, offsetId: _offsetId, offsetDate: _offsetDate, addOffset: _addOffset, limit: _limit, maxId: _maxId, minId: _minId, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSavedHistory", fields: "flags,parent_peer,peer,offset_id,offset_date,add_offset,limit,max_id,min_id,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 10)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            fields.object("peer", self.peer)
-            fields.int("offset_id", self.offsetId)
-            fields.int("offset_date", self.offsetDate)
-            fields.int("add_offset", self.addOffset)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            fields.long("hash", self.hash)
-            return ("messages.getSavedHistory", fields.fields)
-        }
-    }
-
     /// `messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetSavedHistory(parentPeer: parentPeer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 9)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        arguments.object("peer", peer)
+        arguments.int("offset_id", offsetId)
+        arguments.int("offset_date", offsetDate)
+        arguments.int("add_offset", addOffset)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;`
-    ///
-    /// The request as a value: what a server decodes, and what `composeMessageWithAI(...)` serializes.
-    public final class ComposeMessageWithAI: TLFunction, TLRegistrable {
-        public let proofread: Bool
-        public let emojify: Bool
-        public let text: Api.TextWithEntities
-        public let translateToLang: String?
-        public let tone: Api.InputAiComposeTone?
-
-        public init(proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
-            self.proofread = proofread
-            self.emojify = emojify
-            self.text = text
-            self.translateToLang = translateToLang
-            self.tone = tone
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if proofread { tlSetFlag(&flags, 0x1) }
-            if emojify { tlSetFlag(&flags, 0x8) }
-            if translateToLang != nil { tlSetFlag(&flags, 0x2) }
-            if tone != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdaecc589) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.text.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ComposeMessageWithAI {
-            guard id == 0xdaecc589 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.composeMessageWithAI"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _proofread = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _emojify = tlFlagIsSet(_flags, 0x8)
-                field = 3
-                let _text = try Api.TextWithEntities.parse(&reader)
-                field = 4
-                var _translateToLang: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _translateToLang = try reader.readTLString()
-                }
-                field = 5
-                var _tone: Api.InputAiComposeTone? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _tone = try Api.InputAiComposeTone.parse(&reader)
-                }
-                return ComposeMessageWithAI(proofread: _proofread, emojify: _emojify, text: _text, translateToLang: _translateToLang, tone: _tone)
-            }
-            catch {
-                throw error.inside(constructor: "messages.composeMessageWithAI", fields: "flags,proofread,emojify,text,translate_to_lang,tone", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("proofread", self.proofread)
-            fields.trueFlag("emojify", self.emojify)
-            fields.object("text", self.text)
-            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
-                fields.string("translate_to_lang", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                fields.object("tone", value)
-            }
-            return ("messages.composeMessageWithAI", fields.fields)
-        }
-    }
-
-    /// `messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;`
     public static func composeMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedMessageWithAI>) {
-        ComposeMessageWithAI(proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone).call(DeserializeFunctionResponse(Api.messages.ComposedMessageWithAI.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("proofread", proofread)
+        arguments.trueFlag("emojify", emojify)
+        arguments.object("text", text)
+        if let value = translateToLang { arguments.string("translate_to_lang", value) }
+        if let value = tone { arguments.object("tone", value) }
+        return TLRequest(definition: "messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ComposedMessageWithAI.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateUsername(...)` serializes.
-    public final class UpdateUsername: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let username: String
-
-        public init(channel: Api.InputChannel, username: String) {
-            self.channel = channel
-            self.username = username
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3514b3de) }
-            self.channel.serialize(buffer, true)
-            buffer.appendTLString(self.username)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateUsername {
-            guard id == 0x3514b3de else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.updateUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _username = try reader.readTLString()
-                return UpdateUsername(channel: _channel, username: _username)
-            }
-            catch {
-                throw error.inside(constructor: "channels.updateUsername", fields: "channel,username", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.string("username", self.username)
-            return ("channels.updateUsername", fields.fields)
-        }
-    }
-
     /// `channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;`
     public static func updateUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateUsername(channel: channel, username: username).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.string("username", username)
+        return TLRequest(definition: "channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleForum(...)` serializes.
-    public final class ToggleForum: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-        public let tabs: Bool
-
-        public init(channel: Api.InputChannel, enabled: Bool, tabs: Bool) {
-            self.channel = channel
-            self.enabled = enabled
-            self.tabs = tabs
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3ff75734) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-            buffer.appendBool(self.tabs)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleForum {
-            guard id == 0x3ff75734 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleForum"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                field = 2
-                let _tabs = try reader.readBool()
-                return ToggleForum(channel: _channel, enabled: _enabled, tabs: _tabs)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleForum", fields: "channel,enabled,tabs", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            fields.bool("tabs", self.tabs)
-            return ("channels.toggleForum", fields.fields)
-        }
-    }
-
     /// `channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;`
     public static func toggleForum(channel: Api.InputChannel, enabled: Bool, tabs: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleForum(channel: channel, enabled: enabled, tabs: tabs).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        arguments.bool("tabs", tabs)
+        return TLRequest(definition: "channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleAntiSpam(...)` serializes.
-    public final class ToggleAntiSpam: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-
-        public init(channel: Api.InputChannel, enabled: Bool) {
-            self.channel = channel
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x68f3e4eb) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleAntiSpam {
-            guard id == 0x68f3e4eb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleAntiSpam"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                return ToggleAntiSpam(channel: _channel, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleAntiSpam", fields: "channel,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            return ("channels.toggleAntiSpam", fields.fields)
-        }
-    }
-
-    /// `channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;`
     public static func toggleAntiSpam(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleAntiSpam(channel: channel, enabled: enabled).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPaymentForm(...)` serializes.
-    public final class GetPaymentForm: TLFunction, TLRegistrable {
-        public let invoice: Api.InputInvoice
-        public let themeParams: Api.DataJSON?
-
-        public init(invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) {
-            self.invoice = invoice
-            self.themeParams = themeParams
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if themeParams != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x37148dbb) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.invoice.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPaymentForm {
-            guard id == 0x37148dbb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getPaymentForm"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _invoice = try Api.InputInvoice.parse(&reader)
-                field = 2
-                var _themeParams: Api.DataJSON? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _themeParams = try Api.DataJSON.parse(&reader)
-                }
-                return GetPaymentForm(invoice: _invoice, themeParams: _themeParams)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getPaymentForm", fields: "flags,invoice,theme_params", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.object("invoice", self.invoice)
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                fields.object("theme_params", value)
-            }
-            return ("payments.getPaymentForm", fields.fields)
-        }
-    }
-
     /// `payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;`
     public static func getPaymentForm(invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentForm>) {
-        GetPaymentForm(invoice: invoice, themeParams: themeParams).call(DeserializeFunctionResponse(Api.payments.PaymentForm.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("invoice", invoice)
+        if let value = themeParams { arguments.object("theme_params", value) }
+        return TLRequest(definition: "payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentForm.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGiftUpgradePreview(...)` serializes.
-    public final class GetStarGiftUpgradePreview: TLFunction, TLRegistrable {
-        public let giftId: Int64
-
-        public init(giftId: Int64) {
-            self.giftId = giftId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9c9abcb1) }
-            buffer.appendInt64(self.giftId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGiftUpgradePreview {
-            guard id == 0x9c9abcb1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGiftUpgradePreview"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _giftId = try reader.readInt64()
-                return GetStarGiftUpgradePreview(giftId: _giftId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGiftUpgradePreview", fields: "gift_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("gift_id", self.giftId)
-            return ("payments.getStarGiftUpgradePreview", fields.fields)
-        }
-    }
-
     /// `payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;`
     public static func getStarGiftUpgradePreview(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradePreview>) {
-        GetStarGiftUpgradePreview(giftId: giftId).call(DeserializeFunctionResponse(Api.payments.StarGiftUpgradePreview.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("gift_id", giftId)
+        return TLRequest(definition: "payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftUpgradePreview.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedStarGifts(...)` serializes.
-    public final class GetSavedStarGifts: TLFunction, TLRegistrable {
-        public let excludeUnsaved: Bool
-        public let excludeSaved: Bool
-        public let excludeUnlimited: Bool
-        public let excludeUnique: Bool
-        public let sortByValue: Bool
-        public let excludeUpgradable: Bool
-        public let excludeUnupgradable: Bool
-        public let peerColorAvailable: Bool
-        public let excludeHosted: Bool
-        public let peer: Api.InputPeer
-        public let collectionId: Int32?
-        public let offset: String
-        public let limit: Int32
-
-        public init(excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) {
-            self.excludeUnsaved = excludeUnsaved
-            self.excludeSaved = excludeSaved
-            self.excludeUnlimited = excludeUnlimited
-            self.excludeUnique = excludeUnique
-            self.sortByValue = sortByValue
-            self.excludeUpgradable = excludeUpgradable
-            self.excludeUnupgradable = excludeUnupgradable
-            self.peerColorAvailable = peerColorAvailable
-            self.excludeHosted = excludeHosted
-            self.peer = peer
-            self.collectionId = collectionId
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if excludeUnsaved { tlSetFlag(&flags, 0x1) }
-            if excludeSaved { tlSetFlag(&flags, 0x2) }
-            if excludeUnlimited { tlSetFlag(&flags, 0x4) }
-            if excludeUnique { tlSetFlag(&flags, 0x10) }
-            if sortByValue { tlSetFlag(&flags, 0x20) }
-            if excludeUpgradable { tlSetFlag(&flags, 0x80) }
-            if excludeUnupgradable { tlSetFlag(&flags, 0x100) }
-            if peerColorAvailable { tlSetFlag(&flags, 0x200) }
-            if excludeHosted { tlSetFlag(&flags, 0x400) }
-            if collectionId != nil { tlSetFlag(&flags, 0x40) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa319e569) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x40), let value = self.collectionId {
-                buffer.appendInt32(value)
-            }
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedStarGifts {
-            guard id == 0xa319e569 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getSavedStarGifts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _excludeUnsaved = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _excludeSaved = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _excludeUnlimited = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _excludeUnique = tlFlagIsSet(_flags, 0x10)
-                field = 5
-                let _sortByValue = tlFlagIsSet(_flags, 0x20)
-                field = 6
-                let _excludeUpgradable = tlFlagIsSet(_flags, 0x80)
-                field = 7
-                let _excludeUnupgradable = tlFlagIsSet(_flags, 0x100)
-                field = 8
-                let _peerColorAvailable = tlFlagIsSet(_flags, 0x200)
-                field = 9
-                let _excludeHosted = tlFlagIsSet(_flags, 0x400)
-                field = 10
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 11
-                var _collectionId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x40) {
-                    _collectionId = try reader.readInt32()
-                }
-                field = 12
-                let _offset = try reader.readTLString()
-                field = 13
-                let _limit = try reader.readInt32()
-                return GetSavedStarGifts(excludeUnsaved: _excludeUnsaved, excludeSaved: _excludeSaved, excludeUnlimited: _excludeUnlimited, excludeUnique: _excludeUnique, sortByValue: _sortByValue, excludeUpgradable: _excludeUpgradable, excludeUnupgradable: _excludeUnupgradable, peerColorAvailable: _peerColorAvailable, excludeHosted: _excludeHosted, peer: _peer, collectionId: _collectionId, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getSavedStarGifts", fields: "flags,exclude_unsaved,exclude_saved,exclude_unlimited,exclude_unique,sort_by_value,exclude_upgradable,exclude_unupgradable,peer_color_available,exclude_hosted,peer,collection_id,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 14)
-            fields.flags("flags", _flags)
-            fields.trueFlag("exclude_unsaved", self.excludeUnsaved)
-            fields.trueFlag("exclude_saved", self.excludeSaved)
-            fields.trueFlag("exclude_unlimited", self.excludeUnlimited)
-            fields.trueFlag("exclude_unique", self.excludeUnique)
-            fields.trueFlag("sort_by_value", self.sortByValue)
-            fields.trueFlag("exclude_upgradable", self.excludeUpgradable)
-            fields.trueFlag("exclude_unupgradable", self.excludeUnupgradable)
-            fields.trueFlag("peer_color_available", self.peerColorAvailable)
-            fields.trueFlag("exclude_hosted", self.excludeHosted)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x40), let value = self.collectionId {
-                fields.int("collection_id", value)
-            }
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("payments.getSavedStarGifts", fields.fields)
-        }
-    }
-
-    /// `payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;`
     public static func getSavedStarGifts(excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
-        GetSavedStarGifts(excludeUnsaved: excludeUnsaved, excludeSaved: excludeSaved, excludeUnlimited: excludeUnlimited, excludeUnique: excludeUnique, sortByValue: sortByValue, excludeUpgradable: excludeUpgradable, excludeUnupgradable: excludeUnupgradable, peerColorAvailable: peerColorAvailable, excludeHosted: excludeHosted, peer: peer, collectionId: collectionId, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+        var arguments = TLFieldList(capacity: 13)
+        arguments.trueFlag("exclude_unsaved", excludeUnsaved)
+        arguments.trueFlag("exclude_saved", excludeSaved)
+        arguments.trueFlag("exclude_unlimited", excludeUnlimited)
+        arguments.trueFlag("exclude_unique", excludeUnique)
+        arguments.trueFlag("sort_by_value", sortByValue)
+        arguments.trueFlag("exclude_upgradable", excludeUpgradable)
+        arguments.trueFlag("exclude_unupgradable", excludeUnupgradable)
+        arguments.trueFlag("peer_color_available", peerColorAvailable)
+        arguments.trueFlag("exclude_hosted", excludeHosted)
+        arguments.object("peer", peer)
+        if let value = collectionId { arguments.int("collection_id", value) }
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
     }
 }
 
 extension Api.functions.stickers {
-    /// `stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `createStickerSet(...)` serializes.
-    public final class CreateStickerSet: TLFunction, TLRegistrable {
-        public let masks: Bool
-        public let emojis: Bool
-        public let textColor: Bool
-        public let userId: Api.InputUser
-        public let title: String
-        public let shortName: String
-        public let thumb: Api.InputDocument?
-        public let stickers: [Api.InputStickerSetItem]
-        public let software: String?
-
-        public init(masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) {
-            self.masks = masks
-            self.emojis = emojis
-            self.textColor = textColor
-            self.userId = userId
-            self.title = title
-            self.shortName = shortName
-            self.thumb = thumb
-            self.stickers = stickers
-            self.software = software
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if masks { tlSetFlag(&flags, 0x1) }
-            if emojis { tlSetFlag(&flags, 0x20) }
-            if textColor { tlSetFlag(&flags, 0x40) }
-            if thumb != nil { tlSetFlag(&flags, 0x4) }
-            if software != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9021ab67) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.userId.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-            buffer.appendTLString(self.shortName)
-            if tlFlagIsSet(_flags, 0x4), let value = self.thumb {
-                value.serialize(buffer, true)
-            }
-            buffer.appendVector(self.stickers, boxed: true)
-            if tlFlagIsSet(_flags, 0x8), let value = self.software {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateStickerSet {
-            guard id == 0x9021ab67 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.createStickerSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _masks = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _emojis = tlFlagIsSet(_flags, 0x20)
-                field = 3
-                let _textColor = tlFlagIsSet(_flags, 0x40)
-                field = 4
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 5
-                let _title = try reader.readTLString()
-                field = 6
-                let _shortName = try reader.readTLString()
-                field = 7
-                var _thumb: Api.InputDocument? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _thumb = try Api.InputDocument.parse(&reader)
-                }
-                field = 8
-                let _stickers = try reader.readVector(boxed: true, of: Api.InputStickerSetItem.self)
-                field = 9
-                var _software: String? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _software = try reader.readTLString()
-                }
-                return CreateStickerSet(masks: _masks, emojis: _emojis, textColor: _textColor, userId: _userId, title: _title, shortName: _shortName, thumb: _thumb, stickers: _stickers, software: _software)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.createStickerSet", fields: "flags,masks,emojis,text_color,user_id,title,short_name,thumb,stickers,software", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 10)
-            fields.flags("flags", _flags)
-            fields.trueFlag("masks", self.masks)
-            fields.trueFlag("emojis", self.emojis)
-            fields.trueFlag("text_color", self.textColor)
-            fields.object("user_id", self.userId)
-            fields.string("title", self.title)
-            fields.string("short_name", self.shortName)
-            if tlFlagIsSet(_flags, 0x4), let value = self.thumb {
-                fields.object("thumb", value)
-            }
-            fields.objects("stickers", self.stickers)
-            if tlFlagIsSet(_flags, 0x8), let value = self.software {
-                fields.string("software", value)
-            }
-            return ("stickers.createStickerSet", fields.fields)
-        }
-    }
-
     /// `stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;`
     public static func createStickerSet(masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        CreateStickerSet(masks: masks, emojis: emojis, textColor: textColor, userId: userId, title: title, shortName: shortName, thumb: thumb, stickers: stickers, software: software).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 9)
+        arguments.trueFlag("masks", masks)
+        arguments.trueFlag("emojis", emojis)
+        arguments.trueFlag("text_color", textColor)
+        arguments.object("user_id", userId)
+        arguments.string("title", title)
+        arguments.string("short_name", shortName)
+        if let value = thumb { arguments.object("thumb", value) }
+        arguments.objects("stickers", stickers)
+        if let value = software { arguments.string("software", value) }
+        return TLRequest(definition: "stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.checkShortName#284b3639 short_name:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkShortName(...)` serializes.
-    public final class CheckShortName: TLFunction, TLRegistrable {
-        public let shortName: String
-
-        public init(shortName: String) {
-            self.shortName = shortName
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x284b3639) }
-            buffer.appendTLString(self.shortName)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckShortName {
-            guard id == 0x284b3639 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.checkShortName"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _shortName = try reader.readTLString()
-                return CheckShortName(shortName: _shortName)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.checkShortName", fields: "short_name", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("short_name", self.shortName)
-            return ("stickers.checkShortName", fields.fields)
-        }
-    }
-
-    /// `stickers.checkShortName#284b3639 short_name:string = Bool;`
     public static func checkShortName(shortName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckShortName(shortName: shortName).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("short_name", shortName)
+        return TLRequest(definition: "stickers.checkShortName#284b3639 short_name:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `setCallRating(...)` serializes.
-    public final class SetCallRating: TLFunction, TLRegistrable {
-        public let userInitiative: Bool
-        public let peer: Api.InputPhoneCall
-        public let rating: Int32
-        public let comment: String
-
-        public init(userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) {
-            self.userInitiative = userInitiative
-            self.peer = peer
-            self.rating = rating
-            self.comment = comment
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if userInitiative { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x59ead627) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.rating)
-            buffer.appendTLString(self.comment)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetCallRating {
-            guard id == 0x59ead627 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.setCallRating"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _userInitiative = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                field = 3
-                let _rating = try reader.readInt32()
-                field = 4
-                let _comment = try reader.readTLString()
-                return SetCallRating(userInitiative: _userInitiative, peer: _peer, rating: _rating, comment: _comment)
-            }
-            catch {
-                throw error.inside(constructor: "phone.setCallRating", fields: "flags,user_initiative,peer,rating,comment", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("user_initiative", self.userInitiative)
-            fields.object("peer", self.peer)
-            fields.int("rating", self.rating)
-            fields.string("comment", self.comment)
-            return ("phone.setCallRating", fields.fields)
-        }
-    }
-
-    /// `phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;`
     public static func setCallRating(userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SetCallRating(userInitiative: userInitiative, peer: peer, rating: rating, comment: comment).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("user_initiative", userInitiative)
+        arguments.object("peer", peer)
+        arguments.int("rating", rating)
+        arguments.string("comment", comment)
+        return TLRequest(definition: "phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getLeaveChatlistSuggestions(...)` serializes.
-    public final class GetLeaveChatlistSuggestions: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-
-        public init(chatlist: Api.InputChatlist) {
-            self.chatlist = chatlist
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfdbcd714) }
-            self.chatlist.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetLeaveChatlistSuggestions {
-            guard id == 0xfdbcd714 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.getLeaveChatlistSuggestions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                return GetLeaveChatlistSuggestions(chatlist: _chatlist)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.getLeaveChatlistSuggestions", fields: "chatlist", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("chatlist", self.chatlist)
-            return ("chatlists.getLeaveChatlistSuggestions", fields.fields)
-        }
-    }
-
-    /// `chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;`
     public static func getLeaveChatlistSuggestions(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Peer]>) {
-        GetLeaveChatlistSuggestions(chatlist: chatlist).call(DeserializeFunctionResponse<[Api.Peer]>.vector(of: Api.Peer.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("chatlist", chatlist)
+        return TLRequest(definition: "chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.Peer]>.vector(of: Api.Peer.self))
     }
 }
 
@@ -6224,32 +4642,34 @@ extension Api {
         (0xfaff629d, Api.messages.MyStickers.self),
         (0x313a9547, Api.StarGift.self),
         (0x85f0a9cd, Api.StarGift.self),
-        (0xcb9deff6, Api.functions.auth.ReportMissingCode.self),
-        (0x6a0d3206, Api.functions.account.UnregisterDevice.self),
-        (0xb288bc7d, Api.functions.account.GetAllSecureValues.self),
-        (0x56da0b3f, Api.functions.account.GetAutoDownloadSettings.self),
-        (0xc727bb3b, Api.functions.account.InstallTheme.self),
-        (0xb574b16b, Api.functions.account.SetContentSettings.self),
-        (0x7727a7d5, Api.functions.account.GetChannelDefaultEmojiStatuses.self),
-        (0xcc6e0c11, Api.functions.account.UpdateBirthday.self),
-        (0x90c894b5, Api.functions.users.SetSecureValueErrors.self),
-        (0xf831a20f, Api.functions.contacts.AcceptContact.self),
-        (0xa455de90, Api.functions.messages.ExportChatInvite.self),
-        (0xc8a0ec74, Api.functions.messages.GetStickerSet.self),
-        (0xa423bb51, Api.functions.messages.EditInlineBotMessage.self),
-        (0xa2b5a3f6, Api.functions.messages.GetExportedChatInvites.self),
-        (0xdc0242c8, Api.functions.messages.SendWebViewData.self),
-        (0x998ab009, Api.functions.messages.GetSavedHistory.self),
-        (0xdaecc589, Api.functions.messages.ComposeMessageWithAI.self),
-        (0x3514b3de, Api.functions.channels.UpdateUsername.self),
-        (0x3ff75734, Api.functions.channels.ToggleForum.self),
-        (0x68f3e4eb, Api.functions.channels.ToggleAntiSpam.self),
-        (0x37148dbb, Api.functions.payments.GetPaymentForm.self),
-        (0x9c9abcb1, Api.functions.payments.GetStarGiftUpgradePreview.self),
-        (0xa319e569, Api.functions.payments.GetSavedStarGifts.self),
-        (0x9021ab67, Api.functions.stickers.CreateStickerSet.self),
-        (0x284b3639, Api.functions.stickers.CheckShortName.self),
-        (0x59ead627, Api.functions.phone.SetCallRating.self),
-        (0xfdbcd714, Api.functions.chatlists.GetLeaveChatlistSuggestions.self),
+    ]
+    static let functionEntries11: [(UInt32, StaticString)] = [
+        (0xcb9deff6, "auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;"),
+        (0x6a0d3206, "account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;"),
+        (0xb288bc7d, "account.getAllSecureValues#b288bc7d = Vector<SecureValue>;"),
+        (0x56da0b3f, "account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;"),
+        (0xc727bb3b, "account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;"),
+        (0xb574b16b, "account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;"),
+        (0x7727a7d5, "account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;"),
+        (0xcc6e0c11, "account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;"),
+        (0x90c894b5, "users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;"),
+        (0xf831a20f, "contacts.acceptContact#f831a20f id:InputUser = Updates;"),
+        (0xa455de90, "messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;"),
+        (0xc8a0ec74, "messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;"),
+        (0xa423bb51, "messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;"),
+        (0xa2b5a3f6, "messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;"),
+        (0xdc0242c8, "messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;"),
+        (0x998ab009, "messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;"),
+        (0xdaecc589, "messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;"),
+        (0x3514b3de, "channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;"),
+        (0x3ff75734, "channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;"),
+        (0x68f3e4eb, "channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;"),
+        (0x37148dbb, "payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;"),
+        (0x9c9abcb1, "payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;"),
+        (0xa319e569, "payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;"),
+        (0x9021ab67, "stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;"),
+        (0x284b3639, "stickers.checkShortName#284b3639 short_name:string = Bool;"),
+        (0x59ead627, "phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;"),
+        (0xfdbcd714, "chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;"),
     ]
 }

@@ -389,6 +389,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Message" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Message {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -4627,6 +4629,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Update" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Update {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -8531,6 +8535,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "NearestDc" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NearestDc {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -8651,6 +8657,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4dbe9226) }
             }
         }
+
+        public static var tlTypeName: String { "InputPrivacyKey" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPrivacyKey {
             let id = try reader.readUInt32()
@@ -8989,6 +8997,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "DocumentAttribute" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DocumentAttribute {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -9253,6 +9263,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "CdnPublicKey" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CdnPublicKey {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -9329,6 +9341,8 @@ extension Api {
                     buffer.appendTLBytes(c.p)
             }
         }
+
+        public static var tlTypeName: String { "PasswordKdfAlgo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordKdfAlgo {
             let id = try reader.readUInt32()
@@ -9427,6 +9441,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EmojiKeyword" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiKeyword {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -9512,6 +9528,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.BankCardData" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BankCardData {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -9589,6 +9607,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x0e3b2d0c) }
             }
         }
+
+        public static var tlTypeName: String { "InlineQueryPeerType" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineQueryPeerType {
             let id = try reader.readUInt32()
@@ -9682,6 +9702,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChatAdminWithInvites" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatAdminWithInvites {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -9765,6 +9787,8 @@ extension Api {
                     buffer.appendVector(c.themeSettings, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "ChatTheme" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatTheme {
             let id = try reader.readUInt32()
@@ -9872,6 +9896,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "MessageReactions" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReactions {
             let id = try reader.readUInt32()
@@ -10006,6 +10032,8 @@ extension Api {
                     buffer.appendInt64(c.iconEmojiId)
             }
         }
+
+        public static var tlTypeName: String { "EmojiGroup" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGroup {
             let id = try reader.readUInt32()
@@ -10193,6 +10221,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PeerColor" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColor {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -10341,6 +10371,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.PeerColors" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColors {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -10428,6 +10460,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Birthday" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Birthday {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -10505,6 +10539,8 @@ extension Api {
                     c.story.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "FoundStory" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStory {
             let id = try reader.readUInt32()
@@ -10594,6 +10630,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "GeoPointAddress" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GeoPointAddress {
             let id = try reader.readUInt32()
@@ -10715,6 +10753,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftAuctionUserState" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionUserState {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -10814,6 +10854,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.PasskeyLoginOptions" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasskeyLoginOptions {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -10887,6 +10929,8 @@ extension Api.bots {
             }
         }
 
+        public static var tlTypeName: String { "bots.AccessSettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AccessSettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -10959,6 +11003,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ComposedRichMessageWithAI" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ComposedRichMessageWithAI {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -10996,1435 +11042,239 @@ extension Api.messages {
 
 extension Api.functions.auth {
     /// `auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkPaidAuth(...)` serializes.
-    public final class CheckPaidAuth: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let formId: Int64
-
-        public init(phoneNumber: String, phoneCodeHash: String, formId: Int64) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.formId = formId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x56e59f9c) }
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            buffer.appendInt64(self.formId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckPaidAuth {
-            guard id == 0x56e59f9c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.checkPaidAuth"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _phoneCodeHash = try reader.readTLString()
-                field = 2
-                let _formId = try reader.readInt64()
-                return CheckPaidAuth(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, formId: _formId)
-            }
-            catch {
-                throw error.inside(constructor: "auth.checkPaidAuth", fields: "phone_number,phone_code_hash,form_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            fields.long("form_id", self.formId)
-            return ("auth.checkPaidAuth", fields.fields)
-        }
-    }
-
-    /// `auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;`
     public static func checkPaidAuth(phoneNumber: String, phoneCodeHash: String, formId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        CheckPaidAuth(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, formId: formId).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        arguments.long("form_id", formId)
+        return TLRequest(definition: "auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getContactSignUpNotification#9f07c728 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `getContactSignUpNotification(...)` serializes.
-    public final class GetContactSignUpNotification: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9f07c728) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetContactSignUpNotification {
-            guard id == 0x9f07c728 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getContactSignUpNotification"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetContactSignUpNotification()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getContactSignUpNotification", [])
-        }
-    }
-
     /// `account.getContactSignUpNotification#9f07c728 = Bool;`
     public static func getContactSignUpNotification() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        GetContactSignUpNotification().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.getContactSignUpNotification#9f07c728 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateBusinessWorkHours(...)` serializes.
-    public final class UpdateBusinessWorkHours: TLFunction, TLRegistrable {
-        public let businessWorkHours: Api.BusinessWorkHours?
-
-        public init(businessWorkHours: Api.BusinessWorkHours? = nil) {
-            self.businessWorkHours = businessWorkHours
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if businessWorkHours != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4b00e066) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.businessWorkHours {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateBusinessWorkHours {
-            guard id == 0x4b00e066 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateBusinessWorkHours"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _businessWorkHours: Api.BusinessWorkHours? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _businessWorkHours = try Api.BusinessWorkHours.parse(&reader)
-                }
-                return UpdateBusinessWorkHours(businessWorkHours: _businessWorkHours)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateBusinessWorkHours", fields: "flags,business_work_hours", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.businessWorkHours {
-                fields.object("business_work_hours", value)
-            }
-            return ("account.updateBusinessWorkHours", fields.fields)
-        }
-    }
-
-    /// `account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;`
     public static func updateBusinessWorkHours(businessWorkHours: Api.BusinessWorkHours? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateBusinessWorkHours(businessWorkHours: businessWorkHours).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = businessWorkHours { arguments.object("business_work_hours", value) }
+        return TLRequest(definition: "account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
-    /// `contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `addContact(...)` serializes.
-    public final class AddContact: TLFunction, TLRegistrable {
-        public let addPhonePrivacyException: Bool
-        public let id: Api.InputUser
-        public let firstName: String
-        public let lastName: String
-        public let phone: String
-        public let note: Api.TextWithEntities?
-
-        public init(addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) {
-            self.addPhonePrivacyException = addPhonePrivacyException
-            self.id = id
-            self.firstName = firstName
-            self.lastName = lastName
-            self.phone = phone
-            self.note = note
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if addPhonePrivacyException { tlSetFlag(&flags, 0x1) }
-            if note != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd9ba2e54) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.id.serialize(buffer, true)
-            buffer.appendTLString(self.firstName)
-            buffer.appendTLString(self.lastName)
-            buffer.appendTLString(self.phone)
-            if tlFlagIsSet(_flags, 0x2), let value = self.note {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AddContact {
-            guard id == 0xd9ba2e54 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.addContact"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _addPhonePrivacyException = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _id = try Api.InputUser.parse(&reader)
-                field = 3
-                let _firstName = try reader.readTLString()
-                field = 4
-                let _lastName = try reader.readTLString()
-                field = 5
-                let _phone = try reader.readTLString()
-                field = 6
-                var _note: Api.TextWithEntities? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _note = try Api.TextWithEntities.parse(&reader)
-                }
-                return AddContact(addPhonePrivacyException: _addPhonePrivacyException, id: _id, firstName: _firstName, lastName: _lastName, phone: _phone, note: _note)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.addContact", fields: "flags,add_phone_privacy_exception,id,first_name,last_name,phone,note", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("add_phone_privacy_exception", self.addPhonePrivacyException)
-            fields.object("id", self.id)
-            fields.string("first_name", self.firstName)
-            fields.string("last_name", self.lastName)
-            fields.string("phone", self.phone)
-            if tlFlagIsSet(_flags, 0x2), let value = self.note {
-                fields.object("note", value)
-            }
-            return ("contacts.addContact", fields.fields)
-        }
-    }
-
     /// `contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;`
     public static func addContact(addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        AddContact(addPhonePrivacyException: addPhonePrivacyException, id: id, firstName: firstName, lastName: lastName, phone: phone, note: note).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("add_phone_privacy_exception", addPhonePrivacyException)
+        arguments.object("id", id)
+        arguments.string("first_name", firstName)
+        arguments.string("last_name", lastName)
+        arguments.string("phone", phone)
+        if let value = note { arguments.object("note", value) }
+        return TLRequest(definition: "contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `editCloseFriends(...)` serializes.
-    public final class EditCloseFriends: TLFunction, TLRegistrable {
-        public let id: [Int64]
-
-        public init(id: [Int64]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xba6705f0) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditCloseFriends {
-            guard id == 0xba6705f0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.editCloseFriends"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Int64.self)
-                return EditCloseFriends(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.editCloseFriends", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.longs("id", self.id)
-            return ("contacts.editCloseFriends", fields.fields)
-        }
-    }
-
-    /// `contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;`
     public static func editCloseFriends(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        EditCloseFriends(id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.longs("id", id)
+        return TLRequest(definition: "contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `report(...)` serializes.
-    public final class Report: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-        public let option: [UInt8]
-        public let message: String
-
-        public init(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
-            self.peer = peer
-            self.id = id
-            self.option = option
-            self.message = message
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfc78af9b) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-            buffer.appendTLBytes(self.option)
-            buffer.appendTLString(self.message)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Report {
-            guard id == 0xfc78af9b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.report"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                field = 2
-                let _option = try reader.readTLBytes()
-                field = 3
-                let _message = try reader.readTLString()
-                return Report(peer: _peer, id: _id, option: _option, message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "messages.report", fields: "peer,id,option,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            fields.bytes("option", self.option)
-            fields.string("message", self.message)
-            return ("messages.report", fields.fields)
-        }
-    }
-
     /// `messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
-        Report(peer: peer, id: id, option: option, message: message).call(DeserializeFunctionResponse(Api.ReportResult.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        arguments.bytes("option", option)
+        arguments.string("message", message)
+        return TLRequest(definition: "messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReportResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessagesViews(...)` serializes.
-    public final class GetMessagesViews: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-        public let increment: Bool
-
-        public init(peer: Api.InputPeer, id: [Int32], increment: Bool) {
-            self.peer = peer
-            self.id = id
-            self.increment = increment
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5784d3e1) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-            buffer.appendBool(self.increment)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessagesViews {
-            guard id == 0x5784d3e1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMessagesViews"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                field = 2
-                let _increment = try reader.readBool()
-                return GetMessagesViews(peer: _peer, id: _id, increment: _increment)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMessagesViews", fields: "peer,id,increment", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            fields.bool("increment", self.increment)
-            return ("messages.getMessagesViews", fields.fields)
-        }
-    }
-
     /// `messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;`
     public static func getMessagesViews(peer: Api.InputPeer, id: [Int32], increment: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageViews>) {
-        GetMessagesViews(peer: peer, id: id, increment: increment).call(DeserializeFunctionResponse(Api.messages.MessageViews.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        arguments.bool("increment", increment)
+        return TLRequest(definition: "messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MessageViews.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.clearRecentReactions#9dfeefb4 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `clearRecentReactions(...)` serializes.
-    public final class ClearRecentReactions: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9dfeefb4) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ClearRecentReactions {
-            guard id == 0x9dfeefb4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.clearRecentReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ClearRecentReactions()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.clearRecentReactions", [])
-        }
-    }
-
     /// `messages.clearRecentReactions#9dfeefb4 = Bool;`
     public static func clearRecentReactions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ClearRecentReactions().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "messages.clearRecentReactions#9dfeefb4 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleSuggestedPostApproval(...)` serializes.
-    public final class ToggleSuggestedPostApproval: TLFunction, TLRegistrable {
-        public let reject: Bool
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let scheduleDate: Int32?
-        public let rejectComment: String?
-
-        public init(reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) {
-            self.reject = reject
-            self.peer = peer
-            self.msgId = msgId
-            self.scheduleDate = scheduleDate
-            self.rejectComment = rejectComment
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reject { tlSetFlag(&flags, 0x2) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x1) }
-            if rejectComment != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8107455c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.rejectComment {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleSuggestedPostApproval {
-            guard id == 0x8107455c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleSuggestedPostApproval"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _reject = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _msgId = try reader.readInt32()
-                field = 4
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                field = 5
-                var _rejectComment: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _rejectComment = try reader.readTLString()
-                }
-                return ToggleSuggestedPostApproval(reject: _reject, peer: _peer, msgId: _msgId, scheduleDate: _scheduleDate, rejectComment: _rejectComment)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleSuggestedPostApproval", fields: "flags,reject,peer,msg_id,schedule_date,reject_comment", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("reject", self.reject)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.rejectComment {
-                fields.string("reject_comment", value)
-            }
-            return ("messages.toggleSuggestedPostApproval", fields.fields)
-        }
-    }
-
     /// `messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;`
     public static func toggleSuggestedPostApproval(reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleSuggestedPostApproval(reject: reject, peer: peer, msgId: msgId, scheduleDate: scheduleDate, rejectComment: rejectComment).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("reject", reject)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        if let value = rejectComment { arguments.string("reject_comment", value) }
+        return TLRequest(definition: "messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editChatCreator(...)` serializes.
-    public final class EditChatCreator: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let userId: Api.InputUser
-        public let password: Api.InputCheckPasswordSRP
-
-        public init(peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) {
-            self.peer = peer
-            self.userId = userId
-            self.password = password
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf743b857) }
-            self.peer.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-            self.password.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditChatCreator {
-            guard id == 0xf743b857 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editChatCreator"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 2
-                let _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                return EditChatCreator(peer: _peer, userId: _userId, password: _password)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editChatCreator", fields: "peer,user_id,password", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.object("user_id", self.userId)
-            fields.object("password", self.password)
-            return ("messages.editChatCreator", fields.fields)
-        }
-    }
-
     /// `messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;`
     public static func editChatCreator(peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditChatCreator(peer: peer, userId: userId, password: password).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.object("user_id", userId)
+        arguments.object("password", password)
+        return TLRequest(definition: "messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `readPollVotes(...)` serializes.
-    public final class ReadPollVotes: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1720b4d8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadPollVotes {
-            guard id == 0x1720b4d8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readPollVotes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                return ReadPollVotes(peer: _peer, topMsgId: _topMsgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readPollVotes", fields: "flags,peer,top_msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            return ("messages.readPollVotes", fields.fields)
-        }
-    }
-
-    /// `messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
     public static func readPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        ReadPollVotes(peer: peer, topMsgId: topMsgId).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        return TLRequest(definition: "messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleAutotranslation(...)` serializes.
-    public final class ToggleAutotranslation: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-
-        public init(channel: Api.InputChannel, enabled: Bool) {
-            self.channel = channel
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x167fc0a1) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleAutotranslation {
-            guard id == 0x167fc0a1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleAutotranslation"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                return ToggleAutotranslation(channel: _channel, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleAutotranslation", fields: "channel,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            return ("channels.toggleAutotranslation", fields.fields)
-        }
-    }
-
-    /// `channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleAutotranslation(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleAutotranslation(channel: channel, enabled: enabled).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `convertStarGift(...)` serializes.
-    public final class ConvertStarGift: TLFunction, TLRegistrable {
-        public let stargift: Api.InputSavedStarGift
-
-        public init(stargift: Api.InputSavedStarGift) {
-            self.stargift = stargift
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x74bf076b) }
-            self.stargift.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ConvertStarGift {
-            guard id == 0x74bf076b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.convertStarGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _stargift = try Api.InputSavedStarGift.parse(&reader)
-                return ConvertStarGift(stargift: _stargift)
-            }
-            catch {
-                throw error.inside(constructor: "payments.convertStarGift", fields: "stargift", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("stargift", self.stargift)
-            return ("payments.convertStarGift", fields.fields)
-        }
-    }
-
     /// `payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;`
     public static func convertStarGift(stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ConvertStarGift(stargift: stargift).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("stargift", stargift)
+        return TLRequest(definition: "payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUniqueStarGift(...)` serializes.
-    public final class GetUniqueStarGift: TLFunction, TLRegistrable {
-        public let slug: String
-
-        public init(slug: String) {
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa1974d72) }
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUniqueStarGift {
-            guard id == 0xa1974d72 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getUniqueStarGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _slug = try reader.readTLString()
-                return GetUniqueStarGift(slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getUniqueStarGift", fields: "slug", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("slug", self.slug)
-            return ("payments.getUniqueStarGift", fields.fields)
-        }
-    }
-
     /// `payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;`
     public static func getUniqueStarGift(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGift>) {
-        GetUniqueStarGift(slug: slug).call(DeserializeFunctionResponse(Api.payments.UniqueStarGift.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.UniqueStarGift.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateStarGiftCollection(...)` serializes.
-    public final class UpdateStarGiftCollection: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let collectionId: Int32
-        public let title: String?
-        public let deleteStargift: [Api.InputSavedStarGift]?
-        public let addStargift: [Api.InputSavedStarGift]?
-        public let order: [Api.InputSavedStarGift]?
-
-        public init(peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) {
-            self.peer = peer
-            self.collectionId = collectionId
-            self.title = title
-            self.deleteStargift = deleteStargift
-            self.addStargift = addStargift
-            self.order = order
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if title != nil { tlSetFlag(&flags, 0x1) }
-            if deleteStargift != nil { tlSetFlag(&flags, 0x2) }
-            if addStargift != nil { tlSetFlag(&flags, 0x4) }
-            if order != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4fddbee7) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.collectionId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStargift {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.addStargift {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.order {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateStarGiftCollection {
-            guard id == 0x4fddbee7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.updateStarGiftCollection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _collectionId = try reader.readInt32()
-                field = 3
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _title = try reader.readTLString()
-                }
-                field = 4
-                var _deleteStargift: [Api.InputSavedStarGift]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _deleteStargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
-                }
-                field = 5
-                var _addStargift: [Api.InputSavedStarGift]? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _addStargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
-                }
-                field = 6
-                var _order: [Api.InputSavedStarGift]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _order = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
-                }
-                return UpdateStarGiftCollection(peer: _peer, collectionId: _collectionId, title: _title, deleteStargift: _deleteStargift, addStargift: _addStargift, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "payments.updateStarGiftCollection", fields: "flags,peer,collection_id,title,delete_stargift,add_stargift,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("collection_id", self.collectionId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStargift {
-                fields.objects("delete_stargift", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.addStargift {
-                fields.objects("add_stargift", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.order {
-                fields.objects("order", value)
-            }
-            return ("payments.updateStarGiftCollection", fields.fields)
-        }
-    }
-
     /// `payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;`
     public static func updateStarGiftCollection(peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
-        UpdateStarGiftCollection(peer: peer, collectionId: collectionId, title: title, deleteStargift: deleteStargift, addStargift: addStargift, order: order).call(DeserializeFunctionResponse(Api.StarGiftCollection.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.object("peer", peer)
+        arguments.int("collection_id", collectionId)
+        if let value = title { arguments.string("title", value) }
+        if let value = deleteStargift { arguments.objects("delete_stargift", value) }
+        if let value = addStargift { arguments.objects("add_stargift", value) }
+        if let value = order { arguments.objects("order", value) }
+        return TLRequest(definition: "payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StarGiftCollection.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCraftStarGifts(...)` serializes.
-    public final class GetCraftStarGifts: TLFunction, TLRegistrable {
-        public let giftId: Int64
-        public let offset: String
-        public let limit: Int32
-
-        public init(giftId: Int64, offset: String, limit: Int32) {
-            self.giftId = giftId
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfd05dd00) }
-            buffer.appendInt64(self.giftId)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCraftStarGifts {
-            guard id == 0xfd05dd00 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getCraftStarGifts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _giftId = try reader.readInt64()
-                field = 1
-                let _offset = try reader.readTLString()
-                field = 2
-                let _limit = try reader.readInt32()
-                return GetCraftStarGifts(giftId: _giftId, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getCraftStarGifts", fields: "gift_id,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.long("gift_id", self.giftId)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("payments.getCraftStarGifts", fields.fields)
-        }
-    }
-
-    /// `payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;`
     public static func getCraftStarGifts(giftId: Int64, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
-        GetCraftStarGifts(giftId: giftId, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.long("gift_id", giftId)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `createConferenceCall(...)` serializes.
-    public final class CreateConferenceCall: TLFunction, TLRegistrable {
-        public let muted: Bool
-        public let videoStopped: Bool
-        public let randomId: Int32
-        public let publicKey: TLInt256?
-        public let block: [UInt8]?
-        public let params: Api.DataJSON?
-        /// `join` shares its bit with value fields: set exactly when they are.
-        public var join: Bool { publicKey != nil && block != nil && params != nil }
-
-        public init(muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) {
-            self.muted = muted
-            self.videoStopped = videoStopped
-            self.randomId = randomId
-            self.publicKey = publicKey
-            self.block = block
-            self.params = params
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if muted { tlSetFlag(&flags, 0x1) }
-            if videoStopped { tlSetFlag(&flags, 0x4) }
-            if publicKey != nil && block != nil && params != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7d0444bb) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.randomId)
-            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
-                buffer.appendInt256(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.block {
-                buffer.appendTLBytes(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.params {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateConferenceCall {
-            guard id == 0x7d0444bb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.createConferenceCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _muted = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _videoStopped = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                field = 4
-                let _randomId = try reader.readInt32()
-                field = 5
-                var _publicKey: TLInt256? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _publicKey = try reader.readInt256()
-                }
-                field = 6
-                var _block: [UInt8]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _block = try reader.readTLBytes()
-                }
-                field = 7
-                var _params: Api.DataJSON? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _params = try Api.DataJSON.parse(&reader)
-                }
-                return CreateConferenceCall(muted: _muted, videoStopped: _videoStopped, randomId: _randomId, publicKey: _publicKey, block: _block, params: _params)
-            }
-            catch {
-                throw error.inside(constructor: "phone.createConferenceCall", fields: "flags,muted,video_stopped,join,random_id,public_key,block,params", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("muted", self.muted)
-            fields.trueFlag("video_stopped", self.videoStopped)
-            fields.trueFlag("join", self.join)
-            fields.int("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x8), let value = self.publicKey {
-                fields.int256("public_key", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.block {
-                fields.bytes("block", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.params {
-                fields.object("params", value)
-            }
-            return ("phone.createConferenceCall", fields.fields)
-        }
-    }
-
-    /// `phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;`
     public static func createConferenceCall(muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        CreateConferenceCall(muted: muted, videoStopped: videoStopped, randomId: randomId, publicKey: publicKey, block: block, params: params).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("muted", muted)
+        arguments.trueFlag("video_stopped", videoStopped)
+        arguments.int("random_id", randomId)
+        if let value = publicKey { arguments.int256("public_key", value) }
+        if let value = block { arguments.bytes("block", value) }
+        if let value = params { arguments.object("params", value) }
+        return TLRequest(definition: "phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDifference(...)` serializes.
-    public final class GetDifference: TLFunction, TLRegistrable {
-        public let langPack: String
-        public let langCode: String
-        public let fromVersion: Int32
-
-        public init(langPack: String, langCode: String, fromVersion: Int32) {
-            self.langPack = langPack
-            self.langCode = langCode
-            self.fromVersion = fromVersion
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcd984aa5) }
-            buffer.appendTLString(self.langPack)
-            buffer.appendTLString(self.langCode)
-            buffer.appendInt32(self.fromVersion)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDifference {
-            guard id == 0xcd984aa5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "langpack.getDifference"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _langPack = try reader.readTLString()
-                field = 1
-                let _langCode = try reader.readTLString()
-                field = 2
-                let _fromVersion = try reader.readInt32()
-                return GetDifference(langPack: _langPack, langCode: _langCode, fromVersion: _fromVersion)
-            }
-            catch {
-                throw error.inside(constructor: "langpack.getDifference", fields: "lang_pack,lang_code,from_version", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("lang_pack", self.langPack)
-            fields.string("lang_code", self.langCode)
-            fields.int("from_version", self.fromVersion)
-            return ("langpack.getDifference", fields.fields)
-        }
-    }
-
-    /// `langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;`
     public static func getDifference(langPack: String, langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
-        GetDifference(langPack: langPack, langCode: langCode, fromVersion: fromVersion).call(DeserializeFunctionResponse(Api.LangPackDifference.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("lang_pack", langPack)
+        arguments.string("lang_code", langCode)
+        arguments.int("from_version", fromVersion)
+        return TLRequest(definition: "langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.LangPackDifference.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStoryReactionsList(...)` serializes.
-    public final class GetStoryReactionsList: TLFunction, TLRegistrable {
-        public let forwardsFirst: Bool
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let reaction: Api.Reaction?
-        public let offset: String?
-        public let limit: Int32
-
-        public init(forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
-            self.forwardsFirst = forwardsFirst
-            self.peer = peer
-            self.id = id
-            self.reaction = reaction
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if forwardsFirst { tlSetFlag(&flags, 0x4) }
-            if reaction != nil { tlSetFlag(&flags, 0x1) }
-            if offset != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb9b2881f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStoryReactionsList {
-            guard id == 0xb9b2881f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getStoryReactionsList"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _forwardsFirst = tlFlagIsSet(_flags, 0x4)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _id = try reader.readInt32()
-                field = 4
-                var _reaction: Api.Reaction? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _reaction = try Api.Reaction.parse(&reader)
-                }
-                field = 5
-                var _offset: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _offset = try reader.readTLString()
-                }
-                field = 6
-                let _limit = try reader.readInt32()
-                return GetStoryReactionsList(forwardsFirst: _forwardsFirst, peer: _peer, id: _id, reaction: _reaction, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getStoryReactionsList", fields: "flags,forwards_first,peer,id,reaction,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("forwards_first", self.forwardsFirst)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
-                fields.object("reaction", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.offset {
-                fields.string("offset", value)
-            }
-            fields.int("limit", self.limit)
-            return ("stories.getStoryReactionsList", fields.fields)
-        }
-    }
-
     /// `stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;`
     public static func getStoryReactionsList(forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryReactionsList>) {
-        GetStoryReactionsList(forwardsFirst: forwardsFirst, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.stories.StoryReactionsList.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("forwards_first", forwardsFirst)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        if let value = reaction { arguments.object("reaction", value) }
+        if let value = offset { arguments.string("offset", value) }
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.StoryReactionsList.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;`
-    ///
-    /// The request as a value: what a server decodes, and what `createAlbum(...)` serializes.
-    public final class CreateAlbum: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let title: String
-        public let stories: [Int32]
-
-        public init(peer: Api.InputPeer, title: String, stories: [Int32]) {
-            self.peer = peer
-            self.title = title
-            self.stories = stories
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa36396e5) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-            buffer.appendVector(self.stories, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateAlbum {
-            guard id == 0xa36396e5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.createAlbum"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _title = try reader.readTLString()
-                field = 2
-                let _stories = try reader.readVector(boxed: true, of: Int32.self)
-                return CreateAlbum(peer: _peer, title: _title, stories: _stories)
-            }
-            catch {
-                throw error.inside(constructor: "stories.createAlbum", fields: "peer,title,stories", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.string("title", self.title)
-            fields.ints("stories", self.stories)
-            return ("stories.createAlbum", fields.fields)
-        }
-    }
-
-    /// `stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;`
     public static func createAlbum(peer: Api.InputPeer, title: String, stories: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
-        CreateAlbum(peer: peer, title: title, stories: stories).call(DeserializeFunctionResponse(Api.StoryAlbum.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.string("title", title)
+        arguments.ints("stories", stories)
+        return TLRequest(definition: "stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StoryAlbum.self))
     }
 }
 
 extension Api.functions.fragment {
     /// `fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCollectibleInfo(...)` serializes.
-    public final class GetCollectibleInfo: TLFunction, TLRegistrable {
-        public let collectible: Api.InputCollectible
-
-        public init(collectible: Api.InputCollectible) {
-            self.collectible = collectible
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbe1e85ba) }
-            self.collectible.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCollectibleInfo {
-            guard id == 0xbe1e85ba else {
-                throw TLDecodingError(.unknownConstructor(id, type: "fragment.getCollectibleInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _collectible = try Api.InputCollectible.parse(&reader)
-                return GetCollectibleInfo(collectible: _collectible)
-            }
-            catch {
-                throw error.inside(constructor: "fragment.getCollectibleInfo", fields: "collectible", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("collectible", self.collectible)
-            return ("fragment.getCollectibleInfo", fields.fields)
-        }
-    }
-
-    /// `fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;`
     public static func getCollectibleInfo(collectible: Api.InputCollectible) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.fragment.CollectibleInfo>) {
-        GetCollectibleInfo(collectible: collectible).call(DeserializeFunctionResponse(Api.fragment.CollectibleInfo.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("collectible", collectible)
+        return TLRequest(definition: "fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.fragment.CollectibleInfo.self))
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;`
-    ///
-    /// The request as a value: what a server decodes, and what `createTone(...)` serializes.
-    public final class CreateTone: TLFunction, TLRegistrable {
-        public let displayAuthor: Bool
-        public let emojiId: Int64
-        public let title: String
-        public let prompt: String
-
-        public init(displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) {
-            self.displayAuthor = displayAuthor
-            self.emojiId = emojiId
-            self.title = title
-            self.prompt = prompt
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if displayAuthor { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4aa83913) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.emojiId)
-            buffer.appendTLString(self.title)
-            buffer.appendTLString(self.prompt)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateTone {
-            guard id == 0x4aa83913 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "aicompose.createTone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _displayAuthor = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _emojiId = try reader.readInt64()
-                field = 3
-                let _title = try reader.readTLString()
-                field = 4
-                let _prompt = try reader.readTLString()
-                return CreateTone(displayAuthor: _displayAuthor, emojiId: _emojiId, title: _title, prompt: _prompt)
-            }
-            catch {
-                throw error.inside(constructor: "aicompose.createTone", fields: "flags,display_author,emoji_id,title,prompt", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("display_author", self.displayAuthor)
-            fields.long("emoji_id", self.emojiId)
-            fields.string("title", self.title)
-            fields.string("prompt", self.prompt)
-            return ("aicompose.createTone", fields.fields)
-        }
-    }
-
-    /// `aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;`
     public static func createTone(displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
-        CreateTone(displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt).call(DeserializeFunctionResponse(Api.AiComposeTone.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("display_author", displayAuthor)
+        arguments.long("emoji_id", emojiId)
+        arguments.string("title", title)
+        arguments.string("prompt", prompt)
+        return TLRequest(definition: "aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AiComposeTone.self))
     }
 }
 
@@ -12652,27 +11502,29 @@ extension Api {
         (0xe2037789, Api.auth.PasskeyLoginOptions.self),
         (0xdd1fbf93, Api.bots.AccessSettings.self),
         (0x4c4537c8, Api.messages.ComposedRichMessageWithAI.self),
-        (0x56e59f9c, Api.functions.auth.CheckPaidAuth.self),
-        (0x9f07c728, Api.functions.account.GetContactSignUpNotification.self),
-        (0x4b00e066, Api.functions.account.UpdateBusinessWorkHours.self),
-        (0xd9ba2e54, Api.functions.contacts.AddContact.self),
-        (0xba6705f0, Api.functions.contacts.EditCloseFriends.self),
-        (0xfc78af9b, Api.functions.messages.Report.self),
-        (0x5784d3e1, Api.functions.messages.GetMessagesViews.self),
-        (0x9dfeefb4, Api.functions.messages.ClearRecentReactions.self),
-        (0x8107455c, Api.functions.messages.ToggleSuggestedPostApproval.self),
-        (0xf743b857, Api.functions.messages.EditChatCreator.self),
-        (0x1720b4d8, Api.functions.messages.ReadPollVotes.self),
-        (0x167fc0a1, Api.functions.channels.ToggleAutotranslation.self),
-        (0x74bf076b, Api.functions.payments.ConvertStarGift.self),
-        (0xa1974d72, Api.functions.payments.GetUniqueStarGift.self),
-        (0x4fddbee7, Api.functions.payments.UpdateStarGiftCollection.self),
-        (0xfd05dd00, Api.functions.payments.GetCraftStarGifts.self),
-        (0x7d0444bb, Api.functions.phone.CreateConferenceCall.self),
-        (0xcd984aa5, Api.functions.langpack.GetDifference.self),
-        (0xb9b2881f, Api.functions.stories.GetStoryReactionsList.self),
-        (0xa36396e5, Api.functions.stories.CreateAlbum.self),
-        (0xbe1e85ba, Api.functions.fragment.GetCollectibleInfo.self),
-        (0x4aa83913, Api.functions.aicompose.CreateTone.self),
+    ]
+    static let functionEntries12: [(UInt32, StaticString)] = [
+        (0x56e59f9c, "auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;"),
+        (0x9f07c728, "account.getContactSignUpNotification#9f07c728 = Bool;"),
+        (0x4b00e066, "account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;"),
+        (0xd9ba2e54, "contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;"),
+        (0xba6705f0, "contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;"),
+        (0xfc78af9b, "messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;"),
+        (0x5784d3e1, "messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;"),
+        (0x9dfeefb4, "messages.clearRecentReactions#9dfeefb4 = Bool;"),
+        (0x8107455c, "messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;"),
+        (0xf743b857, "messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;"),
+        (0x1720b4d8, "messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;"),
+        (0x167fc0a1, "channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;"),
+        (0x74bf076b, "payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;"),
+        (0xa1974d72, "payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;"),
+        (0x4fddbee7, "payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;"),
+        (0xfd05dd00, "payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;"),
+        (0x7d0444bb, "phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;"),
+        (0xcd984aa5, "langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;"),
+        (0xb9b2881f, "stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;"),
+        (0xa36396e5, "stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;"),
+        (0xbe1e85ba, "fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;"),
+        (0x4aa83913, "aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;"),
     ]
 }

@@ -51,6 +51,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputContact" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputContact {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -177,6 +179,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputFile" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputFile {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -293,6 +297,8 @@ extension Api {
                     buffer.appendTLBytes(c.fileReference)
             }
         }
+
+        public static var tlTypeName: String { "InputPhoto" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPhoto {
             let id = try reader.readUInt32()
@@ -437,6 +443,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "PeerNotifySettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerNotifySettings {
             let id = try reader.readUInt32()
@@ -604,6 +612,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EncryptedFile" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EncryptedFile {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -689,6 +699,8 @@ extension Api.channels {
             }
         }
 
+        public static var tlTypeName: String { "channels.ChannelParticipant" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipant {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -760,6 +772,8 @@ extension Api {
                     buffer.appendInt32(c.score)
             }
         }
+
+        public static var tlTypeName: String { "HighScore" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HighScore {
             let id = try reader.readUInt32()
@@ -849,6 +863,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "InputStickerSetItem" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSetItem {
             let id = try reader.readUInt32()
@@ -1109,6 +1125,8 @@ extension Api {
                     buffer.appendTLString(c.text)
             }
         }
+
+        public static var tlTypeName: String { "SecureValueError" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValueError {
             let id = try reader.readUInt32()
@@ -1380,6 +1398,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PollAnswerVoters" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollAnswerVoters {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1474,6 +1494,8 @@ extension Api {
                     buffer.appendInt32(c.banned)
             }
         }
+
+        public static var tlTypeName: String { "StatsGroupTopAdmin" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGroupTopAdmin {
             let id = try reader.readUInt32()
@@ -1638,6 +1660,8 @@ extension Api {
                     buffer.appendInt32(c.storyId)
             }
         }
+
+        public static var tlTypeName: String { "MessageReplyHeader" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReplyHeader {
             let id = try reader.readUInt32()
@@ -1864,6 +1888,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BotCommandScope" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotCommandScope {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1993,6 +2019,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.AppConfig" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AppConfig {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2076,6 +2104,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ExportedChatlistInvite" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatlistInvite {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2151,6 +2181,8 @@ extension Api.chatlists {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "chatlists.ExportedInvites" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedInvites {
             let id = try reader.readUInt32()
@@ -2235,6 +2267,8 @@ extension Api {
                     c.story.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "PublicForward" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PublicForward {
             let id = try reader.readUInt32()
@@ -2337,6 +2371,8 @@ extension Api.stats {
             }
         }
 
+        public static var tlTypeName: String { "stats.PublicForwards" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PublicForwards {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2435,6 +2471,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SavedReactionTag" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedReactionTag {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2516,6 +2554,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SmsJob" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SmsJob {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2596,6 +2636,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessWorkHours" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessWorkHours {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2672,6 +2714,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.UniqueStarGift" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UniqueStarGift {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2716,1097 +2760,184 @@ extension Api.payments {
 
 extension Api.functions {
     /// `invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithLayer(...)` serializes.
-    public final class InvokeWithLayer: TLFunction, TLRegistrable {
-        public let layer: Int32
-        public let query: any TLFunction
-
-        public init(layer: Int32, query: any TLFunction) {
-            self.layer = layer
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xda9b0d0d) }
-            buffer.appendInt32(self.layer)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithLayer {
-            guard id == 0xda9b0d0d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithLayer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _layer = try reader.readInt32()
-                field = 1
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithLayer(layer: _layer, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithLayer", fields: "layer,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("layer", self.layer)
-            fields.object("query", self.query)
-            return ("invokeWithLayer", fields.fields)
-        }
-    }
-
-    /// `invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;`
     public static func invokeWithLayer<X>(layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithLayer(layer: layer, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("layer", layer)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.account {
-    /// `account.getChatThemes#d638de89 hash:long = account.Themes;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChatThemes(...)` serializes.
-    public final class GetChatThemes: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd638de89) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChatThemes {
-            guard id == 0xd638de89 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getChatThemes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetChatThemes(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getChatThemes", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getChatThemes", fields.fields)
-        }
-    }
-
     /// `account.getChatThemes#d638de89 hash:long = account.Themes;`
     public static func getChatThemes(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
-        GetChatThemes(hash: hash).call(DeserializeFunctionResponse(Api.account.Themes.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getChatThemes#d638de89 hash:long = account.Themes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.Themes.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updatePersonalChannel(...)` serializes.
-    public final class UpdatePersonalChannel: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-
-        public init(channel: Api.InputChannel) {
-            self.channel = channel
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd94305e0) }
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdatePersonalChannel {
-            guard id == 0xd94305e0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updatePersonalChannel"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                return UpdatePersonalChannel(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "account.updatePersonalChannel", fields: "channel", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("channel", self.channel)
-            return ("account.updatePersonalChannel", fields.fields)
-        }
-    }
-
-    /// `account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;`
     public static func updatePersonalChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdatePersonalChannel(channel: channel).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reportSpam#cf1592db peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportSpam(...)` serializes.
-    public final class ReportSpam: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcf1592db) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportSpam {
-            guard id == 0xcf1592db else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reportSpam"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return ReportSpam(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reportSpam", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.reportSpam", fields.fields)
-        }
-    }
-
     /// `messages.reportSpam#cf1592db peer:InputPeer = Bool;`
     public static func reportSpam(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportSpam(peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.reportSpam#cf1592db peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPinnedDialogs(...)` serializes.
-    public final class GetPinnedDialogs: TLFunction, TLRegistrable {
-        public let folderId: Int32
-
-        public init(folderId: Int32) {
-            self.folderId = folderId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd6b94df2) }
-            buffer.appendInt32(self.folderId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPinnedDialogs {
-            guard id == 0xd6b94df2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPinnedDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _folderId = try reader.readInt32()
-                return GetPinnedDialogs(folderId: _folderId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getPinnedDialogs", fields: "folder_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("folder_id", self.folderId)
-            return ("messages.getPinnedDialogs", fields.fields)
-        }
-    }
-
     /// `messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;`
     public static func getPinnedDialogs(folderId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
-        GetPinnedDialogs(folderId: folderId).call(DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("folder_id", folderId)
+        return TLRequest(definition: "messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `hideAllChatJoinRequests(...)` serializes.
-    public final class HideAllChatJoinRequests: TLFunction, TLRegistrable {
-        public let approved: Bool
-        public let peer: Api.InputPeer
-        public let link: String?
-
-        public init(approved: Bool = false, peer: Api.InputPeer, link: String? = nil) {
-            self.approved = approved
-            self.peer = peer
-            self.link = link
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if approved { tlSetFlag(&flags, 0x1) }
-            if link != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe085f4ea) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.link {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> HideAllChatJoinRequests {
-            guard id == 0xe085f4ea else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.hideAllChatJoinRequests"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _approved = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                var _link: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _link = try reader.readTLString()
-                }
-                return HideAllChatJoinRequests(approved: _approved, peer: _peer, link: _link)
-            }
-            catch {
-                throw error.inside(constructor: "messages.hideAllChatJoinRequests", fields: "flags,approved,peer,link", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("approved", self.approved)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x2), let value = self.link {
-                fields.string("link", value)
-            }
-            return ("messages.hideAllChatJoinRequests", fields.fields)
-        }
-    }
-
-    /// `messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;`
     public static func hideAllChatJoinRequests(approved: Bool = false, peer: Api.InputPeer, link: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        HideAllChatJoinRequests(approved: approved, peer: peer, link: link).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("approved", approved)
+        arguments.object("peer", peer)
+        if let value = link { arguments.string("link", value) }
+        return TLRequest(definition: "messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `dismissSuggestion(...)` serializes.
-    public final class DismissSuggestion: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let suggestion: String
-
-        public init(peer: Api.InputPeer, suggestion: String) {
-            self.peer = peer
-            self.suggestion = suggestion
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf50dbaa1) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.suggestion)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DismissSuggestion {
-            guard id == 0xf50dbaa1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.dismissSuggestion"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _suggestion = try reader.readTLString()
-                return DismissSuggestion(peer: _peer, suggestion: _suggestion)
-            }
-            catch {
-                throw error.inside(constructor: "help.dismissSuggestion", fields: "peer,suggestion", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.string("suggestion", self.suggestion)
-            return ("help.dismissSuggestion", fields.fields)
-        }
-    }
-
-    /// `help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;`
     public static func dismissSuggestion(peer: Api.InputPeer, suggestion: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DismissSuggestion(peer: peer, suggestion: suggestion).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.string("suggestion", suggestion)
+        return TLRequest(definition: "help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `restrictSponsoredMessages(...)` serializes.
-    public final class RestrictSponsoredMessages: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let restricted: Bool
-
-        public init(channel: Api.InputChannel, restricted: Bool) {
-            self.channel = channel
-            self.restricted = restricted
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9ae91519) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.restricted)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RestrictSponsoredMessages {
-            guard id == 0x9ae91519 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.restrictSponsoredMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _restricted = try reader.readBool()
-                return RestrictSponsoredMessages(channel: _channel, restricted: _restricted)
-            }
-            catch {
-                throw error.inside(constructor: "channels.restrictSponsoredMessages", fields: "channel,restricted", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.bool("restricted", self.restricted)
-            return ("channels.restrictSponsoredMessages", fields.fields)
-        }
-    }
-
-    /// `channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;`
     public static func restrictSponsoredMessages(channel: Api.InputChannel, restricted: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        RestrictSponsoredMessages(channel: channel, restricted: restricted).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.bool("restricted", restricted)
+        return TLRequest(definition: "channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;`
-    ///
-    /// The request as a value: what a server decodes, and what `createBot(...)` serializes.
-    public final class CreateBot: TLFunction, TLRegistrable {
-        public let viaDeeplink: Bool
-        public let name: String
-        public let username: String
-        public let managerId: Api.InputUser
-
-        public init(viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) {
-            self.viaDeeplink = viaDeeplink
-            self.name = name
-            self.username = username
-            self.managerId = managerId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if viaDeeplink { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe5b17f2b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.name)
-            buffer.appendTLString(self.username)
-            self.managerId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateBot {
-            guard id == 0xe5b17f2b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.createBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _viaDeeplink = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _name = try reader.readTLString()
-                field = 3
-                let _username = try reader.readTLString()
-                field = 4
-                let _managerId = try Api.InputUser.parse(&reader)
-                return CreateBot(viaDeeplink: _viaDeeplink, name: _name, username: _username, managerId: _managerId)
-            }
-            catch {
-                throw error.inside(constructor: "bots.createBot", fields: "flags,via_deeplink,name,username,manager_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("via_deeplink", self.viaDeeplink)
-            fields.string("name", self.name)
-            fields.string("username", self.username)
-            fields.object("manager_id", self.managerId)
-            return ("bots.createBot", fields.fields)
-        }
-    }
-
-    /// `bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;`
     public static func createBot(viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        CreateBot(viaDeeplink: viaDeeplink, name: name, username: username, managerId: managerId).call(DeserializeFunctionResponse(Api.User.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("via_deeplink", viaDeeplink)
+        arguments.string("name", name)
+        arguments.string("username", username)
+        arguments.object("manager_id", managerId)
+        return TLRequest(definition: "bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsRevenueStats(...)` serializes.
-    public final class GetStarsRevenueStats: TLFunction, TLRegistrable {
-        public let dark: Bool
-        public let ton: Bool
-        public let peer: Api.InputPeer
-
-        public init(dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) {
-            self.dark = dark
-            self.ton = ton
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if dark { tlSetFlag(&flags, 0x1) }
-            if ton { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd91ffad6) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsRevenueStats {
-            guard id == 0xd91ffad6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsRevenueStats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _ton = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetStarsRevenueStats(dark: _dark, ton: _ton, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsRevenueStats", fields: "flags,dark,ton,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("dark", self.dark)
-            fields.trueFlag("ton", self.ton)
-            fields.object("peer", self.peer)
-            return ("payments.getStarsRevenueStats", fields.fields)
-        }
-    }
-
-    /// `payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;`
     public static func getStarsRevenueStats(dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueStats>) {
-        GetStarsRevenueStats(dark: dark, ton: ton, peer: peer).call(DeserializeFunctionResponse(Api.payments.StarsRevenueStats.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("dark", dark)
+        arguments.trueFlag("ton", ton)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsRevenueStats.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `changeSticker(...)` serializes.
-    public final class ChangeSticker: TLFunction, TLRegistrable {
-        public let sticker: Api.InputDocument
-        public let emoji: String?
-        public let maskCoords: Api.MaskCoords?
-        public let keywords: String?
-
-        public init(sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
-            self.sticker = sticker
-            self.emoji = emoji
-            self.maskCoords = maskCoords
-            self.keywords = keywords
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if emoji != nil { tlSetFlag(&flags, 0x1) }
-            if maskCoords != nil { tlSetFlag(&flags, 0x2) }
-            if keywords != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf5537ebc) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.sticker.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.emoji {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.maskCoords {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.keywords {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ChangeSticker {
-            guard id == 0xf5537ebc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.changeSticker"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _sticker = try Api.InputDocument.parse(&reader)
-                field = 2
-                var _emoji: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _emoji = try reader.readTLString()
-                }
-                field = 3
-                var _maskCoords: Api.MaskCoords? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _maskCoords = try Api.MaskCoords.parse(&reader)
-                }
-                field = 4
-                var _keywords: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _keywords = try reader.readTLString()
-                }
-                return ChangeSticker(sticker: _sticker, emoji: _emoji, maskCoords: _maskCoords, keywords: _keywords)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.changeSticker", fields: "flags,sticker,emoji,mask_coords,keywords", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("sticker", self.sticker)
-            if tlFlagIsSet(_flags, 0x1), let value = self.emoji {
-                fields.string("emoji", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.maskCoords {
-                fields.object("mask_coords", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.keywords {
-                fields.string("keywords", value)
-            }
-            return ("stickers.changeSticker", fields.fields)
-        }
-    }
-
-    /// `stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;`
     public static func changeSticker(sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        ChangeSticker(sticker: sticker, emoji: emoji, maskCoords: maskCoords, keywords: keywords).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("sticker", sticker)
+        if let value = emoji { arguments.string("emoji", value) }
+        if let value = maskCoords { arguments.object("mask_coords", value) }
+        if let value = keywords { arguments.string("keywords", value) }
+        return TLRequest(definition: "stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editGroupCallTitle(...)` serializes.
-    public final class EditGroupCallTitle: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let title: String
-
-        public init(call: Api.InputGroupCall, title: String) {
-            self.call = call
-            self.title = title
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1ca6ac0a) }
-            self.call.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditGroupCallTitle {
-            guard id == 0x1ca6ac0a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.editGroupCallTitle"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _title = try reader.readTLString()
-                return EditGroupCallTitle(call: _call, title: _title)
-            }
-            catch {
-                throw error.inside(constructor: "phone.editGroupCallTitle", fields: "call,title", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.string("title", self.title)
-            return ("phone.editGroupCallTitle", fields.fields)
-        }
-    }
-
-    /// `phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;`
     public static func editGroupCallTitle(call: Api.InputGroupCall, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditGroupCallTitle(call: call, title: title).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.string("title", title)
+        return TLRequest(definition: "phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stats {
-    /// `stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMegagroupStats(...)` serializes.
-    public final class GetMegagroupStats: TLFunction, TLRegistrable {
-        public let dark: Bool
-        public let channel: Api.InputChannel
-
-        public init(dark: Bool = false, channel: Api.InputChannel) {
-            self.dark = dark
-            self.channel = channel
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if dark { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdcdf8607) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMegagroupStats {
-            guard id == 0xdcdf8607 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.getMegagroupStats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                return GetMegagroupStats(dark: _dark, channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "stats.getMegagroupStats", fields: "flags,dark,channel", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("dark", self.dark)
-            fields.object("channel", self.channel)
-            return ("stats.getMegagroupStats", fields.fields)
-        }
-    }
-
     /// `stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;`
     public static func getMegagroupStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MegagroupStats>) {
-        GetMegagroupStats(dark: dark, channel: channel).call(DeserializeFunctionResponse(Api.stats.MegagroupStats.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("dark", dark)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.MegagroupStats.self))
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStoryPublicForwards(...)` serializes.
-    public final class GetStoryPublicForwards: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let offset: String
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) {
-            self.peer = peer
-            self.id = id
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa6437ef6) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStoryPublicForwards {
-            guard id == 0xa6437ef6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.getStoryPublicForwards"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                field = 2
-                let _offset = try reader.readTLString()
-                field = 3
-                let _limit = try reader.readInt32()
-                return GetStoryPublicForwards(peer: _peer, id: _id, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stats.getStoryPublicForwards", fields: "peer,id,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("stats.getStoryPublicForwards", fields.fields)
-        }
-    }
-
-    /// `stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;`
     public static func getStoryPublicForwards(peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
-        GetStoryPublicForwards(peer: peer, id: id, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.PublicForwards.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `startLive(...)` serializes.
-    public final class StartLive: TLFunction, TLRegistrable {
-        public let pinned: Bool
-        public let noforwards: Bool
-        public let rtmpStream: Bool
-        public let peer: Api.InputPeer
-        public let caption: String?
-        public let entities: [Api.MessageEntity]?
-        public let privacyRules: [Api.InputPrivacyRule]
-        public let randomId: Int64
-        public let messagesEnabled: Bool?
-        public let sendPaidMessagesStars: Int64?
-
-        public init(pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
-            self.pinned = pinned
-            self.noforwards = noforwards
-            self.rtmpStream = rtmpStream
-            self.peer = peer
-            self.caption = caption
-            self.entities = entities
-            self.privacyRules = privacyRules
-            self.randomId = randomId
-            self.messagesEnabled = messagesEnabled
-            self.sendPaidMessagesStars = sendPaidMessagesStars
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if pinned { tlSetFlag(&flags, 0x4) }
-            if noforwards { tlSetFlag(&flags, 0x10) }
-            if rtmpStream { tlSetFlag(&flags, 0x20) }
-            if caption != nil { tlSetFlag(&flags, 0x1) }
-            if entities != nil { tlSetFlag(&flags, 0x2) }
-            if messagesEnabled != nil { tlSetFlag(&flags, 0x40) }
-            if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x80) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd069ccde) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            buffer.appendVector(self.privacyRules, boxed: true)
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x40), let value = self.messagesEnabled {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x80), let value = self.sendPaidMessagesStars {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> StartLive {
-            guard id == 0xd069ccde else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.startLive"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x4)
-                field = 2
-                let _noforwards = tlFlagIsSet(_flags, 0x10)
-                field = 3
-                let _rtmpStream = tlFlagIsSet(_flags, 0x20)
-                field = 4
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 5
-                var _caption: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _caption = try reader.readTLString()
-                }
-                field = 6
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 7
-                let _privacyRules = try reader.readVector(boxed: true, of: Api.InputPrivacyRule.self)
-                field = 8
-                let _randomId = try reader.readInt64()
-                field = 9
-                var _messagesEnabled: Bool? = nil
-                if tlFlagIsSet(_flags, 0x40) {
-                    _messagesEnabled = try reader.readBool()
-                }
-                field = 10
-                var _sendPaidMessagesStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x80) {
-                    _sendPaidMessagesStars = try reader.readInt64()
-                }
-                return StartLive(pinned: _pinned, noforwards: _noforwards, rtmpStream: _rtmpStream, peer: _peer, caption: _caption, entities: _entities, privacyRules: _privacyRules, randomId: _randomId, messagesEnabled: _messagesEnabled, sendPaidMessagesStars: _sendPaidMessagesStars)
-            }
-            catch {
-                throw error.inside(constructor: "stories.startLive", fields: "flags,pinned,noforwards,rtmp_stream,peer,caption,entities,privacy_rules,random_id,messages_enabled,send_paid_messages_stars", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 11)
-            fields.flags("flags", _flags)
-            fields.trueFlag("pinned", self.pinned)
-            fields.trueFlag("noforwards", self.noforwards)
-            fields.trueFlag("rtmp_stream", self.rtmpStream)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.caption {
-                fields.string("caption", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            fields.objects("privacy_rules", self.privacyRules)
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x40), let value = self.messagesEnabled {
-                fields.bool("messages_enabled", value)
-            }
-            if tlFlagIsSet(_flags, 0x80), let value = self.sendPaidMessagesStars {
-                fields.long("send_paid_messages_stars", value)
-            }
-            return ("stories.startLive", fields.fields)
-        }
-    }
-
-    /// `stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;`
     public static func startLive(pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        StartLive(pinned: pinned, noforwards: noforwards, rtmpStream: rtmpStream, peer: peer, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 10)
+        arguments.trueFlag("pinned", pinned)
+        arguments.trueFlag("noforwards", noforwards)
+        arguments.trueFlag("rtmp_stream", rtmpStream)
+        arguments.object("peer", peer)
+        if let value = caption { arguments.string("caption", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        arguments.objects("privacy_rules", privacyRules)
+        arguments.long("random_id", randomId)
+        if let value = messagesEnabled { arguments.bool("messages_enabled", value) }
+        if let value = sendPaidMessagesStars { arguments.long("send_paid_messages_stars", value) }
+        return TLRequest(definition: "stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBoostsStatus(...)` serializes.
-    public final class GetBoostsStatus: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x042f1f61) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBoostsStatus {
-            guard id == 0x042f1f61 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "premium.getBoostsStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetBoostsStatus(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "premium.getBoostsStatus", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("premium.getBoostsStatus", fields.fields)
-        }
-    }
-
-    /// `premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;`
     public static func getBoostsStatus(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsStatus>) {
-        GetBoostsStatus(peer: peer).call(DeserializeFunctionResponse(Api.premium.BoostsStatus.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.BoostsStatus.self))
     }
 }
 
 extension Api.functions.communities {
     /// `communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `create(...)` serializes.
-    public final class Create: TLFunction, TLRegistrable {
-        public let hidden: Bool
-        public let title: String
-        public let about: String?
-        public let peer: Api.InputPeer
-
-        public init(hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) {
-            self.hidden = hidden
-            self.title = title
-            self.about = about
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if hidden { tlSetFlag(&flags, 0x2) }
-            if about != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa63859ec) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.title)
-            if tlFlagIsSet(_flags, 0x1), let value = self.about {
-                buffer.appendTLString(value)
-            }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Create {
-            guard id == 0xa63859ec else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.create"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _hidden = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _title = try reader.readTLString()
-                field = 3
-                var _about: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _about = try reader.readTLString()
-                }
-                field = 4
-                let _peer = try Api.InputPeer.parse(&reader)
-                return Create(hidden: _hidden, title: _title, about: _about, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "communities.create", fields: "flags,hidden,title,about,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("hidden", self.hidden)
-            fields.string("title", self.title)
-            if tlFlagIsSet(_flags, 0x1), let value = self.about {
-                fields.string("about", value)
-            }
-            fields.object("peer", self.peer)
-            return ("communities.create", fields.fields)
-        }
-    }
-
-    /// `communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;`
     public static func create(hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        Create(hidden: hidden, title: title, about: about, peer: peer).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("hidden", hidden)
+        arguments.string("title", title)
+        if let value = about { arguments.string("about", value) }
+        arguments.object("peer", peer)
+        return TLRequest(definition: "communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
@@ -3855,22 +2986,24 @@ extension Api {
         (0xe6a1eeb8, Api.SmsJob.self),
         (0x8c92b098, Api.BusinessWorkHours.self),
         (0x416c56e8, Api.payments.UniqueStarGift.self),
-        (0xda9b0d0d, Api.functions.InvokeWithLayer.self),
-        (0xd638de89, Api.functions.account.GetChatThemes.self),
-        (0xd94305e0, Api.functions.account.UpdatePersonalChannel.self),
-        (0xcf1592db, Api.functions.messages.ReportSpam.self),
-        (0xd6b94df2, Api.functions.messages.GetPinnedDialogs.self),
-        (0xe085f4ea, Api.functions.messages.HideAllChatJoinRequests.self),
-        (0xf50dbaa1, Api.functions.help.DismissSuggestion.self),
-        (0x9ae91519, Api.functions.channels.RestrictSponsoredMessages.self),
-        (0xe5b17f2b, Api.functions.bots.CreateBot.self),
-        (0xd91ffad6, Api.functions.payments.GetStarsRevenueStats.self),
-        (0xf5537ebc, Api.functions.stickers.ChangeSticker.self),
-        (0x1ca6ac0a, Api.functions.phone.EditGroupCallTitle.self),
-        (0xdcdf8607, Api.functions.stats.GetMegagroupStats.self),
-        (0xa6437ef6, Api.functions.stats.GetStoryPublicForwards.self),
-        (0xd069ccde, Api.functions.stories.StartLive.self),
-        (0x042f1f61, Api.functions.premium.GetBoostsStatus.self),
-        (0xa63859ec, Api.functions.communities.Create.self),
+    ]
+    static let functionEntries13: [(UInt32, StaticString)] = [
+        (0xda9b0d0d, "invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;"),
+        (0xd638de89, "account.getChatThemes#d638de89 hash:long = account.Themes;"),
+        (0xd94305e0, "account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;"),
+        (0xcf1592db, "messages.reportSpam#cf1592db peer:InputPeer = Bool;"),
+        (0xd6b94df2, "messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;"),
+        (0xe085f4ea, "messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;"),
+        (0xf50dbaa1, "help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;"),
+        (0x9ae91519, "channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;"),
+        (0xe5b17f2b, "bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;"),
+        (0xd91ffad6, "payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;"),
+        (0xf5537ebc, "stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;"),
+        (0x1ca6ac0a, "phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;"),
+        (0xdcdf8607, "stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;"),
+        (0xa6437ef6, "stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;"),
+        (0xd069ccde, "stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;"),
+        (0x042f1f61, "premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;"),
+        (0xa63859ec, "communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;"),
     ]
 }

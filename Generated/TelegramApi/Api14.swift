@@ -58,6 +58,8 @@ extension Api.contacts {
             }
         }
 
+        public static var tlTypeName: String { "contacts.Blocked" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Blocked {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -151,6 +153,8 @@ extension Api {
                     buffer.appendInt32(c.flags)
             }
         }
+
+        public static var tlTypeName: String { "ReceivedNotifyMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReceivedNotifyMessage {
             let id = try reader.readUInt32()
@@ -276,6 +280,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "BotInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInfo {
             let id = try reader.readUInt32()
@@ -473,6 +479,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StickerSetCovered" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSetCovered {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -607,6 +615,8 @@ extension Api.upload {
             }
         }
 
+        public static var tlTypeName: String { "upload.WebFile" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebFile {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -682,6 +692,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.WebAuthorizations" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebAuthorizations {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -750,6 +762,8 @@ extension Api.messages {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.MessageViews" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageViews {
             let id = try reader.readUInt32()
@@ -843,6 +857,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StoryFwdHeader" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryFwdHeader {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -933,6 +949,8 @@ extension Api.stats {
                     c.reactionsByEmotionGraph.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "stats.StoryStats" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryStats {
             let id = try reader.readUInt32()
@@ -1025,6 +1043,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "StarRefProgram" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarRefProgram {
             let id = try reader.readUInt32()
@@ -1149,6 +1169,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ConnectedBotStarRef" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedBotStarRef {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1268,6 +1290,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.SavedStarGifts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedStarGifts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1372,6 +1396,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputMessageReadMetric" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputMessageReadMetric {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1467,6 +1493,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "RichMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RichMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1551,6 +1579,8 @@ extension Api.ephemeral {
             }
         }
 
+        public static var tlTypeName: String { "ephemeral.WelcomeMessages" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WelcomeMessages {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1599,1142 +1629,201 @@ extension Api.ephemeral {
 
 extension Api.functions.account {
     /// `account.getWallPapers#07967d36 hash:long = account.WallPapers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWallPapers(...)` serializes.
-    public final class GetWallPapers: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x07967d36) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWallPapers {
-            guard id == 0x07967d36 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getWallPapers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetWallPapers(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getWallPapers", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getWallPapers", fields.fields)
-        }
-    }
-
-    /// `account.getWallPapers#07967d36 hash:long = account.WallPapers;`
     public static func getWallPapers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WallPapers>) {
-        GetWallPapers(hash: hash).call(DeserializeFunctionResponse(Api.account.WallPapers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getWallPapers#07967d36 hash:long = account.WallPapers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.WallPapers.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateEmojiStatus(...)` serializes.
-    public final class UpdateEmojiStatus: TLFunction, TLRegistrable {
-        public let emojiStatus: Api.EmojiStatus
-
-        public init(emojiStatus: Api.EmojiStatus) {
-            self.emojiStatus = emojiStatus
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfbd3de6b) }
-            self.emojiStatus.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateEmojiStatus {
-            guard id == 0xfbd3de6b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateEmojiStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _emojiStatus = try Api.EmojiStatus.parse(&reader)
-                return UpdateEmojiStatus(emojiStatus: _emojiStatus)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateEmojiStatus", fields: "emoji_status", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("emoji_status", self.emojiStatus)
-            return ("account.updateEmojiStatus", fields.fields)
-        }
-    }
-
     /// `account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;`
     public static func updateEmojiStatus(emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateEmojiStatus(emojiStatus: emojiStatus).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("emoji_status", emojiStatus)
+        return TLRequest(definition: "account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBusinessChatLinks(...)` serializes.
-    public final class GetBusinessChatLinks: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6f70dde1) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBusinessChatLinks {
-            guard id == 0x6f70dde1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getBusinessChatLinks"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetBusinessChatLinks()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getBusinessChatLinks", [])
-        }
-    }
-
-    /// `account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;`
     public static func getBusinessChatLinks() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.BusinessChatLinks>) {
-        GetBusinessChatLinks().call(DeserializeFunctionResponse(Api.account.BusinessChatLinks.self))
+        TLRequest(definition: "account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;", arguments: []).call(DeserializeFunctionResponse(Api.account.BusinessChatLinks.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessages(...)` serializes.
-    public final class GetMessages: TLFunction, TLRegistrable {
-        public let id: [Api.InputMessage]
-
-        public init(id: [Api.InputMessage]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x63c66506) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessages {
-            guard id == 0x63c66506 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Api.InputMessage.self)
-                return GetMessages(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMessages", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("id", self.id)
-            return ("messages.getMessages", fields.fields)
-        }
-    }
-
     /// `messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;`
     public static func getMessages(id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetMessages(id: id).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("id", id)
+        return TLRequest(definition: "messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDocumentByHash(...)` serializes.
-    public final class GetDocumentByHash: TLFunction, TLRegistrable {
-        public let sha256: [UInt8]
-        public let size: Int64
-        public let mimeType: String
-
-        public init(sha256: [UInt8], size: Int64, mimeType: String) {
-            self.sha256 = sha256
-            self.size = size
-            self.mimeType = mimeType
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb1f2061f) }
-            buffer.appendTLBytes(self.sha256)
-            buffer.appendInt64(self.size)
-            buffer.appendTLString(self.mimeType)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDocumentByHash {
-            guard id == 0xb1f2061f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDocumentByHash"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _sha256 = try reader.readTLBytes()
-                field = 1
-                let _size = try reader.readInt64()
-                field = 2
-                let _mimeType = try reader.readTLString()
-                return GetDocumentByHash(sha256: _sha256, size: _size, mimeType: _mimeType)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getDocumentByHash", fields: "sha256,size,mime_type", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.bytes("sha256", self.sha256)
-            fields.long("size", self.size)
-            fields.string("mime_type", self.mimeType)
-            return ("messages.getDocumentByHash", fields.fields)
-        }
-    }
-
     /// `messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;`
     public static func getDocumentByHash(sha256: [UInt8], size: Int64, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
-        GetDocumentByHash(sha256: sha256, size: size, mimeType: mimeType).call(DeserializeFunctionResponse(Api.Document.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.bytes("sha256", sha256)
+        arguments.long("size", size)
+        arguments.string("mime_type", mimeType)
+        return TLRequest(definition: "messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Document.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBotCallbackAnswer(...)` serializes.
-    public final class GetBotCallbackAnswer: TLFunction, TLRegistrable {
-        public let game: Bool
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let data: [UInt8]?
-        public let password: Api.InputCheckPasswordSRP?
-
-        public init(game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) {
-            self.game = game
-            self.peer = peer
-            self.msgId = msgId
-            self.data = data
-            self.password = password
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if game { tlSetFlag(&flags, 0x2) }
-            if data != nil { tlSetFlag(&flags, 0x1) }
-            if password != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9342ca07) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.data {
-                buffer.appendTLBytes(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.password {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBotCallbackAnswer {
-            guard id == 0x9342ca07 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getBotCallbackAnswer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _game = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _msgId = try reader.readInt32()
-                field = 4
-                var _data: [UInt8]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _data = try reader.readTLBytes()
-                }
-                field = 5
-                var _password: Api.InputCheckPasswordSRP? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                }
-                return GetBotCallbackAnswer(game: _game, peer: _peer, msgId: _msgId, data: _data, password: _password)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getBotCallbackAnswer", fields: "flags,game,peer,msg_id,data,password", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("game", self.game)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.data {
-                fields.bytes("data", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.password {
-                fields.object("password", value)
-            }
-            return ("messages.getBotCallbackAnswer", fields.fields)
-        }
-    }
-
     /// `messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;`
     public static func getBotCallbackAnswer(game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
-        GetBotCallbackAnswer(game: game, peer: peer, msgId: msgId, data: data, password: password).call(DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("game", game)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        if let value = data { arguments.bytes("data", value) }
+        if let value = password { arguments.object("password", value) }
+        return TLRequest(definition: "messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.clearAllDrafts#7e58ee9c = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `clearAllDrafts(...)` serializes.
-    public final class ClearAllDrafts: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7e58ee9c) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ClearAllDrafts {
-            guard id == 0x7e58ee9c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.clearAllDrafts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ClearAllDrafts()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.clearAllDrafts", [])
-        }
-    }
-
     /// `messages.clearAllDrafts#7e58ee9c = Bool;`
     public static func clearAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ClearAllDrafts().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "messages.clearAllDrafts#7e58ee9c = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `readDiscussion(...)` serializes.
-    public final class ReadDiscussion: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let readMaxId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-            self.readMaxId = readMaxId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf731a9f4) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendInt32(self.readMaxId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadDiscussion {
-            guard id == 0xf731a9f4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readDiscussion"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _readMaxId = try reader.readInt32()
-                return ReadDiscussion(peer: _peer, msgId: _msgId, readMaxId: _readMaxId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readDiscussion", fields: "peer,msg_id,read_max_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.int("read_max_id", self.readMaxId)
-            return ("messages.readDiscussion", fields.fields)
-        }
-    }
-
     /// `messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;`
     public static func readDiscussion(peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReadDiscussion(peer: peer, msgId: msgId, readMaxId: readMaxId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.int("read_max_id", readMaxId)
+        return TLRequest(definition: "messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAttachMenuBots(...)` serializes.
-    public final class GetAttachMenuBots: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x16fcc2cb) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAttachMenuBots {
-            guard id == 0x16fcc2cb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAttachMenuBots"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetAttachMenuBots(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getAttachMenuBots", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getAttachMenuBots", fields.fields)
-        }
-    }
-
     /// `messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;`
     public static func getAttachMenuBots(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBots>) {
-        GetAttachMenuBots(hash: hash).call(DeserializeFunctionResponse(Api.AttachMenuBots.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AttachMenuBots.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleBotInAttachMenu(...)` serializes.
-    public final class ToggleBotInAttachMenu: TLFunction, TLRegistrable {
-        public let writeAllowed: Bool
-        public let bot: Api.InputUser
-        public let enabled: Bool
-
-        public init(writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) {
-            self.writeAllowed = writeAllowed
-            self.bot = bot
-            self.enabled = enabled
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if writeAllowed { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x69f59d69) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.bot.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleBotInAttachMenu {
-            guard id == 0x69f59d69 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleBotInAttachMenu"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _writeAllowed = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 3
-                let _enabled = try reader.readBool()
-                return ToggleBotInAttachMenu(writeAllowed: _writeAllowed, bot: _bot, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleBotInAttachMenu", fields: "flags,write_allowed,bot,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("write_allowed", self.writeAllowed)
-            fields.object("bot", self.bot)
-            fields.bool("enabled", self.enabled)
-            return ("messages.toggleBotInAttachMenu", fields.fields)
-        }
-    }
-
     /// `messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;`
     public static func toggleBotInAttachMenu(writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleBotInAttachMenu(writeAllowed: writeAllowed, bot: bot, enabled: enabled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("write_allowed", writeAllowed)
+        arguments.object("bot", bot)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `setChatWallPaper(...)` serializes.
-    public final class SetChatWallPaper: TLFunction, TLRegistrable {
-        public let forBoth: Bool
-        public let revert: Bool
-        public let peer: Api.InputPeer
-        public let wallpaper: Api.InputWallPaper?
-        public let settings: Api.WallPaperSettings?
-        public let id: Int32?
-
-        public init(forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) {
-            self.forBoth = forBoth
-            self.revert = revert
-            self.peer = peer
-            self.wallpaper = wallpaper
-            self.settings = settings
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if forBoth { tlSetFlag(&flags, 0x8) }
-            if revert { tlSetFlag(&flags, 0x10) }
-            if wallpaper != nil { tlSetFlag(&flags, 0x1) }
-            if settings != nil { tlSetFlag(&flags, 0x4) }
-            if id != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8ffacae1) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.wallpaper {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.settings {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.id {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetChatWallPaper {
-            guard id == 0x8ffacae1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setChatWallPaper"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _forBoth = tlFlagIsSet(_flags, 0x8)
-                field = 2
-                let _revert = tlFlagIsSet(_flags, 0x10)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                var _wallpaper: Api.InputWallPaper? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _wallpaper = try Api.InputWallPaper.parse(&reader)
-                }
-                field = 5
-                var _settings: Api.WallPaperSettings? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _settings = try Api.WallPaperSettings.parse(&reader)
-                }
-                field = 6
-                var _id: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _id = try reader.readInt32()
-                }
-                return SetChatWallPaper(forBoth: _forBoth, revert: _revert, peer: _peer, wallpaper: _wallpaper, settings: _settings, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setChatWallPaper", fields: "flags,for_both,revert,peer,wallpaper,settings,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("for_both", self.forBoth)
-            fields.trueFlag("revert", self.revert)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.wallpaper {
-                fields.object("wallpaper", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.settings {
-                fields.object("settings", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.id {
-                fields.int("id", value)
-            }
-            return ("messages.setChatWallPaper", fields.fields)
-        }
-    }
-
     /// `messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;`
     public static func setChatWallPaper(forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SetChatWallPaper(forBoth: forBoth, revert: revert, peer: peer, wallpaper: wallpaper, settings: settings, id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("for_both", forBoth)
+        arguments.trueFlag("revert", revert)
+        arguments.object("peer", peer)
+        if let value = wallpaper { arguments.object("wallpaper", value) }
+        if let value = settings { arguments.object("settings", value) }
+        if let value = id { arguments.int("id", value) }
+        return TLRequest(definition: "messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedDialogsByID(...)` serializes.
-    public final class GetSavedDialogsByID: TLFunction, TLRegistrable {
-        public let parentPeer: Api.InputPeer?
-        public let ids: [Api.InputPeer]
-
-        public init(parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) {
-            self.parentPeer = parentPeer
-            self.ids = ids
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6f6f9c96) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-            buffer.appendVector(self.ids, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedDialogsByID {
-            guard id == 0x6f6f9c96 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSavedDialogsByID"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                let _ids = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return GetSavedDialogsByID(parentPeer: _parentPeer, ids: _ids)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSavedDialogsByID", fields: "flags,parent_peer,ids", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            fields.objects("ids", self.ids)
-            return ("messages.getSavedDialogsByID", fields.fields)
-        }
-    }
-
-    /// `messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;`
     public static func getSavedDialogsByID(parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
-        GetSavedDialogsByID(parentPeer: parentPeer, ids: ids).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+        var arguments = TLFieldList(capacity: 2)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        arguments.objects("ids", ids)
+        return TLRequest(definition: "messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFullChannel(...)` serializes.
-    public final class GetFullChannel: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-
-        public init(channel: Api.InputChannel) {
-            self.channel = channel
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x08736a09) }
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFullChannel {
-            guard id == 0x08736a09 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getFullChannel"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                return GetFullChannel(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getFullChannel", fields: "channel", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("channel", self.channel)
-            return ("channels.getFullChannel", fields.fields)
-        }
-    }
-
-    /// `channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;`
     public static func getFullChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
-        GetFullChannel(channel: channel).call(DeserializeFunctionResponse(Api.messages.ChatFull.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatFull.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetBotCommands(...)` serializes.
-    public final class ResetBotCommands: TLFunction, TLRegistrable {
-        public let scope: Api.BotCommandScope
-        public let langCode: String
-
-        public init(scope: Api.BotCommandScope, langCode: String) {
-            self.scope = scope
-            self.langCode = langCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3d8de0f9) }
-            self.scope.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetBotCommands {
-            guard id == 0x3d8de0f9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.resetBotCommands"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _scope = try Api.BotCommandScope.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                return ResetBotCommands(scope: _scope, langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "bots.resetBotCommands", fields: "scope,lang_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("scope", self.scope)
-            fields.string("lang_code", self.langCode)
-            return ("bots.resetBotCommands", fields.fields)
-        }
-    }
-
     /// `bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;`
     public static func resetBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetBotCommands(scope: scope, langCode: langCode).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("scope", scope)
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPopularAppBots(...)` serializes.
-    public final class GetPopularAppBots: TLFunction, TLRegistrable {
-        public let offset: String
-        public let limit: Int32
-
-        public init(offset: String, limit: Int32) {
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc2510192) }
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPopularAppBots {
-            guard id == 0xc2510192 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getPopularAppBots"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _offset = try reader.readTLString()
-                field = 1
-                let _limit = try reader.readInt32()
-                return GetPopularAppBots(offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getPopularAppBots", fields: "offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("bots.getPopularAppBots", fields.fields)
-        }
-    }
-
     /// `bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;`
     public static func getPopularAppBots(offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PopularAppBots>) {
-        GetPopularAppBots(offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.bots.PopularAppBots.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.PopularAppBots.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateUserEmojiStatus(...)` serializes.
-    public final class UpdateUserEmojiStatus: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let emojiStatus: Api.EmojiStatus
-
-        public init(userId: Api.InputUser, emojiStatus: Api.EmojiStatus) {
-            self.userId = userId
-            self.emojiStatus = emojiStatus
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xed9f30c5) }
-            self.userId.serialize(buffer, true)
-            self.emojiStatus.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateUserEmojiStatus {
-            guard id == 0xed9f30c5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.updateUserEmojiStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _emojiStatus = try Api.EmojiStatus.parse(&reader)
-                return UpdateUserEmojiStatus(userId: _userId, emojiStatus: _emojiStatus)
-            }
-            catch {
-                throw error.inside(constructor: "bots.updateUserEmojiStatus", fields: "user_id,emoji_status", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("user_id", self.userId)
-            fields.object("emoji_status", self.emojiStatus)
-            return ("bots.updateUserEmojiStatus", fields.fields)
-        }
-    }
-
-    /// `bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;`
     public static func updateUserEmojiStatus(userId: Api.InputUser, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateUserEmojiStatus(userId: userId, emojiStatus: emojiStatus).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("user_id", userId)
+        arguments.object("emoji_status", emojiStatus)
+        return TLRequest(definition: "bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `getConnectedStarRefBot(...)` serializes.
-    public final class GetConnectedStarRefBot: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let bot: Api.InputUser
-
-        public init(peer: Api.InputPeer, bot: Api.InputUser) {
-            self.peer = peer
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb7d998f0) }
-            self.peer.serialize(buffer, true)
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetConnectedStarRefBot {
-            guard id == 0xb7d998f0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getConnectedStarRefBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _bot = try Api.InputUser.parse(&reader)
-                return GetConnectedStarRefBot(peer: _peer, bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getConnectedStarRefBot", fields: "peer,bot", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("bot", self.bot)
-            return ("payments.getConnectedStarRefBot", fields.fields)
-        }
-    }
-
-    /// `payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
     public static func getConnectedStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        GetConnectedStarRefBot(peer: peer, bot: bot).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveDefaultSendAs(...)` serializes.
-    public final class SaveDefaultSendAs: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let sendAs: Api.InputPeer
-
-        public init(call: Api.InputGroupCall, sendAs: Api.InputPeer) {
-            self.call = call
-            self.sendAs = sendAs
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4167add1) }
-            self.call.serialize(buffer, true)
-            self.sendAs.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveDefaultSendAs {
-            guard id == 0x4167add1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.saveDefaultSendAs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _sendAs = try Api.InputPeer.parse(&reader)
-                return SaveDefaultSendAs(call: _call, sendAs: _sendAs)
-            }
-            catch {
-                throw error.inside(constructor: "phone.saveDefaultSendAs", fields: "call,send_as", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.object("send_as", self.sendAs)
-            return ("phone.saveDefaultSendAs", fields.fields)
-        }
-    }
-
-    /// `phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;`
     public static func saveDefaultSendAs(call: Api.InputGroupCall, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveDefaultSendAs(call: call, sendAs: sendAs).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.object("send_as", sendAs)
+        return TLRequest(definition: "phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.premium {
     /// `premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;`
-    ///
-    /// The request as a value: what a server decodes, and what `applyBoost(...)` serializes.
-    public final class ApplyBoost: TLFunction, TLRegistrable {
-        public let slots: [Int32]?
-        public let peer: Api.InputPeer
-
-        public init(slots: [Int32]? = nil, peer: Api.InputPeer) {
-            self.slots = slots
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if slots != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6b7da746) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.slots {
-                buffer.appendVector(value, boxed: true)
-            }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ApplyBoost {
-            guard id == 0x6b7da746 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "premium.applyBoost"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _slots: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _slots = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                return ApplyBoost(slots: _slots, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "premium.applyBoost", fields: "flags,slots,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.slots {
-                fields.ints("slots", value)
-            }
-            fields.object("peer", self.peer)
-            return ("premium.applyBoost", fields.fields)
-        }
-    }
-
-    /// `premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;`
     public static func applyBoost(slots: [Int32]? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
-        ApplyBoost(slots: slots, peer: peer).call(DeserializeFunctionResponse(Api.premium.MyBoosts.self))
+        var arguments = TLFieldList(capacity: 2)
+        if let value = slots { arguments.ints("slots", value) }
+        arguments.object("peer", peer)
+        return TLRequest(definition: "premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.MyBoosts.self))
     }
 }
 
 extension Api.functions.communities {
     /// `communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleParticipantBanned(...)` serializes.
-    public final class ToggleParticipantBanned: TLFunction, TLRegistrable {
-        public let unban: Bool
-        public let community: Api.InputChannel
-        public let participant: Api.InputPeer
-
-        public init(unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) {
-            self.unban = unban
-            self.community = community
-            self.participant = participant
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if unban { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9967ad0f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.community.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleParticipantBanned {
-            guard id == 0x9967ad0f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.toggleParticipantBanned"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _unban = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _community = try Api.InputChannel.parse(&reader)
-                field = 3
-                let _participant = try Api.InputPeer.parse(&reader)
-                return ToggleParticipantBanned(unban: _unban, community: _community, participant: _participant)
-            }
-            catch {
-                throw error.inside(constructor: "communities.toggleParticipantBanned", fields: "flags,unban,community,participant", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("unban", self.unban)
-            fields.object("community", self.community)
-            fields.object("participant", self.participant)
-            return ("communities.toggleParticipantBanned", fields.fields)
-        }
-    }
-
-    /// `communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;`
     public static func toggleParticipantBanned(unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleParticipantBanned(unban: unban, community: community, participant: participant).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("unban", unban)
+        arguments.object("community", community)
+        arguments.object("participant", participant)
+        return TLRequest(definition: "communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -2760,25 +1849,27 @@ extension Api {
         (0xbaf39d8b, Api.RichMessage.self),
         (0x59ffdb31, Api.ephemeral.WelcomeMessages.self),
         (0x104fc872, Api.ephemeral.WelcomeMessages.self),
-        (0x07967d36, Api.functions.account.GetWallPapers.self),
-        (0xfbd3de6b, Api.functions.account.UpdateEmojiStatus.self),
-        (0x6f70dde1, Api.functions.account.GetBusinessChatLinks.self),
-        (0x63c66506, Api.functions.messages.GetMessages.self),
-        (0xb1f2061f, Api.functions.messages.GetDocumentByHash.self),
-        (0x9342ca07, Api.functions.messages.GetBotCallbackAnswer.self),
-        (0x7e58ee9c, Api.functions.messages.ClearAllDrafts.self),
-        (0xf731a9f4, Api.functions.messages.ReadDiscussion.self),
-        (0x16fcc2cb, Api.functions.messages.GetAttachMenuBots.self),
-        (0x69f59d69, Api.functions.messages.ToggleBotInAttachMenu.self),
-        (0x8ffacae1, Api.functions.messages.SetChatWallPaper.self),
-        (0x6f6f9c96, Api.functions.messages.GetSavedDialogsByID.self),
-        (0x08736a09, Api.functions.channels.GetFullChannel.self),
-        (0x3d8de0f9, Api.functions.bots.ResetBotCommands.self),
-        (0xc2510192, Api.functions.bots.GetPopularAppBots.self),
-        (0xed9f30c5, Api.functions.bots.UpdateUserEmojiStatus.self),
-        (0xb7d998f0, Api.functions.payments.GetConnectedStarRefBot.self),
-        (0x4167add1, Api.functions.phone.SaveDefaultSendAs.self),
-        (0x6b7da746, Api.functions.premium.ApplyBoost.self),
-        (0x9967ad0f, Api.functions.communities.ToggleParticipantBanned.self),
+    ]
+    static let functionEntries14: [(UInt32, StaticString)] = [
+        (0x07967d36, "account.getWallPapers#07967d36 hash:long = account.WallPapers;"),
+        (0xfbd3de6b, "account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;"),
+        (0x6f70dde1, "account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;"),
+        (0x63c66506, "messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;"),
+        (0xb1f2061f, "messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;"),
+        (0x9342ca07, "messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;"),
+        (0x7e58ee9c, "messages.clearAllDrafts#7e58ee9c = Bool;"),
+        (0xf731a9f4, "messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;"),
+        (0x16fcc2cb, "messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;"),
+        (0x69f59d69, "messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;"),
+        (0x8ffacae1, "messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;"),
+        (0x6f6f9c96, "messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;"),
+        (0x08736a09, "channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;"),
+        (0x3d8de0f9, "bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;"),
+        (0xc2510192, "bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;"),
+        (0xed9f30c5, "bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;"),
+        (0xb7d998f0, "payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;"),
+        (0x4167add1, "phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;"),
+        (0x6b7da746, "premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;"),
+        (0x9967ad0f, "communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;"),
     ]
 }

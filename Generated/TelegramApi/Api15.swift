@@ -36,6 +36,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.FoundStickerSets" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStickerSets {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -112,6 +114,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StatsGroupTopPoster" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGroupTopPoster {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -180,6 +184,8 @@ extension Api {
                     buffer.appendInt32(c.date)
             }
         }
+
+        public static var tlTypeName: String { "PeerBlocked" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerBlocked {
             let id = try reader.readUInt32()
@@ -261,6 +267,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessIntro" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessIntro {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -336,6 +344,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarsRevenueAdsAccountUrl" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueAdsAccountUrl {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -397,6 +407,8 @@ extension Api {
                     buffer.appendInt64(c.amount)
             }
         }
+
+        public static var tlTypeName: String { "StarsSubscriptionPricing" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsSubscriptionPricing {
             let id = try reader.readUInt32()
@@ -482,6 +494,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ChatInviteJoinResult" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInviteJoinResult {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -541,935 +555,158 @@ extension Api.messages {
 
 extension Api.functions.auth {
     /// `auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `cancelCode(...)` serializes.
-    public final class CancelCode: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-
-        public init(phoneNumber: String, phoneCodeHash: String) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1f040578) }
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CancelCode {
-            guard id == 0x1f040578 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.cancelCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _phoneCodeHash = try reader.readTLString()
-                return CancelCode(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash)
-            }
-            catch {
-                throw error.inside(constructor: "auth.cancelCode", fields: "phone_number,phone_code_hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            return ("auth.cancelCode", fields.fields)
-        }
-    }
-
-    /// `auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;`
     public static func cancelCode(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CancelCode(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        return TLRequest(definition: "auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.auth {
     /// `auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;`
-    ///
-    /// The request as a value: what a server decodes, and what `initPasskeyLogin(...)` serializes.
-    public final class InitPasskeyLogin: TLFunction, TLRegistrable {
-        public let apiId: Int32
-        public let apiHash: String
-
-        public init(apiId: Int32, apiHash: String) {
-            self.apiId = apiId
-            self.apiHash = apiHash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x518ad0b7) }
-            buffer.appendInt32(self.apiId)
-            buffer.appendTLString(self.apiHash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InitPasskeyLogin {
-            guard id == 0x518ad0b7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.initPasskeyLogin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _apiId = try reader.readInt32()
-                field = 1
-                let _apiHash = try reader.readTLString()
-                return InitPasskeyLogin(apiId: _apiId, apiHash: _apiHash)
-            }
-            catch {
-                throw error.inside(constructor: "auth.initPasskeyLogin", fields: "api_id,api_hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("api_id", self.apiId)
-            fields.string("api_hash", self.apiHash)
-            return ("auth.initPasskeyLogin", fields.fields)
-        }
-    }
-
-    /// `auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;`
     public static func initPasskeyLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasskeyLoginOptions>) {
-        InitPasskeyLogin(apiId: apiId, apiHash: apiHash).call(DeserializeFunctionResponse(Api.auth.PasskeyLoginOptions.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("api_id", apiId)
+        arguments.string("api_hash", apiHash)
+        return TLRequest(definition: "auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.PasskeyLoginOptions.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPrivacy(...)` serializes.
-    public final class GetPrivacy: TLFunction, TLRegistrable {
-        public let key: Api.InputPrivacyKey
-
-        public init(key: Api.InputPrivacyKey) {
-            self.key = key
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdadbc950) }
-            self.key.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPrivacy {
-            guard id == 0xdadbc950 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getPrivacy"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _key = try Api.InputPrivacyKey.parse(&reader)
-                return GetPrivacy(key: _key)
-            }
-            catch {
-                throw error.inside(constructor: "account.getPrivacy", fields: "key", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("key", self.key)
-            return ("account.getPrivacy", fields.fields)
-        }
-    }
-
     /// `account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;`
     public static func getPrivacy(key: Api.InputPrivacyKey) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
-        GetPrivacy(key: key).call(DeserializeFunctionResponse(Api.account.PrivacyRules.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("key", key)
+        return TLRequest(definition: "account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PrivacyRules.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadTheme(...)` serializes.
-    public final class UploadTheme: TLFunction, TLRegistrable {
-        public let file: Api.InputFile
-        public let thumb: Api.InputFile?
-        public let fileName: String
-        public let mimeType: String
-
-        public init(file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) {
-            self.file = file
-            self.thumb = thumb
-            self.fileName = fileName
-            self.mimeType = mimeType
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if thumb != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1c3db333) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.file.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.fileName)
-            buffer.appendTLString(self.mimeType)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadTheme {
-            guard id == 0x1c3db333 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.uploadTheme"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _file = try Api.InputFile.parse(&reader)
-                field = 2
-                var _thumb: Api.InputFile? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _thumb = try Api.InputFile.parse(&reader)
-                }
-                field = 3
-                let _fileName = try reader.readTLString()
-                field = 4
-                let _mimeType = try reader.readTLString()
-                return UploadTheme(file: _file, thumb: _thumb, fileName: _fileName, mimeType: _mimeType)
-            }
-            catch {
-                throw error.inside(constructor: "account.uploadTheme", fields: "flags,file,thumb,file_name,mime_type", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.object("file", self.file)
-            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
-                fields.object("thumb", value)
-            }
-            fields.string("file_name", self.fileName)
-            fields.string("mime_type", self.mimeType)
-            return ("account.uploadTheme", fields.fields)
-        }
-    }
-
     /// `account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;`
     public static func uploadTheme(file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
-        UploadTheme(file: file, thumb: thumb, fileName: fileName, mimeType: mimeType).call(DeserializeFunctionResponse(Api.Document.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("file", file)
+        if let value = thumb { arguments.object("thumb", value) }
+        arguments.string("file_name", fileName)
+        arguments.string("mime_type", mimeType)
+        return TLRequest(definition: "account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Document.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.resetPassword#9308ce1b = account.ResetPasswordResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetPassword(...)` serializes.
-    public final class ResetPassword: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9308ce1b) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetPassword {
-            guard id == 0x9308ce1b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resetPassword"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ResetPassword()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.resetPassword", [])
-        }
-    }
-
     /// `account.resetPassword#9308ce1b = account.ResetPasswordResult;`
     public static func resetPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResetPasswordResult>) {
-        ResetPassword().call(DeserializeFunctionResponse(Api.account.ResetPasswordResult.self))
+        TLRequest(definition: "account.resetPassword#9308ce1b = account.ResetPasswordResult;", arguments: []).call(DeserializeFunctionResponse(Api.account.ResetPasswordResult.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `setReactionsNotifySettings(...)` serializes.
-    public final class SetReactionsNotifySettings: TLFunction, TLRegistrable {
-        public let settings: Api.ReactionsNotifySettings
-
-        public init(settings: Api.ReactionsNotifySettings) {
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x316ce548) }
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetReactionsNotifySettings {
-            guard id == 0x316ce548 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setReactionsNotifySettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _settings = try Api.ReactionsNotifySettings.parse(&reader)
-                return SetReactionsNotifySettings(settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.setReactionsNotifySettings", fields: "settings", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("settings", self.settings)
-            return ("account.setReactionsNotifySettings", fields.fields)
-        }
-    }
-
-    /// `account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;`
     public static func setReactionsNotifySettings(settings: Api.ReactionsNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
-        SetReactionsNotifySettings(settings: settings).call(DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;`
-    ///
-    /// The request as a value: what a server decodes, and what `resolveUsername(...)` serializes.
-    public final class ResolveUsername: TLFunction, TLRegistrable {
-        public let username: String
-        public let referer: String?
-
-        public init(username: String, referer: String? = nil) {
-            self.username = username
-            self.referer = referer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if referer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x725afbbc) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.username)
-            if tlFlagIsSet(_flags, 0x1), let value = self.referer {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResolveUsername {
-            guard id == 0x725afbbc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.resolveUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _username = try reader.readTLString()
-                field = 2
-                var _referer: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _referer = try reader.readTLString()
-                }
-                return ResolveUsername(username: _username, referer: _referer)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.resolveUsername", fields: "flags,username,referer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.string("username", self.username)
-            if tlFlagIsSet(_flags, 0x1), let value = self.referer {
-                fields.string("referer", value)
-            }
-            return ("contacts.resolveUsername", fields.fields)
-        }
-    }
-
-    /// `contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;`
     public static func resolveUsername(username: String, referer: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
-        ResolveUsername(username: username, referer: referer).call(DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("username", username)
+        if let value = referer { arguments.string("referer", value) }
+        return TLRequest(definition: "contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadEncryptedFile(...)` serializes.
-    public final class UploadEncryptedFile: TLFunction, TLRegistrable {
-        public let peer: Api.InputEncryptedChat
-        public let file: Api.InputEncryptedFile
-
-        public init(peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) {
-            self.peer = peer
-            self.file = file
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5057c497) }
-            self.peer.serialize(buffer, true)
-            self.file.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadEncryptedFile {
-            guard id == 0x5057c497 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.uploadEncryptedFile"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                field = 1
-                let _file = try Api.InputEncryptedFile.parse(&reader)
-                return UploadEncryptedFile(peer: _peer, file: _file)
-            }
-            catch {
-                throw error.inside(constructor: "messages.uploadEncryptedFile", fields: "peer,file", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("file", self.file)
-            return ("messages.uploadEncryptedFile", fields.fields)
-        }
-    }
-
     /// `messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;`
     public static func uploadEncryptedFile(peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedFile>) {
-        UploadEncryptedFile(peer: peer, file: file).call(DeserializeFunctionResponse(Api.EncryptedFile.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("file", file)
+        return TLRequest(definition: "messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EncryptedFile.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiKeywordsLanguages(...)` serializes.
-    public final class GetEmojiKeywordsLanguages: TLFunction, TLRegistrable {
-        public let langCodes: [String]
-
-        public init(langCodes: [String]) {
-            self.langCodes = langCodes
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4e9963b2) }
-            buffer.appendVector(self.langCodes, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiKeywordsLanguages {
-            guard id == 0x4e9963b2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiKeywordsLanguages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _langCodes = try reader.readVector(boxed: true, of: String.self)
-                return GetEmojiKeywordsLanguages(langCodes: _langCodes)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiKeywordsLanguages", fields: "lang_codes", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.strings("lang_codes", self.langCodes)
-            return ("messages.getEmojiKeywordsLanguages", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;`
     public static func getEmojiKeywordsLanguages(langCodes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.EmojiLanguage]>) {
-        GetEmojiKeywordsLanguages(langCodes: langCodes).call(DeserializeFunctionResponse<[Api.EmojiLanguage]>.vector(of: Api.EmojiLanguage.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.strings("lang_codes", langCodes)
+        return TLRequest(definition: "messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.EmojiLanguage]>.vector(of: Api.EmojiLanguage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `unpinAllMessages(...)` serializes.
-    public final class UnpinAllMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-        public let savedPeerId: Api.InputPeer?
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-            self.savedPeerId = savedPeerId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x062dd747) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UnpinAllMessages {
-            guard id == 0x062dd747 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.unpinAllMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 3
-                var _savedPeerId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _savedPeerId = try Api.InputPeer.parse(&reader)
-                }
-                return UnpinAllMessages(peer: _peer, topMsgId: _topMsgId, savedPeerId: _savedPeerId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.unpinAllMessages", fields: "flags,peer,top_msg_id,saved_peer_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
-                fields.object("saved_peer_id", value)
-            }
-            return ("messages.unpinAllMessages", fields.fields)
-        }
-    }
-
     /// `messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
     public static func unpinAllMessages(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        UnpinAllMessages(peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
+        return TLRequest(definition: "messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendReaction(...)` serializes.
-    public final class SendReaction: TLFunction, TLRegistrable {
-        public let big: Bool
-        public let addToRecent: Bool
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let reaction: [Api.Reaction]?
-
-        public init(big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) {
-            self.big = big
-            self.addToRecent = addToRecent
-            self.peer = peer
-            self.msgId = msgId
-            self.reaction = reaction
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if big { tlSetFlag(&flags, 0x2) }
-            if addToRecent { tlSetFlag(&flags, 0x4) }
-            if reaction != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd30d78d4) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendReaction {
-            guard id == 0xd30d78d4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendReaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _big = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _addToRecent = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                let _msgId = try reader.readInt32()
-                field = 5
-                var _reaction: [Api.Reaction]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _reaction = try reader.readVector(boxed: true, of: Api.Reaction.self)
-                }
-                return SendReaction(big: _big, addToRecent: _addToRecent, peer: _peer, msgId: _msgId, reaction: _reaction)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendReaction", fields: "flags,big,add_to_recent,peer,msg_id,reaction", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("big", self.big)
-            fields.trueFlag("add_to_recent", self.addToRecent)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.reaction {
-                fields.objects("reaction", value)
-            }
-            return ("messages.sendReaction", fields.fields)
-        }
-    }
-
     /// `messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;`
     public static func sendReaction(big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendReaction(big: big, addToRecent: addToRecent, peer: peer, msgId: msgId, reaction: reaction).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("big", big)
+        arguments.trueFlag("add_to_recent", addToRecent)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        if let value = reaction { arguments.objects("reaction", value) }
+        return TLRequest(definition: "messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPersonalChannelHistory(...)` serializes.
-    public final class GetPersonalChannelHistory: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-        public let hash: Int64
-
-        public init(userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
-            self.userId = userId
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x55fb0996) }
-            self.userId.serialize(buffer, true)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPersonalChannelHistory {
-            guard id == 0x55fb0996 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPersonalChannelHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _limit = try reader.readInt32()
-                field = 2
-                let _maxId = try reader.readInt32()
-                field = 3
-                let _minId = try reader.readInt32()
-                field = 4
-                let _hash = try reader.readInt64()
-                return GetPersonalChannelHistory(userId: _userId, limit: _limit, maxId: _maxId, minId: _minId, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getPersonalChannelHistory", fields: "user_id,limit,max_id,min_id,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 5)
-            fields.object("user_id", self.userId)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            fields.long("hash", self.hash)
-            return ("messages.getPersonalChannelHistory", fields.fields)
-        }
-    }
-
-    /// `messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getPersonalChannelHistory(userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetPersonalChannelHistory(userId: userId, limit: limit, maxId: maxId, minId: minId, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("user_id", userId)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.photos {
-    /// `photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;`
-    ///
-    /// The request as a value: what a server decodes, and what `deletePhotos(...)` serializes.
-    public final class DeletePhotos: TLFunction, TLRegistrable {
-        public let id: [Api.InputPhoto]
-
-        public init(id: [Api.InputPhoto]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x87cf7f2f) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeletePhotos {
-            guard id == 0x87cf7f2f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "photos.deletePhotos"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Api.InputPhoto.self)
-                return DeletePhotos(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "photos.deletePhotos", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("id", self.id)
-            return ("photos.deletePhotos", fields.fields)
-        }
-    }
-
     /// `photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;`
     public static func deletePhotos(id: [Api.InputPhoto]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        DeletePhotos(id: id).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("id", id)
+        return TLRequest(definition: "photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
     }
 }
 
 extension Api.functions.photos {
     /// `photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadContactProfilePhoto(...)` serializes.
-    public final class UploadContactProfilePhoto: TLFunction, TLRegistrable {
-        public let suggest: Bool
-        public let save: Bool
-        public let userId: Api.InputUser
-        public let file: Api.InputFile?
-        public let video: Api.InputFile?
-        public let videoStartTs: Double?
-        public let videoEmojiMarkup: Api.VideoSize?
-
-        public init(suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
-            self.suggest = suggest
-            self.save = save
-            self.userId = userId
-            self.file = file
-            self.video = video
-            self.videoStartTs = videoStartTs
-            self.videoEmojiMarkup = videoEmojiMarkup
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if suggest { tlSetFlag(&flags, 0x8) }
-            if save { tlSetFlag(&flags, 0x10) }
-            if file != nil { tlSetFlag(&flags, 0x1) }
-            if video != nil { tlSetFlag(&flags, 0x2) }
-            if videoStartTs != nil { tlSetFlag(&flags, 0x4) }
-            if videoEmojiMarkup != nil { tlSetFlag(&flags, 0x20) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe14c4a71) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.userId.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.file {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.video {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
-                buffer.appendDouble(value)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.videoEmojiMarkup {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadContactProfilePhoto {
-            guard id == 0xe14c4a71 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "photos.uploadContactProfilePhoto"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _suggest = tlFlagIsSet(_flags, 0x8)
-                field = 2
-                let _save = tlFlagIsSet(_flags, 0x10)
-                field = 3
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 4
-                var _file: Api.InputFile? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _file = try Api.InputFile.parse(&reader)
-                }
-                field = 5
-                var _video: Api.InputFile? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _video = try Api.InputFile.parse(&reader)
-                }
-                field = 6
-                var _videoStartTs: Double? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _videoStartTs = try reader.readDouble()
-                }
-                field = 7
-                var _videoEmojiMarkup: Api.VideoSize? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _videoEmojiMarkup = try Api.VideoSize.parse(&reader)
-                }
-                return UploadContactProfilePhoto(suggest: _suggest, save: _save, userId: _userId, file: _file, video: _video, videoStartTs: _videoStartTs, videoEmojiMarkup: _videoEmojiMarkup)
-            }
-            catch {
-                throw error.inside(constructor: "photos.uploadContactProfilePhoto", fields: "flags,suggest,save,user_id,file,video,video_start_ts,video_emoji_markup", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("suggest", self.suggest)
-            fields.trueFlag("save", self.save)
-            fields.object("user_id", self.userId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.file {
-                fields.object("file", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.video {
-                fields.object("video", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
-                fields.double("video_start_ts", value)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.videoEmojiMarkup {
-                fields.object("video_emoji_markup", value)
-            }
-            return ("photos.uploadContactProfilePhoto", fields.fields)
-        }
-    }
-
-    /// `photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;`
     public static func uploadContactProfilePhoto(suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
-        UploadContactProfilePhoto(suggest: suggest, save: save, userId: userId, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup).call(DeserializeFunctionResponse(Api.photos.Photo.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("suggest", suggest)
+        arguments.trueFlag("save", save)
+        arguments.object("user_id", userId)
+        if let value = file { arguments.object("file", value) }
+        if let value = video { arguments.object("video", value) }
+        if let value = videoStartTs { arguments.double("video_start_ts", value) }
+        if let value = videoEmojiMarkup { arguments.object("video_emoji_markup", value) }
+        return TLRequest(definition: "photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photo.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRequestedWebViewButton(...)` serializes.
-    public final class GetRequestedWebViewButton: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let webappReqId: String
-
-        public init(bot: Api.InputUser, webappReqId: String) {
-            self.bot = bot
-            self.webappReqId = webappReqId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbf25b7f3) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.webappReqId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRequestedWebViewButton {
-            guard id == 0xbf25b7f3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getRequestedWebViewButton"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _webappReqId = try reader.readTLString()
-                return GetRequestedWebViewButton(bot: _bot, webappReqId: _webappReqId)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getRequestedWebViewButton", fields: "bot,webapp_req_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("bot", self.bot)
-            fields.string("webapp_req_id", self.webappReqId)
-            return ("bots.getRequestedWebViewButton", fields.fields)
-        }
-    }
-
-    /// `bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;`
     public static func getRequestedWebViewButton(bot: Api.InputUser, webappReqId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.KeyboardButton>) {
-        GetRequestedWebViewButton(bot: bot, webappReqId: webappReqId).call(DeserializeFunctionResponse(Api.KeyboardButton.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("bot", bot)
+        arguments.string("webapp_req_id", webappReqId)
+        return TLRequest(definition: "bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.KeyboardButton.self))
     }
 }
 
@@ -1484,20 +721,22 @@ extension Api {
         (0x05416d58, Api.StarsSubscriptionPricing.self),
         (0x445663a7, Api.messages.ChatInviteJoinResult.self),
         (0x61ca29d3, Api.messages.ChatInviteJoinResult.self),
-        (0x1f040578, Api.functions.auth.CancelCode.self),
-        (0x518ad0b7, Api.functions.auth.InitPasskeyLogin.self),
-        (0xdadbc950, Api.functions.account.GetPrivacy.self),
-        (0x1c3db333, Api.functions.account.UploadTheme.self),
-        (0x9308ce1b, Api.functions.account.ResetPassword.self),
-        (0x316ce548, Api.functions.account.SetReactionsNotifySettings.self),
-        (0x725afbbc, Api.functions.contacts.ResolveUsername.self),
-        (0x5057c497, Api.functions.messages.UploadEncryptedFile.self),
-        (0x4e9963b2, Api.functions.messages.GetEmojiKeywordsLanguages.self),
-        (0x062dd747, Api.functions.messages.UnpinAllMessages.self),
-        (0xd30d78d4, Api.functions.messages.SendReaction.self),
-        (0x55fb0996, Api.functions.messages.GetPersonalChannelHistory.self),
-        (0x87cf7f2f, Api.functions.photos.DeletePhotos.self),
-        (0xe14c4a71, Api.functions.photos.UploadContactProfilePhoto.self),
-        (0xbf25b7f3, Api.functions.bots.GetRequestedWebViewButton.self),
+    ]
+    static let functionEntries15: [(UInt32, StaticString)] = [
+        (0x1f040578, "auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;"),
+        (0x518ad0b7, "auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;"),
+        (0xdadbc950, "account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;"),
+        (0x1c3db333, "account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;"),
+        (0x9308ce1b, "account.resetPassword#9308ce1b = account.ResetPasswordResult;"),
+        (0x316ce548, "account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;"),
+        (0x725afbbc, "contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;"),
+        (0x5057c497, "messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;"),
+        (0x4e9963b2, "messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;"),
+        (0x062dd747, "messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;"),
+        (0xd30d78d4, "messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;"),
+        (0x55fb0996, "messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;"),
+        (0x87cf7f2f, "photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;"),
+        (0xe14c4a71, "photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;"),
+        (0xbf25b7f3, "bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;"),
     ]
 }

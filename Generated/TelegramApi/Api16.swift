@@ -649,6 +649,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MessageMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1368,6 +1370,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.SentEncryptedMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentEncryptedMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1480,6 +1484,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x6c24f3dd) }
             }
         }
+
+        public static var tlTypeName: String { "TopPeerCategory" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeerCategory {
             let id = try reader.readUInt32()
@@ -1727,6 +1733,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.PaymentForm" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentForm {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1928,6 +1936,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.SupportName" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SupportName {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2049,6 +2059,8 @@ extension Api.stats {
                     buffer.appendVector(c.recentPostsInteractions, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "stats.BroadcastStats" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BroadcastStats {
             let id = try reader.readUInt32()
@@ -2178,6 +2190,8 @@ extension Api.messages {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.PeerSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerSettings {
             let id = try reader.readUInt32()
@@ -2538,6 +2552,8 @@ extension Api {
                     buffer.appendInt64(c.amount)
             }
         }
+
+        public static var tlTypeName: String { "InputStorePaymentPurpose" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStorePaymentPurpose {
             let id = try reader.readUInt32()
@@ -2907,6 +2923,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EmailVerifyPurpose" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmailVerifyPurpose {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2984,6 +3002,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.TranslatedText" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TranslatedText {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3045,6 +3065,8 @@ extension Api {
                     buffer.appendTLString(c.url)
             }
         }
+
+        public static var tlTypeName: String { "InlineBotWebView" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineBotWebView {
             let id = try reader.readUInt32()
@@ -3108,6 +3130,8 @@ extension Api {
                     buffer.appendInt32(c.date)
             }
         }
+
+        public static var tlTypeName: String { "OutboxReadDate" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> OutboxReadDate {
             let id = try reader.readUInt32()
@@ -3176,6 +3200,8 @@ extension Api {
                     buffer.appendInt32(c.count)
             }
         }
+
+        public static var tlTypeName: String { "QuickReply" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> QuickReply {
             let id = try reader.readUInt32()
@@ -3248,6 +3274,8 @@ extension Api.contacts {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "contacts.ContactBirthdays" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContactBirthdays {
             let id = try reader.readUInt32()
@@ -3334,6 +3362,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "StarsRevenueStatus" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueStatus {
             let id = try reader.readUInt32()
@@ -3448,6 +3478,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarsGiveawayOption" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsGiveawayOption {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3559,6 +3591,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputPasskeyCredential" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPasskeyCredential {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3667,6 +3701,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftAuctionRound" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionRound {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3733,1162 +3769,223 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `registerDevice(...)` serializes.
-    public final class RegisterDevice: TLFunction, TLRegistrable {
-        public let noMuted: Bool
-        public let tokenType: Int32
-        public let token: String
-        public let appSandbox: Bool
-        public let secret: [UInt8]
-        public let otherUids: [Int64]
-
-        public init(noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
-            self.noMuted = noMuted
-            self.tokenType = tokenType
-            self.token = token
-            self.appSandbox = appSandbox
-            self.secret = secret
-            self.otherUids = otherUids
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if noMuted { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xec86017a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.tokenType)
-            buffer.appendTLString(self.token)
-            buffer.appendBool(self.appSandbox)
-            buffer.appendTLBytes(self.secret)
-            buffer.appendVector(self.otherUids, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RegisterDevice {
-            guard id == 0xec86017a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.registerDevice"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _noMuted = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _tokenType = try reader.readInt32()
-                field = 3
-                let _token = try reader.readTLString()
-                field = 4
-                let _appSandbox = try reader.readBool()
-                field = 5
-                let _secret = try reader.readTLBytes()
-                field = 6
-                let _otherUids = try reader.readVector(boxed: true, of: Int64.self)
-                return RegisterDevice(noMuted: _noMuted, tokenType: _tokenType, token: _token, appSandbox: _appSandbox, secret: _secret, otherUids: _otherUids)
-            }
-            catch {
-                throw error.inside(constructor: "account.registerDevice", fields: "flags,no_muted,token_type,token,app_sandbox,secret,other_uids", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("no_muted", self.noMuted)
-            fields.int("token_type", self.tokenType)
-            fields.string("token", self.token)
-            fields.bool("app_sandbox", self.appSandbox)
-            fields.bytes("secret", self.secret)
-            fields.longs("other_uids", self.otherUids)
-            return ("account.registerDevice", fields.fields)
-        }
-    }
-
-    /// `account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;`
     public static func registerDevice(noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        RegisterDevice(noMuted: noMuted, tokenType: tokenType, token: token, appSandbox: appSandbox, secret: secret, otherUids: otherUids).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("no_muted", noMuted)
+        arguments.int("token_type", tokenType)
+        arguments.string("token", token)
+        arguments.bool("app_sandbox", appSandbox)
+        arguments.bytes("secret", secret)
+        arguments.longs("other_uids", otherUids)
+        return TLRequest(definition: "account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveSecureValue(...)` serializes.
-    public final class SaveSecureValue: TLFunction, TLRegistrable {
-        public let value: Api.InputSecureValue
-        public let secureSecretId: Int64
-
-        public init(value: Api.InputSecureValue, secureSecretId: Int64) {
-            self.value = value
-            self.secureSecretId = secureSecretId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x899fe31d) }
-            self.value.serialize(buffer, true)
-            buffer.appendInt64(self.secureSecretId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveSecureValue {
-            guard id == 0x899fe31d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.saveSecureValue"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _value = try Api.InputSecureValue.parse(&reader)
-                field = 1
-                let _secureSecretId = try reader.readInt64()
-                return SaveSecureValue(value: _value, secureSecretId: _secureSecretId)
-            }
-            catch {
-                throw error.inside(constructor: "account.saveSecureValue", fields: "value,secure_secret_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("value", self.value)
-            fields.long("secure_secret_id", self.secureSecretId)
-            return ("account.saveSecureValue", fields.fields)
-        }
-    }
-
     /// `account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;`
     public static func saveSecureValue(value: Api.InputSecureValue, secureSecretId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SecureValue>) {
-        SaveSecureValue(value: value, secureSecretId: secureSecretId).call(DeserializeFunctionResponse(Api.SecureValue.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("value", value)
+        arguments.long("secure_secret_id", secureSecretId)
+        return TLRequest(definition: "account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.SecureValue.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAuthorizationForm(...)` serializes.
-    public final class GetAuthorizationForm: TLFunction, TLRegistrable {
-        public let botId: Int64
-        public let scope: String
-        public let publicKey: String
-
-        public init(botId: Int64, scope: String, publicKey: String) {
-            self.botId = botId
-            self.scope = scope
-            self.publicKey = publicKey
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa929597a) }
-            buffer.appendInt64(self.botId)
-            buffer.appendTLString(self.scope)
-            buffer.appendTLString(self.publicKey)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAuthorizationForm {
-            guard id == 0xa929597a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getAuthorizationForm"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _botId = try reader.readInt64()
-                field = 1
-                let _scope = try reader.readTLString()
-                field = 2
-                let _publicKey = try reader.readTLString()
-                return GetAuthorizationForm(botId: _botId, scope: _scope, publicKey: _publicKey)
-            }
-            catch {
-                throw error.inside(constructor: "account.getAuthorizationForm", fields: "bot_id,scope,public_key", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.long("bot_id", self.botId)
-            fields.string("scope", self.scope)
-            fields.string("public_key", self.publicKey)
-            return ("account.getAuthorizationForm", fields.fields)
-        }
-    }
-
     /// `account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;`
     public static func getAuthorizationForm(botId: Int64, scope: String, publicKey: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AuthorizationForm>) {
-        GetAuthorizationForm(botId: botId, scope: scope, publicKey: publicKey).call(DeserializeFunctionResponse(Api.account.AuthorizationForm.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.long("bot_id", botId)
+        arguments.string("scope", scope)
+        arguments.string("public_key", publicKey)
+        return TLRequest(definition: "account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.AuthorizationForm.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.cancelPasswordEmail#c1cbd5b6 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `cancelPasswordEmail(...)` serializes.
-    public final class CancelPasswordEmail: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc1cbd5b6) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CancelPasswordEmail {
-            guard id == 0xc1cbd5b6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.cancelPasswordEmail"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return CancelPasswordEmail()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.cancelPasswordEmail", [])
-        }
-    }
-
     /// `account.cancelPasswordEmail#c1cbd5b6 = Bool;`
     public static func cancelPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CancelPasswordEmail().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.cancelPasswordEmail#c1cbd5b6 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChannelRestrictedStatusEmojis(...)` serializes.
-    public final class GetChannelRestrictedStatusEmojis: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x35a9e0d5) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChannelRestrictedStatusEmojis {
-            guard id == 0x35a9e0d5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getChannelRestrictedStatusEmojis"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetChannelRestrictedStatusEmojis(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getChannelRestrictedStatusEmojis", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getChannelRestrictedStatusEmojis", fields.fields)
-        }
-    }
-
     /// `account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;`
     public static func getChannelRestrictedStatusEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        GetChannelRestrictedStatusEmojis(hash: hash).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUniqueGiftChatThemes(...)` serializes.
-    public final class GetUniqueGiftChatThemes: TLFunction, TLRegistrable {
-        public let offset: String
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(offset: String, limit: Int32, hash: Int64) {
-            self.offset = offset
-            self.limit = limit
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe42ce9c9) }
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUniqueGiftChatThemes {
-            guard id == 0xe42ce9c9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getUniqueGiftChatThemes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _offset = try reader.readTLString()
-                field = 1
-                let _limit = try reader.readInt32()
-                field = 2
-                let _hash = try reader.readInt64()
-                return GetUniqueGiftChatThemes(offset: _offset, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getUniqueGiftChatThemes", fields: "offset,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("account.getUniqueGiftChatThemes", fields.fields)
-        }
-    }
-
-    /// `account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;`
     public static func getUniqueGiftChatThemes(offset: String, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ChatThemes>) {
-        GetUniqueGiftChatThemes(offset: offset, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.account.ChatThemes.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.ChatThemes.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateContactNote(...)` serializes.
-    public final class UpdateContactNote: TLFunction, TLRegistrable {
-        public let id: Api.InputUser
-        public let note: Api.TextWithEntities
-
-        public init(id: Api.InputUser, note: Api.TextWithEntities) {
-            self.id = id
-            self.note = note
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x139f63fb) }
-            self.id.serialize(buffer, true)
-            self.note.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateContactNote {
-            guard id == 0x139f63fb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.updateContactNote"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputUser.parse(&reader)
-                field = 1
-                let _note = try Api.TextWithEntities.parse(&reader)
-                return UpdateContactNote(id: _id, note: _note)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.updateContactNote", fields: "id,note", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.object("note", self.note)
-            return ("contacts.updateContactNote", fields.fields)
-        }
-    }
-
-    /// `contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;`
     public static func updateContactNote(id: Api.InputUser, note: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateContactNote(id: id, note: note).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.object("note", note)
+        return TLRequest(definition: "contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDhConfig(...)` serializes.
-    public final class GetDhConfig: TLFunction, TLRegistrable {
-        public let version: Int32
-        public let randomLength: Int32
-
-        public init(version: Int32, randomLength: Int32) {
-            self.version = version
-            self.randomLength = randomLength
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x26cf8950) }
-            buffer.appendInt32(self.version)
-            buffer.appendInt32(self.randomLength)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDhConfig {
-            guard id == 0x26cf8950 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDhConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _version = try reader.readInt32()
-                field = 1
-                let _randomLength = try reader.readInt32()
-                return GetDhConfig(version: _version, randomLength: _randomLength)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getDhConfig", fields: "version,random_length", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("version", self.version)
-            fields.int("random_length", self.randomLength)
-            return ("messages.getDhConfig", fields.fields)
-        }
-    }
-
     /// `messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;`
     public static func getDhConfig(version: Int32, randomLength: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DhConfig>) {
-        GetDhConfig(version: version, randomLength: randomLength).call(DeserializeFunctionResponse(Api.messages.DhConfig.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("version", version)
+        arguments.int("random_length", randomLength)
+        return TLRequest(definition: "messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.DhConfig.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `importChatInvite(...)` serializes.
-    public final class ImportChatInvite: TLFunction, TLRegistrable {
-        public let hash: String
-
-        public init(hash: String) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xde91436e) }
-            buffer.appendTLString(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ImportChatInvite {
-            guard id == 0xde91436e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.importChatInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readTLString()
-                return ImportChatInvite(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.importChatInvite", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("hash", self.hash)
-            return ("messages.importChatInvite", fields.fields)
-        }
-    }
-
     /// `messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;`
     public static func importChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
-        ImportChatInvite(hash: hash).call(DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("hash", hash)
+        return TLRequest(definition: "messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendVote(...)` serializes.
-    public final class SendVote: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let options: [[UInt8]]
-
-        public init(peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) {
-            self.peer = peer
-            self.msgId = msgId
-            self.options = options
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x10ea6184) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendBytesVector(self.options, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendVote {
-            guard id == 0x10ea6184 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendVote"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _options = try reader.readBytesVector(boxed: true)
-                return SendVote(peer: _peer, msgId: _msgId, options: _options)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendVote", fields: "peer,msg_id,options", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.bytesList("options", self.options)
-            return ("messages.sendVote", fields.fields)
-        }
-    }
-
     /// `messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;`
     public static func sendVote(peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendVote(peer: peer, msgId: msgId, options: options).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.bytesList("options", options)
+        return TLRequest(definition: "messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSearchResultsPositions(...)` serializes.
-    public final class GetSearchResultsPositions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let savedPeerId: Api.InputPeer?
-        public let filter: Api.MessagesFilter
-        public let offsetId: Int32
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
-            self.peer = peer
-            self.savedPeerId = savedPeerId
-            self.filter = filter
-            self.offsetId = offsetId
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9c7f2f10) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                value.serialize(buffer, true)
-            }
-            self.filter.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSearchResultsPositions {
-            guard id == 0x9c7f2f10 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSearchResultsPositions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _savedPeerId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _savedPeerId = try Api.InputPeer.parse(&reader)
-                }
-                field = 3
-                let _filter = try Api.MessagesFilter.parse(&reader)
-                field = 4
-                let _offsetId = try reader.readInt32()
-                field = 5
-                let _limit = try reader.readInt32()
-                return GetSearchResultsPositions(peer: _peer, savedPeerId: _savedPeerId, filter: _filter, offsetId: _offsetId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSearchResultsPositions", fields: "flags,peer,saved_peer_id,filter,offset_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                fields.object("saved_peer_id", value)
-            }
-            fields.object("filter", self.filter)
-            fields.int("offset_id", self.offsetId)
-            fields.int("limit", self.limit)
-            return ("messages.getSearchResultsPositions", fields.fields)
-        }
-    }
-
     /// `messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;`
     public static func getSearchResultsPositions(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsPositions>) {
-        GetSearchResultsPositions(peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, limit: limit).call(DeserializeFunctionResponse(Api.messages.SearchResultsPositions.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("peer", peer)
+        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
+        arguments.object("filter", filter)
+        arguments.int("offset_id", offsetId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SearchResultsPositions.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMyStickers(...)` serializes.
-    public final class GetMyStickers: TLFunction, TLRegistrable {
-        public let offsetId: Int64
-        public let limit: Int32
-
-        public init(offsetId: Int64, limit: Int32) {
-            self.offsetId = offsetId
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd0b5e1fc) }
-            buffer.appendInt64(self.offsetId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMyStickers {
-            guard id == 0xd0b5e1fc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMyStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _offsetId = try reader.readInt64()
-                field = 1
-                let _limit = try reader.readInt32()
-                return GetMyStickers(offsetId: _offsetId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMyStickers", fields: "offset_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("offset_id", self.offsetId)
-            fields.int("limit", self.limit)
-            return ("messages.getMyStickers", fields.fields)
-        }
-    }
-
     /// `messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;`
     public static func getMyStickers(offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MyStickers>) {
-        GetMyStickers(offsetId: offsetId, limit: limit).call(DeserializeFunctionResponse(Api.messages.MyStickers.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("offset_id", offsetId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MyStickers.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteTopicHistory(...)` serializes.
-    public final class DeleteTopicHistory: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32
-
-        public init(peer: Api.InputPeer, topMsgId: Int32) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd2816f10) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.topMsgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteTopicHistory {
-            guard id == 0xd2816f10 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteTopicHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _topMsgId = try reader.readInt32()
-                return DeleteTopicHistory(peer: _peer, topMsgId: _topMsgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteTopicHistory", fields: "peer,top_msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("top_msg_id", self.topMsgId)
-            return ("messages.deleteTopicHistory", fields.fields)
-        }
-    }
-
-    /// `messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;`
     public static func deleteTopicHistory(peer: Api.InputPeer, topMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        DeleteTopicHistory(peer: peer, topMsgId: topMsgId).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("top_msg_id", topMsgId)
+        return TLRequest(definition: "messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getNearestDc#1fb33026 = NearestDc;`
-    ///
-    /// The request as a value: what a server decodes, and what `getNearestDc(...)` serializes.
-    public final class GetNearestDc: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1fb33026) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetNearestDc {
-            guard id == 0x1fb33026 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getNearestDc"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetNearestDc()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getNearestDc", [])
-        }
-    }
-
-    /// `help.getNearestDc#1fb33026 = NearestDc;`
     public static func getNearestDc() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.NearestDc>) {
-        GetNearestDc().call(DeserializeFunctionResponse(Api.NearestDc.self))
+        TLRequest(definition: "help.getNearestDc#1fb33026 = NearestDc;", arguments: []).call(DeserializeFunctionResponse(Api.NearestDc.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleParticipantsHidden(...)` serializes.
-    public final class ToggleParticipantsHidden: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-
-        public init(channel: Api.InputChannel, enabled: Bool) {
-            self.channel = channel
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6a6e7854) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleParticipantsHidden {
-            guard id == 0x6a6e7854 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleParticipantsHidden"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                return ToggleParticipantsHidden(channel: _channel, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleParticipantsHidden", fields: "channel,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            return ("channels.toggleParticipantsHidden", fields.fields)
-        }
-    }
-
     /// `channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleParticipantsHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleParticipantsHidden(channel: channel, enabled: enabled).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setEmojiStickers(...)` serializes.
-    public final class SetEmojiStickers: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let stickerset: Api.InputStickerSet
-
-        public init(channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
-            self.channel = channel
-            self.stickerset = stickerset
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3cd930b7) }
-            self.channel.serialize(buffer, true)
-            self.stickerset.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetEmojiStickers {
-            guard id == 0x3cd930b7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.setEmojiStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                return SetEmojiStickers(channel: _channel, stickerset: _stickerset)
-            }
-            catch {
-                throw error.inside(constructor: "channels.setEmojiStickers", fields: "channel,stickerset", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.object("stickerset", self.stickerset)
-            return ("channels.setEmojiStickers", fields.fields)
-        }
-    }
-
-    /// `channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;`
     public static func setEmojiStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetEmojiStickers(channel: channel, stickerset: stickerset).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.object("stickerset", stickerset)
+        return TLRequest(definition: "channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleUsername(...)` serializes.
-    public final class ToggleUsername: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let username: String
-        public let active: Bool
-
-        public init(bot: Api.InputUser, username: String, active: Bool) {
-            self.bot = bot
-            self.username = username
-            self.active = active
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x053ca973) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.username)
-            buffer.appendBool(self.active)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleUsername {
-            guard id == 0x053ca973 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.toggleUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _username = try reader.readTLString()
-                field = 2
-                let _active = try reader.readBool()
-                return ToggleUsername(bot: _bot, username: _username, active: _active)
-            }
-            catch {
-                throw error.inside(constructor: "bots.toggleUsername", fields: "bot,username,active", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("bot", self.bot)
-            fields.string("username", self.username)
-            fields.bool("active", self.active)
-            return ("bots.toggleUsername", fields.fields)
-        }
-    }
-
     /// `bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;`
     public static func toggleUsername(bot: Api.InputUser, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleUsername(bot: bot, username: username, active: active).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("bot", bot)
+        arguments.string("username", username)
+        arguments.bool("active", active)
+        return TLRequest(definition: "bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;`
-    ///
-    /// The request as a value: what a server decodes, and what `editPreviewMedia(...)` serializes.
-    public final class EditPreviewMedia: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let langCode: String
-        public let media: Api.InputMedia
-        public let newMedia: Api.InputMedia
-
-        public init(bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) {
-            self.bot = bot
-            self.langCode = langCode
-            self.media = media
-            self.newMedia = newMedia
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8525606f) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-            self.media.serialize(buffer, true)
-            self.newMedia.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditPreviewMedia {
-            guard id == 0x8525606f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.editPreviewMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                field = 2
-                let _media = try Api.InputMedia.parse(&reader)
-                field = 3
-                let _newMedia = try Api.InputMedia.parse(&reader)
-                return EditPreviewMedia(bot: _bot, langCode: _langCode, media: _media, newMedia: _newMedia)
-            }
-            catch {
-                throw error.inside(constructor: "bots.editPreviewMedia", fields: "bot,lang_code,media,new_media", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("bot", self.bot)
-            fields.string("lang_code", self.langCode)
-            fields.object("media", self.media)
-            fields.object("new_media", self.newMedia)
-            return ("bots.editPreviewMedia", fields.fields)
-        }
-    }
-
     /// `bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;`
     public static func editPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
-        EditPreviewMedia(bot: bot, langCode: langCode, media: media, newMedia: newMedia).call(DeserializeFunctionResponse(Api.BotPreviewMedia.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("bot", bot)
+        arguments.string("lang_code", langCode)
+        arguments.object("media", media)
+        arguments.object("new_media", newMedia)
+        return TLRequest(definition: "bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BotPreviewMedia.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPreviewInfo(...)` serializes.
-    public final class GetPreviewInfo: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let langCode: String
-
-        public init(bot: Api.InputUser, langCode: String) {
-            self.bot = bot
-            self.langCode = langCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x423ab3ad) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPreviewInfo {
-            guard id == 0x423ab3ad else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getPreviewInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                return GetPreviewInfo(bot: _bot, langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getPreviewInfo", fields: "bot,lang_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("bot", self.bot)
-            fields.string("lang_code", self.langCode)
-            return ("bots.getPreviewInfo", fields.fields)
-        }
-    }
-
-    /// `bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;`
     public static func getPreviewInfo(bot: Api.InputUser, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PreviewInfo>) {
-        GetPreviewInfo(bot: bot, langCode: langCode).call(DeserializeFunctionResponse(Api.bots.PreviewInfo.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("bot", bot)
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.PreviewInfo.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.getCallConfig#55451fa9 = DataJSON;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCallConfig(...)` serializes.
-    public final class GetCallConfig: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x55451fa9) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCallConfig {
-            guard id == 0x55451fa9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getCallConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetCallConfig()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("phone.getCallConfig", [])
-        }
-    }
-
     /// `phone.getCallConfig#55451fa9 = DataJSON;`
     public static func getCallConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
-        GetCallConfig().call(DeserializeFunctionResponse(Api.DataJSON.self))
+        TLRequest(definition: "phone.getCallConfig#55451fa9 = DataJSON;", arguments: []).call(DeserializeFunctionResponse(Api.DataJSON.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendSignalingData(...)` serializes.
-    public final class SendSignalingData: TLFunction, TLRegistrable {
-        public let peer: Api.InputPhoneCall
-        public let data: [UInt8]
-
-        public init(peer: Api.InputPhoneCall, data: [UInt8]) {
-            self.peer = peer
-            self.data = data
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xff7a9383) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLBytes(self.data)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendSignalingData {
-            guard id == 0xff7a9383 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.sendSignalingData"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                field = 1
-                let _data = try reader.readTLBytes()
-                return SendSignalingData(peer: _peer, data: _data)
-            }
-            catch {
-                throw error.inside(constructor: "phone.sendSignalingData", fields: "peer,data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.bytes("data", self.data)
-            return ("phone.sendSignalingData", fields.fields)
-        }
-    }
-
-    /// `phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;`
     public static func sendSignalingData(peer: Api.InputPhoneCall, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SendSignalingData(peer: peer, data: data).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.bytes("data", data)
+        return TLRequest(definition: "phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStoriesByID(...)` serializes.
-    public final class GetStoriesByID: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5774ca74) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStoriesByID {
-            guard id == 0x5774ca74 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getStoriesByID"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return GetStoriesByID(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getStoriesByID", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("stories.getStoriesByID", fields.fields)
-        }
-    }
-
-    /// `stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;`
     public static func getStoriesByID(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        GetStoriesByID(peer: peer, id: id).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 }
 
@@ -4953,27 +4050,29 @@ extension Api {
         (0x5b1ccb28, Api.InputPasskeyCredential.self),
         (0x3aae0528, Api.StarGiftAuctionRound.self),
         (0x0aa021e5, Api.StarGiftAuctionRound.self),
-        (0xec86017a, Api.functions.account.RegisterDevice.self),
-        (0x899fe31d, Api.functions.account.SaveSecureValue.self),
-        (0xa929597a, Api.functions.account.GetAuthorizationForm.self),
-        (0xc1cbd5b6, Api.functions.account.CancelPasswordEmail.self),
-        (0x35a9e0d5, Api.functions.account.GetChannelRestrictedStatusEmojis.self),
-        (0xe42ce9c9, Api.functions.account.GetUniqueGiftChatThemes.self),
-        (0x139f63fb, Api.functions.contacts.UpdateContactNote.self),
-        (0x26cf8950, Api.functions.messages.GetDhConfig.self),
-        (0xde91436e, Api.functions.messages.ImportChatInvite.self),
-        (0x10ea6184, Api.functions.messages.SendVote.self),
-        (0x9c7f2f10, Api.functions.messages.GetSearchResultsPositions.self),
-        (0xd0b5e1fc, Api.functions.messages.GetMyStickers.self),
-        (0xd2816f10, Api.functions.messages.DeleteTopicHistory.self),
-        (0x1fb33026, Api.functions.help.GetNearestDc.self),
-        (0x6a6e7854, Api.functions.channels.ToggleParticipantsHidden.self),
-        (0x3cd930b7, Api.functions.channels.SetEmojiStickers.self),
-        (0x053ca973, Api.functions.bots.ToggleUsername.self),
-        (0x8525606f, Api.functions.bots.EditPreviewMedia.self),
-        (0x423ab3ad, Api.functions.bots.GetPreviewInfo.self),
-        (0x55451fa9, Api.functions.phone.GetCallConfig.self),
-        (0xff7a9383, Api.functions.phone.SendSignalingData.self),
-        (0x5774ca74, Api.functions.stories.GetStoriesByID.self),
+    ]
+    static let functionEntries16: [(UInt32, StaticString)] = [
+        (0xec86017a, "account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;"),
+        (0x899fe31d, "account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;"),
+        (0xa929597a, "account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;"),
+        (0xc1cbd5b6, "account.cancelPasswordEmail#c1cbd5b6 = Bool;"),
+        (0x35a9e0d5, "account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;"),
+        (0xe42ce9c9, "account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;"),
+        (0x139f63fb, "contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;"),
+        (0x26cf8950, "messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;"),
+        (0xde91436e, "messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;"),
+        (0x10ea6184, "messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;"),
+        (0x9c7f2f10, "messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;"),
+        (0xd0b5e1fc, "messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;"),
+        (0xd2816f10, "messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;"),
+        (0x1fb33026, "help.getNearestDc#1fb33026 = NearestDc;"),
+        (0x6a6e7854, "channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;"),
+        (0x3cd930b7, "channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;"),
+        (0x053ca973, "bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;"),
+        (0x8525606f, "bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;"),
+        (0x423ab3ad, "bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;"),
+        (0x55451fa9, "phone.getCallConfig#55451fa9 = DataJSON;"),
+        (0xff7a9383, "phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;"),
+        (0x5774ca74, "stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;"),
     ]
 }

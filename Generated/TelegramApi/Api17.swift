@@ -31,6 +31,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.ExportedAuthorization" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedAuthorization {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -108,6 +110,8 @@ extension Api {
                     c.id.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "InputStickeredMedia" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickeredMedia {
             let id = try reader.readUInt32()
@@ -191,6 +195,8 @@ extension Api {
                     c.action.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "ChannelAdminLogEvent" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelAdminLogEvent {
             let id = try reader.readUInt32()
@@ -310,6 +316,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x8e3ca7ee) }
             }
         }
+
+        public static var tlTypeName: String { "SecureValueType" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValueType {
             let id = try reader.readUInt32()
@@ -449,6 +457,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.SentEmailCode" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentEmailCode {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -514,6 +524,8 @@ extension Api {
                     c.value.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "JSONObjectValue" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JSONObjectValue {
             let id = try reader.readUInt32()
@@ -614,6 +626,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "InputThemeSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputThemeSettings {
             let id = try reader.readUInt32()
@@ -734,6 +748,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ReactionCount" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReactionCount {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -823,6 +839,8 @@ extension Api.account {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.AutoSaveSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoSaveSettings {
             let id = try reader.readUInt32()
@@ -915,6 +933,8 @@ extension Api.messages {
                     c.app.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "messages.BotApp" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotApp {
             let id = try reader.readUInt32()
@@ -1039,6 +1059,8 @@ extension Api.messages {
                     buffer.appendInt32(c.count)
             }
         }
+
+        public static var tlTypeName: String { "messages.SavedDialogs" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedDialogs {
             let id = try reader.readUInt32()
@@ -1165,6 +1187,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessAwayMessageSchedule" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessAwayMessageSchedule {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1264,6 +1288,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "FactCheck" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FactCheck {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1352,6 +1378,8 @@ extension Api {
                     buffer.appendTLString(c.description)
             }
         }
+
+        public static var tlTypeName: String { "BotVerification" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotVerification {
             let id = try reader.readUInt32()
@@ -1528,6 +1556,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftAttribute" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttribute {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1674,1060 +1704,196 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.resetAuthorizations#9fab0d1a = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetAuthorizations(...)` serializes.
-    public final class ResetAuthorizations: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9fab0d1a) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetAuthorizations {
-            guard id == 0x9fab0d1a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.resetAuthorizations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ResetAuthorizations()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("auth.resetAuthorizations", [])
-        }
-    }
-
-    /// `auth.resetAuthorizations#9fab0d1a = Bool;`
     public static func resetAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetAuthorizations().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "auth.resetAuthorizations#9fab0d1a = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateWebBrowserSettings(...)` serializes.
-    public final class UpdateWebBrowserSettings: TLFunction, TLRegistrable {
-        public let openExternalBrowser: Bool
-        public let displayCloseButton: Bool
-
-        public init(openExternalBrowser: Bool = false, displayCloseButton: Bool = false) {
-            self.openExternalBrowser = openExternalBrowser
-            self.displayCloseButton = displayCloseButton
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if openExternalBrowser { tlSetFlag(&flags, 0x1) }
-            if displayCloseButton { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9adf82fe) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateWebBrowserSettings {
-            guard id == 0x9adf82fe else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateWebBrowserSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _openExternalBrowser = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _displayCloseButton = tlFlagIsSet(_flags, 0x2)
-                return UpdateWebBrowserSettings(openExternalBrowser: _openExternalBrowser, displayCloseButton: _displayCloseButton)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateWebBrowserSettings", fields: "flags,open_external_browser,display_close_button", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("open_external_browser", self.openExternalBrowser)
-            fields.trueFlag("display_close_button", self.displayCloseButton)
-            return ("account.updateWebBrowserSettings", fields.fields)
-        }
-    }
-
-    /// `account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;`
     public static func updateWebBrowserSettings(openExternalBrowser: Bool = false, displayCloseButton: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
-        UpdateWebBrowserSettings(openExternalBrowser: openExternalBrowser, displayCloseButton: displayCloseButton).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("open_external_browser", openExternalBrowser)
+        arguments.trueFlag("display_close_button", displayCloseButton)
+        return TLRequest(definition: "account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setTyping(...)` serializes.
-    public final class SetTyping: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-        public let action: Api.SendMessageAction
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-            self.action = action
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x58943ee2) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            self.action.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetTyping {
-            guard id == 0x58943ee2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setTyping"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 3
-                let _action = try Api.SendMessageAction.parse(&reader)
-                return SetTyping(peer: _peer, topMsgId: _topMsgId, action: _action)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setTyping", fields: "flags,peer,top_msg_id,action", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            fields.object("action", self.action)
-            return ("messages.setTyping", fields.fields)
-        }
-    }
-
     /// `messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;`
     public static func setTyping(peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetTyping(peer: peer, topMsgId: topMsgId, action: action).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        arguments.object("action", action)
+        return TLRequest(definition: "messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `discardEncryption(...)` serializes.
-    public final class DiscardEncryption: TLFunction, TLRegistrable {
-        public let deleteHistory: Bool
-        public let chatId: Int32
-
-        public init(deleteHistory: Bool = false, chatId: Int32) {
-            self.deleteHistory = deleteHistory
-            self.chatId = chatId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if deleteHistory { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf393aea0) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.chatId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DiscardEncryption {
-            guard id == 0xf393aea0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.discardEncryption"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _deleteHistory = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _chatId = try reader.readInt32()
-                return DiscardEncryption(deleteHistory: _deleteHistory, chatId: _chatId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.discardEncryption", fields: "flags,delete_history,chat_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("delete_history", self.deleteHistory)
-            fields.int("chat_id", self.chatId)
-            return ("messages.discardEncryption", fields.fields)
-        }
-    }
-
     /// `messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;`
     public static func discardEncryption(deleteHistory: Bool = false, chatId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DiscardEncryption(deleteHistory: deleteHistory, chatId: chatId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("delete_history", deleteHistory)
+        arguments.int("chat_id", chatId)
+        return TLRequest(definition: "messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setEncryptedTyping(...)` serializes.
-    public final class SetEncryptedTyping: TLFunction, TLRegistrable {
-        public let peer: Api.InputEncryptedChat
-        public let typing: Bool
-
-        public init(peer: Api.InputEncryptedChat, typing: Bool) {
-            self.peer = peer
-            self.typing = typing
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x791451ed) }
-            self.peer.serialize(buffer, true)
-            buffer.appendBool(self.typing)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetEncryptedTyping {
-            guard id == 0x791451ed else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setEncryptedTyping"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                field = 1
-                let _typing = try reader.readBool()
-                return SetEncryptedTyping(peer: _peer, typing: _typing)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setEncryptedTyping", fields: "peer,typing", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.bool("typing", self.typing)
-            return ("messages.setEncryptedTyping", fields.fields)
-        }
-    }
-
     /// `messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;`
     public static func setEncryptedTyping(peer: Api.InputEncryptedChat, typing: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetEncryptedTyping(peer: peer, typing: typing).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.bool("typing", typing)
+        return TLRequest(definition: "messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAllStickers(...)` serializes.
-    public final class GetAllStickers: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb8a0a1a8) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAllStickers {
-            guard id == 0xb8a0a1a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAllStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetAllStickers(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getAllStickers", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getAllStickers", fields.fields)
-        }
-    }
-
     /// `messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;`
     public static func getAllStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
-        GetAllStickers(hash: hash).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWebPagePreview(...)` serializes.
-    public final class GetWebPagePreview: TLFunction, TLRegistrable {
-        public let message: String
-        public let entities: [Api.MessageEntity]?
-
-        public init(message: String, entities: [Api.MessageEntity]? = nil) {
-            self.message = message
-            self.entities = entities
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if entities != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x570d6f6f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.message)
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWebPagePreview {
-            guard id == 0x570d6f6f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getWebPagePreview"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _message = try reader.readTLString()
-                field = 2
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                return GetWebPagePreview(message: _message, entities: _entities)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getWebPagePreview", fields: "flags,message,entities", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.string("message", self.message)
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            return ("messages.getWebPagePreview", fields.fields)
-        }
-    }
-
     /// `messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;`
     public static func getWebPagePreview(message: String, entities: [Api.MessageEntity]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPagePreview>) {
-        GetWebPagePreview(message: message, entities: entities).call(DeserializeFunctionResponse(Api.messages.WebPagePreview.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("message", message)
+        if let value = entities { arguments.objects("entities", value) }
+        return TLRequest(definition: "messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.WebPagePreview.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getAllDrafts#6a3f8d65 = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAllDrafts(...)` serializes.
-    public final class GetAllDrafts: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6a3f8d65) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAllDrafts {
-            guard id == 0x6a3f8d65 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAllDrafts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAllDrafts()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getAllDrafts", [])
-        }
-    }
-
     /// `messages.getAllDrafts#6a3f8d65 = Updates;`
     public static func getAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetAllDrafts().call(DeserializeFunctionResponse(Api.Updates.self))
+        TLRequest(definition: "messages.getAllDrafts#6a3f8d65 = Updates;", arguments: []).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `faveSticker(...)` serializes.
-    public final class FaveSticker: TLFunction, TLRegistrable {
-        public let id: Api.InputDocument
-        public let unfave: Bool
-
-        public init(id: Api.InputDocument, unfave: Bool) {
-            self.id = id
-            self.unfave = unfave
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb9ffc55b) }
-            self.id.serialize(buffer, true)
-            buffer.appendBool(self.unfave)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> FaveSticker {
-            guard id == 0xb9ffc55b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.faveSticker"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputDocument.parse(&reader)
-                field = 1
-                let _unfave = try reader.readBool()
-                return FaveSticker(id: _id, unfave: _unfave)
-            }
-            catch {
-                throw error.inside(constructor: "messages.faveSticker", fields: "id,unfave", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.bool("unfave", self.unfave)
-            return ("messages.faveSticker", fields.fields)
-        }
-    }
-
     /// `messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;`
     public static func faveSticker(id: Api.InputDocument, unfave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        FaveSticker(id: id, unfave: unfave).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.bool("unfave", unfave)
+        return TLRequest(definition: "messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `editChatAbout(...)` serializes.
-    public final class EditChatAbout: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let about: String
-
-        public init(peer: Api.InputPeer, about: String) {
-            self.peer = peer
-            self.about = about
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdef60797) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.about)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditChatAbout {
-            guard id == 0xdef60797 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editChatAbout"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _about = try reader.readTLString()
-                return EditChatAbout(peer: _peer, about: _about)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editChatAbout", fields: "peer,about", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.string("about", self.about)
-            return ("messages.editChatAbout", fields.fields)
-        }
-    }
-
     /// `messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;`
     public static func editChatAbout(peer: Api.InputPeer, about: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        EditChatAbout(peer: peer, about: about).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.string("about", about)
+        return TLRequest(definition: "messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAttachMenuBot(...)` serializes.
-    public final class GetAttachMenuBot: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-
-        public init(bot: Api.InputUser) {
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x77216192) }
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAttachMenuBot {
-            guard id == 0x77216192 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAttachMenuBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                return GetAttachMenuBot(bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getAttachMenuBot", fields: "bot", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("bot", self.bot)
-            return ("messages.getAttachMenuBot", fields.fields)
-        }
-    }
-
-    /// `messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;`
     public static func getAttachMenuBot(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBotsBot>) {
-        GetAttachMenuBot(bot: bot).call(DeserializeFunctionResponse(Api.AttachMenuBotsBot.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AttachMenuBotsBot.self))
     }
 }
 
 extension Api.functions.updates {
     /// `updates.getState#edd4882a = updates.State;`
-    ///
-    /// The request as a value: what a server decodes, and what `getState(...)` serializes.
-    public final class GetState: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xedd4882a) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetState {
-            guard id == 0xedd4882a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "updates.getState"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetState()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("updates.getState", [])
-        }
-    }
-
-    /// `updates.getState#edd4882a = updates.State;`
     public static func getState() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.State>) {
-        GetState().call(DeserializeFunctionResponse(Api.updates.State.self))
+        TLRequest(definition: "updates.getState#edd4882a = updates.State;", arguments: []).call(DeserializeFunctionResponse(Api.updates.State.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getAppUpdate#522d5a7d source:string = help.AppUpdate;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAppUpdate(...)` serializes.
-    public final class GetAppUpdate: TLFunction, TLRegistrable {
-        public let source: String
-
-        public init(source: String) {
-            self.source = source
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x522d5a7d) }
-            buffer.appendTLString(self.source)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAppUpdate {
-            guard id == 0x522d5a7d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getAppUpdate"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _source = try reader.readTLString()
-                return GetAppUpdate(source: _source)
-            }
-            catch {
-                throw error.inside(constructor: "help.getAppUpdate", fields: "source", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("source", self.source)
-            return ("help.getAppUpdate", fields.fields)
-        }
-    }
-
-    /// `help.getAppUpdate#522d5a7d source:string = help.AppUpdate;`
     public static func getAppUpdate(source: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppUpdate>) {
-        GetAppUpdate(source: source).call(DeserializeFunctionResponse(Api.help.AppUpdate.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("source", source)
+        return TLRequest(definition: "help.getAppUpdate#522d5a7d source:string = help.AppUpdate;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.AppUpdate.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportSpam(...)` serializes.
-    public final class ReportSpam: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let participant: Api.InputPeer
-        public let id: [Int32]
-
-        public init(channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) {
-            self.channel = channel
-            self.participant = participant
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf44a8315) }
-            self.channel.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportSpam {
-            guard id == 0xf44a8315 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.reportSpam"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _participant = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return ReportSpam(channel: _channel, participant: _participant, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "channels.reportSpam", fields: "channel,participant,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("channel", self.channel)
-            fields.object("participant", self.participant)
-            fields.ints("id", self.id)
-            return ("channels.reportSpam", fields.fields)
-        }
-    }
-
     /// `channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;`
     public static func reportSpam(channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportSpam(channel: channel, participant: participant, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("channel", channel)
+        arguments.object("participant", participant)
+        arguments.ints("id", id)
+        return TLRequest(definition: "channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `joinChannel(...)` serializes.
-    public final class JoinChannel: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-
-        public init(channel: Api.InputChannel) {
-            self.channel = channel
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7f6a1e22) }
-            self.channel.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> JoinChannel {
-            guard id == 0x7f6a1e22 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.joinChannel"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                return JoinChannel(channel: _channel)
-            }
-            catch {
-                throw error.inside(constructor: "channels.joinChannel", fields: "channel", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("channel", self.channel)
-            return ("channels.joinChannel", fields.fields)
-        }
-    }
-
     /// `channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;`
     public static func joinChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
-        JoinChannel(channel: channel).call(DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("channel", channel)
+        return TLRequest(definition: "channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateEmojiStatus(...)` serializes.
-    public final class UpdateEmojiStatus: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let emojiStatus: Api.EmojiStatus
-
-        public init(channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) {
-            self.channel = channel
-            self.emojiStatus = emojiStatus
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf0d3e6a8) }
-            self.channel.serialize(buffer, true)
-            self.emojiStatus.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateEmojiStatus {
-            guard id == 0xf0d3e6a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.updateEmojiStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _emojiStatus = try Api.EmojiStatus.parse(&reader)
-                return UpdateEmojiStatus(channel: _channel, emojiStatus: _emojiStatus)
-            }
-            catch {
-                throw error.inside(constructor: "channels.updateEmojiStatus", fields: "channel,emoji_status", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.object("emoji_status", self.emojiStatus)
-            return ("channels.updateEmojiStatus", fields.fields)
-        }
-    }
-
-    /// `channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;`
     public static func updateEmojiStatus(channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpdateEmojiStatus(channel: channel, emojiStatus: emojiStatus).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.object("emoji_status", emojiStatus)
+        return TLRequest(definition: "channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getBankCardData#2e79d779 number:string = payments.BankCardData;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBankCardData(...)` serializes.
-    public final class GetBankCardData: TLFunction, TLRegistrable {
-        public let number: String
-
-        public init(number: String) {
-            self.number = number
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2e79d779) }
-            buffer.appendTLString(self.number)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBankCardData {
-            guard id == 0x2e79d779 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getBankCardData"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _number = try reader.readTLString()
-                return GetBankCardData(number: _number)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getBankCardData", fields: "number", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("number", self.number)
-            return ("payments.getBankCardData", fields.fields)
-        }
-    }
-
     /// `payments.getBankCardData#2e79d779 number:string = payments.BankCardData;`
     public static func getBankCardData(number: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.BankCardData>) {
-        GetBankCardData(number: number).call(DeserializeFunctionResponse(Api.payments.BankCardData.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("number", number)
+        return TLRequest(definition: "payments.getBankCardData#2e79d779 number:string = payments.BankCardData;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.BankCardData.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsGiveawayOptions(...)` serializes.
-    public final class GetStarsGiveawayOptions: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbd1efd3e) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsGiveawayOptions {
-            guard id == 0xbd1efd3e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsGiveawayOptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetStarsGiveawayOptions()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("payments.getStarsGiveawayOptions", [])
-        }
-    }
-
     /// `payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;`
     public static func getStarsGiveawayOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiveawayOption]>) {
-        GetStarsGiveawayOptions().call(DeserializeFunctionResponse<[Api.StarsGiveawayOption]>.vector(of: Api.StarsGiveawayOption.self))
+        TLRequest(definition: "payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;", arguments: []).call(DeserializeFunctionResponse<[Api.StarsGiveawayOption]>.vector(of: Api.StarsGiveawayOption.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleChatStarGiftNotifications(...)` serializes.
-    public final class ToggleChatStarGiftNotifications: TLFunction, TLRegistrable {
-        public let enabled: Bool
-        public let peer: Api.InputPeer
-
-        public init(enabled: Bool = false, peer: Api.InputPeer) {
-            self.enabled = enabled
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if enabled { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60eaefa1) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleChatStarGiftNotifications {
-            guard id == 0x60eaefa1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.toggleChatStarGiftNotifications"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _enabled = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                return ToggleChatStarGiftNotifications(enabled: _enabled, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "payments.toggleChatStarGiftNotifications", fields: "flags,enabled,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("enabled", self.enabled)
-            fields.object("peer", self.peer)
-            return ("payments.toggleChatStarGiftNotifications", fields.fields)
-        }
-    }
-
     /// `payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;`
     public static func toggleChatStarGiftNotifications(enabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleChatStarGiftNotifications(enabled: enabled, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("enabled", enabled)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `canPurchaseStore(...)` serializes.
-    public final class CanPurchaseStore: TLFunction, TLRegistrable {
-        public let purpose: Api.InputStorePaymentPurpose
-
-        public init(purpose: Api.InputStorePaymentPurpose) {
-            self.purpose = purpose
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4fdc5ea7) }
-            self.purpose.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CanPurchaseStore {
-            guard id == 0x4fdc5ea7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.canPurchaseStore"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _purpose = try Api.InputStorePaymentPurpose.parse(&reader)
-                return CanPurchaseStore(purpose: _purpose)
-            }
-            catch {
-                throw error.inside(constructor: "payments.canPurchaseStore", fields: "purpose", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("purpose", self.purpose)
-            return ("payments.canPurchaseStore", fields.fields)
-        }
-    }
-
-    /// `payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;`
     public static func canPurchaseStore(purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CanPurchaseStore(purpose: purpose).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("purpose", purpose)
+        return TLRequest(definition: "payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.communities {
     /// `communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePeerLinkRequestApproval(...)` serializes.
-    public final class TogglePeerLinkRequestApproval: TLFunction, TLRegistrable {
-        public let reject: Bool
-        public let community: Api.InputChannel
-        public let peer: Api.InputPeer
-
-        public init(reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
-            self.reject = reject
-            self.community = community
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reject { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8c8219a8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.community.serialize(buffer, true)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePeerLinkRequestApproval {
-            guard id == 0x8c8219a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.togglePeerLinkRequestApproval"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _reject = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _community = try Api.InputChannel.parse(&reader)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                return TogglePeerLinkRequestApproval(reject: _reject, community: _community, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "communities.togglePeerLinkRequestApproval", fields: "flags,reject,community,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("reject", self.reject)
-            fields.object("community", self.community)
-            fields.object("peer", self.peer)
-            return ("communities.togglePeerLinkRequestApproval", fields.fields)
-        }
-    }
-
-    /// `communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;`
     public static func togglePeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TogglePeerLinkRequestApproval(reject: reject, community: community, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("reject", reject)
+        arguments.object("community", community)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -2768,26 +1934,28 @@ extension Api {
         (0x4e7085ea, Api.StarGiftAttribute.self),
         (0x9f2504e4, Api.StarGiftAttribute.self),
         (0xe0bff26c, Api.StarGiftAttribute.self),
-        (0x9fab0d1a, Api.functions.auth.ResetAuthorizations.self),
-        (0x9adf82fe, Api.functions.account.UpdateWebBrowserSettings.self),
-        (0x58943ee2, Api.functions.messages.SetTyping.self),
-        (0xf393aea0, Api.functions.messages.DiscardEncryption.self),
-        (0x791451ed, Api.functions.messages.SetEncryptedTyping.self),
-        (0xb8a0a1a8, Api.functions.messages.GetAllStickers.self),
-        (0x570d6f6f, Api.functions.messages.GetWebPagePreview.self),
-        (0x6a3f8d65, Api.functions.messages.GetAllDrafts.self),
-        (0xb9ffc55b, Api.functions.messages.FaveSticker.self),
-        (0xdef60797, Api.functions.messages.EditChatAbout.self),
-        (0x77216192, Api.functions.messages.GetAttachMenuBot.self),
-        (0xedd4882a, Api.functions.updates.GetState.self),
-        (0x522d5a7d, Api.functions.help.GetAppUpdate.self),
-        (0xf44a8315, Api.functions.channels.ReportSpam.self),
-        (0x7f6a1e22, Api.functions.channels.JoinChannel.self),
-        (0xf0d3e6a8, Api.functions.channels.UpdateEmojiStatus.self),
-        (0x2e79d779, Api.functions.payments.GetBankCardData.self),
-        (0xbd1efd3e, Api.functions.payments.GetStarsGiveawayOptions.self),
-        (0x60eaefa1, Api.functions.payments.ToggleChatStarGiftNotifications.self),
-        (0x4fdc5ea7, Api.functions.payments.CanPurchaseStore.self),
-        (0x8c8219a8, Api.functions.communities.TogglePeerLinkRequestApproval.self),
+    ]
+    static let functionEntries17: [(UInt32, StaticString)] = [
+        (0x9fab0d1a, "auth.resetAuthorizations#9fab0d1a = Bool;"),
+        (0x9adf82fe, "account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;"),
+        (0x58943ee2, "messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;"),
+        (0xf393aea0, "messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;"),
+        (0x791451ed, "messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;"),
+        (0xb8a0a1a8, "messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;"),
+        (0x570d6f6f, "messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;"),
+        (0x6a3f8d65, "messages.getAllDrafts#6a3f8d65 = Updates;"),
+        (0xb9ffc55b, "messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;"),
+        (0xdef60797, "messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;"),
+        (0x77216192, "messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;"),
+        (0xedd4882a, "updates.getState#edd4882a = updates.State;"),
+        (0x522d5a7d, "help.getAppUpdate#522d5a7d source:string = help.AppUpdate;"),
+        (0xf44a8315, "channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;"),
+        (0x7f6a1e22, "channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;"),
+        (0xf0d3e6a8, "channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;"),
+        (0x2e79d779, "payments.getBankCardData#2e79d779 number:string = payments.BankCardData;"),
+        (0xbd1efd3e, "payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;"),
+        (0x60eaefa1, "payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;"),
+        (0x4fdc5ea7, "payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;"),
+        (0x8c8219a8, "communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;"),
     ]
 }

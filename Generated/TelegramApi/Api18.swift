@@ -34,6 +34,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ChatFull" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatFull {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -105,6 +107,8 @@ extension Api.contacts {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "contacts.ResolvedPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResolvedPeer {
             let id = try reader.readUInt32()
@@ -187,6 +191,8 @@ extension Api {
                     buffer.appendVector(c.ranges, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "ChannelMessagesFilter" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelMessagesFilter {
             let id = try reader.readUInt32()
@@ -279,6 +285,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.ValidatedRequestedInfo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ValidatedRequestedInfo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -358,6 +366,8 @@ extension Api.account {
                     buffer.appendInt32(c.validUntil)
             }
         }
+
+        public static var tlTypeName: String { "account.TmpPassword" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TmpPassword {
             let id = try reader.readUInt32()
@@ -443,6 +453,8 @@ extension Api.help {
                     }
             }
         }
+
+        public static var tlTypeName: String { "help.DeepLinkInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DeepLinkInfo {
             let id = try reader.readUInt32()
@@ -575,6 +587,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "Theme" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Theme {
             let id = try reader.readUInt32()
@@ -717,6 +731,8 @@ extension Api.account {
                     }
             }
         }
+
+        public static var tlTypeName: String { "account.ChatThemes" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatThemes {
             let id = try reader.readUInt32()
@@ -1134,6 +1150,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputInvoice" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputInvoice {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1524,6 +1542,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ReadParticipantDate" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReadParticipantDate {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1630,6 +1650,8 @@ extension Api.payments {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "payments.CheckedGiftCode" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CheckedGiftCode {
             let id = try reader.readUInt32()
@@ -1771,6 +1793,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputBusinessBotRecipients" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessBotRecipients {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1858,6 +1882,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ReactionNotificationsFrom" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReactionNotificationsFrom {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1938,6 +1964,8 @@ extension Api {
                     buffer.appendInt32(c.count)
             }
         }
+
+        public static var tlTypeName: String { "MessageReactor" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReactor {
             let id = try reader.readUInt32()
@@ -2040,6 +2068,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputChatTheme" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChatTheme {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2132,6 +2162,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarGiftActiveAuctions" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftActiveAuctions {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2205,6 +2237,8 @@ extension Api.bots {
             }
         }
 
+        public static var tlTypeName: String { "bots.ExportedBotToken" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedBotToken {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2242,717 +2276,120 @@ extension Api.bots {
 
 extension Api.functions.account {
     /// `account.getTheme#3a5869ec format:string theme:InputTheme = Theme;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTheme(...)` serializes.
-    public final class GetTheme: TLFunction, TLRegistrable {
-        public let format: String
-        public let theme: Api.InputTheme
-
-        public init(format: String, theme: Api.InputTheme) {
-            self.format = format
-            self.theme = theme
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3a5869ec) }
-            buffer.appendTLString(self.format)
-            self.theme.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTheme {
-            guard id == 0x3a5869ec else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getTheme"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _format = try reader.readTLString()
-                field = 1
-                let _theme = try Api.InputTheme.parse(&reader)
-                return GetTheme(format: _format, theme: _theme)
-            }
-            catch {
-                throw error.inside(constructor: "account.getTheme", fields: "format,theme", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("format", self.format)
-            fields.object("theme", self.theme)
-            return ("account.getTheme", fields.fields)
-        }
-    }
-
-    /// `account.getTheme#3a5869ec format:string theme:InputTheme = Theme;`
     public static func getTheme(format: String, theme: Api.InputTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
-        GetTheme(format: format, theme: theme).call(DeserializeFunctionResponse(Api.Theme.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("format", format)
+        arguments.object("theme", theme)
+        return TLRequest(definition: "account.getTheme#3a5869ec format:string theme:InputTheme = Theme;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Theme.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateConnectedBot(...)` serializes.
-    public final class UpdateConnectedBot: TLFunction, TLRegistrable {
-        public let deleted: Bool
-        public let rights: Api.BusinessBotRights?
-        public let bot: Api.InputUser
-        public let recipients: Api.InputBusinessBotRecipients
-
-        public init(deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) {
-            self.deleted = deleted
-            self.rights = rights
-            self.bot = bot
-            self.recipients = recipients
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if deleted { tlSetFlag(&flags, 0x2) }
-            if rights != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x66a08c7e) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.rights {
-                value.serialize(buffer, true)
-            }
-            self.bot.serialize(buffer, true)
-            self.recipients.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateConnectedBot {
-            guard id == 0x66a08c7e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateConnectedBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _deleted = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                var _rights: Api.BusinessBotRights? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _rights = try Api.BusinessBotRights.parse(&reader)
-                }
-                field = 3
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 4
-                let _recipients = try Api.InputBusinessBotRecipients.parse(&reader)
-                return UpdateConnectedBot(deleted: _deleted, rights: _rights, bot: _bot, recipients: _recipients)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateConnectedBot", fields: "flags,deleted,rights,bot,recipients", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("deleted", self.deleted)
-            if tlFlagIsSet(_flags, 0x1), let value = self.rights {
-                fields.object("rights", value)
-            }
-            fields.object("bot", self.bot)
-            fields.object("recipients", self.recipients)
-            return ("account.updateConnectedBot", fields.fields)
-        }
-    }
-
     /// `account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;`
     public static func updateConnectedBot(deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpdateConnectedBot(deleted: deleted, rights: rights, bot: bot, recipients: recipients).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("deleted", deleted)
+        if let value = rights { arguments.object("rights", value) }
+        arguments.object("bot", bot)
+        arguments.object("recipients", recipients)
+        return TLRequest(definition: "account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getConnectedBots#4ea4c80f = account.ConnectedBots;`
-    ///
-    /// The request as a value: what a server decodes, and what `getConnectedBots(...)` serializes.
-    public final class GetConnectedBots: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4ea4c80f) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetConnectedBots {
-            guard id == 0x4ea4c80f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getConnectedBots"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetConnectedBots()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getConnectedBots", [])
-        }
-    }
-
-    /// `account.getConnectedBots#4ea4c80f = account.ConnectedBots;`
     public static func getConnectedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ConnectedBots>) {
-        GetConnectedBots().call(DeserializeFunctionResponse(Api.account.ConnectedBots.self))
+        TLRequest(definition: "account.getConnectedBots#4ea4c80f = account.ConnectedBots;", arguments: []).call(DeserializeFunctionResponse(Api.account.ConnectedBots.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotCallbackAnswer(...)` serializes.
-    public final class SetBotCallbackAnswer: TLFunction, TLRegistrable {
-        public let alert: Bool
-        public let queryId: Int64
-        public let message: String?
-        public let url: String?
-        public let cacheTime: Int32
-
-        public init(alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) {
-            self.alert = alert
-            self.queryId = queryId
-            self.message = message
-            self.url = url
-            self.cacheTime = cacheTime
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if alert { tlSetFlag(&flags, 0x2) }
-            if message != nil { tlSetFlag(&flags, 0x1) }
-            if url != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd58f130a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.url {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.cacheTime)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotCallbackAnswer {
-            guard id == 0xd58f130a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setBotCallbackAnswer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _alert = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _queryId = try reader.readInt64()
-                field = 3
-                var _message: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _message = try reader.readTLString()
-                }
-                field = 4
-                var _url: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _url = try reader.readTLString()
-                }
-                field = 5
-                let _cacheTime = try reader.readInt32()
-                return SetBotCallbackAnswer(alert: _alert, queryId: _queryId, message: _message, url: _url, cacheTime: _cacheTime)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setBotCallbackAnswer", fields: "flags,alert,query_id,message,url,cache_time", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("alert", self.alert)
-            fields.long("query_id", self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                fields.string("message", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.url {
-                fields.string("url", value)
-            }
-            fields.int("cache_time", self.cacheTime)
-            return ("messages.setBotCallbackAnswer", fields.fields)
-        }
-    }
-
     /// `messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;`
     public static func setBotCallbackAnswer(alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotCallbackAnswer(alert: alert, queryId: queryId, message: message, url: url, cacheTime: cacheTime).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("alert", alert)
+        arguments.long("query_id", queryId)
+        if let value = message { arguments.string("message", value) }
+        if let value = url { arguments.string("url", value) }
+        arguments.int("cache_time", cacheTime)
+        return TLRequest(definition: "messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotPrecheckoutResults(...)` serializes.
-    public final class SetBotPrecheckoutResults: TLFunction, TLRegistrable {
-        public let success: Bool
-        public let queryId: Int64
-        public let error: String?
-
-        public init(success: Bool = false, queryId: Int64, error: String? = nil) {
-            self.success = success
-            self.queryId = queryId
-            self.error = error
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if success { tlSetFlag(&flags, 0x2) }
-            if error != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x09c2dd95) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.error {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotPrecheckoutResults {
-            guard id == 0x09c2dd95 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setBotPrecheckoutResults"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _success = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _queryId = try reader.readInt64()
-                field = 3
-                var _error: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _error = try reader.readTLString()
-                }
-                return SetBotPrecheckoutResults(success: _success, queryId: _queryId, error: _error)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setBotPrecheckoutResults", fields: "flags,success,query_id,error", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("success", self.success)
-            fields.long("query_id", self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.error {
-                fields.string("error", value)
-            }
-            return ("messages.setBotPrecheckoutResults", fields.fields)
-        }
-    }
-
     /// `messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;`
     public static func setBotPrecheckoutResults(success: Bool = false, queryId: Int64, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotPrecheckoutResults(success: success, queryId: queryId, error: error).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("success", success)
+        arguments.long("query_id", queryId)
+        if let value = error { arguments.string("error", value) }
+        return TLRequest(definition: "messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFavedStickers(...)` serializes.
-    public final class GetFavedStickers: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x04f1aaa9) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFavedStickers {
-            guard id == 0x04f1aaa9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getFavedStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetFavedStickers(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getFavedStickers", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getFavedStickers", fields.fields)
-        }
-    }
-
     /// `messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;`
     public static func getFavedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FavedStickers>) {
-        GetFavedStickers(hash: hash).call(DeserializeFunctionResponse(Api.messages.FavedStickers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FavedStickers.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;`
-    ///
-    /// The request as a value: what a server decodes, and what `savePreparedInlineMessage(...)` serializes.
-    public final class SavePreparedInlineMessage: TLFunction, TLRegistrable {
-        public let result: Api.InputBotInlineResult
-        public let userId: Api.InputUser
-        public let peerTypes: [Api.InlineQueryPeerType]?
-
-        public init(result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) {
-            self.result = result
-            self.userId = userId
-            self.peerTypes = peerTypes
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if peerTypes != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf21f7f2f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.result.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peerTypes {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SavePreparedInlineMessage {
-            guard id == 0xf21f7f2f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.savePreparedInlineMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _result = try Api.InputBotInlineResult.parse(&reader)
-                field = 2
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 3
-                var _peerTypes: [Api.InlineQueryPeerType]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _peerTypes = try reader.readVector(boxed: true, of: Api.InlineQueryPeerType.self)
-                }
-                return SavePreparedInlineMessage(result: _result, userId: _userId, peerTypes: _peerTypes)
-            }
-            catch {
-                throw error.inside(constructor: "messages.savePreparedInlineMessage", fields: "flags,result,user_id,peer_types", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("result", self.result)
-            fields.object("user_id", self.userId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peerTypes {
-                fields.objects("peer_types", value)
-            }
-            return ("messages.savePreparedInlineMessage", fields.fields)
-        }
-    }
-
-    /// `messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;`
     public static func savePreparedInlineMessage(result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotPreparedInlineMessage>) {
-        SavePreparedInlineMessage(result: result, userId: userId, peerTypes: peerTypes).call(DeserializeFunctionResponse(Api.messages.BotPreparedInlineMessage.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("result", result)
+        arguments.object("user_id", userId)
+        if let value = peerTypes { arguments.objects("peer_types", value) }
+        return TLRequest(definition: "messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotPreparedInlineMessage.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `acceptTermsOfService(...)` serializes.
-    public final class AcceptTermsOfService: TLFunction, TLRegistrable {
-        public let id: Api.DataJSON
-
-        public init(id: Api.DataJSON) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xee72f79a) }
-            self.id.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AcceptTermsOfService {
-            guard id == 0xee72f79a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.acceptTermsOfService"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try Api.DataJSON.parse(&reader)
-                return AcceptTermsOfService(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "help.acceptTermsOfService", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("id", self.id)
-            return ("help.acceptTermsOfService", fields.fields)
-        }
-    }
-
-    /// `help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;`
     public static func acceptTermsOfService(id: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        AcceptTermsOfService(id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("id", id)
+        return TLRequest(definition: "help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateColor(...)` serializes.
-    public final class UpdateColor: TLFunction, TLRegistrable {
-        public let forProfile: Bool
-        public let channel: Api.InputChannel
-        public let color: Int32?
-        public let backgroundEmojiId: Int64?
-
-        public init(forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) {
-            self.forProfile = forProfile
-            self.channel = channel
-            self.color = color
-            self.backgroundEmojiId = backgroundEmojiId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if forProfile { tlSetFlag(&flags, 0x2) }
-            if color != nil { tlSetFlag(&flags, 0x4) }
-            if backgroundEmojiId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd8aa3671) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.color {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.backgroundEmojiId {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateColor {
-            guard id == 0xd8aa3671 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.updateColor"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _forProfile = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 3
-                var _color: Int32? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _color = try reader.readInt32()
-                }
-                field = 4
-                var _backgroundEmojiId: Int64? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _backgroundEmojiId = try reader.readInt64()
-                }
-                return UpdateColor(forProfile: _forProfile, channel: _channel, color: _color, backgroundEmojiId: _backgroundEmojiId)
-            }
-            catch {
-                throw error.inside(constructor: "channels.updateColor", fields: "flags,for_profile,channel,color,background_emoji_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("for_profile", self.forProfile)
-            fields.object("channel", self.channel)
-            if tlFlagIsSet(_flags, 0x4), let value = self.color {
-                fields.int("color", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.backgroundEmojiId {
-                fields.long("background_emoji_id", value)
-            }
-            return ("channels.updateColor", fields.fields)
-        }
-    }
-
-    /// `channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;`
     public static func updateColor(forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpdateColor(forProfile: forProfile, channel: channel, color: color, backgroundEmojiId: backgroundEmojiId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("for_profile", forProfile)
+        arguments.object("channel", channel)
+        if let value = color { arguments.int("color", value) }
+        if let value = backgroundEmojiId { arguments.long("background_emoji_id", value) }
+        return TLRequest(definition: "channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsTopupOptions(...)` serializes.
-    public final class GetStarsTopupOptions: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc00ec7d3) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsTopupOptions {
-            guard id == 0xc00ec7d3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsTopupOptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetStarsTopupOptions()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("payments.getStarsTopupOptions", [])
-        }
-    }
-
     /// `payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;`
     public static func getStarsTopupOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsTopupOption]>) {
-        GetStarsTopupOptions().call(DeserializeFunctionResponse<[Api.StarsTopupOption]>.vector(of: Api.StarsTopupOption.self))
+        TLRequest(definition: "payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;", arguments: []).call(DeserializeFunctionResponse<[Api.StarsTopupOption]>.vector(of: Api.StarsTopupOption.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedStarGift(...)` serializes.
-    public final class GetSavedStarGift: TLFunction, TLRegistrable {
-        public let stargift: [Api.InputSavedStarGift]
-
-        public init(stargift: [Api.InputSavedStarGift]) {
-            self.stargift = stargift
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb455a106) }
-            buffer.appendVector(self.stargift, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedStarGift {
-            guard id == 0xb455a106 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getSavedStarGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _stargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
-                return GetSavedStarGift(stargift: _stargift)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getSavedStarGift", fields: "stargift", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("stargift", self.stargift)
-            return ("payments.getSavedStarGift", fields.fields)
-        }
-    }
-
-    /// `payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;`
     public static func getSavedStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
-        GetSavedStarGift(stargift: stargift).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("stargift", stargift)
+        return TLRequest(definition: "payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getLanguages(...)` serializes.
-    public final class GetLanguages: TLFunction, TLRegistrable {
-        public let langPack: String
-
-        public init(langPack: String) {
-            self.langPack = langPack
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x42c6978f) }
-            buffer.appendTLString(self.langPack)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetLanguages {
-            guard id == 0x42c6978f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "langpack.getLanguages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _langPack = try reader.readTLString()
-                return GetLanguages(langPack: _langPack)
-            }
-            catch {
-                throw error.inside(constructor: "langpack.getLanguages", fields: "lang_pack", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("lang_pack", self.langPack)
-            return ("langpack.getLanguages", fields.fields)
-        }
-    }
-
-    /// `langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;`
     public static func getLanguages(langPack: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackLanguage]>) {
-        GetLanguages(langPack: langPack).call(DeserializeFunctionResponse<[Api.LangPackLanguage]>.vector(of: Api.LangPackLanguage.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("lang_pack", langPack)
+        return TLRequest(definition: "langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.LangPackLanguage]>.vector(of: Api.LangPackLanguage.self))
     }
 }
 
@@ -2996,17 +2433,19 @@ extension Api {
         (0xdb33dad0, Api.payments.StarGiftActiveAuctions.self),
         (0xaef6abbc, Api.payments.StarGiftActiveAuctions.self),
         (0x3c60b621, Api.bots.ExportedBotToken.self),
-        (0x3a5869ec, Api.functions.account.GetTheme.self),
-        (0x66a08c7e, Api.functions.account.UpdateConnectedBot.self),
-        (0x4ea4c80f, Api.functions.account.GetConnectedBots.self),
-        (0xd58f130a, Api.functions.messages.SetBotCallbackAnswer.self),
-        (0x09c2dd95, Api.functions.messages.SetBotPrecheckoutResults.self),
-        (0x04f1aaa9, Api.functions.messages.GetFavedStickers.self),
-        (0xf21f7f2f, Api.functions.messages.SavePreparedInlineMessage.self),
-        (0xee72f79a, Api.functions.help.AcceptTermsOfService.self),
-        (0xd8aa3671, Api.functions.channels.UpdateColor.self),
-        (0xc00ec7d3, Api.functions.payments.GetStarsTopupOptions.self),
-        (0xb455a106, Api.functions.payments.GetSavedStarGift.self),
-        (0x42c6978f, Api.functions.langpack.GetLanguages.self),
+    ]
+    static let functionEntries18: [(UInt32, StaticString)] = [
+        (0x3a5869ec, "account.getTheme#3a5869ec format:string theme:InputTheme = Theme;"),
+        (0x66a08c7e, "account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;"),
+        (0x4ea4c80f, "account.getConnectedBots#4ea4c80f = account.ConnectedBots;"),
+        (0xd58f130a, "messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;"),
+        (0x09c2dd95, "messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;"),
+        (0x04f1aaa9, "messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;"),
+        (0xf21f7f2f, "messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;"),
+        (0xee72f79a, "help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;"),
+        (0xd8aa3671, "channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;"),
+        (0xc00ec7d3, "payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;"),
+        (0xb455a106, "payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;"),
+        (0x42c6978f, "langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;"),
     ]
 }

@@ -77,6 +77,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputChatPhoto" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChatPhoto {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -660,6 +662,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "Chat" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Chat {
             let id = try reader.readUInt32()
@@ -1506,6 +1510,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "UserFull" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserFull {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1918,6 +1924,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.Support" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Support {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2065,6 +2073,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xc4e57915) }
             }
         }
+
+        public static var tlTypeName: String { "InputPrivacyRule" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPrivacyRule {
             let id = try reader.readUInt32()
@@ -2235,6 +2245,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MaskCoords" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MaskCoords {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2312,6 +2324,8 @@ extension Api {
                     buffer.appendVector(c.strings, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "LangPackDifference" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LangPackDifference {
             let id = try reader.readUInt32()
@@ -2431,6 +2445,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "InputSecureValue" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSecureValue {
             let id = try reader.readUInt32()
@@ -2566,6 +2582,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.UserInfo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserInfo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2655,6 +2673,8 @@ extension Api.messages {
                     buffer.appendInt32(c.count)
             }
         }
+
+        public static var tlTypeName: String { "messages.SearchCounter" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchCounter {
             let id = try reader.readUInt32()
@@ -2840,6 +2860,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "DialogFilter" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogFilter {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3020,6 +3042,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ChatAdminsWithInvites" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatAdminsWithInvites {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3105,6 +3129,8 @@ extension Api {
                     c.reaction.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "MessagePeerReaction" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagePeerReaction {
             let id = try reader.readUInt32()
@@ -3227,6 +3253,8 @@ extension Api {
                     c.media.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "MessageExtendedMedia" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageExtendedMedia {
             let id = try reader.readUInt32()
@@ -3351,6 +3379,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputCollectible" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputCollectible {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3430,6 +3460,8 @@ extension Api.account {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.BusinessChatLinks" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessChatLinks {
             let id = try reader.readUInt32()
@@ -3519,6 +3551,8 @@ extension Api.account {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.ResolvedBusinessChatLinks" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResolvedBusinessChatLinks {
             let id = try reader.readUInt32()
@@ -3630,6 +3664,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ReactionsNotifySettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReactionsNotifySettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3721,6 +3757,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarGiftUpgradeAttributes" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftUpgradeAttributes {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3758,1589 +3796,268 @@ extension Api.payments {
 
 extension Api.functions.auth {
     /// `auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestPasswordRecovery(...)` serializes.
-    public final class RequestPasswordRecovery: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd897bc66) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestPasswordRecovery {
-            guard id == 0xd897bc66 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.requestPasswordRecovery"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return RequestPasswordRecovery()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("auth.requestPasswordRecovery", [])
-        }
-    }
-
-    /// `auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;`
     public static func requestPasswordRecovery() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasswordRecovery>) {
-        RequestPasswordRecovery().call(DeserializeFunctionResponse(Api.auth.PasswordRecovery.self))
+        TLRequest(definition: "auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;", arguments: []).call(DeserializeFunctionResponse(Api.auth.PasswordRecovery.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTmpPassword(...)` serializes.
-    public final class GetTmpPassword: TLFunction, TLRegistrable {
-        public let password: Api.InputCheckPasswordSRP
-        public let period: Int32
-
-        public init(password: Api.InputCheckPasswordSRP, period: Int32) {
-            self.password = password
-            self.period = period
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x449e0b51) }
-            self.password.serialize(buffer, true)
-            buffer.appendInt32(self.period)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTmpPassword {
-            guard id == 0x449e0b51 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getTmpPassword"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                field = 1
-                let _period = try reader.readInt32()
-                return GetTmpPassword(password: _password, period: _period)
-            }
-            catch {
-                throw error.inside(constructor: "account.getTmpPassword", fields: "password,period", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("password", self.password)
-            fields.int("period", self.period)
-            return ("account.getTmpPassword", fields.fields)
-        }
-    }
-
     /// `account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;`
     public static func getTmpPassword(password: Api.InputCheckPasswordSRP, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.TmpPassword>) {
-        GetTmpPassword(password: password, period: period).call(DeserializeFunctionResponse(Api.account.TmpPassword.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("password", password)
+        arguments.int("period", period)
+        return TLRequest(definition: "account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.TmpPassword.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWebAuthorizations(...)` serializes.
-    public final class GetWebAuthorizations: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x182e6d6f) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWebAuthorizations {
-            guard id == 0x182e6d6f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getWebAuthorizations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetWebAuthorizations()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getWebAuthorizations", [])
-        }
-    }
-
     /// `account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;`
     public static func getWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebAuthorizations>) {
-        GetWebAuthorizations().call(DeserializeFunctionResponse(Api.account.WebAuthorizations.self))
+        TLRequest(definition: "account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;", arguments: []).call(DeserializeFunctionResponse(Api.account.WebAuthorizations.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateTheme(...)` serializes.
-    public final class UpdateTheme: TLFunction, TLRegistrable {
-        public let format: String
-        public let theme: Api.InputTheme
-        public let slug: String?
-        public let title: String?
-        public let document: Api.InputDocument?
-        public let settings: [Api.InputThemeSettings]?
-
-        public init(format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
-            self.format = format
-            self.theme = theme
-            self.slug = slug
-            self.title = title
-            self.document = document
-            self.settings = settings
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if slug != nil { tlSetFlag(&flags, 0x1) }
-            if title != nil { tlSetFlag(&flags, 0x2) }
-            if document != nil { tlSetFlag(&flags, 0x4) }
-            if settings != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2bf40ccc) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.format)
-            self.theme.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.slug {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.document {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateTheme {
-            guard id == 0x2bf40ccc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateTheme"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _format = try reader.readTLString()
-                field = 2
-                let _theme = try Api.InputTheme.parse(&reader)
-                field = 3
-                var _slug: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _slug = try reader.readTLString()
-                }
-                field = 4
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _title = try reader.readTLString()
-                }
-                field = 5
-                var _document: Api.InputDocument? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _document = try Api.InputDocument.parse(&reader)
-                }
-                field = 6
-                var _settings: [Api.InputThemeSettings]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _settings = try reader.readVector(boxed: true, of: Api.InputThemeSettings.self)
-                }
-                return UpdateTheme(format: _format, theme: _theme, slug: _slug, title: _title, document: _document, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateTheme", fields: "flags,format,theme,slug,title,document,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.string("format", self.format)
-            fields.object("theme", self.theme)
-            if tlFlagIsSet(_flags, 0x1), let value = self.slug {
-                fields.string("slug", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.document {
-                fields.object("document", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.settings {
-                fields.objects("settings", value)
-            }
-            return ("account.updateTheme", fields.fields)
-        }
-    }
-
-    /// `account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
     public static func updateTheme(format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
-        UpdateTheme(format: format, theme: theme, slug: slug, title: title, document: document, settings: settings).call(DeserializeFunctionResponse(Api.Theme.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.string("format", format)
+        arguments.object("theme", theme)
+        if let value = slug { arguments.string("slug", value) }
+        if let value = title { arguments.string("title", value) }
+        if let value = document { arguments.object("document", value) }
+        if let value = settings { arguments.objects("settings", value) }
+        return TLRequest(definition: "account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Theme.self))
     }
 }
 
 extension Api.functions.contacts {
-    /// `contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `unblock(...)` serializes.
-    public final class Unblock: TLFunction, TLRegistrable {
-        public let myStoriesFrom: Bool
-        public let id: Api.InputPeer
-
-        public init(myStoriesFrom: Bool = false, id: Api.InputPeer) {
-            self.myStoriesFrom = myStoriesFrom
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb550d328) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.id.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Unblock {
-            guard id == 0xb550d328 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.unblock"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _id = try Api.InputPeer.parse(&reader)
-                return Unblock(myStoriesFrom: _myStoriesFrom, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.unblock", fields: "flags,my_stories_from,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("my_stories_from", self.myStoriesFrom)
-            fields.object("id", self.id)
-            return ("contacts.unblock", fields.fields)
-        }
-    }
-
     /// `contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
     public static func unblock(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        Unblock(myStoriesFrom: myStoriesFrom, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("my_stories_from", myStoriesFrom)
+        arguments.object("id", id)
+        return TLRequest(definition: "contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSponsoredPeers(...)` serializes.
-    public final class GetSponsoredPeers: TLFunction, TLRegistrable {
-        public let q: String
-
-        public init(q: String) {
-            self.q = q
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb6c8c393) }
-            buffer.appendTLString(self.q)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSponsoredPeers {
-            guard id == 0xb6c8c393 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getSponsoredPeers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _q = try reader.readTLString()
-                return GetSponsoredPeers(q: _q)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.getSponsoredPeers", fields: "q", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("q", self.q)
-            return ("contacts.getSponsoredPeers", fields.fields)
-        }
-    }
-
-    /// `contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;`
     public static func getSponsoredPeers(q: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.SponsoredPeers>) {
-        GetSponsoredPeers(q: q).call(DeserializeFunctionResponse(Api.contacts.SponsoredPeers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("q", q)
+        return TLRequest(definition: "contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.SponsoredPeers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDialogs(...)` serializes.
-    public final class GetDialogs: TLFunction, TLRegistrable {
-        public let excludePinned: Bool
-        public let folderId: Int32?
-        public let offsetDate: Int32
-        public let offsetId: Int32
-        public let offsetPeer: Api.InputPeer
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
-            self.excludePinned = excludePinned
-            self.folderId = folderId
-            self.offsetDate = offsetDate
-            self.offsetId = offsetId
-            self.offsetPeer = offsetPeer
-            self.limit = limit
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if excludePinned { tlSetFlag(&flags, 0x1) }
-            if folderId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa0f4cb4f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.folderId {
-                buffer.appendInt32(value)
-            }
-            buffer.appendInt32(self.offsetDate)
-            buffer.appendInt32(self.offsetId)
-            self.offsetPeer.serialize(buffer, true)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDialogs {
-            guard id == 0xa0f4cb4f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _excludePinned = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                var _folderId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _folderId = try reader.readInt32()
-                }
-                field = 3
-                let _offsetDate = try reader.readInt32()
-                field = 4
-                let _offsetId = try reader.readInt32()
-                field = 5
-                let _offsetPeer = try Api.InputPeer.parse(&reader)
-                field = 6
-                let _limit = try reader.readInt32()
-                field = 7
-                let _hash = try reader.readInt64()
-                return GetDialogs(excludePinned: _excludePinned, folderId: _folderId, offsetDate: _offsetDate, offsetId: _offsetId, offsetPeer: _offsetPeer, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getDialogs", fields: "flags,exclude_pinned,folder_id,offset_date,offset_id,offset_peer,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("exclude_pinned", self.excludePinned)
-            if tlFlagIsSet(_flags, 0x2), let value = self.folderId {
-                fields.int("folder_id", value)
-            }
-            fields.int("offset_date", self.offsetDate)
-            fields.int("offset_id", self.offsetId)
-            fields.object("offset_peer", self.offsetPeer)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("messages.getDialogs", fields.fields)
-        }
-    }
-
     /// `messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;`
     public static func getDialogs(excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Dialogs>) {
-        GetDialogs(excludePinned: excludePinned, folderId: folderId, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.messages.Dialogs.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("exclude_pinned", excludePinned)
+        if let value = folderId { arguments.int("folder_id", value) }
+        arguments.int("offset_date", offsetDate)
+        arguments.int("offset_id", offsetId)
+        arguments.object("offset_peer", offsetPeer)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Dialogs.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteHistory(...)` serializes.
-    public final class DeleteHistory: TLFunction, TLRegistrable {
-        public let justClear: Bool
-        public let revoke: Bool
-        public let peer: Api.InputPeer
-        public let maxId: Int32
-        public let minDate: Int32?
-        public let maxDate: Int32?
-
-        public init(justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
-            self.justClear = justClear
-            self.revoke = revoke
-            self.peer = peer
-            self.maxId = maxId
-            self.minDate = minDate
-            self.maxDate = maxDate
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if justClear { tlSetFlag(&flags, 0x1) }
-            if revoke { tlSetFlag(&flags, 0x2) }
-            if minDate != nil { tlSetFlag(&flags, 0x4) }
-            if maxDate != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb08f922a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.maxId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteHistory {
-            guard id == 0xb08f922a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _justClear = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _revoke = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                let _maxId = try reader.readInt32()
-                field = 5
-                var _minDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _minDate = try reader.readInt32()
-                }
-                field = 6
-                var _maxDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _maxDate = try reader.readInt32()
-                }
-                return DeleteHistory(justClear: _justClear, revoke: _revoke, peer: _peer, maxId: _maxId, minDate: _minDate, maxDate: _maxDate)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteHistory", fields: "flags,just_clear,revoke,peer,max_id,min_date,max_date", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("just_clear", self.justClear)
-            fields.trueFlag("revoke", self.revoke)
-            fields.object("peer", self.peer)
-            fields.int("max_id", self.maxId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.minDate {
-                fields.int("min_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.maxDate {
-                fields.int("max_date", value)
-            }
-            return ("messages.deleteHistory", fields.fields)
-        }
-    }
-
     /// `messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
     public static func deleteHistory(justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        DeleteHistory(justClear: justClear, revoke: revoke, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("just_clear", justClear)
+        arguments.trueFlag("revoke", revoke)
+        arguments.object("peer", peer)
+        arguments.int("max_id", maxId)
+        if let value = minDate { arguments.int("min_date", value) }
+        if let value = maxDate { arguments.int("max_date", value) }
+        return TLRequest(definition: "messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `forwardMessages(...)` serializes.
-    public final class ForwardMessages: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let background: Bool
-        public let withMyScore: Bool
-        public let dropAuthor: Bool
-        public let dropMediaCaptions: Bool
-        public let noforwards: Bool
-        public let allowPaidFloodskip: Bool
-        public let fromEphemeral: Bool
-        public let fromPeer: Api.InputPeer
-        public let id: [Int32]
-        public let randomId: [Int64]
-        public let toPeer: Api.InputPeer
-        public let topMsgId: Int32?
-        public let replyTo: Api.InputReplyTo?
-        public let scheduleDate: Int32?
-        public let scheduleRepeatPeriod: Int32?
-        public let sendAs: Api.InputPeer?
-        public let quickReplyShortcut: Api.InputQuickReplyShortcut?
-        public let effect: Int64?
-        public let videoTimestamp: Int32?
-        public let allowPaidStars: Int64?
-        public let suggestedPost: Api.SuggestedPost?
-
-        public init(silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
-            self.silent = silent
-            self.background = background
-            self.withMyScore = withMyScore
-            self.dropAuthor = dropAuthor
-            self.dropMediaCaptions = dropMediaCaptions
-            self.noforwards = noforwards
-            self.allowPaidFloodskip = allowPaidFloodskip
-            self.fromEphemeral = fromEphemeral
-            self.fromPeer = fromPeer
-            self.id = id
-            self.randomId = randomId
-            self.toPeer = toPeer
-            self.topMsgId = topMsgId
-            self.replyTo = replyTo
-            self.scheduleDate = scheduleDate
-            self.scheduleRepeatPeriod = scheduleRepeatPeriod
-            self.sendAs = sendAs
-            self.quickReplyShortcut = quickReplyShortcut
-            self.effect = effect
-            self.videoTimestamp = videoTimestamp
-            self.allowPaidStars = allowPaidStars
-            self.suggestedPost = suggestedPost
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x20) }
-            if background { tlSetFlag(&flags, 0x40) }
-            if withMyScore { tlSetFlag(&flags, 0x100) }
-            if dropAuthor { tlSetFlag(&flags, 0x800) }
-            if dropMediaCaptions { tlSetFlag(&flags, 0x1000) }
-            if noforwards { tlSetFlag(&flags, 0x4000) }
-            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
-            if fromEphemeral { tlSetFlag(&flags, 0x2000000) }
-            if topMsgId != nil { tlSetFlag(&flags, 0x200) }
-            if replyTo != nil { tlSetFlag(&flags, 0x400000) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
-            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x1000000) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
-            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
-            if effect != nil { tlSetFlag(&flags, 0x40000) }
-            if videoTimestamp != nil { tlSetFlag(&flags, 0x100000) }
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
-            if suggestedPost != nil { tlSetFlag(&flags, 0x800000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x13704a7c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.fromPeer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-            buffer.appendVector(self.randomId, boxed: true)
-            self.toPeer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x200), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x400000), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x100000), let value = self.videoTimestamp {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.suggestedPost {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ForwardMessages {
-            guard id == 0x13704a7c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.forwardMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x20)
-                field = 2
-                let _background = tlFlagIsSet(_flags, 0x40)
-                field = 3
-                let _withMyScore = tlFlagIsSet(_flags, 0x100)
-                field = 4
-                let _dropAuthor = tlFlagIsSet(_flags, 0x800)
-                field = 5
-                let _dropMediaCaptions = tlFlagIsSet(_flags, 0x1000)
-                field = 6
-                let _noforwards = tlFlagIsSet(_flags, 0x4000)
-                field = 7
-                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
-                field = 8
-                let _fromEphemeral = tlFlagIsSet(_flags, 0x2000000)
-                field = 9
-                let _fromPeer = try Api.InputPeer.parse(&reader)
-                field = 10
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                field = 11
-                let _randomId = try reader.readVector(boxed: true, of: Int64.self)
-                field = 12
-                let _toPeer = try Api.InputPeer.parse(&reader)
-                field = 13
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x200) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 14
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x400000) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 15
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x400) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                field = 16
-                var _scheduleRepeatPeriod: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1000000) {
-                    _scheduleRepeatPeriod = try reader.readInt32()
-                }
-                field = 17
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2000) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                field = 18
-                var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if tlFlagIsSet(_flags, 0x20000) {
-                    _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
-                }
-                field = 19
-                var _effect: Int64? = nil
-                if tlFlagIsSet(_flags, 0x40000) {
-                    _effect = try reader.readInt64()
-                }
-                field = 20
-                var _videoTimestamp: Int32? = nil
-                if tlFlagIsSet(_flags, 0x100000) {
-                    _videoTimestamp = try reader.readInt32()
-                }
-                field = 21
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x200000) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                field = 22
-                var _suggestedPost: Api.SuggestedPost? = nil
-                if tlFlagIsSet(_flags, 0x800000) {
-                    _suggestedPost = try Api.SuggestedPost.parse(&reader)
-                }
-                return ForwardMessages(silent: _silent, background: _background, withMyScore: _withMyScore, dropAuthor: _dropAuthor, dropMediaCaptions: _dropMediaCaptions, noforwards: _noforwards, allowPaidFloodskip: _allowPaidFloodskip, fromEphemeral: _fromEphemeral, fromPeer: _fromPeer, id: _id, randomId: _randomId, toPeer: _toPeer, topMsgId: _topMsgId, replyTo: _replyTo, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, videoTimestamp: _videoTimestamp, allowPaidStars: _allowPaidStars, suggestedPost: _suggestedPost)
-            }
-            catch {
-                throw error.inside(constructor: "messages.forwardMessages", fields: "flags,silent,background,with_my_score,drop_author,drop_media_captions,noforwards,allow_paid_floodskip,from_ephemeral,from_peer,id,random_id,to_peer,top_msg_id,reply_to,schedule_date,schedule_repeat_period,send_as,quick_reply_shortcut,effect,video_timestamp,allow_paid_stars,suggested_post", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 23)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.trueFlag("background", self.background)
-            fields.trueFlag("with_my_score", self.withMyScore)
-            fields.trueFlag("drop_author", self.dropAuthor)
-            fields.trueFlag("drop_media_captions", self.dropMediaCaptions)
-            fields.trueFlag("noforwards", self.noforwards)
-            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
-            fields.trueFlag("from_ephemeral", self.fromEphemeral)
-            fields.object("from_peer", self.fromPeer)
-            fields.ints("id", self.id)
-            fields.longs("random_id", self.randomId)
-            fields.object("to_peer", self.toPeer)
-            if tlFlagIsSet(_flags, 0x200), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x400000), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
-                fields.int("schedule_repeat_period", value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                fields.object("quick_reply_shortcut", value)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                fields.long("effect", value)
-            }
-            if tlFlagIsSet(_flags, 0x100000), let value = self.videoTimestamp {
-                fields.int("video_timestamp", value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.suggestedPost {
-                fields.object("suggested_post", value)
-            }
-            return ("messages.forwardMessages", fields.fields)
-        }
-    }
-
     /// `messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;`
     public static func forwardMessages(silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ForwardMessages(silent: silent, background: background, withMyScore: withMyScore, dropAuthor: dropAuthor, dropMediaCaptions: dropMediaCaptions, noforwards: noforwards, allowPaidFloodskip: allowPaidFloodskip, fromEphemeral: fromEphemeral, fromPeer: fromPeer, id: id, randomId: randomId, toPeer: toPeer, topMsgId: topMsgId, replyTo: replyTo, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, videoTimestamp: videoTimestamp, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 22)
+        arguments.trueFlag("silent", silent)
+        arguments.trueFlag("background", background)
+        arguments.trueFlag("with_my_score", withMyScore)
+        arguments.trueFlag("drop_author", dropAuthor)
+        arguments.trueFlag("drop_media_captions", dropMediaCaptions)
+        arguments.trueFlag("noforwards", noforwards)
+        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
+        arguments.trueFlag("from_ephemeral", fromEphemeral)
+        arguments.object("from_peer", fromPeer)
+        arguments.ints("id", id)
+        arguments.longs("random_id", randomId)
+        arguments.object("to_peer", toPeer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        if let value = replyTo { arguments.object("reply_to", value) }
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
+        if let value = effect { arguments.long("effect", value) }
+        if let value = videoTimestamp { arguments.int("video_timestamp", value) }
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        if let value = suggestedPost { arguments.object("suggested_post", value) }
+        return TLRequest(definition: "messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `editChatAdmin(...)` serializes.
-    public final class EditChatAdmin: TLFunction, TLRegistrable {
-        public let chatId: Int64
-        public let userId: Api.InputUser
-        public let isAdmin: Bool
-
-        public init(chatId: Int64, userId: Api.InputUser, isAdmin: Bool) {
-            self.chatId = chatId
-            self.userId = userId
-            self.isAdmin = isAdmin
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa85bd1c2) }
-            buffer.appendInt64(self.chatId)
-            self.userId.serialize(buffer, true)
-            buffer.appendBool(self.isAdmin)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditChatAdmin {
-            guard id == 0xa85bd1c2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editChatAdmin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatId = try reader.readInt64()
-                field = 1
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 2
-                let _isAdmin = try reader.readBool()
-                return EditChatAdmin(chatId: _chatId, userId: _userId, isAdmin: _isAdmin)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editChatAdmin", fields: "chat_id,user_id,is_admin", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.long("chat_id", self.chatId)
-            fields.object("user_id", self.userId)
-            fields.bool("is_admin", self.isAdmin)
-            return ("messages.editChatAdmin", fields.fields)
-        }
-    }
-
     /// `messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;`
     public static func editChatAdmin(chatId: Int64, userId: Api.InputUser, isAdmin: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        EditChatAdmin(chatId: chatId, userId: userId, isAdmin: isAdmin).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.long("chat_id", chatId)
+        arguments.object("user_id", userId)
+        arguments.bool("is_admin", isAdmin)
+        return TLRequest(definition: "messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRecentLocations(...)` serializes.
-    public final class GetRecentLocations: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, limit: Int32, hash: Int64) {
-            self.peer = peer
-            self.limit = limit
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x702a40e0) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRecentLocations {
-            guard id == 0x702a40e0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getRecentLocations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _limit = try reader.readInt32()
-                field = 2
-                let _hash = try reader.readInt64()
-                return GetRecentLocations(peer: _peer, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getRecentLocations", fields: "peer,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("messages.getRecentLocations", fields.fields)
-        }
-    }
-
     /// `messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;`
     public static func getRecentLocations(peer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetRecentLocations(peer: peer, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `startHistoryImport(...)` serializes.
-    public final class StartHistoryImport: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let importId: Int64
-
-        public init(peer: Api.InputPeer, importId: Int64) {
-            self.peer = peer
-            self.importId = importId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb43df344) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.importId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> StartHistoryImport {
-            guard id == 0xb43df344 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.startHistoryImport"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _importId = try reader.readInt64()
-                return StartHistoryImport(peer: _peer, importId: _importId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.startHistoryImport", fields: "peer,import_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.long("import_id", self.importId)
-            return ("messages.startHistoryImport", fields.fields)
-        }
-    }
-
     /// `messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;`
     public static func startHistoryImport(peer: Api.InputPeer, importId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        StartHistoryImport(peer: peer, importId: importId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.long("import_id", importId)
+        return TLRequest(definition: "messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTopReactions(...)` serializes.
-    public final class GetTopReactions: TLFunction, TLRegistrable {
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(limit: Int32, hash: Int64) {
-            self.limit = limit
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbb8125ba) }
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTopReactions {
-            guard id == 0xbb8125ba else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getTopReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _limit = try reader.readInt32()
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetTopReactions(limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getTopReactions", fields: "limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("messages.getTopReactions", fields.fields)
-        }
-    }
-
     /// `messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;`
     public static func getTopReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
-        GetTopReactions(limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDefaultTagReactions(...)` serializes.
-    public final class GetDefaultTagReactions: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbdf93428) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDefaultTagReactions {
-            guard id == 0xbdf93428 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDefaultTagReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetDefaultTagReactions(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getDefaultTagReactions", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getDefaultTagReactions", fields.fields)
-        }
-    }
-
     /// `messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;`
     public static func getDefaultTagReactions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
-        GetDefaultTagReactions(hash: hash).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;`
-    ///
-    /// The request as a value: what a server decodes, and what `getOutboxReadDate(...)` serializes.
-    public final class GetOutboxReadDate: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8c4bfe5d) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetOutboxReadDate {
-            guard id == 0x8c4bfe5d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getOutboxReadDate"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return GetOutboxReadDate(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getOutboxReadDate", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("messages.getOutboxReadDate", fields.fields)
-        }
-    }
-
     /// `messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;`
     public static func getOutboxReadDate(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.OutboxReadDate>) {
-        GetOutboxReadDate(peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.OutboxReadDate.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.OutboxReadDate.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiStickerGroups(...)` serializes.
-    public final class GetEmojiStickerGroups: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1dd840f5) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiStickerGroups {
-            guard id == 0x1dd840f5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiStickerGroups"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetEmojiStickerGroups(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiStickerGroups", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("messages.getEmojiStickerGroups", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;`
     public static func getEmojiStickerGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        GetEmojiStickerGroups(hash: hash).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editChatParticipantRank(...)` serializes.
-    public final class EditChatParticipantRank: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let participant: Api.InputPeer
-        public let rank: String
-
-        public init(peer: Api.InputPeer, participant: Api.InputPeer, rank: String) {
-            self.peer = peer
-            self.participant = participant
-            self.rank = rank
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa00f32b0) }
-            self.peer.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-            buffer.appendTLString(self.rank)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditChatParticipantRank {
-            guard id == 0xa00f32b0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editChatParticipantRank"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _participant = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _rank = try reader.readTLString()
-                return EditChatParticipantRank(peer: _peer, participant: _participant, rank: _rank)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editChatParticipantRank", fields: "peer,participant,rank", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.object("participant", self.participant)
-            fields.string("rank", self.rank)
-            return ("messages.editChatParticipantRank", fields.fields)
-        }
-    }
-
-    /// `messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;`
     public static func editChatParticipantRank(peer: Api.InputPeer, participant: Api.InputPeer, rank: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditChatParticipantRank(peer: peer, participant: participant, rank: rank).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.object("participant", participant)
+        arguments.string("rank", rank)
+        return TLRequest(definition: "messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `answerWebhookJSONQuery(...)` serializes.
-    public final class AnswerWebhookJSONQuery: TLFunction, TLRegistrable {
-        public let queryId: Int64
-        public let data: Api.DataJSON
-
-        public init(queryId: Int64, data: Api.DataJSON) {
-            self.queryId = queryId
-            self.data = data
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe6213f4d) }
-            buffer.appendInt64(self.queryId)
-            self.data.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AnswerWebhookJSONQuery {
-            guard id == 0xe6213f4d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.answerWebhookJSONQuery"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _queryId = try reader.readInt64()
-                field = 1
-                let _data = try Api.DataJSON.parse(&reader)
-                return AnswerWebhookJSONQuery(queryId: _queryId, data: _data)
-            }
-            catch {
-                throw error.inside(constructor: "bots.answerWebhookJSONQuery", fields: "query_id,data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("query_id", self.queryId)
-            fields.object("data", self.data)
-            return ("bots.answerWebhookJSONQuery", fields.fields)
-        }
-    }
-
     /// `bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;`
     public static func answerWebhookJSONQuery(queryId: Int64, data: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        AnswerWebhookJSONQuery(queryId: queryId, data: data).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("query_id", queryId)
+        arguments.object("data", data)
+        return TLRequest(definition: "bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBotCommands(...)` serializes.
-    public final class GetBotCommands: TLFunction, TLRegistrable {
-        public let scope: Api.BotCommandScope
-        public let langCode: String
-
-        public init(scope: Api.BotCommandScope, langCode: String) {
-            self.scope = scope
-            self.langCode = langCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe34c0dd6) }
-            self.scope.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBotCommands {
-            guard id == 0xe34c0dd6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getBotCommands"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _scope = try Api.BotCommandScope.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                return GetBotCommands(scope: _scope, langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getBotCommands", fields: "scope,lang_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("scope", self.scope)
-            fields.string("lang_code", self.langCode)
-            return ("bots.getBotCommands", fields.fields)
-        }
-    }
-
-    /// `bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;`
     public static func getBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotCommand]>) {
-        GetBotCommands(scope: scope, langCode: langCode).call(DeserializeFunctionResponse<[Api.BotCommand]>.vector(of: Api.BotCommand.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("scope", scope)
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.BotCommand]>.vector(of: Api.BotCommand.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveCallLog(...)` serializes.
-    public final class SaveCallLog: TLFunction, TLRegistrable {
-        public let peer: Api.InputPhoneCall
-        public let file: Api.InputFile
-
-        public init(peer: Api.InputPhoneCall, file: Api.InputFile) {
-            self.peer = peer
-            self.file = file
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x41248786) }
-            self.peer.serialize(buffer, true)
-            self.file.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveCallLog {
-            guard id == 0x41248786 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.saveCallLog"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                field = 1
-                let _file = try Api.InputFile.parse(&reader)
-                return SaveCallLog(peer: _peer, file: _file)
-            }
-            catch {
-                throw error.inside(constructor: "phone.saveCallLog", fields: "peer,file", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("file", self.file)
-            return ("phone.saveCallLog", fields.fields)
-        }
-    }
-
-    /// `phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;`
     public static func saveCallLog(peer: Api.InputPhoneCall, file: Api.InputFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveCallLog(peer: peer, file: file).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("file", file)
+        return TLRequest(definition: "phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessageStats(...)` serializes.
-    public final class GetMessageStats: TLFunction, TLRegistrable {
-        public let dark: Bool
-        public let channel: Api.InputChannel
-        public let msgId: Int32
-
-        public init(dark: Bool = false, channel: Api.InputChannel, msgId: Int32) {
-            self.dark = dark
-            self.channel = channel
-            self.msgId = msgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if dark { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb6e0a3f5) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessageStats {
-            guard id == 0xb6e0a3f5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.getMessageStats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 3
-                let _msgId = try reader.readInt32()
-                return GetMessageStats(dark: _dark, channel: _channel, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "stats.getMessageStats", fields: "flags,dark,channel,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("dark", self.dark)
-            fields.object("channel", self.channel)
-            fields.int("msg_id", self.msgId)
-            return ("stats.getMessageStats", fields.fields)
-        }
-    }
-
-    /// `stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;`
     public static func getMessageStats(dark: Bool = false, channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MessageStats>) {
-        GetMessageStats(dark: dark, channel: channel, msgId: msgId).call(DeserializeFunctionResponse(Api.stats.MessageStats.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("dark", dark)
+        arguments.object("channel", channel)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.MessageStats.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAlbumStories(...)` serializes.
-    public final class GetAlbumStories: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let albumId: Int32
-        public let offset: Int32
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) {
-            self.peer = peer
-            self.albumId = albumId
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xac806d61) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.albumId)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAlbumStories {
-            guard id == 0xac806d61 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getAlbumStories"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _albumId = try reader.readInt32()
-                field = 2
-                let _offset = try reader.readInt32()
-                field = 3
-                let _limit = try reader.readInt32()
-                return GetAlbumStories(peer: _peer, albumId: _albumId, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getAlbumStories", fields: "peer,album_id,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.int("album_id", self.albumId)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("stories.getAlbumStories", fields.fields)
-        }
-    }
-
-    /// `stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;`
     public static func getAlbumStories(peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        GetAlbumStories(peer: peer, albumId: albumId, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.int("album_id", albumId)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 }
 
 extension Api.functions.communities {
     /// `communities.getJoinedCommunities#a663e830 = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getJoinedCommunities(...)` serializes.
-    public final class GetJoinedCommunities: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa663e830) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetJoinedCommunities {
-            guard id == 0xa663e830 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.getJoinedCommunities"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetJoinedCommunities()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("communities.getJoinedCommunities", [])
-        }
-    }
-
-    /// `communities.getJoinedCommunities#a663e830 = messages.Chats;`
     public static func getJoinedCommunities() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetJoinedCommunities().call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        TLRequest(definition: "communities.getJoinedCommunities#a663e830 = messages.Chats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getWelcomeMessages(...)` serializes.
-    public final class GetWelcomeMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, hash: Int64) {
-            self.peer = peer
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdb9ac18d) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetWelcomeMessages {
-            guard id == 0xdb9ac18d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.getWelcomeMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetWelcomeMessages(peer: _peer, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.getWelcomeMessages", fields: "peer,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.long("hash", self.hash)
-            return ("ephemeral.getWelcomeMessages", fields.fields)
-        }
-    }
-
-    /// `ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;`
     public static func getWelcomeMessages(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ephemeral.WelcomeMessages>) {
-        GetWelcomeMessages(peer: peer, hash: hash).call(DeserializeFunctionResponse(Api.ephemeral.WelcomeMessages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ephemeral.WelcomeMessages.self))
     }
 }
 
@@ -5389,29 +4106,31 @@ extension Api {
         (0x9a23af21, Api.account.ResolvedBusinessChatLinks.self),
         (0x71e4ea58, Api.ReactionsNotifySettings.self),
         (0x46c6e36f, Api.payments.StarGiftUpgradeAttributes.self),
-        (0xd897bc66, Api.functions.auth.RequestPasswordRecovery.self),
-        (0x449e0b51, Api.functions.account.GetTmpPassword.self),
-        (0x182e6d6f, Api.functions.account.GetWebAuthorizations.self),
-        (0x2bf40ccc, Api.functions.account.UpdateTheme.self),
-        (0xb550d328, Api.functions.contacts.Unblock.self),
-        (0xb6c8c393, Api.functions.contacts.GetSponsoredPeers.self),
-        (0xa0f4cb4f, Api.functions.messages.GetDialogs.self),
-        (0xb08f922a, Api.functions.messages.DeleteHistory.self),
-        (0x13704a7c, Api.functions.messages.ForwardMessages.self),
-        (0xa85bd1c2, Api.functions.messages.EditChatAdmin.self),
-        (0x702a40e0, Api.functions.messages.GetRecentLocations.self),
-        (0xb43df344, Api.functions.messages.StartHistoryImport.self),
-        (0xbb8125ba, Api.functions.messages.GetTopReactions.self),
-        (0xbdf93428, Api.functions.messages.GetDefaultTagReactions.self),
-        (0x8c4bfe5d, Api.functions.messages.GetOutboxReadDate.self),
-        (0x1dd840f5, Api.functions.messages.GetEmojiStickerGroups.self),
-        (0xa00f32b0, Api.functions.messages.EditChatParticipantRank.self),
-        (0xe6213f4d, Api.functions.bots.AnswerWebhookJSONQuery.self),
-        (0xe34c0dd6, Api.functions.bots.GetBotCommands.self),
-        (0x41248786, Api.functions.phone.SaveCallLog.self),
-        (0xb6e0a3f5, Api.functions.stats.GetMessageStats.self),
-        (0xac806d61, Api.functions.stories.GetAlbumStories.self),
-        (0xa663e830, Api.functions.communities.GetJoinedCommunities.self),
-        (0xdb9ac18d, Api.functions.ephemeral.GetWelcomeMessages.self),
+    ]
+    static let functionEntries19: [(UInt32, StaticString)] = [
+        (0xd897bc66, "auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;"),
+        (0x449e0b51, "account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;"),
+        (0x182e6d6f, "account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;"),
+        (0x2bf40ccc, "account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;"),
+        (0xb550d328, "contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;"),
+        (0xb6c8c393, "contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;"),
+        (0xa0f4cb4f, "messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;"),
+        (0xb08f922a, "messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;"),
+        (0x13704a7c, "messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;"),
+        (0xa85bd1c2, "messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;"),
+        (0x702a40e0, "messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;"),
+        (0xb43df344, "messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;"),
+        (0xbb8125ba, "messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;"),
+        (0xbdf93428, "messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;"),
+        (0x8c4bfe5d, "messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;"),
+        (0x1dd840f5, "messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;"),
+        (0xa00f32b0, "messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;"),
+        (0xe6213f4d, "bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;"),
+        (0xe34c0dd6, "bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;"),
+        (0x41248786, "phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;"),
+        (0xb6e0a3f5, "stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;"),
+        (0xac806d61, "stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;"),
+        (0xa663e830, "communities.getJoinedCommunities#a663e830 = messages.Chats;"),
+        (0xdb9ac18d, "ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;"),
     ]
 }

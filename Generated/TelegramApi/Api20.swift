@@ -18,6 +18,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Null" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Null {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -157,6 +159,8 @@ extension Api {
                     buffer.appendInt32(_flags)
             }
         }
+
+        public static var tlTypeName: String { "UserStatus" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
             let id = try reader.readUInt32()
@@ -370,6 +374,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.SentCode" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentCode {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -510,6 +516,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.AllStickers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AllStickers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -582,6 +590,8 @@ extension Api.account {
                     buffer.appendVector(c.authorizations, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.Authorizations" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Authorizations {
             let id = try reader.readUInt32()
@@ -778,6 +788,8 @@ extension Api {
                     c.sendMessage.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "InputBotInlineResult" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotInlineResult {
             let id = try reader.readUInt32()
@@ -984,6 +996,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputClientProxy" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputClientProxy {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1054,6 +1068,8 @@ extension Api.account {
                     buffer.appendVector(c.themes, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.Themes" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Themes {
             let id = try reader.readUInt32()
@@ -1161,6 +1177,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "MessageReplies" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReplies {
             let id = try reader.readUInt32()
@@ -1391,6 +1409,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "GroupCall" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCall {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1598,6 +1618,8 @@ extension Api.channels {
             }
         }
 
+        public static var tlTypeName: String { "channels.SendAsPeers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SendAsPeers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1672,6 +1694,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.AvailableReactions" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableReactions {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1744,6 +1768,8 @@ extension Api {
                     c.settings.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "AutoSaveException" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoSaveException {
             let id = try reader.readUInt32()
@@ -1852,6 +1878,8 @@ extension Api {
                     buffer.appendInt32(c.date)
             }
         }
+
+        public static var tlTypeName: String { "MessagePeerVote" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagePeerVote {
             let id = try reader.readUInt32()
@@ -1968,6 +1996,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.TimezonesList" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TimezonesList {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2052,6 +2082,8 @@ extension Api {
                     buffer.appendInt32(c.shortcutId)
             }
         }
+
+        public static var tlTypeName: String { "InputQuickReplyShortcut" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputQuickReplyShortcut {
             let id = try reader.readUInt32()
@@ -2159,6 +2191,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessBotRecipients" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessBotRecipients {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2264,6 +2298,8 @@ extension Api.channels {
             }
         }
 
+        public static var tlTypeName: String { "channels.SponsoredMessageReportResult" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessageReportResult {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2351,6 +2387,8 @@ extension Api {
                     buffer.appendTLString(c.id)
             }
         }
+
+        public static var tlTypeName: String { "InputStarsTransaction" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStarsTransaction {
             let id = try reader.readUInt32()
@@ -2451,6 +2489,8 @@ extension Api {
                     buffer.appendTLString(c.slug)
             }
         }
+
+        public static var tlTypeName: String { "InputSavedStarGift" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSavedStarGift {
             let id = try reader.readUInt32()
@@ -2568,6 +2608,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SearchPostsFlood" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchPostsFlood {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2664,6 +2706,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarGiftAuctionState" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionState {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2717,563 +2761,108 @@ extension Api.payments {
 
 extension Api.functions.account {
     /// `account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setAccountTTL(...)` serializes.
-    public final class SetAccountTTL: TLFunction, TLRegistrable {
-        public let ttl: Api.AccountDaysTTL
-
-        public init(ttl: Api.AccountDaysTTL) {
-            self.ttl = ttl
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2442485e) }
-            self.ttl.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetAccountTTL {
-            guard id == 0x2442485e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setAccountTTL"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _ttl = try Api.AccountDaysTTL.parse(&reader)
-                return SetAccountTTL(ttl: _ttl)
-            }
-            catch {
-                throw error.inside(constructor: "account.setAccountTTL", fields: "ttl", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("ttl", self.ttl)
-            return ("account.setAccountTTL", fields.fields)
-        }
-    }
-
-    /// `account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;`
     public static func setAccountTTL(ttl: Api.AccountDaysTTL) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetAccountTTL(ttl: ttl).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("ttl", ttl)
+        return TLRequest(definition: "account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `installWallPaper(...)` serializes.
-    public final class InstallWallPaper: TLFunction, TLRegistrable {
-        public let wallpaper: Api.InputWallPaper
-        public let settings: Api.WallPaperSettings
-
-        public init(wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) {
-            self.wallpaper = wallpaper
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfeed5769) }
-            self.wallpaper.serialize(buffer, true)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InstallWallPaper {
-            guard id == 0xfeed5769 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.installWallPaper"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _wallpaper = try Api.InputWallPaper.parse(&reader)
-                field = 1
-                let _settings = try Api.WallPaperSettings.parse(&reader)
-                return InstallWallPaper(wallpaper: _wallpaper, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.installWallPaper", fields: "wallpaper,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("wallpaper", self.wallpaper)
-            fields.object("settings", self.settings)
-            return ("account.installWallPaper", fields.fields)
-        }
-    }
-
     /// `account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;`
     public static func installWallPaper(wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        InstallWallPaper(wallpaper: wallpaper, settings: settings).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("wallpaper", wallpaper)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadRingtone(...)` serializes.
-    public final class UploadRingtone: TLFunction, TLRegistrable {
-        public let file: Api.InputFile
-        public let fileName: String
-        public let mimeType: String
-
-        public init(file: Api.InputFile, fileName: String, mimeType: String) {
-            self.file = file
-            self.fileName = fileName
-            self.mimeType = mimeType
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x831a83a2) }
-            self.file.serialize(buffer, true)
-            buffer.appendTLString(self.fileName)
-            buffer.appendTLString(self.mimeType)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadRingtone {
-            guard id == 0x831a83a2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.uploadRingtone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _file = try Api.InputFile.parse(&reader)
-                field = 1
-                let _fileName = try reader.readTLString()
-                field = 2
-                let _mimeType = try reader.readTLString()
-                return UploadRingtone(file: _file, fileName: _fileName, mimeType: _mimeType)
-            }
-            catch {
-                throw error.inside(constructor: "account.uploadRingtone", fields: "file,file_name,mime_type", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("file", self.file)
-            fields.string("file_name", self.fileName)
-            fields.string("mime_type", self.mimeType)
-            return ("account.uploadRingtone", fields.fields)
-        }
-    }
-
-    /// `account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;`
     public static func uploadRingtone(file: Api.InputFile, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
-        UploadRingtone(file: file, fileName: fileName, mimeType: mimeType).call(DeserializeFunctionResponse(Api.Document.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("file", file)
+        arguments.string("file_name", fileName)
+        arguments.string("mime_type", mimeType)
+        return TLRequest(definition: "account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Document.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendEncrypted(...)` serializes.
-    public final class SendEncrypted: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let peer: Api.InputEncryptedChat
-        public let randomId: Int64
-        public let data: [UInt8]
-
-        public init(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
-            self.silent = silent
-            self.peer = peer
-            self.randomId = randomId
-            self.data = data
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x44fa7a15) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.randomId)
-            buffer.appendTLBytes(self.data)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendEncrypted {
-            guard id == 0x44fa7a15 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendEncrypted"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                field = 3
-                let _randomId = try reader.readInt64()
-                field = 4
-                let _data = try reader.readTLBytes()
-                return SendEncrypted(silent: _silent, peer: _peer, randomId: _randomId, data: _data)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendEncrypted", fields: "flags,silent,peer,random_id,data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.object("peer", self.peer)
-            fields.long("random_id", self.randomId)
-            fields.bytes("data", self.data)
-            return ("messages.sendEncrypted", fields.fields)
-        }
-    }
-
     /// `messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
     public static func sendEncrypted(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
-        SendEncrypted(silent: silent, peer: peer, randomId: randomId, data: data).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("silent", silent)
+        arguments.object("peer", peer)
+        arguments.long("random_id", randomId)
+        arguments.bytes("data", data)
+        return TLRequest(definition: "messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFeaturedStickers(...)` serializes.
-    public final class GetFeaturedStickers: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x64780b14) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFeaturedStickers {
-            guard id == 0x64780b14 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getFeaturedStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetFeaturedStickers(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getFeaturedStickers", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getFeaturedStickers", fields.fields)
-        }
-    }
-
     /// `messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;`
     public static func getFeaturedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
-        GetFeaturedStickers(hash: hash).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSplitRanges(...)` serializes.
-    public final class GetSplitRanges: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1cff7e08) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSplitRanges {
-            guard id == 0x1cff7e08 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSplitRanges"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetSplitRanges()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getSplitRanges", [])
-        }
-    }
-
     /// `messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;`
     public static func getSplitRanges() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.MessageRange]>) {
-        GetSplitRanges().call(DeserializeFunctionResponse<[Api.MessageRange]>.vector(of: Api.MessageRange.self))
+        TLRequest(definition: "messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;", arguments: []).call(DeserializeFunctionResponse<[Api.MessageRange]>.vector(of: Api.MessageRange.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiGroups(...)` serializes.
-    public final class GetEmojiGroups: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7488ce5b) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiGroups {
-            guard id == 0x7488ce5b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiGroups"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetEmojiGroups(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiGroups", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("messages.getEmojiGroups", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;`
     public static func getEmojiGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        GetEmojiGroups(hash: hash).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderQuickReplies(...)` serializes.
-    public final class ReorderQuickReplies: TLFunction, TLRegistrable {
-        public let order: [Int32]
-
-        public init(order: [Int32]) {
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60331907) }
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderQuickReplies {
-            guard id == 0x60331907 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reorderQuickReplies"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _order = try reader.readVector(boxed: true, of: Int32.self)
-                return ReorderQuickReplies(order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reorderQuickReplies", fields: "order", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.ints("order", self.order)
-            return ("messages.reorderQuickReplies", fields.fields)
-        }
-    }
-
-    /// `messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;`
     public static func reorderQuickReplies(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderQuickReplies(order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.ints("order", order)
+        return TLRequest(definition: "messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSendAs(...)` serializes.
-    public final class GetSendAs: TLFunction, TLRegistrable {
-        public let forPaidReactions: Bool
-        public let forLiveStories: Bool
-        public let peer: Api.InputPeer
-
-        public init(forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) {
-            self.forPaidReactions = forPaidReactions
-            self.forLiveStories = forLiveStories
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if forPaidReactions { tlSetFlag(&flags, 0x1) }
-            if forLiveStories { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe785a43f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSendAs {
-            guard id == 0xe785a43f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getSendAs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _forPaidReactions = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _forLiveStories = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetSendAs(forPaidReactions: _forPaidReactions, forLiveStories: _forLiveStories, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getSendAs", fields: "flags,for_paid_reactions,for_live_stories,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("for_paid_reactions", self.forPaidReactions)
-            fields.trueFlag("for_live_stories", self.forLiveStories)
-            fields.object("peer", self.peer)
-            return ("channels.getSendAs", fields.fields)
-        }
-    }
-
-    /// `channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;`
     public static func getSendAs(forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SendAsPeers>) {
-        GetSendAs(forPaidReactions: forPaidReactions, forLiveStories: forLiveStories, peer: peer).call(DeserializeFunctionResponse(Api.channels.SendAsPeers.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("for_paid_reactions", forPaidReactions)
+        arguments.trueFlag("for_live_stories", forLiveStories)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.SendAsPeers.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderUsernames(...)` serializes.
-    public final class ReorderUsernames: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let order: [String]
-
-        public init(bot: Api.InputUser, order: [String]) {
-            self.bot = bot
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9709b1c2) }
-            self.bot.serialize(buffer, true)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderUsernames {
-            guard id == 0x9709b1c2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.reorderUsernames"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _order = try reader.readVector(boxed: true, of: String.self)
-                return ReorderUsernames(bot: _bot, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "bots.reorderUsernames", fields: "bot,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("bot", self.bot)
-            fields.strings("order", self.order)
-            return ("bots.reorderUsernames", fields.fields)
-        }
-    }
-
-    /// `bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;`
     public static func reorderUsernames(bot: Api.InputUser, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderUsernames(bot: bot, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("bot", bot)
+        arguments.strings("order", order)
+        return TLRequest(definition: "bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.communities {
     /// `communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getParticipantJoinedChats(...)` serializes.
-    public final class GetParticipantJoinedChats: TLFunction, TLRegistrable {
-        public let community: Api.InputChannel
-        public let participant: Api.InputPeer
-
-        public init(community: Api.InputChannel, participant: Api.InputPeer) {
-            self.community = community
-            self.participant = participant
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf87eabab) }
-            self.community.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetParticipantJoinedChats {
-            guard id == 0xf87eabab else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.getParticipantJoinedChats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _community = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _participant = try Api.InputPeer.parse(&reader)
-                return GetParticipantJoinedChats(community: _community, participant: _participant)
-            }
-            catch {
-                throw error.inside(constructor: "communities.getParticipantJoinedChats", fields: "community,participant", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("community", self.community)
-            fields.object("participant", self.participant)
-            return ("communities.getParticipantJoinedChats", fields.fields)
-        }
-    }
-
-    /// `communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;`
     public static func getParticipantJoinedChats(community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.ParticipantJoinedChats>) {
-        GetParticipantJoinedChats(community: community, participant: participant).call(DeserializeFunctionResponse(Api.communities.ParticipantJoinedChats.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("community", community)
+        arguments.object("participant", participant)
+        return TLRequest(definition: "communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.communities.ParticipantJoinedChats.self))
     }
 }
 
@@ -3323,16 +2912,18 @@ extension Api {
         (0x2085c238, Api.InputSavedStarGift.self),
         (0x3e0b5b6a, Api.SearchPostsFlood.self),
         (0x6b39f4ec, Api.payments.StarGiftAuctionState.self),
-        (0x2442485e, Api.functions.account.SetAccountTTL.self),
-        (0xfeed5769, Api.functions.account.InstallWallPaper.self),
-        (0x831a83a2, Api.functions.account.UploadRingtone.self),
-        (0x44fa7a15, Api.functions.messages.SendEncrypted.self),
-        (0x64780b14, Api.functions.messages.GetFeaturedStickers.self),
-        (0x1cff7e08, Api.functions.messages.GetSplitRanges.self),
-        (0x7488ce5b, Api.functions.messages.GetEmojiGroups.self),
-        (0x60331907, Api.functions.messages.ReorderQuickReplies.self),
-        (0xe785a43f, Api.functions.channels.GetSendAs.self),
-        (0x9709b1c2, Api.functions.bots.ReorderUsernames.self),
-        (0xf87eabab, Api.functions.communities.GetParticipantJoinedChats.self),
+    ]
+    static let functionEntries20: [(UInt32, StaticString)] = [
+        (0x2442485e, "account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;"),
+        (0xfeed5769, "account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;"),
+        (0x831a83a2, "account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;"),
+        (0x44fa7a15, "messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;"),
+        (0x64780b14, "messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;"),
+        (0x1cff7e08, "messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;"),
+        (0x7488ce5b, "messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;"),
+        (0x60331907, "messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;"),
+        (0xe785a43f, "channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;"),
+        (0x9709b1c2, "bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;"),
+        (0xf87eabab, "communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;"),
     ]
 }

@@ -18,6 +18,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "True" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> True {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -93,6 +95,8 @@ extension Api {
                     buffer.appendInt32(c.dcId)
             }
         }
+
+        public static var tlTypeName: String { "ChatPhoto" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatPhoto {
             let id = try reader.readUInt32()
@@ -182,6 +186,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.AffectedMessages" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AffectedMessages {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -251,6 +257,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "TopPeerCategoryPeers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeerCategoryPeers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -319,6 +327,8 @@ extension Api.phone {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "phone.PhoneCall" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCall {
             let id = try reader.readUInt32()
@@ -412,6 +422,8 @@ extension Api {
                     buffer.appendInt64(c.communityId)
             }
         }
+
+        public static var tlTypeName: String { "DialogPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogPeer {
             let id = try reader.readUInt32()
@@ -543,6 +555,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PageRelatedArticle" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageRelatedArticle {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -659,6 +673,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x5b11125a) }
             }
         }
+
+        public static var tlTypeName: String { "BaseTheme" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BaseTheme {
             let id = try reader.readUInt32()
@@ -801,6 +817,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "VideoSize" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> VideoSize {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -929,6 +947,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ChatInviteImporters" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInviteImporters {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1007,6 +1027,8 @@ extension Api {
                     buffer.appendTLString(c.url)
             }
         }
+
+        public static var tlTypeName: String { "BotMenuButton" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotMenuButton {
             let id = try reader.readUInt32()
@@ -1138,6 +1160,8 @@ extension Api.chatlists {
             }
         }
 
+        public static var tlTypeName: String { "chatlists.ChatlistInvite" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatlistInvite {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1253,6 +1277,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.BotPreparedInlineMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotPreparedInlineMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1341,6 +1367,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.WebBrowserSettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebBrowserSettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1402,1660 +1430,290 @@ extension Api.account {
 
 extension Api.functions.auth {
     /// `auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestFirebaseSms(...)` serializes.
-    public final class RequestFirebaseSms: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let safetyNetToken: String?
-        public let playIntegrityToken: String?
-        public let iosPushSecret: String?
-
-        public init(phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.safetyNetToken = safetyNetToken
-            self.playIntegrityToken = playIntegrityToken
-            self.iosPushSecret = iosPushSecret
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if safetyNetToken != nil { tlSetFlag(&flags, 0x1) }
-            if playIntegrityToken != nil { tlSetFlag(&flags, 0x4) }
-            if iosPushSecret != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8e39261e) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.safetyNetToken {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.playIntegrityToken {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.iosPushSecret {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestFirebaseSms {
-            guard id == 0x8e39261e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.requestFirebaseSms"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _phoneNumber = try reader.readTLString()
-                field = 2
-                let _phoneCodeHash = try reader.readTLString()
-                field = 3
-                var _safetyNetToken: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _safetyNetToken = try reader.readTLString()
-                }
-                field = 4
-                var _playIntegrityToken: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _playIntegrityToken = try reader.readTLString()
-                }
-                field = 5
-                var _iosPushSecret: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _iosPushSecret = try reader.readTLString()
-                }
-                return RequestFirebaseSms(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, safetyNetToken: _safetyNetToken, playIntegrityToken: _playIntegrityToken, iosPushSecret: _iosPushSecret)
-            }
-            catch {
-                throw error.inside(constructor: "auth.requestFirebaseSms", fields: "flags,phone_number,phone_code_hash,safety_net_token,play_integrity_token,ios_push_secret", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.safetyNetToken {
-                fields.string("safety_net_token", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.playIntegrityToken {
-                fields.string("play_integrity_token", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.iosPushSecret {
-                fields.string("ios_push_secret", value)
-            }
-            return ("auth.requestFirebaseSms", fields.fields)
-        }
-    }
-
-    /// `auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;`
     public static func requestFirebaseSms(phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        RequestFirebaseSms(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, safetyNetToken: safetyNetToken, playIntegrityToken: playIntegrityToken, iosPushSecret: iosPushSecret).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        if let value = safetyNetToken { arguments.string("safety_net_token", value) }
+        if let value = playIntegrityToken { arguments.string("play_integrity_token", value) }
+        if let value = iosPushSecret { arguments.string("ios_push_secret", value) }
+        return TLRequest(definition: "auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendVerifyPhoneCode(...)` serializes.
-    public final class SendVerifyPhoneCode: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let settings: Api.CodeSettings
-
-        public init(phoneNumber: String, settings: Api.CodeSettings) {
-            self.phoneNumber = phoneNumber
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa5a356f9) }
-            buffer.appendTLString(self.phoneNumber)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendVerifyPhoneCode {
-            guard id == 0xa5a356f9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.sendVerifyPhoneCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _settings = try Api.CodeSettings.parse(&reader)
-                return SendVerifyPhoneCode(phoneNumber: _phoneNumber, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.sendVerifyPhoneCode", fields: "phone_number,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("phone_number", self.phoneNumber)
-            fields.object("settings", self.settings)
-            return ("account.sendVerifyPhoneCode", fields.fields)
-        }
-    }
-
     /// `account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;`
     public static func sendVerifyPhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        SendVerifyPhoneCode(phoneNumber: phoneNumber, settings: settings).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("phone_number", phoneNumber)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.resetWallPapers#bb3b9804 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetWallPapers(...)` serializes.
-    public final class ResetWallPapers: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbb3b9804) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetWallPapers {
-            guard id == 0xbb3b9804 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resetWallPapers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ResetWallPapers()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.resetWallPapers", [])
-        }
-    }
-
     /// `account.resetWallPapers#bb3b9804 = Bool;`
     public static func resetWallPapers() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetWallPapers().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.resetWallPapers#bb3b9804 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.declinePasswordReset#4c9409f6 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `declinePasswordReset(...)` serializes.
-    public final class DeclinePasswordReset: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4c9409f6) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeclinePasswordReset {
-            guard id == 0x4c9409f6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.declinePasswordReset"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return DeclinePasswordReset()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.declinePasswordReset", [])
-        }
-    }
-
     /// `account.declinePasswordReset#4c9409f6 = Bool;`
     public static func declinePasswordReset() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeclinePasswordReset().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.declinePasswordReset#4c9409f6 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `changeAuthorizationSettings(...)` serializes.
-    public final class ChangeAuthorizationSettings: TLFunction, TLRegistrable {
-        public let confirmed: Bool
-        public let hash: Int64
-        public let encryptedRequestsDisabled: Bool?
-        public let callRequestsDisabled: Bool?
-
-        public init(confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) {
-            self.confirmed = confirmed
-            self.hash = hash
-            self.encryptedRequestsDisabled = encryptedRequestsDisabled
-            self.callRequestsDisabled = callRequestsDisabled
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if confirmed { tlSetFlag(&flags, 0x8) }
-            if encryptedRequestsDisabled != nil { tlSetFlag(&flags, 0x1) }
-            if callRequestsDisabled != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x40f48462) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.hash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.encryptedRequestsDisabled {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.callRequestsDisabled {
-                buffer.appendBool(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ChangeAuthorizationSettings {
-            guard id == 0x40f48462 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.changeAuthorizationSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _confirmed = tlFlagIsSet(_flags, 0x8)
-                field = 2
-                let _hash = try reader.readInt64()
-                field = 3
-                var _encryptedRequestsDisabled: Bool? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _encryptedRequestsDisabled = try reader.readBool()
-                }
-                field = 4
-                var _callRequestsDisabled: Bool? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _callRequestsDisabled = try reader.readBool()
-                }
-                return ChangeAuthorizationSettings(confirmed: _confirmed, hash: _hash, encryptedRequestsDisabled: _encryptedRequestsDisabled, callRequestsDisabled: _callRequestsDisabled)
-            }
-            catch {
-                throw error.inside(constructor: "account.changeAuthorizationSettings", fields: "flags,confirmed,hash,encrypted_requests_disabled,call_requests_disabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("confirmed", self.confirmed)
-            fields.long("hash", self.hash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.encryptedRequestsDisabled {
-                fields.bool("encrypted_requests_disabled", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.callRequestsDisabled {
-                fields.bool("call_requests_disabled", value)
-            }
-            return ("account.changeAuthorizationSettings", fields.fields)
-        }
-    }
-
     /// `account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;`
     public static func changeAuthorizationSettings(confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ChangeAuthorizationSettings(confirmed: confirmed, hash: hash, encryptedRequestsDisabled: encryptedRequestsDisabled, callRequestsDisabled: callRequestsDisabled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("confirmed", confirmed)
+        arguments.long("hash", hash)
+        if let value = encryptedRequestsDisabled { arguments.bool("encrypted_requests_disabled", value) }
+        if let value = callRequestsDisabled { arguments.bool("call_requests_disabled", value) }
+        return TLRequest(definition: "account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateColor(...)` serializes.
-    public final class UpdateColor: TLFunction, TLRegistrable {
-        public let forProfile: Bool
-        public let color: Api.PeerColor?
-
-        public init(forProfile: Bool = false, color: Api.PeerColor? = nil) {
-            self.forProfile = forProfile
-            self.color = color
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if forProfile { tlSetFlag(&flags, 0x2) }
-            if color != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x684d214e) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x4), let value = self.color {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateColor {
-            guard id == 0x684d214e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateColor"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _forProfile = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                var _color: Api.PeerColor? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _color = try Api.PeerColor.parse(&reader)
-                }
-                return UpdateColor(forProfile: _forProfile, color: _color)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateColor", fields: "flags,for_profile,color", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("for_profile", self.forProfile)
-            if tlFlagIsSet(_flags, 0x4), let value = self.color {
-                fields.object("color", value)
-            }
-            return ("account.updateColor", fields.fields)
-        }
-    }
-
-    /// `account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;`
     public static func updateColor(forProfile: Bool = false, color: Api.PeerColor? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateColor(forProfile: forProfile, color: color).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("for_profile", forProfile)
+        if let value = color { arguments.object("color", value) }
+        return TLRequest(definition: "account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;`
-    ///
-    /// The request as a value: what a server decodes, and what `resolvePhone(...)` serializes.
-    public final class ResolvePhone: TLFunction, TLRegistrable {
-        public let phone: String
-
-        public init(phone: String) {
-            self.phone = phone
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8af94344) }
-            buffer.appendTLString(self.phone)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResolvePhone {
-            guard id == 0x8af94344 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.resolvePhone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _phone = try reader.readTLString()
-                return ResolvePhone(phone: _phone)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.resolvePhone", fields: "phone", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("phone", self.phone)
-            return ("contacts.resolvePhone", fields.fields)
-        }
-    }
-
-    /// `contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;`
     public static func resolvePhone(phone: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
-        ResolvePhone(phone: phone).call(DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("phone", phone)
+        return TLRequest(definition: "contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getChats#49e9528f id:Vector<long> = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChats(...)` serializes.
-    public final class GetChats: TLFunction, TLRegistrable {
-        public let id: [Int64]
-
-        public init(id: [Int64]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x49e9528f) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChats {
-            guard id == 0x49e9528f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getChats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Int64.self)
-                return GetChats(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getChats", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.longs("id", self.id)
-            return ("messages.getChats", fields.fields)
-        }
-    }
-
     /// `messages.getChats#49e9528f id:Vector<long> = messages.Chats;`
     public static func getChats(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetChats(id: id).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.longs("id", id)
+        return TLRequest(definition: "messages.getChats#49e9528f id:Vector<long> = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportEncryptedSpam(...)` serializes.
-    public final class ReportEncryptedSpam: TLFunction, TLRegistrable {
-        public let peer: Api.InputEncryptedChat
-
-        public init(peer: Api.InputEncryptedChat) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4b0c8c0f) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportEncryptedSpam {
-            guard id == 0x4b0c8c0f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reportEncryptedSpam"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                return ReportEncryptedSpam(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reportEncryptedSpam", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.reportEncryptedSpam", fields.fields)
-        }
-    }
-
     /// `messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;`
     public static func reportEncryptedSpam(peer: Api.InputEncryptedChat) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportEncryptedSpam(peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleDialogPin(...)` serializes.
-    public final class ToggleDialogPin: TLFunction, TLRegistrable {
-        public let pinned: Bool
-        public let peer: Api.InputDialogPeer
-
-        public init(pinned: Bool = false, peer: Api.InputDialogPeer) {
-            self.pinned = pinned
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if pinned { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa731e257) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleDialogPin {
-            guard id == 0xa731e257 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleDialogPin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputDialogPeer.parse(&reader)
-                return ToggleDialogPin(pinned: _pinned, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleDialogPin", fields: "flags,pinned,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("pinned", self.pinned)
-            fields.object("peer", self.peer)
-            return ("messages.toggleDialogPin", fields.fields)
-        }
-    }
-
     /// `messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
     public static func toggleDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleDialogPin(pinned: pinned, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("pinned", pinned)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDialogUnreadMarks(...)` serializes.
-    public final class GetDialogUnreadMarks: TLFunction, TLRegistrable {
-        public let parentPeer: Api.InputPeer?
-
-        public init(parentPeer: Api.InputPeer? = nil) {
-            self.parentPeer = parentPeer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x21202222) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDialogUnreadMarks {
-            guard id == 0x21202222 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDialogUnreadMarks"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                return GetDialogUnreadMarks(parentPeer: _parentPeer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getDialogUnreadMarks", fields: "flags,parent_peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            return ("messages.getDialogUnreadMarks", fields.fields)
-        }
-    }
-
     /// `messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;`
     public static func getDialogUnreadMarks(parentPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogPeer]>) {
-        GetDialogUnreadMarks(parentPeer: parentPeer).call(DeserializeFunctionResponse<[Api.DialogPeer]>.vector(of: Api.DialogPeer.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        return TLRequest(definition: "messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.DialogPeer]>.vector(of: Api.DialogPeer.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;`
-    ///
-    /// The request as a value: what a server decodes, and what `deletePhoneCallHistory(...)` serializes.
-    public final class DeletePhoneCallHistory: TLFunction, TLRegistrable {
-        public let revoke: Bool
-
-        public init(revoke: Bool = false) {
-            self.revoke = revoke
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if revoke { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf9cbe409) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeletePhoneCallHistory {
-            guard id == 0xf9cbe409 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deletePhoneCallHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _revoke = tlFlagIsSet(_flags, 0x1)
-                return DeletePhoneCallHistory(revoke: _revoke)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deletePhoneCallHistory", fields: "flags,revoke", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            fields.trueFlag("revoke", self.revoke)
-            return ("messages.deletePhoneCallHistory", fields.fields)
-        }
-    }
-
     /// `messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;`
     public static func deletePhoneCallHistory(revoke: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedFoundMessages>) {
-        DeletePhoneCallHistory(revoke: revoke).call(DeserializeFunctionResponse(Api.messages.AffectedFoundMessages.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.trueFlag("revoke", revoke)
+        return TLRequest(definition: "messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedFoundMessages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `rateTranscribedAudio(...)` serializes.
-    public final class RateTranscribedAudio: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let transcriptionId: Int64
-        public let good: Bool
-
-        public init(peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) {
-            self.peer = peer
-            self.msgId = msgId
-            self.transcriptionId = transcriptionId
-            self.good = good
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7f1d072f) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendInt64(self.transcriptionId)
-            buffer.appendBool(self.good)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RateTranscribedAudio {
-            guard id == 0x7f1d072f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.rateTranscribedAudio"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _transcriptionId = try reader.readInt64()
-                field = 3
-                let _good = try reader.readBool()
-                return RateTranscribedAudio(peer: _peer, msgId: _msgId, transcriptionId: _transcriptionId, good: _good)
-            }
-            catch {
-                throw error.inside(constructor: "messages.rateTranscribedAudio", fields: "peer,msg_id,transcription_id,good", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.long("transcription_id", self.transcriptionId)
-            fields.bool("good", self.good)
-            return ("messages.rateTranscribedAudio", fields.fields)
-        }
-    }
-
     /// `messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;`
     public static func rateTranscribedAudio(peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        RateTranscribedAudio(peer: peer, msgId: msgId, transcriptionId: transcriptionId, good: good).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.long("transcription_id", transcriptionId)
+        arguments.bool("good", good)
+        return TLRequest(definition: "messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteFactCheck(...)` serializes.
-    public final class DeleteFactCheck: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd1da940c) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteFactCheck {
-            guard id == 0xd1da940c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteFactCheck"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return DeleteFactCheck(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteFactCheck", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("messages.deleteFactCheck", fields.fields)
-        }
-    }
-
     /// `messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;`
     public static func deleteFactCheck(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteFactCheck(peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestMainWebView(...)` serializes.
-    public final class RequestMainWebView: TLFunction, TLRegistrable {
-        public let compact: Bool
-        public let fullscreen: Bool
-        public let peer: Api.InputPeer
-        public let bot: Api.InputUser
-        public let startParam: String?
-        public let themeParams: Api.DataJSON?
-        public let platform: String
-
-        public init(compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
-            self.compact = compact
-            self.fullscreen = fullscreen
-            self.peer = peer
-            self.bot = bot
-            self.startParam = startParam
-            self.themeParams = themeParams
-            self.platform = platform
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if compact { tlSetFlag(&flags, 0x80) }
-            if fullscreen { tlSetFlag(&flags, 0x100) }
-            if startParam != nil { tlSetFlag(&flags, 0x2) }
-            if themeParams != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc9e01e7b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.bot.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.platform)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestMainWebView {
-            guard id == 0xc9e01e7b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.requestMainWebView"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _compact = tlFlagIsSet(_flags, 0x80)
-                field = 2
-                let _fullscreen = tlFlagIsSet(_flags, 0x100)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 5
-                var _startParam: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _startParam = try reader.readTLString()
-                }
-                field = 6
-                var _themeParams: Api.DataJSON? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _themeParams = try Api.DataJSON.parse(&reader)
-                }
-                field = 7
-                let _platform = try reader.readTLString()
-                return RequestMainWebView(compact: _compact, fullscreen: _fullscreen, peer: _peer, bot: _bot, startParam: _startParam, themeParams: _themeParams, platform: _platform)
-            }
-            catch {
-                throw error.inside(constructor: "messages.requestMainWebView", fields: "flags,compact,fullscreen,peer,bot,start_param,theme_params,platform", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("compact", self.compact)
-            fields.trueFlag("fullscreen", self.fullscreen)
-            fields.object("peer", self.peer)
-            fields.object("bot", self.bot)
-            if tlFlagIsSet(_flags, 0x2), let value = self.startParam {
-                fields.string("start_param", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                fields.object("theme_params", value)
-            }
-            fields.string("platform", self.platform)
-            return ("messages.requestMainWebView", fields.fields)
-        }
-    }
-
     /// `messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     public static func requestMainWebView(compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        RequestMainWebView(compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, startParam: startParam, themeParams: themeParams, platform: platform).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("compact", compact)
+        arguments.trueFlag("fullscreen", fullscreen)
+        arguments.object("peer", peer)
+        arguments.object("bot", bot)
+        if let value = startParam { arguments.string("start_param", value) }
+        if let value = themeParams { arguments.object("theme_params", value) }
+        arguments.string("platform", platform)
+        return TLRequest(definition: "messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `viewSponsoredMessage(...)` serializes.
-    public final class ViewSponsoredMessage: TLFunction, TLRegistrable {
-        public let randomId: [UInt8]
-
-        public init(randomId: [UInt8]) {
-            self.randomId = randomId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x269e3643) }
-            buffer.appendTLBytes(self.randomId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ViewSponsoredMessage {
-            guard id == 0x269e3643 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.viewSponsoredMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _randomId = try reader.readTLBytes()
-                return ViewSponsoredMessage(randomId: _randomId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.viewSponsoredMessage", fields: "random_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bytes("random_id", self.randomId)
-            return ("messages.viewSponsoredMessage", fields.fields)
-        }
-    }
-
     /// `messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;`
     public static func viewSponsoredMessage(randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ViewSponsoredMessage(randomId: randomId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bytes("random_id", randomId)
+        return TLRequest(definition: "messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `updatePinnedForumTopic(...)` serializes.
-    public final class UpdatePinnedForumTopic: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topicId: Int32
-        public let pinned: Bool
-
-        public init(peer: Api.InputPeer, topicId: Int32, pinned: Bool) {
-            self.peer = peer
-            self.topicId = topicId
-            self.pinned = pinned
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x175df251) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.topicId)
-            buffer.appendBool(self.pinned)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdatePinnedForumTopic {
-            guard id == 0x175df251 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.updatePinnedForumTopic"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _topicId = try reader.readInt32()
-                field = 2
-                let _pinned = try reader.readBool()
-                return UpdatePinnedForumTopic(peer: _peer, topicId: _topicId, pinned: _pinned)
-            }
-            catch {
-                throw error.inside(constructor: "messages.updatePinnedForumTopic", fields: "peer,topic_id,pinned", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("topic_id", self.topicId)
-            fields.bool("pinned", self.pinned)
-            return ("messages.updatePinnedForumTopic", fields.fields)
-        }
-    }
-
-    /// `messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;`
     public static func updatePinnedForumTopic(peer: Api.InputPeer, topicId: Int32, pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpdatePinnedForumTopic(peer: peer, topicId: topicId, pinned: pinned).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("topic_id", topicId)
+        arguments.bool("pinned", pinned)
+        return TLRequest(definition: "messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.photos {
     /// `photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUserPhotos(...)` serializes.
-    public final class GetUserPhotos: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let offset: Int32
-        public let maxId: Int64
-        public let limit: Int32
-
-        public init(userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) {
-            self.userId = userId
-            self.offset = offset
-            self.maxId = maxId
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x91cd32a8) }
-            self.userId.serialize(buffer, true)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt64(self.maxId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUserPhotos {
-            guard id == 0x91cd32a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "photos.getUserPhotos"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _offset = try reader.readInt32()
-                field = 2
-                let _maxId = try reader.readInt64()
-                field = 3
-                let _limit = try reader.readInt32()
-                return GetUserPhotos(userId: _userId, offset: _offset, maxId: _maxId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "photos.getUserPhotos", fields: "user_id,offset,max_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("user_id", self.userId)
-            fields.int("offset", self.offset)
-            fields.long("max_id", self.maxId)
-            fields.int("limit", self.limit)
-            return ("photos.getUserPhotos", fields.fields)
-        }
-    }
-
-    /// `photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;`
     public static func getUserPhotos(userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photos>) {
-        GetUserPhotos(userId: userId, offset: offset, maxId: maxId, limit: limit).call(DeserializeFunctionResponse(Api.photos.Photos.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("user_id", userId)
+        arguments.int("offset", offset)
+        arguments.long("max_id", maxId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photos.self))
     }
 }
 
 extension Api.functions.help {
-    /// `help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPassportConfig(...)` serializes.
-    public final class GetPassportConfig: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc661ad08) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPassportConfig {
-            guard id == 0xc661ad08 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getPassportConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetPassportConfig(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "help.getPassportConfig", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("help.getPassportConfig", fields.fields)
-        }
-    }
-
     /// `help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;`
     public static func getPassportConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PassportConfig>) {
-        GetPassportConfig(hash: hash).call(DeserializeFunctionResponse(Api.help.PassportConfig.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.PassportConfig.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCountriesList(...)` serializes.
-    public final class GetCountriesList: TLFunction, TLRegistrable {
-        public let langCode: String
-        public let hash: Int32
-
-        public init(langCode: String, hash: Int32) {
-            self.langCode = langCode
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x735787a8) }
-            buffer.appendTLString(self.langCode)
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCountriesList {
-            guard id == 0x735787a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getCountriesList"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _langCode = try reader.readTLString()
-                field = 1
-                let _hash = try reader.readInt32()
-                return GetCountriesList(langCode: _langCode, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "help.getCountriesList", fields: "lang_code,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("lang_code", self.langCode)
-            fields.int("hash", self.hash)
-            return ("help.getCountriesList", fields.fields)
-        }
-    }
-
-    /// `help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;`
     public static func getCountriesList(langCode: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.CountriesList>) {
-        GetCountriesList(langCode: langCode, hash: hash).call(DeserializeFunctionResponse(Api.help.CountriesList.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("lang_code", langCode)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.CountriesList.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteMessages(...)` serializes.
-    public final class DeleteMessages: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let id: [Int32]
-
-        public init(channel: Api.InputChannel, id: [Int32]) {
-            self.channel = channel
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x84c1fd4e) }
-            self.channel.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteMessages {
-            guard id == 0x84c1fd4e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.deleteMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return DeleteMessages(channel: _channel, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "channels.deleteMessages", fields: "channel,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.ints("id", self.id)
-            return ("channels.deleteMessages", fields.fields)
-        }
-    }
-
     /// `channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;`
     public static func deleteMessages(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        DeleteMessages(channel: channel, id: id).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.ints("id", id)
+        return TLRequest(definition: "channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleJoinToSend(...)` serializes.
-    public final class ToggleJoinToSend: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-
-        public init(channel: Api.InputChannel, enabled: Bool) {
-            self.channel = channel
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe4cb9580) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleJoinToSend {
-            guard id == 0xe4cb9580 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleJoinToSend"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                return ToggleJoinToSend(channel: _channel, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleJoinToSend", fields: "channel,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            return ("channels.toggleJoinToSend", fields.fields)
-        }
-    }
-
-    /// `channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleJoinToSend(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleJoinToSend(channel: channel, enabled: enabled).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateStarGiftPrice(...)` serializes.
-    public final class UpdateStarGiftPrice: TLFunction, TLRegistrable {
-        public let stargift: Api.InputSavedStarGift
-        public let resellAmount: Api.StarsAmount
-
-        public init(stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) {
-            self.stargift = stargift
-            self.resellAmount = resellAmount
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xedbe6ccb) }
-            self.stargift.serialize(buffer, true)
-            self.resellAmount.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateStarGiftPrice {
-            guard id == 0xedbe6ccb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.updateStarGiftPrice"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _stargift = try Api.InputSavedStarGift.parse(&reader)
-                field = 1
-                let _resellAmount = try Api.StarsAmount.parse(&reader)
-                return UpdateStarGiftPrice(stargift: _stargift, resellAmount: _resellAmount)
-            }
-            catch {
-                throw error.inside(constructor: "payments.updateStarGiftPrice", fields: "stargift,resell_amount", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("stargift", self.stargift)
-            fields.object("resell_amount", self.resellAmount)
-            return ("payments.updateStarGiftPrice", fields.fields)
-        }
-    }
-
     /// `payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;`
     public static func updateStarGiftPrice(stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpdateStarGiftPrice(stargift: stargift, resellAmount: resellAmount).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("stargift", stargift)
+        arguments.object("resell_amount", resellAmount)
+        return TLRequest(definition: "payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUniqueStarGiftValueInfo(...)` serializes.
-    public final class GetUniqueStarGiftValueInfo: TLFunction, TLRegistrable {
-        public let slug: String
-
-        public init(slug: String) {
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4365af6b) }
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUniqueStarGiftValueInfo {
-            guard id == 0x4365af6b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getUniqueStarGiftValueInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _slug = try reader.readTLString()
-                return GetUniqueStarGiftValueInfo(slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getUniqueStarGiftValueInfo", fields: "slug", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("slug", self.slug)
-            return ("payments.getUniqueStarGiftValueInfo", fields.fields)
-        }
-    }
-
     /// `payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;`
     public static func getUniqueStarGiftValueInfo(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGiftValueInfo>) {
-        GetUniqueStarGiftValueInfo(slug: slug).call(DeserializeFunctionResponse(Api.payments.UniqueStarGiftValueInfo.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.UniqueStarGiftValueInfo.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `craftStarGift(...)` serializes.
-    public final class CraftStarGift: TLFunction, TLRegistrable {
-        public let stargift: [Api.InputSavedStarGift]
-
-        public init(stargift: [Api.InputSavedStarGift]) {
-            self.stargift = stargift
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb0f9684f) }
-            buffer.appendVector(self.stargift, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CraftStarGift {
-            guard id == 0xb0f9684f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.craftStarGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _stargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
-                return CraftStarGift(stargift: _stargift)
-            }
-            catch {
-                throw error.inside(constructor: "payments.craftStarGift", fields: "stargift", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("stargift", self.stargift)
-            return ("payments.craftStarGift", fields.fields)
-        }
-    }
-
-    /// `payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;`
     public static func craftStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        CraftStarGift(stargift: stargift).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("stargift", stargift)
+        return TLRequest(definition: "payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stickers {
-    /// `stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `setStickerSetThumb(...)` serializes.
-    public final class SetStickerSetThumb: TLFunction, TLRegistrable {
-        public let stickerset: Api.InputStickerSet
-        public let thumb: Api.InputDocument?
-        public let thumbDocumentId: Int64?
-
-        public init(stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) {
-            self.stickerset = stickerset
-            self.thumb = thumb
-            self.thumbDocumentId = thumbDocumentId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if thumb != nil { tlSetFlag(&flags, 0x1) }
-            if thumbDocumentId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa76a5392) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.stickerset.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.thumbDocumentId {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetStickerSetThumb {
-            guard id == 0xa76a5392 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.setStickerSetThumb"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                field = 2
-                var _thumb: Api.InputDocument? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _thumb = try Api.InputDocument.parse(&reader)
-                }
-                field = 3
-                var _thumbDocumentId: Int64? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _thumbDocumentId = try reader.readInt64()
-                }
-                return SetStickerSetThumb(stickerset: _stickerset, thumb: _thumb, thumbDocumentId: _thumbDocumentId)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.setStickerSetThumb", fields: "flags,stickerset,thumb,thumb_document_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("stickerset", self.stickerset)
-            if tlFlagIsSet(_flags, 0x1), let value = self.thumb {
-                fields.object("thumb", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.thumbDocumentId {
-                fields.long("thumb_document_id", value)
-            }
-            return ("stickers.setStickerSetThumb", fields.fields)
-        }
-    }
-
     /// `stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;`
     public static func setStickerSetThumb(stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        SetStickerSetThumb(stickerset: stickerset, thumb: thumb, thumbDocumentId: thumbDocumentId).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("stickerset", stickerset)
+        if let value = thumb { arguments.object("thumb", value) }
+        if let value = thumbDocumentId { arguments.long("thumb_document_id", value) }
+        return TLRequest(definition: "stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `renameStickerSet(...)` serializes.
-    public final class RenameStickerSet: TLFunction, TLRegistrable {
-        public let stickerset: Api.InputStickerSet
-        public let title: String
-
-        public init(stickerset: Api.InputStickerSet, title: String) {
-            self.stickerset = stickerset
-            self.title = title
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x124b1c00) }
-            self.stickerset.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RenameStickerSet {
-            guard id == 0x124b1c00 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.renameStickerSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                field = 1
-                let _title = try reader.readTLString()
-                return RenameStickerSet(stickerset: _stickerset, title: _title)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.renameStickerSet", fields: "stickerset,title", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("stickerset", self.stickerset)
-            fields.string("title", self.title)
-            return ("stickers.renameStickerSet", fields.fields)
-        }
-    }
-
-    /// `stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;`
     public static func renameStickerSet(stickerset: Api.InputStickerSet, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        RenameStickerSet(stickerset: stickerset, title: title).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("stickerset", stickerset)
+        arguments.string("title", title)
+        return TLRequest(definition: "stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteGroupCallParticipantMessages(...)` serializes.
-    public final class DeleteGroupCallParticipantMessages: TLFunction, TLRegistrable {
-        public let reportSpam: Bool
-        public let call: Api.InputGroupCall
-        public let participant: Api.InputPeer
-
-        public init(reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) {
-            self.reportSpam = reportSpam
-            self.call = call
-            self.participant = participant
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reportSpam { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1dbfeca0) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteGroupCallParticipantMessages {
-            guard id == 0x1dbfeca0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.deleteGroupCallParticipantMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _reportSpam = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 3
-                let _participant = try Api.InputPeer.parse(&reader)
-                return DeleteGroupCallParticipantMessages(reportSpam: _reportSpam, call: _call, participant: _participant)
-            }
-            catch {
-                throw error.inside(constructor: "phone.deleteGroupCallParticipantMessages", fields: "flags,report_spam,call,participant", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("report_spam", self.reportSpam)
-            fields.object("call", self.call)
-            fields.object("participant", self.participant)
-            return ("phone.deleteGroupCallParticipantMessages", fields.fields)
-        }
-    }
-
-    /// `phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;`
     public static func deleteGroupCallParticipantMessages(reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteGroupCallParticipantMessages(reportSpam: reportSpam, call: call, participant: participant).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("report_spam", reportSpam)
+        arguments.object("call", call)
+        arguments.object("participant", participant)
+        return TLRequest(definition: "phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getMyBoosts#0be77b4a = premium.MyBoosts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMyBoosts(...)` serializes.
-    public final class GetMyBoosts: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0be77b4a) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMyBoosts {
-            guard id == 0x0be77b4a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "premium.getMyBoosts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetMyBoosts()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("premium.getMyBoosts", [])
-        }
-    }
-
-    /// `premium.getMyBoosts#0be77b4a = premium.MyBoosts;`
     public static func getMyBoosts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
-        GetMyBoosts().call(DeserializeFunctionResponse(Api.premium.MyBoosts.self))
+        TLRequest(definition: "premium.getMyBoosts#0be77b4a = premium.MyBoosts;", arguments: []).call(DeserializeFunctionResponse(Api.premium.MyBoosts.self))
     }
 }
 
@@ -3088,34 +1746,36 @@ extension Api {
         (0x8ecf0511, Api.messages.BotPreparedInlineMessage.self),
         (0xc31c8f4e, Api.account.WebBrowserSettings.self),
         (0x79eb8cb3, Api.account.WebBrowserSettings.self),
-        (0x8e39261e, Api.functions.auth.RequestFirebaseSms.self),
-        (0xa5a356f9, Api.functions.account.SendVerifyPhoneCode.self),
-        (0xbb3b9804, Api.functions.account.ResetWallPapers.self),
-        (0x4c9409f6, Api.functions.account.DeclinePasswordReset.self),
-        (0x40f48462, Api.functions.account.ChangeAuthorizationSettings.self),
-        (0x684d214e, Api.functions.account.UpdateColor.self),
-        (0x8af94344, Api.functions.contacts.ResolvePhone.self),
-        (0x49e9528f, Api.functions.messages.GetChats.self),
-        (0x4b0c8c0f, Api.functions.messages.ReportEncryptedSpam.self),
-        (0xa731e257, Api.functions.messages.ToggleDialogPin.self),
-        (0x21202222, Api.functions.messages.GetDialogUnreadMarks.self),
-        (0xf9cbe409, Api.functions.messages.DeletePhoneCallHistory.self),
-        (0x7f1d072f, Api.functions.messages.RateTranscribedAudio.self),
-        (0xd1da940c, Api.functions.messages.DeleteFactCheck.self),
-        (0xc9e01e7b, Api.functions.messages.RequestMainWebView.self),
-        (0x269e3643, Api.functions.messages.ViewSponsoredMessage.self),
-        (0x175df251, Api.functions.messages.UpdatePinnedForumTopic.self),
-        (0x91cd32a8, Api.functions.photos.GetUserPhotos.self),
-        (0xc661ad08, Api.functions.help.GetPassportConfig.self),
-        (0x735787a8, Api.functions.help.GetCountriesList.self),
-        (0x84c1fd4e, Api.functions.channels.DeleteMessages.self),
-        (0xe4cb9580, Api.functions.channels.ToggleJoinToSend.self),
-        (0xedbe6ccb, Api.functions.payments.UpdateStarGiftPrice.self),
-        (0x4365af6b, Api.functions.payments.GetUniqueStarGiftValueInfo.self),
-        (0xb0f9684f, Api.functions.payments.CraftStarGift.self),
-        (0xa76a5392, Api.functions.stickers.SetStickerSetThumb.self),
-        (0x124b1c00, Api.functions.stickers.RenameStickerSet.self),
-        (0x1dbfeca0, Api.functions.phone.DeleteGroupCallParticipantMessages.self),
-        (0x0be77b4a, Api.functions.premium.GetMyBoosts.self),
+    ]
+    static let functionEntries21: [(UInt32, StaticString)] = [
+        (0x8e39261e, "auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;"),
+        (0xa5a356f9, "account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;"),
+        (0xbb3b9804, "account.resetWallPapers#bb3b9804 = Bool;"),
+        (0x4c9409f6, "account.declinePasswordReset#4c9409f6 = Bool;"),
+        (0x40f48462, "account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;"),
+        (0x684d214e, "account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;"),
+        (0x8af94344, "contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;"),
+        (0x49e9528f, "messages.getChats#49e9528f id:Vector<long> = messages.Chats;"),
+        (0x4b0c8c0f, "messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;"),
+        (0xa731e257, "messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;"),
+        (0x21202222, "messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;"),
+        (0xf9cbe409, "messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;"),
+        (0x7f1d072f, "messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;"),
+        (0xd1da940c, "messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;"),
+        (0xc9e01e7b, "messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;"),
+        (0x269e3643, "messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;"),
+        (0x175df251, "messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;"),
+        (0x91cd32a8, "photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;"),
+        (0xc661ad08, "help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;"),
+        (0x735787a8, "help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;"),
+        (0x84c1fd4e, "channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;"),
+        (0xe4cb9580, "channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;"),
+        (0xedbe6ccb, "payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;"),
+        (0x4365af6b, "payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;"),
+        (0xb0f9684f, "payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;"),
+        (0xa76a5392, "stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;"),
+        (0x124b1c00, "stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;"),
+        (0x1dbfeca0, "phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;"),
+        (0x0be77b4a, "premium.getMyBoosts#0be77b4a = premium.MyBoosts;"),
     ]
 }

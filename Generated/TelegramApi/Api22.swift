@@ -63,6 +63,8 @@ extension Api.storage {
             }
         }
 
+        public static var tlTypeName: String { "storage.FileType" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileType {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -224,6 +226,8 @@ extension Api {
                     c.community.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "InputNotifyPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputNotifyPeer {
             let id = try reader.readUInt32()
@@ -416,6 +420,8 @@ extension Api.updates {
                     buffer.appendInt32(c.pts)
             }
         }
+
+        public static var tlTypeName: String { "updates.Difference" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Difference {
             let id = try reader.readUInt32()
@@ -669,6 +675,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.PaymentReceipt" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentReceipt {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -847,6 +855,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PopularContact" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PopularContact {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -916,6 +926,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SecureCredentialsEncrypted" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureCredentialsEncrypted {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -984,6 +996,8 @@ extension Api {
                     buffer.appendTLString(c.name)
             }
         }
+
+        public static var tlTypeName: String { "BankCardOpenUrl" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BankCardOpenUrl {
             let id = try reader.readUInt32()
@@ -1080,6 +1094,8 @@ extension Api {
                     buffer.appendInt32(c.msgId)
             }
         }
+
+        public static var tlTypeName: String { "InputGroupCall" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputGroupCall {
             let id = try reader.readUInt32()
@@ -1186,6 +1202,8 @@ extension Api.phone {
             }
         }
 
+        public static var tlTypeName: String { "phone.GroupCall" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCall {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1258,6 +1276,8 @@ extension Api.phone {
             }
         }
 
+        public static var tlTypeName: String { "phone.ExportedGroupCallInvite" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedGroupCallInvite {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1322,6 +1342,8 @@ extension Api {
                     buffer.appendInt32(c.offset)
             }
         }
+
+        public static var tlTypeName: String { "SearchResultsPosition" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsPosition {
             let id = try reader.readUInt32()
@@ -1406,6 +1428,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StoriesStealthMode" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoriesStealthMode {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1489,6 +1513,8 @@ extension Api.premium {
             }
         }
 
+        public static var tlTypeName: String { "premium.MyBoosts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MyBoosts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1568,6 +1594,8 @@ extension Api {
                     buffer.appendInt64(c.perUserStars)
             }
         }
+
+        public static var tlTypeName: String { "StarsGiveawayWinnersOption" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsGiveawayWinnersOption {
             let id = try reader.readUInt32()
@@ -1661,6 +1689,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "SuggestedPost" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SuggestedPost {
             let id = try reader.readUInt32()
@@ -1772,6 +1802,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputPasskeyResponse" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPasskeyResponse {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1880,6 +1912,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "WebDomainException" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebDomainException {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1975,6 +2009,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PageButton" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageButton {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2028,2073 +2064,346 @@ extension Api {
 
 extension Api.functions {
     /// `initConnection#c1cd5ea9 {X:Type} flags:# api_id:int device_model:string system_version:string app_version:string system_lang_code:string lang_pack:string lang_code:string proxy:flags.0?InputClientProxy params:flags.1?JSONValue query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `initConnection(...)` serializes.
-    public final class InitConnection: TLFunction, TLRegistrable {
-        public let apiId: Int32
-        public let deviceModel: String
-        public let systemVersion: String
-        public let appVersion: String
-        public let systemLangCode: String
-        public let langPack: String
-        public let langCode: String
-        public let proxy: Api.InputClientProxy?
-        public let params: Api.JSONValue?
-        public let query: any TLFunction
-
-        public init(apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy? = nil, params: Api.JSONValue? = nil, query: any TLFunction) {
-            self.apiId = apiId
-            self.deviceModel = deviceModel
-            self.systemVersion = systemVersion
-            self.appVersion = appVersion
-            self.systemLangCode = systemLangCode
-            self.langPack = langPack
-            self.langCode = langCode
-            self.proxy = proxy
-            self.params = params
-            self.query = query
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if proxy != nil { tlSetFlag(&flags, 0x1) }
-            if params != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc1cd5ea9) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.apiId)
-            buffer.appendTLString(self.deviceModel)
-            buffer.appendTLString(self.systemVersion)
-            buffer.appendTLString(self.appVersion)
-            buffer.appendTLString(self.systemLangCode)
-            buffer.appendTLString(self.langPack)
-            buffer.appendTLString(self.langCode)
-            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.params {
-                value.serialize(buffer, true)
-            }
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InitConnection {
-            guard id == 0xc1cd5ea9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "initConnection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _apiId = try reader.readInt32()
-                field = 2
-                let _deviceModel = try reader.readTLString()
-                field = 3
-                let _systemVersion = try reader.readTLString()
-                field = 4
-                let _appVersion = try reader.readTLString()
-                field = 5
-                let _systemLangCode = try reader.readTLString()
-                field = 6
-                let _langPack = try reader.readTLString()
-                field = 7
-                let _langCode = try reader.readTLString()
-                field = 8
-                var _proxy: Api.InputClientProxy? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _proxy = try Api.InputClientProxy.parse(&reader)
-                }
-                field = 9
-                var _params: Api.JSONValue? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _params = try Api.JSONValue.parse(&reader)
-                }
-                field = 10
-                let _query = try Api.parseFunction(&reader)
-                return InitConnection(apiId: _apiId, deviceModel: _deviceModel, systemVersion: _systemVersion, appVersion: _appVersion, systemLangCode: _systemLangCode, langPack: _langPack, langCode: _langCode, proxy: _proxy, params: _params, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "initConnection", fields: "flags,api_id,device_model,system_version,app_version,system_lang_code,lang_pack,lang_code,proxy,params,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 11)
-            fields.flags("flags", _flags)
-            fields.int("api_id", self.apiId)
-            fields.string("device_model", self.deviceModel)
-            fields.string("system_version", self.systemVersion)
-            fields.string("app_version", self.appVersion)
-            fields.string("system_lang_code", self.systemLangCode)
-            fields.string("lang_pack", self.langPack)
-            fields.string("lang_code", self.langCode)
-            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
-                fields.object("proxy", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.params {
-                fields.object("params", value)
-            }
-            fields.object("query", self.query)
-            return ("initConnection", fields.fields)
-        }
-    }
-
-    /// `initConnection#c1cd5ea9 {X:Type} flags:# api_id:int device_model:string system_version:string app_version:string system_lang_code:string lang_pack:string lang_code:string proxy:flags.0?InputClientProxy params:flags.1?JSONValue query:!X = X;`
     public static func initConnection<X>(apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy? = nil, params: Api.JSONValue? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InitConnection(apiId: apiId, deviceModel: deviceModel, systemVersion: systemVersion, appVersion: appVersion, systemLangCode: systemLangCode, langPack: langPack, langCode: langCode, proxy: proxy, params: params, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 10)
+        arguments.int("api_id", apiId)
+        arguments.string("device_model", deviceModel)
+        arguments.string("system_version", systemVersion)
+        arguments.string("app_version", appVersion)
+        arguments.string("system_lang_code", systemLangCode)
+        arguments.string("lang_pack", langPack)
+        arguments.string("lang_code", langCode)
+        if let value = proxy { arguments.object("proxy", value) }
+        if let value = params { arguments.object("params", value) }
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "initConnection#c1cd5ea9 {X:Type} flags:# api_id:int device_model:string system_version:string app_version:string system_lang_code:string lang_pack:string lang_code:string proxy:flags.0?InputClientProxy params:flags.1?JSONValue query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions {
     /// `invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithBusinessConnection(...)` serializes.
-    public final class InvokeWithBusinessConnection: TLFunction, TLRegistrable {
-        public let connectionId: String
-        public let query: any TLFunction
-
-        public init(connectionId: String, query: any TLFunction) {
-            self.connectionId = connectionId
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdd289f8e) }
-            buffer.appendTLString(self.connectionId)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithBusinessConnection {
-            guard id == 0xdd289f8e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithBusinessConnection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _connectionId = try reader.readTLString()
-                field = 1
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithBusinessConnection(connectionId: _connectionId, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithBusinessConnection", fields: "connection_id,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("connection_id", self.connectionId)
-            fields.object("query", self.query)
-            return ("invokeWithBusinessConnection", fields.fields)
-        }
-    }
-
-    /// `invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;`
     public static func invokeWithBusinessConnection<X>(connectionId: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithBusinessConnection(connectionId: connectionId, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("connection_id", connectionId)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.auth {
-    /// `auth.logOut#3e72ba19 = auth.LoggedOut;`
-    ///
-    /// The request as a value: what a server decodes, and what `logOut(...)` serializes.
-    public final class LogOut: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3e72ba19) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> LogOut {
-            guard id == 0x3e72ba19 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.logOut"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return LogOut()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("auth.logOut", [])
-        }
-    }
-
     /// `auth.logOut#3e72ba19 = auth.LoggedOut;`
     public static func logOut() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoggedOut>) {
-        LogOut().call(DeserializeFunctionResponse(Api.auth.LoggedOut.self))
+        TLRequest(definition: "auth.logOut#3e72ba19 = auth.LoggedOut;", arguments: []).call(DeserializeFunctionResponse(Api.auth.LoggedOut.self))
     }
 }
 
 extension Api.functions.auth {
-    /// `auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `importAuthorization(...)` serializes.
-    public final class ImportAuthorization: TLFunction, TLRegistrable {
-        public let id: Int64
-        public let bytes: [UInt8]
-
-        public init(id: Int64, bytes: [UInt8]) {
-            self.id = id
-            self.bytes = bytes
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa57a7dad) }
-            buffer.appendInt64(self.id)
-            buffer.appendTLBytes(self.bytes)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ImportAuthorization {
-            guard id == 0xa57a7dad else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.importAuthorization"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try reader.readInt64()
-                field = 1
-                let _bytes = try reader.readTLBytes()
-                return ImportAuthorization(id: _id, bytes: _bytes)
-            }
-            catch {
-                throw error.inside(constructor: "auth.importAuthorization", fields: "id,bytes", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("id", self.id)
-            fields.bytes("bytes", self.bytes)
-            return ("auth.importAuthorization", fields.fields)
-        }
-    }
-
     /// `auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;`
     public static func importAuthorization(id: Int64, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        ImportAuthorization(id: id, bytes: bytes).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("id", id)
+        arguments.bytes("bytes", bytes)
+        return TLRequest(definition: "auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.auth {
-    /// `auth.checkRecoveryPassword#0d36bf79 code:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkRecoveryPassword(...)` serializes.
-    public final class CheckRecoveryPassword: TLFunction, TLRegistrable {
-        public let code: String
-
-        public init(code: String) {
-            self.code = code
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0d36bf79) }
-            buffer.appendTLString(self.code)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckRecoveryPassword {
-            guard id == 0x0d36bf79 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.checkRecoveryPassword"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _code = try reader.readTLString()
-                return CheckRecoveryPassword(code: _code)
-            }
-            catch {
-                throw error.inside(constructor: "auth.checkRecoveryPassword", fields: "code", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("code", self.code)
-            return ("auth.checkRecoveryPassword", fields.fields)
-        }
-    }
-
     /// `auth.checkRecoveryPassword#0d36bf79 code:string = Bool;`
     public static func checkRecoveryPassword(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckRecoveryPassword(code: code).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("code", code)
+        return TLRequest(definition: "auth.checkRecoveryPassword#0d36bf79 code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.auth {
     /// `auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;`
-    ///
-    /// The request as a value: what a server decodes, and what `initFirebasePnvLogin(...)` serializes.
-    public final class InitFirebasePnvLogin: TLFunction, TLRegistrable {
-        public let apiId: Int32
-        public let apiHash: String
-
-        public init(apiId: Int32, apiHash: String) {
-            self.apiId = apiId
-            self.apiHash = apiHash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x777df37a) }
-            buffer.appendInt32(self.apiId)
-            buffer.appendTLString(self.apiHash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InitFirebasePnvLogin {
-            guard id == 0x777df37a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.initFirebasePnvLogin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _apiId = try reader.readInt32()
-                field = 1
-                let _apiHash = try reader.readTLString()
-                return InitFirebasePnvLogin(apiId: _apiId, apiHash: _apiHash)
-            }
-            catch {
-                throw error.inside(constructor: "auth.initFirebasePnvLogin", fields: "api_id,api_hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("api_id", self.apiId)
-            fields.string("api_hash", self.apiHash)
-            return ("auth.initFirebasePnvLogin", fields.fields)
-        }
-    }
-
-    /// `auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;`
     public static func initFirebasePnvLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.FirebasePnvIntent>) {
-        InitFirebasePnvLogin(apiId: apiId, apiHash: apiHash).call(DeserializeFunctionResponse(Api.auth.FirebasePnvIntent.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("api_id", apiId)
+        arguments.string("api_hash", apiHash)
+        return TLRequest(definition: "auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.FirebasePnvIntent.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateUsername#3e0bdd7c username:string = User;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateUsername(...)` serializes.
-    public final class UpdateUsername: TLFunction, TLRegistrable {
-        public let username: String
-
-        public init(username: String) {
-            self.username = username
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3e0bdd7c) }
-            buffer.appendTLString(self.username)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateUsername {
-            guard id == 0x3e0bdd7c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _username = try reader.readTLString()
-                return UpdateUsername(username: _username)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateUsername", fields: "username", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("username", self.username)
-            return ("account.updateUsername", fields.fields)
-        }
-    }
-
     /// `account.updateUsername#3e0bdd7c username:string = User;`
     public static func updateUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        UpdateUsername(username: username).call(DeserializeFunctionResponse(Api.User.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("username", username)
+        return TLRequest(definition: "account.updateUsername#3e0bdd7c username:string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendChangePhoneCode(...)` serializes.
-    public final class SendChangePhoneCode: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let settings: Api.CodeSettings
-
-        public init(phoneNumber: String, settings: Api.CodeSettings) {
-            self.phoneNumber = phoneNumber
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x82574ae5) }
-            buffer.appendTLString(self.phoneNumber)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendChangePhoneCode {
-            guard id == 0x82574ae5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.sendChangePhoneCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _settings = try Api.CodeSettings.parse(&reader)
-                return SendChangePhoneCode(phoneNumber: _phoneNumber, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.sendChangePhoneCode", fields: "phone_number,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("phone_number", self.phoneNumber)
-            fields.object("settings", self.settings)
-            return ("account.sendChangePhoneCode", fields.fields)
-        }
-    }
-
     /// `account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;`
     public static func sendChangePhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        SendChangePhoneCode(phoneNumber: phoneNumber, settings: settings).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("phone_number", phoneNumber)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `verifyPhone(...)` serializes.
-    public final class VerifyPhone: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let phoneCode: String
-
-        public init(phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.phoneCode = phoneCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4dd3a7f6) }
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            buffer.appendTLString(self.phoneCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> VerifyPhone {
-            guard id == 0x4dd3a7f6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.verifyPhone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _phoneCodeHash = try reader.readTLString()
-                field = 2
-                let _phoneCode = try reader.readTLString()
-                return VerifyPhone(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, phoneCode: _phoneCode)
-            }
-            catch {
-                throw error.inside(constructor: "account.verifyPhone", fields: "phone_number,phone_code_hash,phone_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            fields.string("phone_code", self.phoneCode)
-            return ("account.verifyPhone", fields.fields)
-        }
-    }
-
     /// `account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;`
     public static func verifyPhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        VerifyPhone(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        arguments.string("phone_code", phoneCode)
+        return TLRequest(definition: "account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportProfilePhoto(...)` serializes.
-    public final class ReportProfilePhoto: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let photoId: Api.InputPhoto
-        public let reason: Api.ReportReason
-        public let message: String
-
-        public init(peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) {
-            self.peer = peer
-            self.photoId = photoId
-            self.reason = reason
-            self.message = message
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfa8cc6f5) }
-            self.peer.serialize(buffer, true)
-            self.photoId.serialize(buffer, true)
-            self.reason.serialize(buffer, true)
-            buffer.appendTLString(self.message)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportProfilePhoto {
-            guard id == 0xfa8cc6f5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.reportProfilePhoto"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _photoId = try Api.InputPhoto.parse(&reader)
-                field = 2
-                let _reason = try Api.ReportReason.parse(&reader)
-                field = 3
-                let _message = try reader.readTLString()
-                return ReportProfilePhoto(peer: _peer, photoId: _photoId, reason: _reason, message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "account.reportProfilePhoto", fields: "peer,photo_id,reason,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.object("photo_id", self.photoId)
-            fields.object("reason", self.reason)
-            fields.string("message", self.message)
-            return ("account.reportProfilePhoto", fields.fields)
-        }
-    }
-
     /// `account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;`
     public static func reportProfilePhoto(peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportProfilePhoto(peer: peer, photoId: photoId, reason: reason, message: message).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.object("photo_id", photoId)
+        arguments.object("reason", reason)
+        arguments.string("message", message)
+        return TLRequest(definition: "account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;`
-    ///
-    /// The request as a value: what a server decodes, and what `registerPasskey(...)` serializes.
-    public final class RegisterPasskey: TLFunction, TLRegistrable {
-        public let credential: Api.InputPasskeyCredential
-
-        public init(credential: Api.InputPasskeyCredential) {
-            self.credential = credential
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x55b41fd6) }
-            self.credential.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RegisterPasskey {
-            guard id == 0x55b41fd6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.registerPasskey"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _credential = try Api.InputPasskeyCredential.parse(&reader)
-                return RegisterPasskey(credential: _credential)
-            }
-            catch {
-                throw error.inside(constructor: "account.registerPasskey", fields: "credential", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("credential", self.credential)
-            return ("account.registerPasskey", fields.fields)
-        }
-    }
-
-    /// `account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;`
     public static func registerPasskey(credential: Api.InputPasskeyCredential) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Passkey>) {
-        RegisterPasskey(credential: credential).call(DeserializeFunctionResponse(Api.Passkey.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("credential", credential)
+        return TLRequest(definition: "account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Passkey.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getSaved#82f1e39f = Vector<SavedContact>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSaved(...)` serializes.
-    public final class GetSaved: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x82f1e39f) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSaved {
-            guard id == 0x82f1e39f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getSaved"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetSaved()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("contacts.getSaved", [])
-        }
-    }
-
-    /// `contacts.getSaved#82f1e39f = Vector<SavedContact>;`
     public static func getSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SavedContact]>) {
-        GetSaved().call(DeserializeFunctionResponse<[Api.SavedContact]>.vector(of: Api.SavedContact.self))
+        TLRequest(definition: "contacts.getSaved#82f1e39f = Vector<SavedContact>;", arguments: []).call(DeserializeFunctionResponse<[Api.SavedContact]>.vector(of: Api.SavedContact.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;`
-    ///
-    /// The request as a value: what a server decodes, and what `readHistory(...)` serializes.
-    public final class ReadHistory: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let maxId: Int32
-
-        public init(peer: Api.InputPeer, maxId: Int32) {
-            self.peer = peer
-            self.maxId = maxId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0e306d3a) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.maxId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadHistory {
-            guard id == 0x0e306d3a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _maxId = try reader.readInt32()
-                return ReadHistory(peer: _peer, maxId: _maxId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readHistory", fields: "peer,max_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("max_id", self.maxId)
-            return ("messages.readHistory", fields.fields)
-        }
-    }
-
     /// `messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;`
     public static func readHistory(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        ReadHistory(peer: peer, maxId: maxId).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("max_id", maxId)
+        return TLRequest(definition: "messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setInlineBotResults(...)` serializes.
-    public final class SetInlineBotResults: TLFunction, TLRegistrable {
-        public let gallery: Bool
-        public let `private`: Bool
-        public let queryId: Int64
-        public let results: [Api.InputBotInlineResult]
-        public let cacheTime: Int32
-        public let nextOffset: String?
-        public let switchPm: Api.InlineBotSwitchPM?
-        public let switchWebview: Api.InlineBotWebView?
-
-        public init(gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) {
-            self.gallery = gallery
-            self.`private` = `private`
-            self.queryId = queryId
-            self.results = results
-            self.cacheTime = cacheTime
-            self.nextOffset = nextOffset
-            self.switchPm = switchPm
-            self.switchWebview = switchWebview
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if gallery { tlSetFlag(&flags, 0x1) }
-            if `private` { tlSetFlag(&flags, 0x2) }
-            if nextOffset != nil { tlSetFlag(&flags, 0x4) }
-            if switchPm != nil { tlSetFlag(&flags, 0x8) }
-            if switchWebview != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbb12a419) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.queryId)
-            buffer.appendVector(self.results, boxed: true)
-            buffer.appendInt32(self.cacheTime)
-            if tlFlagIsSet(_flags, 0x4), let value = self.nextOffset {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.switchPm {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.switchWebview {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetInlineBotResults {
-            guard id == 0xbb12a419 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setInlineBotResults"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _gallery = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _private = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _queryId = try reader.readInt64()
-                field = 4
-                let _results = try reader.readVector(boxed: true, of: Api.InputBotInlineResult.self)
-                field = 5
-                let _cacheTime = try reader.readInt32()
-                field = 6
-                var _nextOffset: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _nextOffset = try reader.readTLString()
-                }
-                field = 7
-                var _switchPm: Api.InlineBotSwitchPM? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _switchPm = try Api.InlineBotSwitchPM.parse(&reader)
-                }
-                field = 8
-                var _switchWebview: Api.InlineBotWebView? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _switchWebview = try Api.InlineBotWebView.parse(&reader)
-                }
-                return SetInlineBotResults(gallery: _gallery, private: _private, queryId: _queryId, results: _results, cacheTime: _cacheTime, nextOffset: _nextOffset, switchPm: _switchPm, switchWebview: _switchWebview)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setInlineBotResults", fields: "flags,gallery,private,query_id,results,cache_time,next_offset,switch_pm,switch_webview", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.trueFlag("gallery", self.gallery)
-            fields.trueFlag("private", self.`private`)
-            fields.long("query_id", self.queryId)
-            fields.objects("results", self.results)
-            fields.int("cache_time", self.cacheTime)
-            if tlFlagIsSet(_flags, 0x4), let value = self.nextOffset {
-                fields.string("next_offset", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.switchPm {
-                fields.object("switch_pm", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.switchWebview {
-                fields.object("switch_webview", value)
-            }
-            return ("messages.setInlineBotResults", fields.fields)
-        }
-    }
-
     /// `messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;`
     public static func setInlineBotResults(gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetInlineBotResults(gallery: gallery, private: `private`, queryId: queryId, results: results, cacheTime: cacheTime, nextOffset: nextOffset, switchPm: switchPm, switchWebview: switchWebview).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.trueFlag("gallery", gallery)
+        arguments.trueFlag("private", `private`)
+        arguments.long("query_id", queryId)
+        arguments.objects("results", results)
+        arguments.int("cache_time", cacheTime)
+        if let value = nextOffset { arguments.string("next_offset", value) }
+        if let value = switchPm { arguments.object("switch_pm", value) }
+        if let value = switchWebview { arguments.object("switch_webview", value) }
+        return TLRequest(definition: "messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveDraft(...)` serializes.
-    public final class SaveDraft: TLFunction, TLRegistrable {
-        public let noWebpage: Bool
-        public let invertMedia: Bool
-        public let replyTo: Api.InputReplyTo?
-        public let peer: Api.InputPeer
-        public let message: String
-        public let entities: [Api.MessageEntity]?
-        public let media: Api.InputMedia?
-        public let effect: Int64?
-        public let suggestedPost: Api.SuggestedPost?
-        public let richMessage: Api.InputRichMessage?
-
-        public init(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
-            self.noWebpage = noWebpage
-            self.invertMedia = invertMedia
-            self.replyTo = replyTo
-            self.peer = peer
-            self.message = message
-            self.entities = entities
-            self.media = media
-            self.effect = effect
-            self.suggestedPost = suggestedPost
-            self.richMessage = richMessage
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if noWebpage { tlSetFlag(&flags, 0x2) }
-            if invertMedia { tlSetFlag(&flags, 0x40) }
-            if replyTo != nil { tlSetFlag(&flags, 0x10) }
-            if entities != nil { tlSetFlag(&flags, 0x8) }
-            if media != nil { tlSetFlag(&flags, 0x20) }
-            if effect != nil { tlSetFlag(&flags, 0x80) }
-            if suggestedPost != nil { tlSetFlag(&flags, 0x100) }
-            if richMessage != nil { tlSetFlag(&flags, 0x200) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xad0fa15c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x10), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.message)
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.media {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x80), let value = self.effect {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x100), let value = self.suggestedPost {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x200), let value = self.richMessage {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveDraft {
-            guard id == 0xad0fa15c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.saveDraft"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _invertMedia = tlFlagIsSet(_flags, 0x40)
-                field = 3
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 4
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 5
-                let _message = try reader.readTLString()
-                field = 6
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 7
-                var _media: Api.InputMedia? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _media = try Api.InputMedia.parse(&reader)
-                }
-                field = 8
-                var _effect: Int64? = nil
-                if tlFlagIsSet(_flags, 0x80) {
-                    _effect = try reader.readInt64()
-                }
-                field = 9
-                var _suggestedPost: Api.SuggestedPost? = nil
-                if tlFlagIsSet(_flags, 0x100) {
-                    _suggestedPost = try Api.SuggestedPost.parse(&reader)
-                }
-                field = 10
-                var _richMessage: Api.InputRichMessage? = nil
-                if tlFlagIsSet(_flags, 0x200) {
-                    _richMessage = try Api.InputRichMessage.parse(&reader)
-                }
-                return SaveDraft(noWebpage: _noWebpage, invertMedia: _invertMedia, replyTo: _replyTo, peer: _peer, message: _message, entities: _entities, media: _media, effect: _effect, suggestedPost: _suggestedPost, richMessage: _richMessage)
-            }
-            catch {
-                throw error.inside(constructor: "messages.saveDraft", fields: "flags,no_webpage,invert_media,reply_to,peer,message,entities,media,effect,suggested_post,rich_message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 11)
-            fields.flags("flags", _flags)
-            fields.trueFlag("no_webpage", self.noWebpage)
-            fields.trueFlag("invert_media", self.invertMedia)
-            if tlFlagIsSet(_flags, 0x10), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            fields.object("peer", self.peer)
-            fields.string("message", self.message)
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.media {
-                fields.object("media", value)
-            }
-            if tlFlagIsSet(_flags, 0x80), let value = self.effect {
-                fields.long("effect", value)
-            }
-            if tlFlagIsSet(_flags, 0x100), let value = self.suggestedPost {
-                fields.object("suggested_post", value)
-            }
-            if tlFlagIsSet(_flags, 0x200), let value = self.richMessage {
-                fields.object("rich_message", value)
-            }
-            return ("messages.saveDraft", fields.fields)
-        }
-    }
-
     /// `messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;`
     public static func saveDraft(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveDraft(noWebpage: noWebpage, invertMedia: invertMedia, replyTo: replyTo, peer: peer, message: message, entities: entities, media: media, effect: effect, suggestedPost: suggestedPost, richMessage: richMessage).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 10)
+        arguments.trueFlag("no_webpage", noWebpage)
+        arguments.trueFlag("invert_media", invertMedia)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        arguments.object("peer", peer)
+        arguments.string("message", message)
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = media { arguments.object("media", value) }
+        if let value = effect { arguments.long("effect", value) }
+        if let value = suggestedPost { arguments.object("suggested_post", value) }
+        if let value = richMessage { arguments.object("rich_message", value) }
+        return TLRequest(definition: "messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;`
-    ///
-    /// The request as a value: what a server decodes, and what `getOnlines(...)` serializes.
-    public final class GetOnlines: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6e2be050) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetOnlines {
-            guard id == 0x6e2be050 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getOnlines"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetOnlines(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getOnlines", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.getOnlines", fields.fields)
-        }
-    }
-
     /// `messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;`
     public static func getOnlines(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatOnlines>) {
-        GetOnlines(peer: peer).call(DeserializeFunctionResponse(Api.ChatOnlines.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ChatOnlines.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteRevokedExportedChatInvites(...)` serializes.
-    public final class DeleteRevokedExportedChatInvites: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let adminId: Api.InputUser
-
-        public init(peer: Api.InputPeer, adminId: Api.InputUser) {
-            self.peer = peer
-            self.adminId = adminId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x56987bd5) }
-            self.peer.serialize(buffer, true)
-            self.adminId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteRevokedExportedChatInvites {
-            guard id == 0x56987bd5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteRevokedExportedChatInvites"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _adminId = try Api.InputUser.parse(&reader)
-                return DeleteRevokedExportedChatInvites(peer: _peer, adminId: _adminId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteRevokedExportedChatInvites", fields: "peer,admin_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("admin_id", self.adminId)
-            return ("messages.deleteRevokedExportedChatInvites", fields.fields)
-        }
-    }
-
     /// `messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;`
     public static func deleteRevokedExportedChatInvites(peer: Api.InputPeer, adminId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteRevokedExportedChatInvites(peer: peer, adminId: adminId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("admin_id", adminId)
+        return TLRequest(definition: "messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `setHistoryTTL(...)` serializes.
-    public final class SetHistoryTTL: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let period: Int32
-
-        public init(peer: Api.InputPeer, period: Int32) {
-            self.peer = peer
-            self.period = period
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb80e5fe4) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.period)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetHistoryTTL {
-            guard id == 0xb80e5fe4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setHistoryTTL"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _period = try reader.readInt32()
-                return SetHistoryTTL(peer: _peer, period: _period)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setHistoryTTL", fields: "peer,period", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("period", self.period)
-            return ("messages.setHistoryTTL", fields.fields)
-        }
-    }
-
     /// `messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;`
     public static func setHistoryTTL(peer: Api.InputPeer, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SetHistoryTTL(peer: peer, period: period).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("period", period)
+        return TLRequest(definition: "messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSearchResultsCalendar(...)` serializes.
-    public final class GetSearchResultsCalendar: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let savedPeerId: Api.InputPeer?
-        public let filter: Api.MessagesFilter
-        public let offsetId: Int32
-        public let offsetDate: Int32
-
-        public init(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) {
-            self.peer = peer
-            self.savedPeerId = savedPeerId
-            self.filter = filter
-            self.offsetId = offsetId
-            self.offsetDate = offsetDate
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6aa3f6bd) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                value.serialize(buffer, true)
-            }
-            self.filter.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.offsetDate)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSearchResultsCalendar {
-            guard id == 0x6aa3f6bd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSearchResultsCalendar"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _savedPeerId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _savedPeerId = try Api.InputPeer.parse(&reader)
-                }
-                field = 3
-                let _filter = try Api.MessagesFilter.parse(&reader)
-                field = 4
-                let _offsetId = try reader.readInt32()
-                field = 5
-                let _offsetDate = try reader.readInt32()
-                return GetSearchResultsCalendar(peer: _peer, savedPeerId: _savedPeerId, filter: _filter, offsetId: _offsetId, offsetDate: _offsetDate)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSearchResultsCalendar", fields: "flags,peer,saved_peer_id,filter,offset_id,offset_date", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                fields.object("saved_peer_id", value)
-            }
-            fields.object("filter", self.filter)
-            fields.int("offset_id", self.offsetId)
-            fields.int("offset_date", self.offsetDate)
-            return ("messages.getSearchResultsCalendar", fields.fields)
-        }
-    }
-
     /// `messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;`
     public static func getSearchResultsCalendar(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsCalendar>) {
-        GetSearchResultsCalendar(peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, offsetDate: offsetDate).call(DeserializeFunctionResponse(Api.messages.SearchResultsCalendar.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("peer", peer)
+        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
+        arguments.object("filter", filter)
+        arguments.int("offset_id", offsetId)
+        arguments.int("offset_date", offsetDate)
+        return TLRequest(definition: "messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SearchResultsCalendar.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestWebView(...)` serializes.
-    public final class RequestWebView: TLFunction, TLRegistrable {
-        public let fromBotMenu: Bool
-        public let silent: Bool
-        public let compact: Bool
-        public let fullscreen: Bool
-        public let peer: Api.InputPeer
-        public let bot: Api.InputUser
-        public let url: String?
-        public let startParam: String?
-        public let themeParams: Api.DataJSON?
-        public let platform: String
-        public let replyTo: Api.InputReplyTo?
-        public let sendAs: Api.InputPeer?
-
-        public init(fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
-            self.fromBotMenu = fromBotMenu
-            self.silent = silent
-            self.compact = compact
-            self.fullscreen = fullscreen
-            self.peer = peer
-            self.bot = bot
-            self.url = url
-            self.startParam = startParam
-            self.themeParams = themeParams
-            self.platform = platform
-            self.replyTo = replyTo
-            self.sendAs = sendAs
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if fromBotMenu { tlSetFlag(&flags, 0x10) }
-            if silent { tlSetFlag(&flags, 0x20) }
-            if compact { tlSetFlag(&flags, 0x80) }
-            if fullscreen { tlSetFlag(&flags, 0x100) }
-            if url != nil { tlSetFlag(&flags, 0x2) }
-            if startParam != nil { tlSetFlag(&flags, 0x8) }
-            if themeParams != nil { tlSetFlag(&flags, 0x4) }
-            if replyTo != nil { tlSetFlag(&flags, 0x1) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x269dc2c1) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.bot.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.url {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.startParam {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.platform)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestWebView {
-            guard id == 0x269dc2c1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.requestWebView"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _fromBotMenu = tlFlagIsSet(_flags, 0x10)
-                field = 2
-                let _silent = tlFlagIsSet(_flags, 0x20)
-                field = 3
-                let _compact = tlFlagIsSet(_flags, 0x80)
-                field = 4
-                let _fullscreen = tlFlagIsSet(_flags, 0x100)
-                field = 5
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 6
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 7
-                var _url: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _url = try reader.readTLString()
-                }
-                field = 8
-                var _startParam: String? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _startParam = try reader.readTLString()
-                }
-                field = 9
-                var _themeParams: Api.DataJSON? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _themeParams = try Api.DataJSON.parse(&reader)
-                }
-                field = 10
-                let _platform = try reader.readTLString()
-                field = 11
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 12
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2000) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                return RequestWebView(fromBotMenu: _fromBotMenu, silent: _silent, compact: _compact, fullscreen: _fullscreen, peer: _peer, bot: _bot, url: _url, startParam: _startParam, themeParams: _themeParams, platform: _platform, replyTo: _replyTo, sendAs: _sendAs)
-            }
-            catch {
-                throw error.inside(constructor: "messages.requestWebView", fields: "flags,from_bot_menu,silent,compact,fullscreen,peer,bot,url,start_param,theme_params,platform,reply_to,send_as", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 13)
-            fields.flags("flags", _flags)
-            fields.trueFlag("from_bot_menu", self.fromBotMenu)
-            fields.trueFlag("silent", self.silent)
-            fields.trueFlag("compact", self.compact)
-            fields.trueFlag("fullscreen", self.fullscreen)
-            fields.object("peer", self.peer)
-            fields.object("bot", self.bot)
-            if tlFlagIsSet(_flags, 0x2), let value = self.url {
-                fields.string("url", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.startParam {
-                fields.string("start_param", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.themeParams {
-                fields.object("theme_params", value)
-            }
-            fields.string("platform", self.platform)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            return ("messages.requestWebView", fields.fields)
-        }
-    }
-
     /// `messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;`
     public static func requestWebView(fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        RequestWebView(fromBotMenu: fromBotMenu, silent: silent, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform, replyTo: replyTo, sendAs: sendAs).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        var arguments = TLFieldList(capacity: 12)
+        arguments.trueFlag("from_bot_menu", fromBotMenu)
+        arguments.trueFlag("silent", silent)
+        arguments.trueFlag("compact", compact)
+        arguments.trueFlag("fullscreen", fullscreen)
+        arguments.object("peer", peer)
+        arguments.object("bot", bot)
+        if let value = url { arguments.string("url", value) }
+        if let value = startParam { arguments.string("start_param", value) }
+        if let value = themeParams { arguments.object("theme_params", value) }
+        arguments.string("platform", platform)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        return TLRequest(definition: "messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBotApp(...)` serializes.
-    public final class GetBotApp: TLFunction, TLRegistrable {
-        public let app: Api.InputBotApp
-        public let hash: Int64
-
-        public init(app: Api.InputBotApp, hash: Int64) {
-            self.app = app
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x34fdc5c3) }
-            self.app.serialize(buffer, true)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBotApp {
-            guard id == 0x34fdc5c3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getBotApp"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _app = try Api.InputBotApp.parse(&reader)
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetBotApp(app: _app, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getBotApp", fields: "app,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("app", self.app)
-            fields.long("hash", self.hash)
-            return ("messages.getBotApp", fields.fields)
-        }
-    }
-
     /// `messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;`
     public static func getBotApp(app: Api.InputBotApp, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotApp>) {
-        GetBotApp(app: app, hash: hash).call(DeserializeFunctionResponse(Api.messages.BotApp.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("app", app)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotApp.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editForumTopic(...)` serializes.
-    public final class EditForumTopic: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topicId: Int32
-        public let title: String?
-        public let iconEmojiId: Int64?
-        public let closed: Bool?
-        public let hidden: Bool?
-
-        public init(peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) {
-            self.peer = peer
-            self.topicId = topicId
-            self.title = title
-            self.iconEmojiId = iconEmojiId
-            self.closed = closed
-            self.hidden = hidden
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if title != nil { tlSetFlag(&flags, 0x1) }
-            if iconEmojiId != nil { tlSetFlag(&flags, 0x2) }
-            if closed != nil { tlSetFlag(&flags, 0x4) }
-            if hidden != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcecc1134) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.topicId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.iconEmojiId {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.closed {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.hidden {
-                buffer.appendBool(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditForumTopic {
-            guard id == 0xcecc1134 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editForumTopic"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _topicId = try reader.readInt32()
-                field = 3
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _title = try reader.readTLString()
-                }
-                field = 4
-                var _iconEmojiId: Int64? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _iconEmojiId = try reader.readInt64()
-                }
-                field = 5
-                var _closed: Bool? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _closed = try reader.readBool()
-                }
-                field = 6
-                var _hidden: Bool? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _hidden = try reader.readBool()
-                }
-                return EditForumTopic(peer: _peer, topicId: _topicId, title: _title, iconEmojiId: _iconEmojiId, closed: _closed, hidden: _hidden)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editForumTopic", fields: "flags,peer,topic_id,title,icon_emoji_id,closed,hidden", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("topic_id", self.topicId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.iconEmojiId {
-                fields.long("icon_emoji_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.closed {
-                fields.bool("closed", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.hidden {
-                fields.bool("hidden", value)
-            }
-            return ("messages.editForumTopic", fields.fields)
-        }
-    }
-
     /// `messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;`
     public static func editForumTopic(peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditForumTopic(peer: peer, topicId: topicId, title: title, iconEmojiId: iconEmojiId, closed: closed, hidden: hidden).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.object("peer", peer)
+        arguments.int("topic_id", topicId)
+        if let value = title { arguments.string("title", value) }
+        if let value = iconEmojiId { arguments.long("icon_emoji_id", value) }
+        if let value = closed { arguments.bool("closed", value) }
+        if let value = hidden { arguments.bool("hidden", value) }
+        return TLRequest(definition: "messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotGuestChatResult(...)` serializes.
-    public final class SetBotGuestChatResult: TLFunction, TLRegistrable {
-        public let queryId: Int64
-        public let result: Api.InputBotInlineResult
-
-        public init(queryId: Int64, result: Api.InputBotInlineResult) {
-            self.queryId = queryId
-            self.result = result
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb8f106e3) }
-            buffer.appendInt64(self.queryId)
-            self.result.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotGuestChatResult {
-            guard id == 0xb8f106e3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setBotGuestChatResult"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _queryId = try reader.readInt64()
-                field = 1
-                let _result = try Api.InputBotInlineResult.parse(&reader)
-                return SetBotGuestChatResult(queryId: _queryId, result: _result)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setBotGuestChatResult", fields: "query_id,result", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("query_id", self.queryId)
-            fields.object("result", self.result)
-            return ("messages.setBotGuestChatResult", fields.fields)
-        }
-    }
-
-    /// `messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;`
     public static func setBotGuestChatResult(queryId: Int64, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.InputBotInlineMessageID>) {
-        SetBotGuestChatResult(queryId: queryId, result: result).call(DeserializeFunctionResponse(Api.InputBotInlineMessageID.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("query_id", queryId)
+        arguments.object("result", result)
+        return TLRequest(definition: "messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.InputBotInlineMessageID.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;`
-    ///
-    /// The request as a value: what a server decodes, and what `reuploadCdnFile(...)` serializes.
-    public final class ReuploadCdnFile: TLFunction, TLRegistrable {
-        public let fileToken: [UInt8]
-        public let requestToken: [UInt8]
-
-        public init(fileToken: [UInt8], requestToken: [UInt8]) {
-            self.fileToken = fileToken
-            self.requestToken = requestToken
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9b2754a8) }
-            buffer.appendTLBytes(self.fileToken)
-            buffer.appendTLBytes(self.requestToken)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReuploadCdnFile {
-            guard id == 0x9b2754a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.reuploadCdnFile"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _fileToken = try reader.readTLBytes()
-                field = 1
-                let _requestToken = try reader.readTLBytes()
-                return ReuploadCdnFile(fileToken: _fileToken, requestToken: _requestToken)
-            }
-            catch {
-                throw error.inside(constructor: "upload.reuploadCdnFile", fields: "file_token,request_token", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.bytes("file_token", self.fileToken)
-            fields.bytes("request_token", self.requestToken)
-            return ("upload.reuploadCdnFile", fields.fields)
-        }
-    }
-
-    /// `upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;`
     public static func reuploadCdnFile(fileToken: [UInt8], requestToken: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
-        ReuploadCdnFile(fileToken: fileToken, requestToken: requestToken).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.bytes("file_token", fileToken)
+        arguments.bytes("request_token", requestToken)
+        return TLRequest(definition: "upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editPhoto(...)` serializes.
-    public final class EditPhoto: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let photo: Api.InputChatPhoto
-
-        public init(channel: Api.InputChannel, photo: Api.InputChatPhoto) {
-            self.channel = channel
-            self.photo = photo
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf12e57c9) }
-            self.channel.serialize(buffer, true)
-            self.photo.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditPhoto {
-            guard id == 0xf12e57c9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.editPhoto"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _photo = try Api.InputChatPhoto.parse(&reader)
-                return EditPhoto(channel: _channel, photo: _photo)
-            }
-            catch {
-                throw error.inside(constructor: "channels.editPhoto", fields: "channel,photo", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.object("photo", self.photo)
-            return ("channels.editPhoto", fields.fields)
-        }
-    }
-
     /// `channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;`
     public static func editPhoto(channel: Api.InputChannel, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditPhoto(channel: channel, photo: photo).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.object("photo", photo)
+        return TLRequest(definition: "channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessageAuthor(...)` serializes.
-    public final class GetMessageAuthor: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let id: Int32
-
-        public init(channel: Api.InputChannel, id: Int32) {
-            self.channel = channel
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xece2a0e6) }
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessageAuthor {
-            guard id == 0xece2a0e6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getMessageAuthor"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                return GetMessageAuthor(channel: _channel, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getMessageAuthor", fields: "channel,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.int("id", self.id)
-            return ("channels.getMessageAuthor", fields.fields)
-        }
-    }
-
-    /// `channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;`
     public static func getMessageAuthor(channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        GetMessageAuthor(channel: channel, id: id).call(DeserializeFunctionResponse(Api.User.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.int("id", id)
+        return TLRequest(definition: "channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateStarRefProgram(...)` serializes.
-    public final class UpdateStarRefProgram: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let commissionPermille: Int32
-        public let durationMonths: Int32?
-
-        public init(bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) {
-            self.bot = bot
-            self.commissionPermille = commissionPermille
-            self.durationMonths = durationMonths
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if durationMonths != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x778b5ab3) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.bot.serialize(buffer, true)
-            buffer.appendInt32(self.commissionPermille)
-            if tlFlagIsSet(_flags, 0x1), let value = self.durationMonths {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateStarRefProgram {
-            guard id == 0x778b5ab3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.updateStarRefProgram"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 2
-                let _commissionPermille = try reader.readInt32()
-                field = 3
-                var _durationMonths: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _durationMonths = try reader.readInt32()
-                }
-                return UpdateStarRefProgram(bot: _bot, commissionPermille: _commissionPermille, durationMonths: _durationMonths)
-            }
-            catch {
-                throw error.inside(constructor: "bots.updateStarRefProgram", fields: "flags,bot,commission_permille,duration_months", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.object("bot", self.bot)
-            fields.int("commission_permille", self.commissionPermille)
-            if tlFlagIsSet(_flags, 0x1), let value = self.durationMonths {
-                fields.int("duration_months", value)
-            }
-            return ("bots.updateStarRefProgram", fields.fields)
-        }
-    }
-
-    /// `bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;`
     public static func updateStarRefProgram(bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarRefProgram>) {
-        UpdateStarRefProgram(bot: bot, commissionPermille: commissionPermille, durationMonths: durationMonths).call(DeserializeFunctionResponse(Api.StarRefProgram.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("bot", bot)
+        arguments.int("commission_permille", commissionPermille)
+        if let value = durationMonths { arguments.int("duration_months", value) }
+        return TLRequest(definition: "bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StarRefProgram.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `assignAppStoreTransaction(...)` serializes.
-    public final class AssignAppStoreTransaction: TLFunction, TLRegistrable {
-        public let receipt: [UInt8]
-        public let purpose: Api.InputStorePaymentPurpose
-
-        public init(receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) {
-            self.receipt = receipt
-            self.purpose = purpose
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x80ed747d) }
-            buffer.appendTLBytes(self.receipt)
-            self.purpose.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AssignAppStoreTransaction {
-            guard id == 0x80ed747d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.assignAppStoreTransaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _receipt = try reader.readTLBytes()
-                field = 1
-                let _purpose = try Api.InputStorePaymentPurpose.parse(&reader)
-                return AssignAppStoreTransaction(receipt: _receipt, purpose: _purpose)
-            }
-            catch {
-                throw error.inside(constructor: "payments.assignAppStoreTransaction", fields: "receipt,purpose", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.bytes("receipt", self.receipt)
-            fields.object("purpose", self.purpose)
-            return ("payments.assignAppStoreTransaction", fields.fields)
-        }
-    }
-
-    /// `payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;`
     public static func assignAppStoreTransaction(receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        AssignAppStoreTransaction(receipt: receipt, purpose: purpose).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.bytes("receipt", receipt)
+        arguments.object("purpose", purpose)
+        return TLRequest(definition: "payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendGroupCallMessage(...)` serializes.
-    public final class SendGroupCallMessage: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let randomId: Int64
-        public let message: Api.TextWithEntities
-        public let allowPaidStars: Int64?
-        public let sendAs: Api.InputPeer?
-
-        public init(call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) {
-            self.call = call
-            self.randomId = randomId
-            self.message = message
-            self.allowPaidStars = allowPaidStars
-            self.sendAs = sendAs
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x1) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb1d11410) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            buffer.appendInt64(self.randomId)
-            self.message.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendGroupCallMessage {
-            guard id == 0xb1d11410 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.sendGroupCallMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 2
-                let _randomId = try reader.readInt64()
-                field = 3
-                let _message = try Api.TextWithEntities.parse(&reader)
-                field = 4
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                field = 5
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                return SendGroupCallMessage(call: _call, randomId: _randomId, message: _message, allowPaidStars: _allowPaidStars, sendAs: _sendAs)
-            }
-            catch {
-                throw error.inside(constructor: "phone.sendGroupCallMessage", fields: "flags,call,random_id,message,allow_paid_stars,send_as", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("call", self.call)
-            fields.long("random_id", self.randomId)
-            fields.object("message", self.message)
-            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            return ("phone.sendGroupCallMessage", fields.fields)
-        }
-    }
-
-    /// `phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;`
     public static func sendGroupCallMessage(call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendGroupCallMessage(call: call, randomId: randomId, message: message, allowPaidStars: allowPaidStars, sendAs: sendAs).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("call", call)
+        arguments.long("random_id", randomId)
+        arguments.object("message", message)
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        return TLRequest(definition: "phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.folders {
     /// `folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editPeerFolders(...)` serializes.
-    public final class EditPeerFolders: TLFunction, TLRegistrable {
-        public let folderPeers: [Api.InputFolderPeer]
-
-        public init(folderPeers: [Api.InputFolderPeer]) {
-            self.folderPeers = folderPeers
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6847d0ab) }
-            buffer.appendVector(self.folderPeers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditPeerFolders {
-            guard id == 0x6847d0ab else {
-                throw TLDecodingError(.unknownConstructor(id, type: "folders.editPeerFolders"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _folderPeers = try reader.readVector(boxed: true, of: Api.InputFolderPeer.self)
-                return EditPeerFolders(folderPeers: _folderPeers)
-            }
-            catch {
-                throw error.inside(constructor: "folders.editPeerFolders", fields: "folder_peers", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("folder_peers", self.folderPeers)
-            return ("folders.editPeerFolders", fields.fields)
-        }
-    }
-
-    /// `folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;`
     public static func editPeerFolders(folderPeers: [Api.InputFolderPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditPeerFolders(folderPeers: folderPeers).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("folder_peers", folderPeers)
+        return TLRequest(definition: "folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteExportedInvite(...)` serializes.
-    public final class DeleteExportedInvite: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-        public let slug: String
-
-        public init(chatlist: Api.InputChatlist, slug: String) {
-            self.chatlist = chatlist
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x719c5c5e) }
-            self.chatlist.serialize(buffer, true)
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteExportedInvite {
-            guard id == 0x719c5c5e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.deleteExportedInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                field = 1
-                let _slug = try reader.readTLString()
-                return DeleteExportedInvite(chatlist: _chatlist, slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.deleteExportedInvite", fields: "chatlist,slug", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("chatlist", self.chatlist)
-            fields.string("slug", self.slug)
-            return ("chatlists.deleteExportedInvite", fields.fields)
-        }
-    }
-
-    /// `chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;`
     public static func deleteExportedInvite(chatlist: Api.InputChatlist, slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteExportedInvite(chatlist: chatlist, slug: slug).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("chatlist", chatlist)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -4139,36 +2448,38 @@ extension Api {
         (0xc31fc14a, Api.InputPasskeyResponse.self),
         (0x933ca597, Api.WebDomainException.self),
         (0x692a5488, Api.PageButton.self),
-        (0xc1cd5ea9, Api.functions.InitConnection.self),
-        (0xdd289f8e, Api.functions.InvokeWithBusinessConnection.self),
-        (0x3e72ba19, Api.functions.auth.LogOut.self),
-        (0xa57a7dad, Api.functions.auth.ImportAuthorization.self),
-        (0x0d36bf79, Api.functions.auth.CheckRecoveryPassword.self),
-        (0x777df37a, Api.functions.auth.InitFirebasePnvLogin.self),
-        (0x3e0bdd7c, Api.functions.account.UpdateUsername.self),
-        (0x82574ae5, Api.functions.account.SendChangePhoneCode.self),
-        (0x4dd3a7f6, Api.functions.account.VerifyPhone.self),
-        (0xfa8cc6f5, Api.functions.account.ReportProfilePhoto.self),
-        (0x55b41fd6, Api.functions.account.RegisterPasskey.self),
-        (0x82f1e39f, Api.functions.contacts.GetSaved.self),
-        (0x0e306d3a, Api.functions.messages.ReadHistory.self),
-        (0xbb12a419, Api.functions.messages.SetInlineBotResults.self),
-        (0xad0fa15c, Api.functions.messages.SaveDraft.self),
-        (0x6e2be050, Api.functions.messages.GetOnlines.self),
-        (0x56987bd5, Api.functions.messages.DeleteRevokedExportedChatInvites.self),
-        (0xb80e5fe4, Api.functions.messages.SetHistoryTTL.self),
-        (0x6aa3f6bd, Api.functions.messages.GetSearchResultsCalendar.self),
-        (0x269dc2c1, Api.functions.messages.RequestWebView.self),
-        (0x34fdc5c3, Api.functions.messages.GetBotApp.self),
-        (0xcecc1134, Api.functions.messages.EditForumTopic.self),
-        (0xb8f106e3, Api.functions.messages.SetBotGuestChatResult.self),
-        (0x9b2754a8, Api.functions.upload.ReuploadCdnFile.self),
-        (0xf12e57c9, Api.functions.channels.EditPhoto.self),
-        (0xece2a0e6, Api.functions.channels.GetMessageAuthor.self),
-        (0x778b5ab3, Api.functions.bots.UpdateStarRefProgram.self),
-        (0x80ed747d, Api.functions.payments.AssignAppStoreTransaction.self),
-        (0xb1d11410, Api.functions.phone.SendGroupCallMessage.self),
-        (0x6847d0ab, Api.functions.folders.EditPeerFolders.self),
-        (0x719c5c5e, Api.functions.chatlists.DeleteExportedInvite.self),
+    ]
+    static let functionEntries22: [(UInt32, StaticString)] = [
+        (0xc1cd5ea9, "initConnection#c1cd5ea9 {X:Type} flags:# api_id:int device_model:string system_version:string app_version:string system_lang_code:string lang_pack:string lang_code:string proxy:flags.0?InputClientProxy params:flags.1?JSONValue query:!X = X;"),
+        (0xdd289f8e, "invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;"),
+        (0x3e72ba19, "auth.logOut#3e72ba19 = auth.LoggedOut;"),
+        (0xa57a7dad, "auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;"),
+        (0x0d36bf79, "auth.checkRecoveryPassword#0d36bf79 code:string = Bool;"),
+        (0x777df37a, "auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;"),
+        (0x3e0bdd7c, "account.updateUsername#3e0bdd7c username:string = User;"),
+        (0x82574ae5, "account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;"),
+        (0x4dd3a7f6, "account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;"),
+        (0xfa8cc6f5, "account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;"),
+        (0x55b41fd6, "account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;"),
+        (0x82f1e39f, "contacts.getSaved#82f1e39f = Vector<SavedContact>;"),
+        (0x0e306d3a, "messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;"),
+        (0xbb12a419, "messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;"),
+        (0xad0fa15c, "messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;"),
+        (0x6e2be050, "messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;"),
+        (0x56987bd5, "messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;"),
+        (0xb80e5fe4, "messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;"),
+        (0x6aa3f6bd, "messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;"),
+        (0x269dc2c1, "messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;"),
+        (0x34fdc5c3, "messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;"),
+        (0xcecc1134, "messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;"),
+        (0xb8f106e3, "messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;"),
+        (0x9b2754a8, "upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;"),
+        (0xf12e57c9, "channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;"),
+        (0xece2a0e6, "channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;"),
+        (0x778b5ab3, "bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;"),
+        (0x80ed747d, "payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;"),
+        (0xb1d11410, "phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;"),
+        (0x6847d0ab, "folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;"),
+        (0x719c5c5e, "chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;"),
     ]
 }

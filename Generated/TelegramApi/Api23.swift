@@ -63,6 +63,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ReportReason" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReportReason {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -180,6 +182,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputEncryptedChat" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputEncryptedChat {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -266,6 +270,8 @@ extension Api.messages {
                     buffer.appendTLBytes(c.random)
             }
         }
+
+        public static var tlTypeName: String { "messages.DhConfig" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DhConfig {
             let id = try reader.readUInt32()
@@ -410,6 +416,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputPaymentCredentials" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPaymentCredentials {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -528,6 +536,8 @@ extension Api {
                     buffer.appendInt32(c.folderId)
             }
         }
+
+        public static var tlTypeName: String { "InputFolderPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputFolderPeer {
             let id = try reader.readUInt32()
@@ -693,6 +703,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EmojiStatus" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiStatus {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -855,6 +867,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ExportedContactToken" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedContactToken {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -920,6 +934,8 @@ extension Api.account {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.ConnectedBots" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedBots {
             let id = try reader.readUInt32()
@@ -990,6 +1006,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftBackground" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftBackground {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1034,810 +1052,143 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateProfile(...)` serializes.
-    public final class UpdateProfile: TLFunction, TLRegistrable {
-        public let firstName: String?
-        public let lastName: String?
-        public let about: String?
-
-        public init(firstName: String? = nil, lastName: String? = nil, about: String? = nil) {
-            self.firstName = firstName
-            self.lastName = lastName
-            self.about = about
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if firstName != nil { tlSetFlag(&flags, 0x1) }
-            if lastName != nil { tlSetFlag(&flags, 0x2) }
-            if about != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x78515775) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.firstName {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.lastName {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.about {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateProfile {
-            guard id == 0x78515775 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateProfile"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _firstName: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _firstName = try reader.readTLString()
-                }
-                field = 2
-                var _lastName: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _lastName = try reader.readTLString()
-                }
-                field = 3
-                var _about: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _about = try reader.readTLString()
-                }
-                return UpdateProfile(firstName: _firstName, lastName: _lastName, about: _about)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateProfile", fields: "flags,first_name,last_name,about", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.firstName {
-                fields.string("first_name", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.lastName {
-                fields.string("last_name", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.about {
-                fields.string("about", value)
-            }
-            return ("account.updateProfile", fields.fields)
-        }
-    }
-
-    /// `account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;`
     public static func updateProfile(firstName: String? = nil, lastName: String? = nil, about: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        UpdateProfile(firstName: firstName, lastName: lastName, about: about).call(DeserializeFunctionResponse(Api.User.self))
+        var arguments = TLFieldList(capacity: 3)
+        if let value = firstName { arguments.string("first_name", value) }
+        if let value = lastName { arguments.string("last_name", value) }
+        if let value = about { arguments.string("about", value) }
+        return TLRequest(definition: "account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteAccount(...)` serializes.
-    public final class DeleteAccount: TLFunction, TLRegistrable {
-        public let reason: String
-        public let password: Api.InputCheckPasswordSRP?
-
-        public init(reason: String, password: Api.InputCheckPasswordSRP? = nil) {
-            self.reason = reason
-            self.password = password
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if password != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa2c0cf74) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.reason)
-            if tlFlagIsSet(_flags, 0x1), let value = self.password {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteAccount {
-            guard id == 0xa2c0cf74 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.deleteAccount"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _reason = try reader.readTLString()
-                field = 2
-                var _password: Api.InputCheckPasswordSRP? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                }
-                return DeleteAccount(reason: _reason, password: _password)
-            }
-            catch {
-                throw error.inside(constructor: "account.deleteAccount", fields: "flags,reason,password", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.string("reason", self.reason)
-            if tlFlagIsSet(_flags, 0x1), let value = self.password {
-                fields.object("password", value)
-            }
-            return ("account.deleteAccount", fields.fields)
-        }
-    }
-
     /// `account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;`
     public static func deleteAccount(reason: String, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteAccount(reason: reason, password: password).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("reason", reason)
+        if let value = password { arguments.object("password", value) }
+        return TLRequest(definition: "account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `setGlobalPrivacySettings(...)` serializes.
-    public final class SetGlobalPrivacySettings: TLFunction, TLRegistrable {
-        public let settings: Api.GlobalPrivacySettings
-
-        public init(settings: Api.GlobalPrivacySettings) {
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1edaaac2) }
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetGlobalPrivacySettings {
-            guard id == 0x1edaaac2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setGlobalPrivacySettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _settings = try Api.GlobalPrivacySettings.parse(&reader)
-                return SetGlobalPrivacySettings(settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.setGlobalPrivacySettings", fields: "settings", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("settings", self.settings)
-            return ("account.setGlobalPrivacySettings", fields.fields)
-        }
-    }
-
-    /// `account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;`
     public static func setGlobalPrivacySettings(settings: Api.GlobalPrivacySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
-        SetGlobalPrivacySettings(settings: settings).call(DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendScheduledMessages(...)` serializes.
-    public final class SendScheduledMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbd38850a) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendScheduledMessages {
-            guard id == 0xbd38850a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendScheduledMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return SendScheduledMessages(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendScheduledMessages", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("messages.sendScheduledMessages", fields.fields)
-        }
-    }
-
     /// `messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;`
     public static func sendScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendScheduledMessages(peer: peer, id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAvailableReactions(...)` serializes.
-    public final class GetAvailableReactions: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x18dea0ac) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAvailableReactions {
-            guard id == 0x18dea0ac else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAvailableReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetAvailableReactions(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getAvailableReactions", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("messages.getAvailableReactions", fields.fields)
-        }
-    }
-
     /// `messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;`
     public static func getAvailableReactions(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableReactions>) {
-        GetAvailableReactions(hash: hash).call(DeserializeFunctionResponse(Api.messages.AvailableReactions.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AvailableReactions.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRichMessage(...)` serializes.
-    public final class GetRichMessage: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-
-        public init(peer: Api.InputPeer, id: Int32) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x501569cf) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRichMessage {
-            guard id == 0x501569cf else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getRichMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                return GetRichMessage(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getRichMessage", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            return ("messages.getRichMessage", fields.fields)
-        }
-    }
-
-    /// `messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;`
     public static func getRichMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetRichMessage(peer: peer, id: id).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        return TLRequest(definition: "messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `readMessageContents(...)` serializes.
-    public final class ReadMessageContents: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let id: [Int32]
-
-        public init(channel: Api.InputChannel, id: [Int32]) {
-            self.channel = channel
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xeab5dc38) }
-            self.channel.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadMessageContents {
-            guard id == 0xeab5dc38 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.readMessageContents"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return ReadMessageContents(channel: _channel, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "channels.readMessageContents", fields: "channel,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.ints("id", self.id)
-            return ("channels.readMessageContents", fields.fields)
-        }
-    }
-
     /// `channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;`
     public static func readMessageContents(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReadMessageContents(channel: channel, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.ints("id", id)
+        return TLRequest(definition: "channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportAntiSpamFalsePositive(...)` serializes.
-    public final class ReportAntiSpamFalsePositive: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let msgId: Int32
-
-        public init(channel: Api.InputChannel, msgId: Int32) {
-            self.channel = channel
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa850a693) }
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportAntiSpamFalsePositive {
-            guard id == 0xa850a693 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.reportAntiSpamFalsePositive"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return ReportAntiSpamFalsePositive(channel: _channel, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "channels.reportAntiSpamFalsePositive", fields: "channel,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.int("msg_id", self.msgId)
-            return ("channels.reportAntiSpamFalsePositive", fields.fields)
-        }
-    }
-
-    /// `channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;`
     public static func reportAntiSpamFalsePositive(channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportAntiSpamFalsePositive(channel: channel, msgId: msgId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendStarGiftOffer(...)` serializes.
-    public final class SendStarGiftOffer: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let slug: String
-        public let price: Api.StarsAmount
-        public let duration: Int32
-        public let randomId: Int64
-        public let allowPaidStars: Int64?
-
-        public init(peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) {
-            self.peer = peer
-            self.slug = slug
-            self.price = price
-            self.duration = duration
-            self.randomId = randomId
-            self.allowPaidStars = allowPaidStars
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8fb86b41) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.slug)
-            self.price.serialize(buffer, true)
-            buffer.appendInt32(self.duration)
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendStarGiftOffer {
-            guard id == 0x8fb86b41 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.sendStarGiftOffer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _slug = try reader.readTLString()
-                field = 3
-                let _price = try Api.StarsAmount.parse(&reader)
-                field = 4
-                let _duration = try reader.readInt32()
-                field = 5
-                let _randomId = try reader.readInt64()
-                field = 6
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                return SendStarGiftOffer(peer: _peer, slug: _slug, price: _price, duration: _duration, randomId: _randomId, allowPaidStars: _allowPaidStars)
-            }
-            catch {
-                throw error.inside(constructor: "payments.sendStarGiftOffer", fields: "flags,peer,slug,price,duration,random_id,allow_paid_stars", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.string("slug", self.slug)
-            fields.object("price", self.price)
-            fields.int("duration", self.duration)
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            return ("payments.sendStarGiftOffer", fields.fields)
-        }
-    }
-
-    /// `payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;`
     public static func sendStarGiftOffer(peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendStarGiftOffer(peer: peer, slug: slug, price: price, duration: duration, randomId: randomId, allowPaidStars: allowPaidStars).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.object("peer", peer)
+        arguments.string("slug", slug)
+        arguments.object("price", price)
+        arguments.int("duration", duration)
+        arguments.long("random_id", randomId)
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        return TLRequest(definition: "payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `declineConferenceCallInvite(...)` serializes.
-    public final class DeclineConferenceCallInvite: TLFunction, TLRegistrable {
-        public let msgId: Int32
-
-        public init(msgId: Int32) {
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3c479971) }
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeclineConferenceCallInvite {
-            guard id == 0x3c479971 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.declineConferenceCallInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _msgId = try reader.readInt32()
-                return DeclineConferenceCallInvite(msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "phone.declineConferenceCallInvite", fields: "msg_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("msg_id", self.msgId)
-            return ("phone.declineConferenceCallInvite", fields.fields)
-        }
-    }
-
-    /// `phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;`
     public static func declineConferenceCallInvite(msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeclineConferenceCallInvite(msgId: msgId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStrings(...)` serializes.
-    public final class GetStrings: TLFunction, TLRegistrable {
-        public let langPack: String
-        public let langCode: String
-        public let keys: [String]
-
-        public init(langPack: String, langCode: String, keys: [String]) {
-            self.langPack = langPack
-            self.langCode = langCode
-            self.keys = keys
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xefea3803) }
-            buffer.appendTLString(self.langPack)
-            buffer.appendTLString(self.langCode)
-            buffer.appendVector(self.keys, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStrings {
-            guard id == 0xefea3803 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "langpack.getStrings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _langPack = try reader.readTLString()
-                field = 1
-                let _langCode = try reader.readTLString()
-                field = 2
-                let _keys = try reader.readVector(boxed: true, of: String.self)
-                return GetStrings(langPack: _langPack, langCode: _langCode, keys: _keys)
-            }
-            catch {
-                throw error.inside(constructor: "langpack.getStrings", fields: "lang_pack,lang_code,keys", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("lang_pack", self.langPack)
-            fields.string("lang_code", self.langCode)
-            fields.strings("keys", self.keys)
-            return ("langpack.getStrings", fields.fields)
-        }
-    }
-
-    /// `langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;`
     public static func getStrings(langPack: String, langCode: String, keys: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackString]>) {
-        GetStrings(langPack: langPack, langCode: langCode, keys: keys).call(DeserializeFunctionResponse<[Api.LangPackString]>.vector(of: Api.LangPackString.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("lang_pack", langPack)
+        arguments.string("lang_code", langCode)
+        arguments.strings("keys", keys)
+        return TLRequest(definition: "langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.LangPackString]>.vector(of: Api.LangPackString.self))
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPollStats(...)` serializes.
-    public final class GetPollStats: TLFunction, TLRegistrable {
-        public let dark: Bool
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(dark: Bool = false, peer: Api.InputPeer, msgId: Int32) {
-            self.dark = dark
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if dark { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc27dfa68) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPollStats {
-            guard id == 0xc27dfa68 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.getPollStats"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _msgId = try reader.readInt32()
-                return GetPollStats(dark: _dark, peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "stats.getPollStats", fields: "flags,dark,peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("dark", self.dark)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("stats.getPollStats", fields.fields)
-        }
-    }
-
-    /// `stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;`
     public static func getPollStats(dark: Bool = false, peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PollStats>) {
-        GetPollStats(dark: dark, peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.stats.PollStats.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("dark", dark)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.PollStats.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getChatlistUpdates(...)` serializes.
-    public final class GetChatlistUpdates: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-
-        public init(chatlist: Api.InputChatlist) {
-            self.chatlist = chatlist
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x89419521) }
-            self.chatlist.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetChatlistUpdates {
-            guard id == 0x89419521 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.getChatlistUpdates"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                return GetChatlistUpdates(chatlist: _chatlist)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.getChatlistUpdates", fields: "chatlist", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("chatlist", self.chatlist)
-            return ("chatlists.getChatlistUpdates", fields.fields)
-        }
-    }
-
-    /// `chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;`
     public static func getChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistUpdates>) {
-        GetChatlistUpdates(chatlist: chatlist).call(DeserializeFunctionResponse(Api.chatlists.ChatlistUpdates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("chatlist", chatlist)
+        return TLRequest(definition: "chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ChatlistUpdates.self))
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.getSmsJob#778d902f job_id:string = SmsJob;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSmsJob(...)` serializes.
-    public final class GetSmsJob: TLFunction, TLRegistrable {
-        public let jobId: String
-
-        public init(jobId: String) {
-            self.jobId = jobId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x778d902f) }
-            buffer.appendTLString(self.jobId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSmsJob {
-            guard id == 0x778d902f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.getSmsJob"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _jobId = try reader.readTLString()
-                return GetSmsJob(jobId: _jobId)
-            }
-            catch {
-                throw error.inside(constructor: "smsjobs.getSmsJob", fields: "job_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("job_id", self.jobId)
-            return ("smsjobs.getSmsJob", fields.fields)
-        }
-    }
-
-    /// `smsjobs.getSmsJob#778d902f job_id:string = SmsJob;`
     public static func getSmsJob(jobId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SmsJob>) {
-        GetSmsJob(jobId: jobId).call(DeserializeFunctionResponse(Api.SmsJob.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("job_id", jobId)
+        return TLRequest(definition: "smsjobs.getSmsJob#778d902f job_id:string = SmsJob;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.SmsJob.self))
     }
 }
 
@@ -1868,19 +1219,21 @@ extension Api {
         (0x41bf109b, Api.ExportedContactToken.self),
         (0x17d7f87b, Api.account.ConnectedBots.self),
         (0xaff56398, Api.StarGiftBackground.self),
-        (0x78515775, Api.functions.account.UpdateProfile.self),
-        (0xa2c0cf74, Api.functions.account.DeleteAccount.self),
-        (0x1edaaac2, Api.functions.account.SetGlobalPrivacySettings.self),
-        (0xbd38850a, Api.functions.messages.SendScheduledMessages.self),
-        (0x18dea0ac, Api.functions.messages.GetAvailableReactions.self),
-        (0x501569cf, Api.functions.messages.GetRichMessage.self),
-        (0xeab5dc38, Api.functions.channels.ReadMessageContents.self),
-        (0xa850a693, Api.functions.channels.ReportAntiSpamFalsePositive.self),
-        (0x8fb86b41, Api.functions.payments.SendStarGiftOffer.self),
-        (0x3c479971, Api.functions.phone.DeclineConferenceCallInvite.self),
-        (0xefea3803, Api.functions.langpack.GetStrings.self),
-        (0xc27dfa68, Api.functions.stats.GetPollStats.self),
-        (0x89419521, Api.functions.chatlists.GetChatlistUpdates.self),
-        (0x778d902f, Api.functions.smsjobs.GetSmsJob.self),
+    ]
+    static let functionEntries23: [(UInt32, StaticString)] = [
+        (0x78515775, "account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;"),
+        (0xa2c0cf74, "account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;"),
+        (0x1edaaac2, "account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;"),
+        (0xbd38850a, "messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;"),
+        (0x18dea0ac, "messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;"),
+        (0x501569cf, "messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;"),
+        (0xeab5dc38, "channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;"),
+        (0xa850a693, "channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;"),
+        (0x8fb86b41, "payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;"),
+        (0x3c479971, "phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;"),
+        (0xefea3803, "langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;"),
+        (0xc27dfa68, "stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;"),
+        (0x89419521, "chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;"),
+        (0x778d902f, "smsjobs.getSmsJob#778d902f job_id:string = SmsJob;"),
     ]
 }

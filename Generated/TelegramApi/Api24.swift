@@ -45,6 +45,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "KeyboardButton" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardButton {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -212,6 +214,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChannelParticipantsFilter" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipantsFilter {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -378,6 +382,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.PassportConfig" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PassportConfig {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -467,6 +473,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "GroupCallParticipantVideo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallParticipantVideo {
             let id = try reader.readUInt32()
@@ -582,6 +590,8 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0x1839490f) }
             }
         }
+
+        public static var tlTypeName: String { "messages.SponsoredMessages" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessages {
             let id = try reader.readUInt32()
@@ -713,6 +723,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PremiumGiftCodeOption" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PremiumGiftCodeOption {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -822,6 +834,8 @@ extension Api.premium {
             }
         }
 
+        public static var tlTypeName: String { "premium.BoostsList" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BoostsList {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -903,6 +917,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.InvitedUsers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InvitedUsers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -968,6 +984,8 @@ extension Api {
                     buffer.appendTLBytes(c.option)
             }
         }
+
+        public static var tlTypeName: String { "SponsoredMessageReportOption" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessageReportOption {
             let id = try reader.readUInt32()
@@ -1035,6 +1053,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.FirebasePnvIntent" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FirebasePnvIntent {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1076,867 +1096,159 @@ extension Api.auth {
 
 extension Api.functions.account {
     /// `account.getAccountTTL#08fc711d = AccountDaysTTL;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAccountTTL(...)` serializes.
-    public final class GetAccountTTL: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x08fc711d) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAccountTTL {
-            guard id == 0x08fc711d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getAccountTTL"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAccountTTL()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getAccountTTL", [])
-        }
-    }
-
-    /// `account.getAccountTTL#08fc711d = AccountDaysTTL;`
     public static func getAccountTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AccountDaysTTL>) {
-        GetAccountTTL().call(DeserializeFunctionResponse(Api.AccountDaysTTL.self))
+        TLRequest(definition: "account.getAccountTTL#08fc711d = AccountDaysTTL;", arguments: []).call(DeserializeFunctionResponse(Api.AccountDaysTTL.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setContactSignUpNotification(...)` serializes.
-    public final class SetContactSignUpNotification: TLFunction, TLRegistrable {
-        public let silent: Bool
-
-        public init(silent: Bool) {
-            self.silent = silent
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcff43f61) }
-            buffer.appendBool(self.silent)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetContactSignUpNotification {
-            guard id == 0xcff43f61 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setContactSignUpNotification"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _silent = try reader.readBool()
-                return SetContactSignUpNotification(silent: _silent)
-            }
-            catch {
-                throw error.inside(constructor: "account.setContactSignUpNotification", fields: "silent", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bool("silent", self.silent)
-            return ("account.setContactSignUpNotification", fields.fields)
-        }
-    }
-
     /// `account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;`
     public static func setContactSignUpNotification(silent: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetContactSignUpNotification(silent: silent).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bool("silent", silent)
+        return TLRequest(definition: "account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setMainProfileTab(...)` serializes.
-    public final class SetMainProfileTab: TLFunction, TLRegistrable {
-        public let tab: Api.ProfileTab
-
-        public init(tab: Api.ProfileTab) {
-            self.tab = tab
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5dee78b0) }
-            self.tab.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetMainProfileTab {
-            guard id == 0x5dee78b0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setMainProfileTab"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _tab = try Api.ProfileTab.parse(&reader)
-                return SetMainProfileTab(tab: _tab)
-            }
-            catch {
-                throw error.inside(constructor: "account.setMainProfileTab", fields: "tab", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("tab", self.tab)
-            return ("account.setMainProfileTab", fields.fields)
-        }
-    }
-
     /// `account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;`
     public static func setMainProfileTab(tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetMainProfileTab(tab: tab).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("tab", tab)
+        return TLRequest(definition: "account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.deletePasskey#f5b5563f id:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deletePasskey(...)` serializes.
-    public final class DeletePasskey: TLFunction, TLRegistrable {
-        public let id: String
-
-        public init(id: String) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf5b5563f) }
-            buffer.appendTLString(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeletePasskey {
-            guard id == 0xf5b5563f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.deletePasskey"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readTLString()
-                return DeletePasskey(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "account.deletePasskey", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("id", self.id)
-            return ("account.deletePasskey", fields.fields)
-        }
-    }
-
-    /// `account.deletePasskey#f5b5563f id:string = Bool;`
     public static func deletePasskey(id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeletePasskey(id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("id", id)
+        return TLRequest(definition: "account.deletePasskey#f5b5563f id:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `clearRecentStickers(...)` serializes.
-    public final class ClearRecentStickers: TLFunction, TLRegistrable {
-        public let attached: Bool
-
-        public init(attached: Bool = false) {
-            self.attached = attached
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if attached { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8999602d) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ClearRecentStickers {
-            guard id == 0x8999602d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.clearRecentStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _attached = tlFlagIsSet(_flags, 0x1)
-                return ClearRecentStickers(attached: _attached)
-            }
-            catch {
-                throw error.inside(constructor: "messages.clearRecentStickers", fields: "flags,attached", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            fields.trueFlag("attached", self.attached)
-            return ("messages.clearRecentStickers", fields.fields)
-        }
-    }
-
     /// `messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;`
     public static func clearRecentStickers(attached: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ClearRecentStickers(attached: attached).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.trueFlag("attached", attached)
+        return TLRequest(definition: "messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `updatePinnedMessage(...)` serializes.
-    public final class UpdatePinnedMessage: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let unpin: Bool
-        public let pmOneside: Bool
-        public let peer: Api.InputPeer
-        public let id: Int32
-
-        public init(silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) {
-            self.silent = silent
-            self.unpin = unpin
-            self.pmOneside = pmOneside
-            self.peer = peer
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x1) }
-            if unpin { tlSetFlag(&flags, 0x2) }
-            if pmOneside { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd2aaf7ec) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdatePinnedMessage {
-            guard id == 0xd2aaf7ec else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.updatePinnedMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _unpin = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _pmOneside = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 5
-                let _id = try reader.readInt32()
-                return UpdatePinnedMessage(silent: _silent, unpin: _unpin, pmOneside: _pmOneside, peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.updatePinnedMessage", fields: "flags,silent,unpin,pm_oneside,peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.trueFlag("unpin", self.unpin)
-            fields.trueFlag("pm_oneside", self.pmOneside)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            return ("messages.updatePinnedMessage", fields.fields)
-        }
-    }
-
     /// `messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;`
     public static func updatePinnedMessage(silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpdatePinnedMessage(silent: silent, unpin: unpin, pmOneside: pmOneside, peer: peer, id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("silent", silent)
+        arguments.trueFlag("unpin", unpin)
+        arguments.trueFlag("pm_oneside", pmOneside)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        return TLRequest(definition: "messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiStickers(...)` serializes.
-    public final class GetEmojiStickers: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfbfca18f) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiStickers {
-            guard id == 0xfbfca18f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetEmojiStickers(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiStickers", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getEmojiStickers", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;`
     public static func getEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
-        GetEmojiStickers(hash: hash).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPinnedSavedDialogs(...)` serializes.
-    public final class GetPinnedSavedDialogs: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd63d94e0) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPinnedSavedDialogs {
-            guard id == 0xd63d94e0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPinnedSavedDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetPinnedSavedDialogs()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getPinnedSavedDialogs", [])
-        }
-    }
-
     /// `messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;`
     public static func getPinnedSavedDialogs() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
-        GetPinnedSavedDialogs().call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+        TLRequest(definition: "messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;", arguments: []).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleSavedDialogPin(...)` serializes.
-    public final class ToggleSavedDialogPin: TLFunction, TLRegistrable {
-        public let pinned: Bool
-        public let peer: Api.InputDialogPeer
-
-        public init(pinned: Bool = false, peer: Api.InputDialogPeer) {
-            self.pinned = pinned
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if pinned { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xac81bbde) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleSavedDialogPin {
-            guard id == 0xac81bbde else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleSavedDialogPin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputDialogPeer.parse(&reader)
-                return ToggleSavedDialogPin(pinned: _pinned, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleSavedDialogPin", fields: "flags,pinned,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("pinned", self.pinned)
-            fields.object("peer", self.peer)
-            return ("messages.toggleSavedDialogPin", fields.fields)
-        }
-    }
-
     /// `messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
     public static func toggleSavedDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleSavedDialogPin(pinned: pinned, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("pinned", pinned)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editFactCheck(...)` serializes.
-    public final class EditFactCheck: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let text: Api.TextWithEntities
-
-        public init(peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) {
-            self.peer = peer
-            self.msgId = msgId
-            self.text = text
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0589ee75) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            self.text.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditFactCheck {
-            guard id == 0x0589ee75 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editFactCheck"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _text = try Api.TextWithEntities.parse(&reader)
-                return EditFactCheck(peer: _peer, msgId: _msgId, text: _text)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editFactCheck", fields: "peer,msg_id,text", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.object("text", self.text)
-            return ("messages.editFactCheck", fields.fields)
-        }
-    }
-
     /// `messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;`
     public static func editFactCheck(peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditFactCheck(peer: peer, msgId: msgId, text: text).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.object("text", text)
+        return TLRequest(definition: "messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestChatJoinWebView(...)` serializes.
-    public final class RequestChatJoinWebView: TLFunction, TLRegistrable {
-        public let queryId: Int64
-        public let themeParams: Api.DataJSON?
-        public let platform: String
-
-        public init(queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) {
-            self.queryId = queryId
-            self.themeParams = themeParams
-            self.platform = platform
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if themeParams != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xba9ee679) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.platform)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestChatJoinWebView {
-            guard id == 0xba9ee679 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.requestChatJoinWebView"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _queryId = try reader.readInt64()
-                field = 2
-                var _themeParams: Api.DataJSON? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _themeParams = try Api.DataJSON.parse(&reader)
-                }
-                field = 3
-                let _platform = try reader.readTLString()
-                return RequestChatJoinWebView(queryId: _queryId, themeParams: _themeParams, platform: _platform)
-            }
-            catch {
-                throw error.inside(constructor: "messages.requestChatJoinWebView", fields: "flags,query_id,theme_params,platform", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.long("query_id", self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                fields.object("theme_params", value)
-            }
-            fields.string("platform", self.platform)
-            return ("messages.requestChatJoinWebView", fields.fields)
-        }
-    }
-
-    /// `messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     public static func requestChatJoinWebView(queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        RequestChatJoinWebView(queryId: queryId, themeParams: themeParams, platform: platform).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.long("query_id", queryId)
+        if let value = themeParams { arguments.object("theme_params", value) }
+        arguments.string("platform", platform)
+        return TLRequest(definition: "messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;`
-    ///
-    /// The request as a value: what a server decodes, and what `getParticipants(...)` serializes.
-    public final class GetParticipants: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let filter: Api.ChannelParticipantsFilter
-        public let offset: Int32
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) {
-            self.channel = channel
-            self.filter = filter
-            self.offset = offset
-            self.limit = limit
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x77ced9d0) }
-            self.channel.serialize(buffer, true)
-            self.filter.serialize(buffer, true)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetParticipants {
-            guard id == 0x77ced9d0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getParticipants"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _filter = try Api.ChannelParticipantsFilter.parse(&reader)
-                field = 2
-                let _offset = try reader.readInt32()
-                field = 3
-                let _limit = try reader.readInt32()
-                field = 4
-                let _hash = try reader.readInt64()
-                return GetParticipants(channel: _channel, filter: _filter, offset: _offset, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getParticipants", fields: "channel,filter,offset,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 5)
-            fields.object("channel", self.channel)
-            fields.object("filter", self.filter)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("channels.getParticipants", fields.fields)
-        }
-    }
-
     /// `channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;`
     public static func getParticipants(channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipants>) {
-        GetParticipants(channel: channel, filter: filter, offset: offset, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.channels.ChannelParticipants.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("channel", channel)
+        arguments.object("filter", filter)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.ChannelParticipants.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleViewForumAsMessages(...)` serializes.
-    public final class ToggleViewForumAsMessages: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let enabled: Bool
-
-        public init(channel: Api.InputChannel, enabled: Bool) {
-            self.channel = channel
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9738bb15) }
-            self.channel.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleViewForumAsMessages {
-            guard id == 0x9738bb15 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleViewForumAsMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                return ToggleViewForumAsMessages(channel: _channel, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleViewForumAsMessages", fields: "channel,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.bool("enabled", self.enabled)
-            return ("channels.toggleViewForumAsMessages", fields.fields)
-        }
-    }
-
-    /// `channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleViewForumAsMessages(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleViewForumAsMessages(channel: channel, enabled: enabled).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestWebViewButton(...)` serializes.
-    public final class RequestWebViewButton: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let button: Api.KeyboardButton
-
-        public init(userId: Api.InputUser, button: Api.KeyboardButton) {
-            self.userId = userId
-            self.button = button
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x31a2a35e) }
-            self.userId.serialize(buffer, true)
-            self.button.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestWebViewButton {
-            guard id == 0x31a2a35e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.requestWebViewButton"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _button = try Api.KeyboardButton.parse(&reader)
-                return RequestWebViewButton(userId: _userId, button: _button)
-            }
-            catch {
-                throw error.inside(constructor: "bots.requestWebViewButton", fields: "user_id,button", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("user_id", self.userId)
-            fields.object("button", self.button)
-            return ("bots.requestWebViewButton", fields.fields)
-        }
-    }
-
     /// `bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;`
     public static func requestWebViewButton(userId: Api.InputUser, button: Api.KeyboardButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.RequestedButton>) {
-        RequestWebViewButton(userId: userId, button: button).call(DeserializeFunctionResponse(Api.bots.RequestedButton.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("user_id", userId)
+        arguments.object("button", button)
+        return TLRequest(definition: "bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.RequestedButton.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setJoinChatResults(...)` serializes.
-    public final class SetJoinChatResults: TLFunction, TLRegistrable {
-        public let queryId: Int64
-        public let result: Api.JoinChatBotResult
-
-        public init(queryId: Int64, result: Api.JoinChatBotResult) {
-            self.queryId = queryId
-            self.result = result
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe71a4810) }
-            buffer.appendInt64(self.queryId)
-            self.result.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetJoinChatResults {
-            guard id == 0xe71a4810 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.setJoinChatResults"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _queryId = try reader.readInt64()
-                field = 1
-                let _result = try Api.JoinChatBotResult.parse(&reader)
-                return SetJoinChatResults(queryId: _queryId, result: _result)
-            }
-            catch {
-                throw error.inside(constructor: "bots.setJoinChatResults", fields: "query_id,result", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("query_id", self.queryId)
-            fields.object("result", self.result)
-            return ("bots.setJoinChatResults", fields.fields)
-        }
-    }
-
-    /// `bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;`
     public static func setJoinChatResults(queryId: Int64, result: Api.JoinChatBotResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetJoinChatResults(queryId: queryId, result: result).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("query_id", queryId)
+        arguments.object("result", result)
+        return TLRequest(definition: "bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsSubscriptions(...)` serializes.
-    public final class GetStarsSubscriptions: TLFunction, TLRegistrable {
-        public let missingBalance: Bool
-        public let peer: Api.InputPeer
-        public let offset: String
-
-        public init(missingBalance: Bool = false, peer: Api.InputPeer, offset: String) {
-            self.missingBalance = missingBalance
-            self.peer = peer
-            self.offset = offset
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if missingBalance { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x032512c5) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.offset)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsSubscriptions {
-            guard id == 0x032512c5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsSubscriptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _missingBalance = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _offset = try reader.readTLString()
-                return GetStarsSubscriptions(missingBalance: _missingBalance, peer: _peer, offset: _offset)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsSubscriptions", fields: "flags,missing_balance,peer,offset", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("missing_balance", self.missingBalance)
-            fields.object("peer", self.peer)
-            fields.string("offset", self.offset)
-            return ("payments.getStarsSubscriptions", fields.fields)
-        }
-    }
-
-    /// `payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;`
     public static func getStarsSubscriptions(missingBalance: Bool = false, peer: Api.InputPeer, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        GetStarsSubscriptions(missingBalance: missingBalance, peer: peer, offset: offset).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("missing_balance", missingBalance)
+        arguments.object("peer", peer)
+        arguments.string("offset", offset)
+        return TLRequest(definition: "payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 }
 
@@ -1961,21 +1273,23 @@ extension Api {
         (0x7f5defa6, Api.messages.InvitedUsers.self),
         (0x430d3150, Api.SponsoredMessageReportOption.self),
         (0xdf5ac00c, Api.auth.FirebasePnvIntent.self),
-        (0x08fc711d, Api.functions.account.GetAccountTTL.self),
-        (0xcff43f61, Api.functions.account.SetContactSignUpNotification.self),
-        (0x5dee78b0, Api.functions.account.SetMainProfileTab.self),
-        (0xf5b5563f, Api.functions.account.DeletePasskey.self),
-        (0x8999602d, Api.functions.messages.ClearRecentStickers.self),
-        (0xd2aaf7ec, Api.functions.messages.UpdatePinnedMessage.self),
-        (0xfbfca18f, Api.functions.messages.GetEmojiStickers.self),
-        (0xd63d94e0, Api.functions.messages.GetPinnedSavedDialogs.self),
-        (0xac81bbde, Api.functions.messages.ToggleSavedDialogPin.self),
-        (0x0589ee75, Api.functions.messages.EditFactCheck.self),
-        (0xba9ee679, Api.functions.messages.RequestChatJoinWebView.self),
-        (0x77ced9d0, Api.functions.channels.GetParticipants.self),
-        (0x9738bb15, Api.functions.channels.ToggleViewForumAsMessages.self),
-        (0x31a2a35e, Api.functions.bots.RequestWebViewButton.self),
-        (0xe71a4810, Api.functions.bots.SetJoinChatResults.self),
-        (0x032512c5, Api.functions.payments.GetStarsSubscriptions.self),
+    ]
+    static let functionEntries24: [(UInt32, StaticString)] = [
+        (0x08fc711d, "account.getAccountTTL#08fc711d = AccountDaysTTL;"),
+        (0xcff43f61, "account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;"),
+        (0x5dee78b0, "account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;"),
+        (0xf5b5563f, "account.deletePasskey#f5b5563f id:string = Bool;"),
+        (0x8999602d, "messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;"),
+        (0xd2aaf7ec, "messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;"),
+        (0xfbfca18f, "messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;"),
+        (0xd63d94e0, "messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;"),
+        (0xac81bbde, "messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;"),
+        (0x0589ee75, "messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;"),
+        (0xba9ee679, "messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;"),
+        (0x77ced9d0, "channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;"),
+        (0x9738bb15, "channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;"),
+        (0x31a2a35e, "bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;"),
+        (0xe71a4810, "bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;"),
+        (0x032512c5, "payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;"),
     ]
 }

@@ -58,6 +58,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Peer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Peer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -175,6 +177,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "UserProfilePhoto" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserProfilePhoto {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -265,6 +269,8 @@ extension Api {
                     buffer.appendInt64(c.amount)
             }
         }
+
+        public static var tlTypeName: String { "LabeledPrice" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LabeledPrice {
             let id = try reader.readUInt32()
@@ -381,6 +387,8 @@ extension Api {
                     buffer.appendTLBytes(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "SecureValue" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValue {
             let id = try reader.readUInt32()
@@ -548,6 +556,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PageListItem" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageListItem {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -706,6 +716,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChatAdminRights" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatAdminRights {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -824,6 +836,8 @@ extension Api.stickers {
             }
         }
 
+        public static var tlTypeName: String { "stickers.SuggestedShortName" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SuggestedShortName {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -910,6 +924,8 @@ extension Api {
                     buffer.appendVector(c.reactions, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "ChatReactions" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatReactions {
             let id = try reader.readUInt32()
@@ -1011,6 +1027,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Username" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Username {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1088,6 +1106,8 @@ extension Api.messages {
                     buffer.appendVector(c.groups, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.EmojiGroups" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGroups {
             let id = try reader.readUInt32()
@@ -1312,6 +1332,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "StoryItem" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryItem {
             let id = try reader.readUInt32()
@@ -1563,6 +1585,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StoryAlbum" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryAlbum {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1649,6 +1673,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "AiComposeToneExample" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AiComposeToneExample {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1690,1427 +1716,253 @@ extension Api {
 
 extension Api.functions {
     /// `invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithMessagesRange(...)` serializes.
-    public final class InvokeWithMessagesRange: TLFunction, TLRegistrable {
-        public let range: Api.MessageRange
-        public let query: any TLFunction
-
-        public init(range: Api.MessageRange, query: any TLFunction) {
-            self.range = range
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x365275f2) }
-            self.range.serialize(buffer, true)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithMessagesRange {
-            guard id == 0x365275f2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithMessagesRange"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _range = try Api.MessageRange.parse(&reader)
-                field = 1
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithMessagesRange(range: _range, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithMessagesRange", fields: "range,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("range", self.range)
-            fields.object("query", self.query)
-            return ("invokeWithMessagesRange", fields.fields)
-        }
-    }
-
-    /// `invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;`
     public static func invokeWithMessagesRange<X>(range: Api.MessageRange, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithMessagesRange(range: range, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("range", range)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkPassword(...)` serializes.
-    public final class CheckPassword: TLFunction, TLRegistrable {
-        public let password: Api.InputCheckPasswordSRP
-
-        public init(password: Api.InputCheckPasswordSRP) {
-            self.password = password
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd18b4d16) }
-            self.password.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckPassword {
-            guard id == 0xd18b4d16 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.checkPassword"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                return CheckPassword(password: _password)
-            }
-            catch {
-                throw error.inside(constructor: "auth.checkPassword", fields: "password", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("password", self.password)
-            return ("auth.checkPassword", fields.fields)
-        }
-    }
-
-    /// `auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;`
     public static func checkPassword(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        CheckPassword(password: password).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("password", password)
+        return TLRequest(definition: "auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSecureValue(...)` serializes.
-    public final class GetSecureValue: TLFunction, TLRegistrable {
-        public let types: [Api.SecureValueType]
-
-        public init(types: [Api.SecureValueType]) {
-            self.types = types
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x73665bc2) }
-            buffer.appendVector(self.types, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSecureValue {
-            guard id == 0x73665bc2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getSecureValue"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _types = try reader.readVector(boxed: true, of: Api.SecureValueType.self)
-                return GetSecureValue(types: _types)
-            }
-            catch {
-                throw error.inside(constructor: "account.getSecureValue", fields: "types", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("types", self.types)
-            return ("account.getSecureValue", fields.fields)
-        }
-    }
-
-    /// `account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;`
     public static func getSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
-        GetSecureValue(types: types).call(DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("types", types)
+        return TLRequest(definition: "account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getContactIDs#7adc669d hash:long = Vector<int>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getContactIDs(...)` serializes.
-    public final class GetContactIDs: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7adc669d) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetContactIDs {
-            guard id == 0x7adc669d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getContactIDs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetContactIDs(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.getContactIDs", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("contacts.getContactIDs", fields.fields)
-        }
-    }
-
-    /// `contacts.getContactIDs#7adc669d hash:long = Vector<int>;`
     public static func getContactIDs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        GetContactIDs(hash: hash).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "contacts.getContactIDs#7adc669d hash:long = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteMessages(...)` serializes.
-    public final class DeleteMessages: TLFunction, TLRegistrable {
-        public let revoke: Bool
-        public let id: [Int32]
-
-        public init(revoke: Bool = false, id: [Int32]) {
-            self.revoke = revoke
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if revoke { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe58e95d2) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteMessages {
-            guard id == 0xe58e95d2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _revoke = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return DeleteMessages(revoke: _revoke, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteMessages", fields: "flags,revoke,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("revoke", self.revoke)
-            fields.ints("id", self.id)
-            return ("messages.deleteMessages", fields.fields)
-        }
-    }
-
     /// `messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;`
     public static func deleteMessages(revoke: Bool = false, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        DeleteMessages(revoke: revoke, id: id).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("revoke", revoke)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRecentStickers(...)` serializes.
-    public final class GetRecentStickers: TLFunction, TLRegistrable {
-        public let attached: Bool
-        public let hash: Int64
-
-        public init(attached: Bool = false, hash: Int64) {
-            self.attached = attached
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if attached { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9da9403b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRecentStickers {
-            guard id == 0x9da9403b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getRecentStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _attached = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _hash = try reader.readInt64()
-                return GetRecentStickers(attached: _attached, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getRecentStickers", fields: "flags,attached,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("attached", self.attached)
-            fields.long("hash", self.hash)
-            return ("messages.getRecentStickers", fields.fields)
-        }
-    }
-
     /// `messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;`
     public static func getRecentStickers(attached: Bool = false, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.RecentStickers>) {
-        GetRecentStickers(attached: attached, hash: hash).call(DeserializeFunctionResponse(Api.messages.RecentStickers.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("attached", attached)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.RecentStickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setInlineGameScore(...)` serializes.
-    public final class SetInlineGameScore: TLFunction, TLRegistrable {
-        public let editMessage: Bool
-        public let force: Bool
-        public let id: Api.InputBotInlineMessageID
-        public let userId: Api.InputUser
-        public let score: Int32
-
-        public init(editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) {
-            self.editMessage = editMessage
-            self.force = force
-            self.id = id
-            self.userId = userId
-            self.score = score
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if editMessage { tlSetFlag(&flags, 0x1) }
-            if force { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x15ad9f64) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.id.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-            buffer.appendInt32(self.score)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetInlineGameScore {
-            guard id == 0x15ad9f64 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setInlineGameScore"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _editMessage = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _force = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _id = try Api.InputBotInlineMessageID.parse(&reader)
-                field = 4
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 5
-                let _score = try reader.readInt32()
-                return SetInlineGameScore(editMessage: _editMessage, force: _force, id: _id, userId: _userId, score: _score)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setInlineGameScore", fields: "flags,edit_message,force,id,user_id,score", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("edit_message", self.editMessage)
-            fields.trueFlag("force", self.force)
-            fields.object("id", self.id)
-            fields.object("user_id", self.userId)
-            fields.int("score", self.score)
-            return ("messages.setInlineGameScore", fields.fields)
-        }
-    }
-
     /// `messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;`
     public static func setInlineGameScore(editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetInlineGameScore(editMessage: editMessage, force: force, id: id, userId: userId, score: score).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("edit_message", editMessage)
+        arguments.trueFlag("force", force)
+        arguments.object("id", id)
+        arguments.object("user_id", userId)
+        arguments.int("score", score)
+        return TLRequest(definition: "messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `acceptUrlAuth(...)` serializes.
-    public final class AcceptUrlAuth: TLFunction, TLRegistrable {
-        public let writeAllowed: Bool
-        public let sharePhoneNumber: Bool
-        public let peer: Api.InputPeer?
-        public let msgId: Int32?
-        public let buttonId: Int32?
-        public let url: String?
-        public let matchCode: String?
-
-        public init(writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) {
-            self.writeAllowed = writeAllowed
-            self.sharePhoneNumber = sharePhoneNumber
-            self.peer = peer
-            self.msgId = msgId
-            self.buttonId = buttonId
-            self.url = url
-            self.matchCode = matchCode
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if writeAllowed { tlSetFlag(&flags, 0x1) }
-            if sharePhoneNumber { tlSetFlag(&flags, 0x8) }
-            if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&flags, 0x2) }
-            if url != nil { tlSetFlag(&flags, 0x4) }
-            if matchCode != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x67a3f0de) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.url {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.matchCode {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AcceptUrlAuth {
-            guard id == 0x67a3f0de else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.acceptUrlAuth"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _writeAllowed = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _sharePhoneNumber = tlFlagIsSet(_flags, 0x8)
-                field = 3
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 4
-                var _msgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _msgId = try reader.readInt32()
-                }
-                field = 5
-                var _buttonId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _buttonId = try reader.readInt32()
-                }
-                field = 6
-                var _url: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _url = try reader.readTLString()
-                }
-                field = 7
-                var _matchCode: String? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _matchCode = try reader.readTLString()
-                }
-                return AcceptUrlAuth(writeAllowed: _writeAllowed, sharePhoneNumber: _sharePhoneNumber, peer: _peer, msgId: _msgId, buttonId: _buttonId, url: _url, matchCode: _matchCode)
-            }
-            catch {
-                throw error.inside(constructor: "messages.acceptUrlAuth", fields: "flags,write_allowed,share_phone_number,peer,msg_id,button_id,url,match_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("write_allowed", self.writeAllowed)
-            fields.trueFlag("share_phone_number", self.sharePhoneNumber)
-            if tlFlagIsSet(_flags, 0x2), let value = self.peer {
-                fields.object("peer", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.msgId {
-                fields.int("msg_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.buttonId {
-                fields.int("button_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.url {
-                fields.string("url", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.matchCode {
-                fields.string("match_code", value)
-            }
-            return ("messages.acceptUrlAuth", fields.fields)
-        }
-    }
-
     /// `messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;`
     public static func acceptUrlAuth(writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
-        AcceptUrlAuth(writeAllowed: writeAllowed, sharePhoneNumber: sharePhoneNumber, peer: peer, msgId: msgId, buttonId: buttonId, url: url, matchCode: matchCode).call(DeserializeFunctionResponse(Api.UrlAuthResult.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("write_allowed", writeAllowed)
+        arguments.trueFlag("share_phone_number", sharePhoneNumber)
+        if let value = peer { arguments.object("peer", value) }
+        if let value = msgId { arguments.int("msg_id", value) }
+        if let value = buttonId { arguments.int("button_id", value) }
+        if let value = url { arguments.string("url", value) }
+        if let value = matchCode { arguments.string("match_code", value) }
+        return TLRequest(definition: "messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.UrlAuthResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteExportedChatInvite(...)` serializes.
-    public final class DeleteExportedChatInvite: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let link: String
-
-        public init(peer: Api.InputPeer, link: String) {
-            self.peer = peer
-            self.link = link
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd464a42b) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.link)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteExportedChatInvite {
-            guard id == 0xd464a42b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteExportedChatInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _link = try reader.readTLString()
-                return DeleteExportedChatInvite(peer: _peer, link: _link)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteExportedChatInvite", fields: "peer,link", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.string("link", self.link)
-            return ("messages.deleteExportedChatInvite", fields.fields)
-        }
-    }
-
     /// `messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;`
     public static func deleteExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteExportedChatInvite(peer: peer, link: link).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.string("link", link)
+        return TLRequest(definition: "messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getExtendedMedia(...)` serializes.
-    public final class GetExtendedMedia: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x84f80814) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetExtendedMedia {
-            guard id == 0x84f80814 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getExtendedMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return GetExtendedMedia(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getExtendedMedia", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("messages.getExtendedMedia", fields.fields)
-        }
-    }
-
     /// `messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;`
     public static func getExtendedMedia(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetExtendedMedia(peer: peer, id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkQuickReplyShortcut(...)` serializes.
-    public final class CheckQuickReplyShortcut: TLFunction, TLRegistrable {
-        public let shortcut: String
-
-        public init(shortcut: String) {
-            self.shortcut = shortcut
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf1d0fbd3) }
-            buffer.appendTLString(self.shortcut)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckQuickReplyShortcut {
-            guard id == 0xf1d0fbd3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.checkQuickReplyShortcut"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _shortcut = try reader.readTLString()
-                return CheckQuickReplyShortcut(shortcut: _shortcut)
-            }
-            catch {
-                throw error.inside(constructor: "messages.checkQuickReplyShortcut", fields: "shortcut", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("shortcut", self.shortcut)
-            return ("messages.checkQuickReplyShortcut", fields.fields)
-        }
-    }
-
     /// `messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;`
     public static func checkQuickReplyShortcut(shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckQuickReplyShortcut(shortcut: shortcut).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("shortcut", shortcut)
+        return TLRequest(definition: "messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleDialogFilterTags(...)` serializes.
-    public final class ToggleDialogFilterTags: TLFunction, TLRegistrable {
-        public let enabled: Bool
-
-        public init(enabled: Bool) {
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfd2dda49) }
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleDialogFilterTags {
-            guard id == 0xfd2dda49 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleDialogFilterTags"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _enabled = try reader.readBool()
-                return ToggleDialogFilterTags(enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleDialogFilterTags", fields: "enabled", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bool("enabled", self.enabled)
-            return ("messages.toggleDialogFilterTags", fields.fields)
-        }
-    }
-
     /// `messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;`
     public static func toggleDialogFilterTags(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleDialogFilterTags(enabled: enabled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAvailableEffects(...)` serializes.
-    public final class GetAvailableEffects: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdea20a39) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAvailableEffects {
-            guard id == 0xdea20a39 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAvailableEffects"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetAvailableEffects(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getAvailableEffects", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("messages.getAvailableEffects", fields.fields)
-        }
-    }
-
     /// `messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;`
     public static func getAvailableEffects(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableEffects>) {
-        GetAvailableEffects(hash: hash).call(DeserializeFunctionResponse(Api.messages.AvailableEffects.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AvailableEffects.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePaidReactionPrivacy(...)` serializes.
-    public final class TogglePaidReactionPrivacy: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let `private`: Api.PaidReactionPrivacy
-
-        public init(peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) {
-            self.peer = peer
-            self.msgId = msgId
-            self.`private` = `private`
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x435885b5) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            self.`private`.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePaidReactionPrivacy {
-            guard id == 0x435885b5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.togglePaidReactionPrivacy"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _private = try Api.PaidReactionPrivacy.parse(&reader)
-                return TogglePaidReactionPrivacy(peer: _peer, msgId: _msgId, private: _private)
-            }
-            catch {
-                throw error.inside(constructor: "messages.togglePaidReactionPrivacy", fields: "peer,msg_id,private", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.object("private", self.`private`)
-            return ("messages.togglePaidReactionPrivacy", fields.fields)
-        }
-    }
-
-    /// `messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;`
     public static func togglePaidReactionPrivacy(peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TogglePaidReactionPrivacy(peer: peer, msgId: msgId, private: `private`).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.object("private", `private`)
+        return TLRequest(definition: "messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFile(...)` serializes.
-    public final class GetFile: TLFunction, TLRegistrable {
-        public let precise: Bool
-        public let cdnSupported: Bool
-        public let location: Api.InputFileLocation
-        public let offset: Int64
-        public let limit: Int32
-
-        public init(precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) {
-            self.precise = precise
-            self.cdnSupported = cdnSupported
-            self.location = location
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if precise { tlSetFlag(&flags, 0x1) }
-            if cdnSupported { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbe5335be) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.location.serialize(buffer, true)
-            buffer.appendInt64(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFile {
-            guard id == 0xbe5335be else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.getFile"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _precise = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _cdnSupported = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _location = try Api.InputFileLocation.parse(&reader)
-                field = 4
-                let _offset = try reader.readInt64()
-                field = 5
-                let _limit = try reader.readInt32()
-                return GetFile(precise: _precise, cdnSupported: _cdnSupported, location: _location, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "upload.getFile", fields: "flags,precise,cdn_supported,location,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("precise", self.precise)
-            fields.trueFlag("cdn_supported", self.cdnSupported)
-            fields.object("location", self.location)
-            fields.long("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("upload.getFile", fields.fields)
-        }
-    }
-
-    /// `upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;`
     public static func getFile(precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.File>) {
-        GetFile(precise: precise, cdnSupported: cdnSupported, location: location, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.upload.File.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("precise", precise)
+        arguments.trueFlag("cdn_supported", cdnSupported)
+        arguments.object("location", location)
+        arguments.long("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.upload.File.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getPeerColors#da80f42f hash:int = help.PeerColors;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPeerColors(...)` serializes.
-    public final class GetPeerColors: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xda80f42f) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPeerColors {
-            guard id == 0xda80f42f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getPeerColors"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetPeerColors(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "help.getPeerColors", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("help.getPeerColors", fields.fields)
-        }
-    }
-
-    /// `help.getPeerColors#da80f42f hash:int = help.PeerColors;`
     public static func getPeerColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
-        GetPeerColors(hash: hash).call(DeserializeFunctionResponse(Api.help.PeerColors.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "help.getPeerColors#da80f42f hash:int = help.PeerColors;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.PeerColors.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWebViewCustomMethod(...)` serializes.
-    public final class InvokeWebViewCustomMethod: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let customMethod: String
-        public let params: Api.DataJSON
-
-        public init(bot: Api.InputUser, customMethod: String, params: Api.DataJSON) {
-            self.bot = bot
-            self.customMethod = customMethod
-            self.params = params
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x087fc5e7) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.customMethod)
-            self.params.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWebViewCustomMethod {
-            guard id == 0x087fc5e7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.invokeWebViewCustomMethod"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _customMethod = try reader.readTLString()
-                field = 2
-                let _params = try Api.DataJSON.parse(&reader)
-                return InvokeWebViewCustomMethod(bot: _bot, customMethod: _customMethod, params: _params)
-            }
-            catch {
-                throw error.inside(constructor: "bots.invokeWebViewCustomMethod", fields: "bot,custom_method,params", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("bot", self.bot)
-            fields.string("custom_method", self.customMethod)
-            fields.object("params", self.params)
-            return ("bots.invokeWebViewCustomMethod", fields.fields)
-        }
-    }
-
     /// `bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;`
     public static func invokeWebViewCustomMethod(bot: Api.InputUser, customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
-        InvokeWebViewCustomMethod(bot: bot, customMethod: customMethod, params: params).call(DeserializeFunctionResponse(Api.DataJSON.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("bot", bot)
+        arguments.string("custom_method", customMethod)
+        arguments.object("params", params)
+        return TLRequest(definition: "bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.DataJSON.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPreviewMedias(...)` serializes.
-    public final class GetPreviewMedias: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-
-        public init(bot: Api.InputUser) {
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa2a5594d) }
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPreviewMedias {
-            guard id == 0xa2a5594d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getPreviewMedias"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                return GetPreviewMedias(bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getPreviewMedias", fields: "bot", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("bot", self.bot)
-            return ("bots.getPreviewMedias", fields.fields)
-        }
-    }
-
-    /// `bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;`
     public static func getPreviewMedias(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotPreviewMedia]>) {
-        GetPreviewMedias(bot: bot).call(DeserializeFunctionResponse<[Api.BotPreviewMedia]>.vector(of: Api.BotPreviewMedia.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.BotPreviewMedia]>.vector(of: Api.BotPreviewMedia.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPremiumGiftCodeOptions(...)` serializes.
-    public final class GetPremiumGiftCodeOptions: TLFunction, TLRegistrable {
-        public let boostPeer: Api.InputPeer?
-
-        public init(boostPeer: Api.InputPeer? = nil) {
-            self.boostPeer = boostPeer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if boostPeer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2757ba54) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.boostPeer {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPremiumGiftCodeOptions {
-            guard id == 0x2757ba54 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getPremiumGiftCodeOptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _boostPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _boostPeer = try Api.InputPeer.parse(&reader)
-                }
-                return GetPremiumGiftCodeOptions(boostPeer: _boostPeer)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getPremiumGiftCodeOptions", fields: "flags,boost_peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.boostPeer {
-                fields.object("boost_peer", value)
-            }
-            return ("payments.getPremiumGiftCodeOptions", fields.fields)
-        }
-    }
-
-    /// `payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;`
     public static func getPremiumGiftCodeOptions(boostPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>) {
-        GetPremiumGiftCodeOptions(boostPeer: boostPeer).call(DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>.vector(of: Api.PremiumGiftCodeOption.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = boostPeer { arguments.object("boost_peer", value) }
+        return TLRequest(definition: "payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>.vector(of: Api.PremiumGiftCodeOption.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `receivedCall(...)` serializes.
-    public final class ReceivedCall: TLFunction, TLRegistrable {
-        public let peer: Api.InputPhoneCall
-
-        public init(peer: Api.InputPhoneCall) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x17d54f61) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReceivedCall {
-            guard id == 0x17d54f61 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.receivedCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                return ReceivedCall(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "phone.receivedCall", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("phone.receivedCall", fields.fields)
-        }
-    }
-
     /// `phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;`
     public static func receivedCall(peer: Api.InputPhoneCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReceivedCall(peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteConferenceCallParticipants(...)` serializes.
-    public final class DeleteConferenceCallParticipants: TLFunction, TLRegistrable {
-        public let onlyLeft: Bool
-        public let kick: Bool
-        public let call: Api.InputGroupCall
-        public let ids: [Int64]
-        public let block: [UInt8]
-
-        public init(onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) {
-            self.onlyLeft = onlyLeft
-            self.kick = kick
-            self.call = call
-            self.ids = ids
-            self.block = block
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if onlyLeft { tlSetFlag(&flags, 0x1) }
-            if kick { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8ca60525) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            buffer.appendVector(self.ids, boxed: true)
-            buffer.appendTLBytes(self.block)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteConferenceCallParticipants {
-            guard id == 0x8ca60525 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.deleteConferenceCallParticipants"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _onlyLeft = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _kick = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 4
-                let _ids = try reader.readVector(boxed: true, of: Int64.self)
-                field = 5
-                let _block = try reader.readTLBytes()
-                return DeleteConferenceCallParticipants(onlyLeft: _onlyLeft, kick: _kick, call: _call, ids: _ids, block: _block)
-            }
-            catch {
-                throw error.inside(constructor: "phone.deleteConferenceCallParticipants", fields: "flags,only_left,kick,call,ids,block", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("only_left", self.onlyLeft)
-            fields.trueFlag("kick", self.kick)
-            fields.object("call", self.call)
-            fields.longs("ids", self.ids)
-            fields.bytes("block", self.block)
-            return ("phone.deleteConferenceCallParticipants", fields.fields)
-        }
-    }
-
-    /// `phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;`
     public static func deleteConferenceCallParticipants(onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteConferenceCallParticipants(onlyLeft: onlyLeft, kick: kick, call: call, ids: ids, block: block).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("only_left", onlyLeft)
+        arguments.trueFlag("kick", kick)
+        arguments.object("call", call)
+        arguments.longs("ids", ids)
+        arguments.bytes("block", block)
+        return TLRequest(definition: "phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleAllStoriesHidden(...)` serializes.
-    public final class ToggleAllStoriesHidden: TLFunction, TLRegistrable {
-        public let hidden: Bool
-
-        public init(hidden: Bool) {
-            self.hidden = hidden
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7c2557c4) }
-            buffer.appendBool(self.hidden)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleAllStoriesHidden {
-            guard id == 0x7c2557c4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.toggleAllStoriesHidden"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hidden = try reader.readBool()
-                return ToggleAllStoriesHidden(hidden: _hidden)
-            }
-            catch {
-                throw error.inside(constructor: "stories.toggleAllStoriesHidden", fields: "hidden", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bool("hidden", self.hidden)
-            return ("stories.toggleAllStoriesHidden", fields.fields)
-        }
-    }
-
     /// `stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;`
     public static func toggleAllStoriesHidden(hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleAllStoriesHidden(hidden: hidden).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bool("hidden", hidden)
+        return TLRequest(definition: "stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteAlbum(...)` serializes.
-    public final class DeleteAlbum: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let albumId: Int32
-
-        public init(peer: Api.InputPeer, albumId: Int32) {
-            self.peer = peer
-            self.albumId = albumId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8d3456d0) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.albumId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteAlbum {
-            guard id == 0x8d3456d0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.deleteAlbum"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _albumId = try reader.readInt32()
-                return DeleteAlbum(peer: _peer, albumId: _albumId)
-            }
-            catch {
-                throw error.inside(constructor: "stories.deleteAlbum", fields: "peer,album_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("album_id", self.albumId)
-            return ("stories.deleteAlbum", fields.fields)
-        }
-    }
-
-    /// `stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;`
     public static func deleteAlbum(peer: Api.InputPeer, albumId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteAlbum(peer: peer, albumId: albumId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("album_id", albumId)
+        return TLRequest(definition: "stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.smsjobs {
-    /// `smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;`
-    ///
-    /// The request as a value: what a server decodes, and what `isEligibleToJoin(...)` serializes.
-    public final class IsEligibleToJoin: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0edc39d0) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> IsEligibleToJoin {
-            guard id == 0x0edc39d0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.isEligibleToJoin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return IsEligibleToJoin()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("smsjobs.isEligibleToJoin", [])
-        }
-    }
-
     /// `smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;`
     public static func isEligibleToJoin() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.EligibilityToJoin>) {
-        IsEligibleToJoin().call(DeserializeFunctionResponse(Api.smsjobs.EligibilityToJoin.self))
+        TLRequest(definition: "smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;", arguments: []).call(DeserializeFunctionResponse(Api.smsjobs.EligibilityToJoin.self))
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `finishJob(...)` serializes.
-    public final class FinishJob: TLFunction, TLRegistrable {
-        public let jobId: String
-        public let error: String?
-
-        public init(jobId: String, error: String? = nil) {
-            self.jobId = jobId
-            self.error = error
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if error != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4f1ebf24) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.jobId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.error {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> FinishJob {
-            guard id == 0x4f1ebf24 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.finishJob"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _jobId = try reader.readTLString()
-                field = 2
-                var _error: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _error = try reader.readTLString()
-                }
-                return FinishJob(jobId: _jobId, error: _error)
-            }
-            catch {
-                throw error.inside(constructor: "smsjobs.finishJob", fields: "flags,job_id,error", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.string("job_id", self.jobId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.error {
-                fields.string("error", value)
-            }
-            return ("smsjobs.finishJob", fields.fields)
-        }
-    }
-
-    /// `smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;`
     public static func finishJob(jobId: String, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        FinishJob(jobId: jobId, error: error).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("job_id", jobId)
+        if let value = error { arguments.string("error", value) }
+        return TLRequest(definition: "smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -3138,30 +1990,32 @@ extension Api {
         (0x16a4b93c, Api.StoryItem.self),
         (0x9325705a, Api.StoryAlbum.self),
         (0xf1d628ec, Api.AiComposeToneExample.self),
-        (0x365275f2, Api.functions.InvokeWithMessagesRange.self),
-        (0xd18b4d16, Api.functions.auth.CheckPassword.self),
-        (0x73665bc2, Api.functions.account.GetSecureValue.self),
-        (0x7adc669d, Api.functions.contacts.GetContactIDs.self),
-        (0xe58e95d2, Api.functions.messages.DeleteMessages.self),
-        (0x9da9403b, Api.functions.messages.GetRecentStickers.self),
-        (0x15ad9f64, Api.functions.messages.SetInlineGameScore.self),
-        (0x67a3f0de, Api.functions.messages.AcceptUrlAuth.self),
-        (0xd464a42b, Api.functions.messages.DeleteExportedChatInvite.self),
-        (0x84f80814, Api.functions.messages.GetExtendedMedia.self),
-        (0xf1d0fbd3, Api.functions.messages.CheckQuickReplyShortcut.self),
-        (0xfd2dda49, Api.functions.messages.ToggleDialogFilterTags.self),
-        (0xdea20a39, Api.functions.messages.GetAvailableEffects.self),
-        (0x435885b5, Api.functions.messages.TogglePaidReactionPrivacy.self),
-        (0xbe5335be, Api.functions.upload.GetFile.self),
-        (0xda80f42f, Api.functions.help.GetPeerColors.self),
-        (0x087fc5e7, Api.functions.bots.InvokeWebViewCustomMethod.self),
-        (0xa2a5594d, Api.functions.bots.GetPreviewMedias.self),
-        (0x2757ba54, Api.functions.payments.GetPremiumGiftCodeOptions.self),
-        (0x17d54f61, Api.functions.phone.ReceivedCall.self),
-        (0x8ca60525, Api.functions.phone.DeleteConferenceCallParticipants.self),
-        (0x7c2557c4, Api.functions.stories.ToggleAllStoriesHidden.self),
-        (0x8d3456d0, Api.functions.stories.DeleteAlbum.self),
-        (0x0edc39d0, Api.functions.smsjobs.IsEligibleToJoin.self),
-        (0x4f1ebf24, Api.functions.smsjobs.FinishJob.self),
+    ]
+    static let functionEntries25: [(UInt32, StaticString)] = [
+        (0x365275f2, "invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;"),
+        (0xd18b4d16, "auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;"),
+        (0x73665bc2, "account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;"),
+        (0x7adc669d, "contacts.getContactIDs#7adc669d hash:long = Vector<int>;"),
+        (0xe58e95d2, "messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;"),
+        (0x9da9403b, "messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;"),
+        (0x15ad9f64, "messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;"),
+        (0x67a3f0de, "messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;"),
+        (0xd464a42b, "messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;"),
+        (0x84f80814, "messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;"),
+        (0xf1d0fbd3, "messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;"),
+        (0xfd2dda49, "messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;"),
+        (0xdea20a39, "messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;"),
+        (0x435885b5, "messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;"),
+        (0xbe5335be, "upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;"),
+        (0xda80f42f, "help.getPeerColors#da80f42f hash:int = help.PeerColors;"),
+        (0x087fc5e7, "bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;"),
+        (0xa2a5594d, "bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;"),
+        (0x2757ba54, "payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;"),
+        (0x17d54f61, "phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;"),
+        (0x8ca60525, "phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;"),
+        (0x7c2557c4, "stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;"),
+        (0x8d3456d0, "stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;"),
+        (0x0edc39d0, "smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;"),
+        (0x4f1ebf24, "smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;"),
     ]
 }

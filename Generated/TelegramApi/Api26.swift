@@ -50,6 +50,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputGeoPoint" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputGeoPoint {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -240,6 +242,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PhotoSize" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhotoSize {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -424,6 +428,8 @@ extension Api.updates {
             }
         }
 
+        public static var tlTypeName: String { "updates.State" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> State {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -531,6 +537,8 @@ extension Api {
                     buffer.appendTLBytes(c.bytes)
             }
         }
+
+        public static var tlTypeName: String { "EncryptedMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EncryptedMessage {
             let id = try reader.readUInt32()
@@ -821,6 +829,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "WebPage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1110,6 +1120,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.RecentStickers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentStickers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1209,6 +1221,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.VotesList" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> VotesList {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1299,6 +1313,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SearchResultsCalendarPeriod" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsCalendarPeriod {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1375,6 +1391,8 @@ extension Api.account {
                     buffer.appendVector(c.statuses, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.EmojiStatuses" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiStatuses {
             let id = try reader.readUInt32()
@@ -1470,6 +1488,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x523da4eb) }
             }
         }
+
+        public static var tlTypeName: String { "Reaction" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Reaction {
             let id = try reader.readUInt32()
@@ -1576,6 +1596,8 @@ extension Api.account {
                     c.sentCode.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "account.EmailVerified" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmailVerified {
             let id = try reader.readUInt32()
@@ -1689,6 +1711,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xf9677aad) }
             }
         }
+
+        public static var tlTypeName: String { "StarsTransactionPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsTransactionPeer {
             let id = try reader.readUInt32()
@@ -1818,6 +1842,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarsRevenueStats" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueStats {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1914,6 +1940,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarsAmount" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsAmount {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1998,6 +2026,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarGiftUpgradePreview" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftUpgradePreview {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2064,6 +2094,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarGiftWithdrawalUrl" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftWithdrawalUrl {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2123,6 +2155,8 @@ extension Api.stats {
             }
         }
 
+        public static var tlTypeName: String { "stats.PollStats" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollStats {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2160,1075 +2194,192 @@ extension Api.stats {
 
 extension Api.functions.auth {
     /// `auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `bindTempAuthKey(...)` serializes.
-    public final class BindTempAuthKey: TLFunction, TLRegistrable {
-        public let permAuthKeyId: Int64
-        public let nonce: Int64
-        public let expiresAt: Int32
-        public let encryptedMessage: [UInt8]
-
-        public init(permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) {
-            self.permAuthKeyId = permAuthKeyId
-            self.nonce = nonce
-            self.expiresAt = expiresAt
-            self.encryptedMessage = encryptedMessage
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcdd42a05) }
-            buffer.appendInt64(self.permAuthKeyId)
-            buffer.appendInt64(self.nonce)
-            buffer.appendInt32(self.expiresAt)
-            buffer.appendTLBytes(self.encryptedMessage)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> BindTempAuthKey {
-            guard id == 0xcdd42a05 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.bindTempAuthKey"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _permAuthKeyId = try reader.readInt64()
-                field = 1
-                let _nonce = try reader.readInt64()
-                field = 2
-                let _expiresAt = try reader.readInt32()
-                field = 3
-                let _encryptedMessage = try reader.readTLBytes()
-                return BindTempAuthKey(permAuthKeyId: _permAuthKeyId, nonce: _nonce, expiresAt: _expiresAt, encryptedMessage: _encryptedMessage)
-            }
-            catch {
-                throw error.inside(constructor: "auth.bindTempAuthKey", fields: "perm_auth_key_id,nonce,expires_at,encrypted_message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.long("perm_auth_key_id", self.permAuthKeyId)
-            fields.long("nonce", self.nonce)
-            fields.int("expires_at", self.expiresAt)
-            fields.bytes("encrypted_message", self.encryptedMessage)
-            return ("auth.bindTempAuthKey", fields.fields)
-        }
-    }
-
-    /// `auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;`
     public static func bindTempAuthKey(permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        BindTempAuthKey(permAuthKeyId: permAuthKeyId, nonce: nonce, expiresAt: expiresAt, encryptedMessage: encryptedMessage).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.long("perm_auth_key_id", permAuthKeyId)
+        arguments.long("nonce", nonce)
+        arguments.int("expires_at", expiresAt)
+        arguments.bytes("encrypted_message", encryptedMessage)
+        return TLRequest(definition: "auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.auth {
     /// `auth.acceptLoginToken#e894ad4d token:bytes = Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `acceptLoginToken(...)` serializes.
-    public final class AcceptLoginToken: TLFunction, TLRegistrable {
-        public let token: [UInt8]
-
-        public init(token: [UInt8]) {
-            self.token = token
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe894ad4d) }
-            buffer.appendTLBytes(self.token)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AcceptLoginToken {
-            guard id == 0xe894ad4d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.acceptLoginToken"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _token = try reader.readTLBytes()
-                return AcceptLoginToken(token: _token)
-            }
-            catch {
-                throw error.inside(constructor: "auth.acceptLoginToken", fields: "token", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bytes("token", self.token)
-            return ("auth.acceptLoginToken", fields.fields)
-        }
-    }
-
-    /// `auth.acceptLoginToken#e894ad4d token:bytes = Authorization;`
     public static func acceptLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Authorization>) {
-        AcceptLoginToken(token: token).call(DeserializeFunctionResponse(Api.Authorization.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bytes("token", token)
+        return TLRequest(definition: "auth.acceptLoginToken#e894ad4d token:bytes = Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Authorization.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateNotifySettings(...)` serializes.
-    public final class UpdateNotifySettings: TLFunction, TLRegistrable {
-        public let peer: Api.InputNotifyPeer
-        public let settings: Api.InputPeerNotifySettings
-
-        public init(peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) {
-            self.peer = peer
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x84be5b93) }
-            self.peer.serialize(buffer, true)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateNotifySettings {
-            guard id == 0x84be5b93 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateNotifySettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputNotifyPeer.parse(&reader)
-                field = 1
-                let _settings = try Api.InputPeerNotifySettings.parse(&reader)
-                return UpdateNotifySettings(peer: _peer, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateNotifySettings", fields: "peer,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("settings", self.settings)
-            return ("account.updateNotifySettings", fields.fields)
-        }
-    }
-
     /// `account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;`
     public static func updateNotifySettings(peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateNotifySettings(peer: peer, settings: settings).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateDeviceLocked#38df3532 period:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateDeviceLocked(...)` serializes.
-    public final class UpdateDeviceLocked: TLFunction, TLRegistrable {
-        public let period: Int32
-
-        public init(period: Int32) {
-            self.period = period
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x38df3532) }
-            buffer.appendInt32(self.period)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateDeviceLocked {
-            guard id == 0x38df3532 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateDeviceLocked"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _period = try reader.readInt32()
-                return UpdateDeviceLocked(period: _period)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateDeviceLocked", fields: "period", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("period", self.period)
-            return ("account.updateDeviceLocked", fields.fields)
-        }
-    }
-
     /// `account.updateDeviceLocked#38df3532 period:int = Bool;`
     public static func updateDeviceLocked(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateDeviceLocked(period: period).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("period", period)
+        return TLRequest(definition: "account.updateDeviceLocked#38df3532 period:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getNotifyExceptions(...)` serializes.
-    public final class GetNotifyExceptions: TLFunction, TLRegistrable {
-        public let compareSound: Bool
-        public let compareStories: Bool
-        public let peer: Api.InputNotifyPeer?
-
-        public init(compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) {
-            self.compareSound = compareSound
-            self.compareStories = compareStories
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if compareSound { tlSetFlag(&flags, 0x2) }
-            if compareStories { tlSetFlag(&flags, 0x4) }
-            if peer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x53577479) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetNotifyExceptions {
-            guard id == 0x53577479 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getNotifyExceptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _compareSound = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _compareStories = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                var _peer: Api.InputNotifyPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _peer = try Api.InputNotifyPeer.parse(&reader)
-                }
-                return GetNotifyExceptions(compareSound: _compareSound, compareStories: _compareStories, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "account.getNotifyExceptions", fields: "flags,compare_sound,compare_stories,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("compare_sound", self.compareSound)
-            fields.trueFlag("compare_stories", self.compareStories)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                fields.object("peer", value)
-            }
-            return ("account.getNotifyExceptions", fields.fields)
-        }
-    }
-
     /// `account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;`
     public static func getNotifyExceptions(compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetNotifyExceptions(compareSound: compareSound, compareStories: compareStories, peer: peer).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("compare_sound", compareSound)
+        arguments.trueFlag("compare_stories", compareStories)
+        if let value = peer { arguments.object("peer", value) }
+        return TLRequest(definition: "account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setAuthorizationTTL(...)` serializes.
-    public final class SetAuthorizationTTL: TLFunction, TLRegistrable {
-        public let authorizationTtlDays: Int32
-
-        public init(authorizationTtlDays: Int32) {
-            self.authorizationTtlDays = authorizationTtlDays
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbf899aa0) }
-            buffer.appendInt32(self.authorizationTtlDays)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetAuthorizationTTL {
-            guard id == 0xbf899aa0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setAuthorizationTTL"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _authorizationTtlDays = try reader.readInt32()
-                return SetAuthorizationTTL(authorizationTtlDays: _authorizationTtlDays)
-            }
-            catch {
-                throw error.inside(constructor: "account.setAuthorizationTTL", fields: "authorization_ttl_days", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("authorization_ttl_days", self.authorizationTtlDays)
-            return ("account.setAuthorizationTTL", fields.fields)
-        }
-    }
-
     /// `account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;`
     public static func setAuthorizationTTL(authorizationTtlDays: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetAuthorizationTTL(authorizationTtlDays: authorizationTtlDays).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("authorization_ttl_days", authorizationTtlDays)
+        return TLRequest(definition: "account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDefaultEmojiStatuses(...)` serializes.
-    public final class GetDefaultEmojiStatuses: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd6753386) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDefaultEmojiStatuses {
-            guard id == 0xd6753386 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getDefaultEmojiStatuses"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetDefaultEmojiStatuses(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getDefaultEmojiStatuses", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getDefaultEmojiStatuses", fields.fields)
-        }
-    }
-
     /// `account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;`
     public static func getDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        GetDefaultEmojiStatuses(hash: hash).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRecentEmojiStatuses(...)` serializes.
-    public final class GetRecentEmojiStatuses: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0f578105) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRecentEmojiStatuses {
-            guard id == 0x0f578105 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getRecentEmojiStatuses"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetRecentEmojiStatuses(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getRecentEmojiStatuses", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getRecentEmojiStatuses", fields.fields)
-        }
-    }
-
     /// `account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;`
     public static func getRecentEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        GetRecentEmojiStatuses(hash: hash).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDefaultProfilePhotoEmojis(...)` serializes.
-    public final class GetDefaultProfilePhotoEmojis: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe2750328) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDefaultProfilePhotoEmojis {
-            guard id == 0xe2750328 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getDefaultProfilePhotoEmojis"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetDefaultProfilePhotoEmojis(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getDefaultProfilePhotoEmojis", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getDefaultProfilePhotoEmojis", fields.fields)
-        }
-    }
-
     /// `account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;`
     public static func getDefaultProfilePhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        GetDefaultProfilePhotoEmojis(hash: hash).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `invalidateSignInCodes(...)` serializes.
-    public final class InvalidateSignInCodes: TLFunction, TLRegistrable {
-        public let codes: [String]
-
-        public init(codes: [String]) {
-            self.codes = codes
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xca8ae8ba) }
-            buffer.appendVector(self.codes, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvalidateSignInCodes {
-            guard id == 0xca8ae8ba else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.invalidateSignInCodes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _codes = try reader.readVector(boxed: true, of: String.self)
-                return InvalidateSignInCodes(codes: _codes)
-            }
-            catch {
-                throw error.inside(constructor: "account.invalidateSignInCodes", fields: "codes", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.strings("codes", self.codes)
-            return ("account.invalidateSignInCodes", fields.fields)
-        }
-    }
-
     /// `account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;`
     public static func invalidateSignInCodes(codes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        InvalidateSignInCodes(codes: codes).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.strings("codes", codes)
+        return TLRequest(definition: "account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateBusinessIntro(...)` serializes.
-    public final class UpdateBusinessIntro: TLFunction, TLRegistrable {
-        public let intro: Api.InputBusinessIntro?
-
-        public init(intro: Api.InputBusinessIntro? = nil) {
-            self.intro = intro
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if intro != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa614d034) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.intro {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateBusinessIntro {
-            guard id == 0xa614d034 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateBusinessIntro"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _intro: Api.InputBusinessIntro? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _intro = try Api.InputBusinessIntro.parse(&reader)
-                }
-                return UpdateBusinessIntro(intro: _intro)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateBusinessIntro", fields: "flags,intro", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.intro {
-                fields.object("intro", value)
-            }
-            return ("account.updateBusinessIntro", fields.fields)
-        }
-    }
-
     /// `account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;`
     public static func updateBusinessIntro(intro: Api.InputBusinessIntro? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateBusinessIntro(intro: intro).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = intro { arguments.object("intro", value) }
+        return TLRequest(definition: "account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;`
-    ///
-    /// The request as a value: what a server decodes, and what `initPasskeyRegistration(...)` serializes.
-    public final class InitPasskeyRegistration: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x429547e8) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InitPasskeyRegistration {
-            guard id == 0x429547e8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.initPasskeyRegistration"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return InitPasskeyRegistration()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.initPasskeyRegistration", [])
-        }
-    }
-
-    /// `account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;`
     public static func initPasskeyRegistration() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasskeyRegistrationOptions>) {
-        InitPasskeyRegistration().call(DeserializeFunctionResponse(Api.account.PasskeyRegistrationOptions.self))
+        TLRequest(definition: "account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;", arguments: []).call(DeserializeFunctionResponse(Api.account.PasskeyRegistrationOptions.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendEncryptedFile(...)` serializes.
-    public final class SendEncryptedFile: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let peer: Api.InputEncryptedChat
-        public let randomId: Int64
-        public let data: [UInt8]
-        public let file: Api.InputEncryptedFile
-
-        public init(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) {
-            self.silent = silent
-            self.peer = peer
-            self.randomId = randomId
-            self.data = data
-            self.file = file
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5559481d) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.randomId)
-            buffer.appendTLBytes(self.data)
-            self.file.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendEncryptedFile {
-            guard id == 0x5559481d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendEncryptedFile"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                field = 3
-                let _randomId = try reader.readInt64()
-                field = 4
-                let _data = try reader.readTLBytes()
-                field = 5
-                let _file = try Api.InputEncryptedFile.parse(&reader)
-                return SendEncryptedFile(silent: _silent, peer: _peer, randomId: _randomId, data: _data, file: _file)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendEncryptedFile", fields: "flags,silent,peer,random_id,data,file", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.object("peer", self.peer)
-            fields.long("random_id", self.randomId)
-            fields.bytes("data", self.data)
-            fields.object("file", self.file)
-            return ("messages.sendEncryptedFile", fields.fields)
-        }
-    }
-
     /// `messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;`
     public static func sendEncryptedFile(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
-        SendEncryptedFile(silent: silent, peer: peer, randomId: randomId, data: data, file: file).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("silent", silent)
+        arguments.object("peer", peer)
+        arguments.long("random_id", randomId)
+        arguments.bytes("data", data)
+        arguments.object("file", file)
+        return TLRequest(definition: "messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchEmojiStickerSets(...)` serializes.
-    public final class SearchEmojiStickerSets: TLFunction, TLRegistrable {
-        public let excludeFeatured: Bool
-        public let q: String
-        public let hash: Int64
-
-        public init(excludeFeatured: Bool = false, q: String, hash: Int64) {
-            self.excludeFeatured = excludeFeatured
-            self.q = q
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if excludeFeatured { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x92b4494c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.q)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchEmojiStickerSets {
-            guard id == 0x92b4494c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.searchEmojiStickerSets"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _excludeFeatured = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _q = try reader.readTLString()
-                field = 3
-                let _hash = try reader.readInt64()
-                return SearchEmojiStickerSets(excludeFeatured: _excludeFeatured, q: _q, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.searchEmojiStickerSets", fields: "flags,exclude_featured,q,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("exclude_featured", self.excludeFeatured)
-            fields.string("q", self.q)
-            fields.long("hash", self.hash)
-            return ("messages.searchEmojiStickerSets", fields.fields)
-        }
-    }
-
     /// `messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
     public static func searchEmojiStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
-        SearchEmojiStickerSets(excludeFeatured: excludeFeatured, q: q, hash: hash).call(DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("exclude_featured", excludeFeatured)
+        arguments.string("q", q)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedDialogs(...)` serializes.
-    public final class GetSavedDialogs: TLFunction, TLRegistrable {
-        public let excludePinned: Bool
-        public let parentPeer: Api.InputPeer?
-        public let offsetDate: Int32
-        public let offsetId: Int32
-        public let offsetPeer: Api.InputPeer
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
-            self.excludePinned = excludePinned
-            self.parentPeer = parentPeer
-            self.offsetDate = offsetDate
-            self.offsetId = offsetId
-            self.offsetPeer = offsetPeer
-            self.limit = limit
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if excludePinned { tlSetFlag(&flags, 0x1) }
-            if parentPeer != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1e91fc99) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-            buffer.appendInt32(self.offsetDate)
-            buffer.appendInt32(self.offsetId)
-            self.offsetPeer.serialize(buffer, true)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedDialogs {
-            guard id == 0x1e91fc99 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSavedDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _excludePinned = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                field = 3
-                let _offsetDate = try reader.readInt32()
-                field = 4
-                let _offsetId = try reader.readInt32()
-                field = 5
-                let _offsetPeer = try Api.InputPeer.parse(&reader)
-                field = 6
-                let _limit = try reader.readInt32()
-                field = 7
-                let _hash = try reader.readInt64()
-                return GetSavedDialogs(excludePinned: _excludePinned, parentPeer: _parentPeer, offsetDate: _offsetDate, offsetId: _offsetId, offsetPeer: _offsetPeer, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSavedDialogs", fields: "flags,exclude_pinned,parent_peer,offset_date,offset_id,offset_peer,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("exclude_pinned", self.excludePinned)
-            if tlFlagIsSet(_flags, 0x2), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            fields.int("offset_date", self.offsetDate)
-            fields.int("offset_id", self.offsetId)
-            fields.object("offset_peer", self.offsetPeer)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("messages.getSavedDialogs", fields.fields)
-        }
-    }
-
-    /// `messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;`
     public static func getSavedDialogs(excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
-        GetSavedDialogs(excludePinned: excludePinned, parentPeer: parentPeer, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("exclude_pinned", excludePinned)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        arguments.int("offset_date", offsetDate)
+        arguments.int("offset_id", offsetId)
+        arguments.object("offset_peer", offsetPeer)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setStickers(...)` serializes.
-    public final class SetStickers: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let stickerset: Api.InputStickerSet
-
-        public init(channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
-            self.channel = channel
-            self.stickerset = stickerset
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xea8ca4f9) }
-            self.channel.serialize(buffer, true)
-            self.stickerset.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetStickers {
-            guard id == 0xea8ca4f9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.setStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                return SetStickers(channel: _channel, stickerset: _stickerset)
-            }
-            catch {
-                throw error.inside(constructor: "channels.setStickers", fields: "channel,stickerset", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.object("stickerset", self.stickerset)
-            return ("channels.setStickers", fields.fields)
-        }
-    }
-
     /// `channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;`
     public static func setStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetStickers(channel: channel, stickerset: stickerset).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.object("stickerset", stickerset)
+        return TLRequest(definition: "channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `updatePaidMessagesPrice(...)` serializes.
-    public final class UpdatePaidMessagesPrice: TLFunction, TLRegistrable {
-        public let broadcastMessagesAllowed: Bool
-        public let channel: Api.InputChannel
-        public let sendPaidMessagesStars: Int64
-
-        public init(broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) {
-            self.broadcastMessagesAllowed = broadcastMessagesAllowed
-            self.channel = channel
-            self.sendPaidMessagesStars = sendPaidMessagesStars
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if broadcastMessagesAllowed { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4b12327b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            buffer.appendInt64(self.sendPaidMessagesStars)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdatePaidMessagesPrice {
-            guard id == 0x4b12327b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.updatePaidMessagesPrice"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _broadcastMessagesAllowed = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 3
-                let _sendPaidMessagesStars = try reader.readInt64()
-                return UpdatePaidMessagesPrice(broadcastMessagesAllowed: _broadcastMessagesAllowed, channel: _channel, sendPaidMessagesStars: _sendPaidMessagesStars)
-            }
-            catch {
-                throw error.inside(constructor: "channels.updatePaidMessagesPrice", fields: "flags,broadcast_messages_allowed,channel,send_paid_messages_stars", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("broadcast_messages_allowed", self.broadcastMessagesAllowed)
-            fields.object("channel", self.channel)
-            fields.long("send_paid_messages_stars", self.sendPaidMessagesStars)
-            return ("channels.updatePaidMessagesPrice", fields.fields)
-        }
-    }
-
-    /// `channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;`
     public static func updatePaidMessagesPrice(broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpdatePaidMessagesPrice(broadcastMessagesAllowed: broadcastMessagesAllowed, channel: channel, sendPaidMessagesStars: sendPaidMessagesStars).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("broadcast_messages_allowed", broadcastMessagesAllowed)
+        arguments.object("channel", channel)
+        arguments.long("send_paid_messages_stars", sendPaidMessagesStars)
+        return TLRequest(definition: "channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `exportGroupCallInvite(...)` serializes.
-    public final class ExportGroupCallInvite: TLFunction, TLRegistrable {
-        public let canSelfUnmute: Bool
-        public let call: Api.InputGroupCall
-
-        public init(canSelfUnmute: Bool = false, call: Api.InputGroupCall) {
-            self.canSelfUnmute = canSelfUnmute
-            self.call = call
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if canSelfUnmute { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe6aa647f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ExportGroupCallInvite {
-            guard id == 0xe6aa647f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.exportGroupCallInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _canSelfUnmute = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _call = try Api.InputGroupCall.parse(&reader)
-                return ExportGroupCallInvite(canSelfUnmute: _canSelfUnmute, call: _call)
-            }
-            catch {
-                throw error.inside(constructor: "phone.exportGroupCallInvite", fields: "flags,can_self_unmute,call", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("can_self_unmute", self.canSelfUnmute)
-            fields.object("call", self.call)
-            return ("phone.exportGroupCallInvite", fields.fields)
-        }
-    }
-
-    /// `phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;`
     public static func exportGroupCallInvite(canSelfUnmute: Bool = false, call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.ExportedGroupCallInvite>) {
-        ExportGroupCallInvite(canSelfUnmute: canSelfUnmute, call: call).call(DeserializeFunctionResponse(Api.phone.ExportedGroupCallInvite.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("can_self_unmute", canSelfUnmute)
+        arguments.object("call", call)
+        return TLRequest(definition: "phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.ExportedGroupCallInvite.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkChatlistInvite(...)` serializes.
-    public final class CheckChatlistInvite: TLFunction, TLRegistrable {
-        public let slug: String
-
-        public init(slug: String) {
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x41c10fff) }
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckChatlistInvite {
-            guard id == 0x41c10fff else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.checkChatlistInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _slug = try reader.readTLString()
-                return CheckChatlistInvite(slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.checkChatlistInvite", fields: "slug", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("slug", self.slug)
-            return ("chatlists.checkChatlistInvite", fields.fields)
-        }
-    }
-
-    /// `chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;`
     public static func checkChatlistInvite(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistInvite>) {
-        CheckChatlistInvite(slug: slug).call(DeserializeFunctionResponse(Api.chatlists.ChatlistInvite.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ChatlistInvite.self))
     }
 }
 
@@ -3275,24 +2426,26 @@ extension Api {
         (0x3de1dfed, Api.payments.StarGiftUpgradePreview.self),
         (0x84aa3a9c, Api.payments.StarGiftWithdrawalUrl.self),
         (0x2999beed, Api.stats.PollStats.self),
-        (0xcdd42a05, Api.functions.auth.BindTempAuthKey.self),
-        (0xe894ad4d, Api.functions.auth.AcceptLoginToken.self),
-        (0x84be5b93, Api.functions.account.UpdateNotifySettings.self),
-        (0x38df3532, Api.functions.account.UpdateDeviceLocked.self),
-        (0x53577479, Api.functions.account.GetNotifyExceptions.self),
-        (0xbf899aa0, Api.functions.account.SetAuthorizationTTL.self),
-        (0xd6753386, Api.functions.account.GetDefaultEmojiStatuses.self),
-        (0x0f578105, Api.functions.account.GetRecentEmojiStatuses.self),
-        (0xe2750328, Api.functions.account.GetDefaultProfilePhotoEmojis.self),
-        (0xca8ae8ba, Api.functions.account.InvalidateSignInCodes.self),
-        (0xa614d034, Api.functions.account.UpdateBusinessIntro.self),
-        (0x429547e8, Api.functions.account.InitPasskeyRegistration.self),
-        (0x5559481d, Api.functions.messages.SendEncryptedFile.self),
-        (0x92b4494c, Api.functions.messages.SearchEmojiStickerSets.self),
-        (0x1e91fc99, Api.functions.messages.GetSavedDialogs.self),
-        (0xea8ca4f9, Api.functions.channels.SetStickers.self),
-        (0x4b12327b, Api.functions.channels.UpdatePaidMessagesPrice.self),
-        (0xe6aa647f, Api.functions.phone.ExportGroupCallInvite.self),
-        (0x41c10fff, Api.functions.chatlists.CheckChatlistInvite.self),
+    ]
+    static let functionEntries26: [(UInt32, StaticString)] = [
+        (0xcdd42a05, "auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;"),
+        (0xe894ad4d, "auth.acceptLoginToken#e894ad4d token:bytes = Authorization;"),
+        (0x84be5b93, "account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;"),
+        (0x38df3532, "account.updateDeviceLocked#38df3532 period:int = Bool;"),
+        (0x53577479, "account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;"),
+        (0xbf899aa0, "account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;"),
+        (0xd6753386, "account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;"),
+        (0x0f578105, "account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;"),
+        (0xe2750328, "account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;"),
+        (0xca8ae8ba, "account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;"),
+        (0xa614d034, "account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;"),
+        (0x429547e8, "account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;"),
+        (0x5559481d, "messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;"),
+        (0x92b4494c, "messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;"),
+        (0x1e91fc99, "messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;"),
+        (0xea8ca4f9, "channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;"),
+        (0x4b12327b, "channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;"),
+        (0xe6aa647f, "phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;"),
+        (0x41c10fff, "chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;"),
     ]
 }

@@ -107,6 +107,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "DraftMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DraftMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -282,6 +284,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PaymentRequestedInfo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentRequestedInfo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -389,6 +393,8 @@ extension Api.upload {
                     buffer.appendTLBytes(c.bytes)
             }
         }
+
+        public static var tlTypeName: String { "upload.CdnFile" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CdnFile {
             let id = try reader.readUInt32()
@@ -1314,6 +1320,8 @@ extension Api {
                     buffer.appendTLString(c.newRank)
             }
         }
+
+        public static var tlTypeName: String { "ChannelAdminLogEventAction" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelAdminLogEventAction {
             let id = try reader.readUInt32()
@@ -2263,6 +2271,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputCheckPasswordSRP" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputCheckPasswordSRP {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2368,6 +2378,8 @@ extension Api {
                     buffer.appendInt64(c.id)
             }
         }
+
+        public static var tlTypeName: String { "InputWallPaper" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputWallPaper {
             let id = try reader.readUInt32()
@@ -2505,6 +2517,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "AvailableReaction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableReaction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2609,6 +2623,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ExportedStoryLink" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedStoryLink {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2703,6 +2719,8 @@ extension Api {
                     buffer.appendInt32(c.date)
             }
         }
+
+        public static var tlTypeName: String { "PrepaidGiveaway" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrepaidGiveaway {
             let id = try reader.readUInt32()
@@ -2806,6 +2824,8 @@ extension Api {
                     buffer.appendInt32(c.noActivityDays)
             }
         }
+
+        public static var tlTypeName: String { "BusinessGreetingMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessGreetingMessage {
             let id = try reader.readUInt32()
@@ -2979,6 +2999,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "RequestedPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequestedPeer {
             let id = try reader.readUInt32()
@@ -3200,6 +3222,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarsStatus" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsStatus {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3357,6 +3381,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessBotRights" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessBotRights {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3476,6 +3502,8 @@ extension Api {
                     buffer.appendInt32(c.date)
             }
         }
+
+        public static var tlTypeName: String { "CommunityPeerRequest" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CommunityPeerRequest {
             let id = try reader.readUInt32()
@@ -3635,6 +3663,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "EphemeralMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EphemeralMessage {
             let id = try reader.readUInt32()
@@ -3796,6 +3826,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "KeyboardInlineButtonRow" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardInlineButtonRow {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -3833,1411 +3865,236 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `finishFirebasePnvLogin(...)` serializes.
-    public final class FinishFirebasePnvLogin: TLFunction, TLRegistrable {
-        public let googleToken: String
-
-        public init(googleToken: String) {
-            self.googleToken = googleToken
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2c85094c) }
-            buffer.appendTLString(self.googleToken)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> FinishFirebasePnvLogin {
-            guard id == 0x2c85094c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.finishFirebasePnvLogin"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _googleToken = try reader.readTLString()
-                return FinishFirebasePnvLogin(googleToken: _googleToken)
-            }
-            catch {
-                throw error.inside(constructor: "auth.finishFirebasePnvLogin", fields: "google_token", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("google_token", self.googleToken)
-            return ("auth.finishFirebasePnvLogin", fields.fields)
-        }
-    }
-
-    /// `auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;`
     public static func finishFirebasePnvLogin(googleToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        FinishFirebasePnvLogin(googleToken: googleToken).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("google_token", googleToken)
+        return TLRequest(definition: "auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `finishTakeoutSession(...)` serializes.
-    public final class FinishTakeoutSession: TLFunction, TLRegistrable {
-        public let success: Bool
-
-        public init(success: Bool = false) {
-            self.success = success
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if success { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1d2652ee) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> FinishTakeoutSession {
-            guard id == 0x1d2652ee else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.finishTakeoutSession"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _success = tlFlagIsSet(_flags, 0x1)
-                return FinishTakeoutSession(success: _success)
-            }
-            catch {
-                throw error.inside(constructor: "account.finishTakeoutSession", fields: "flags,success", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            fields.trueFlag("success", self.success)
-            return ("account.finishTakeoutSession", fields.fields)
-        }
-    }
-
     /// `account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;`
     public static func finishTakeoutSession(success: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        FinishTakeoutSession(success: success).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.trueFlag("success", success)
+        return TLRequest(definition: "account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;`
-    ///
-    /// The request as a value: what a server decodes, and what `editBusinessChatLink(...)` serializes.
-    public final class EditBusinessChatLink: TLFunction, TLRegistrable {
-        public let slug: String
-        public let link: Api.InputBusinessChatLink
-
-        public init(slug: String, link: Api.InputBusinessChatLink) {
-            self.slug = slug
-            self.link = link
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8c3410af) }
-            buffer.appendTLString(self.slug)
-            self.link.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditBusinessChatLink {
-            guard id == 0x8c3410af else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.editBusinessChatLink"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _slug = try reader.readTLString()
-                field = 1
-                let _link = try Api.InputBusinessChatLink.parse(&reader)
-                return EditBusinessChatLink(slug: _slug, link: _link)
-            }
-            catch {
-                throw error.inside(constructor: "account.editBusinessChatLink", fields: "slug,link", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("slug", self.slug)
-            fields.object("link", self.link)
-            return ("account.editBusinessChatLink", fields.fields)
-        }
-    }
-
     /// `account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;`
     public static func editBusinessChatLink(slug: String, link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
-        EditBusinessChatLink(slug: slug, link: link).call(DeserializeFunctionResponse(Api.BusinessChatLink.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("slug", slug)
+        arguments.object("link", link)
+        return TLRequest(definition: "account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BusinessChatLink.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCollectibleEmojiStatuses(...)` serializes.
-    public final class GetCollectibleEmojiStatuses: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2e7b4543) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCollectibleEmojiStatuses {
-            guard id == 0x2e7b4543 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getCollectibleEmojiStatuses"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetCollectibleEmojiStatuses(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getCollectibleEmojiStatuses", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getCollectibleEmojiStatuses", fields.fields)
-        }
-    }
-
-    /// `account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;`
     public static func getCollectibleEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        GetCollectibleEmojiStatuses(hash: hash).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
     }
 }
 
 extension Api.functions.contacts {
-    /// `contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTopPeers(...)` serializes.
-    public final class GetTopPeers: TLFunction, TLRegistrable {
-        public let correspondents: Bool
-        public let botsPm: Bool
-        public let botsInline: Bool
-        public let phoneCalls: Bool
-        public let forwardUsers: Bool
-        public let forwardChats: Bool
-        public let groups: Bool
-        public let channels: Bool
-        public let botsApp: Bool
-        public let botsGuestchat: Bool
-        public let offset: Int32
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) {
-            self.correspondents = correspondents
-            self.botsPm = botsPm
-            self.botsInline = botsInline
-            self.phoneCalls = phoneCalls
-            self.forwardUsers = forwardUsers
-            self.forwardChats = forwardChats
-            self.groups = groups
-            self.channels = channels
-            self.botsApp = botsApp
-            self.botsGuestchat = botsGuestchat
-            self.offset = offset
-            self.limit = limit
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if correspondents { tlSetFlag(&flags, 0x1) }
-            if botsPm { tlSetFlag(&flags, 0x2) }
-            if botsInline { tlSetFlag(&flags, 0x4) }
-            if phoneCalls { tlSetFlag(&flags, 0x8) }
-            if forwardUsers { tlSetFlag(&flags, 0x10) }
-            if forwardChats { tlSetFlag(&flags, 0x20) }
-            if groups { tlSetFlag(&flags, 0x400) }
-            if channels { tlSetFlag(&flags, 0x8000) }
-            if botsApp { tlSetFlag(&flags, 0x10000) }
-            if botsGuestchat { tlSetFlag(&flags, 0x20000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x973478b6) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTopPeers {
-            guard id == 0x973478b6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getTopPeers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _correspondents = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _botsPm = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _botsInline = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _phoneCalls = tlFlagIsSet(_flags, 0x8)
-                field = 5
-                let _forwardUsers = tlFlagIsSet(_flags, 0x10)
-                field = 6
-                let _forwardChats = tlFlagIsSet(_flags, 0x20)
-                field = 7
-                let _groups = tlFlagIsSet(_flags, 0x400)
-                field = 8
-                let _channels = tlFlagIsSet(_flags, 0x8000)
-                field = 9
-                let _botsApp = tlFlagIsSet(_flags, 0x10000)
-                field = 10
-                let _botsGuestchat = tlFlagIsSet(_flags, 0x20000)
-                field = 11
-                let _offset = try reader.readInt32()
-                field = 12
-                let _limit = try reader.readInt32()
-                field = 13
-                let _hash = try reader.readInt64()
-                return GetTopPeers(correspondents: _correspondents, botsPm: _botsPm, botsInline: _botsInline, phoneCalls: _phoneCalls, forwardUsers: _forwardUsers, forwardChats: _forwardChats, groups: _groups, channels: _channels, botsApp: _botsApp, botsGuestchat: _botsGuestchat, offset: _offset, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.getTopPeers", fields: "flags,correspondents,bots_pm,bots_inline,phone_calls,forward_users,forward_chats,groups,channels,bots_app,bots_guestchat,offset,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 14)
-            fields.flags("flags", _flags)
-            fields.trueFlag("correspondents", self.correspondents)
-            fields.trueFlag("bots_pm", self.botsPm)
-            fields.trueFlag("bots_inline", self.botsInline)
-            fields.trueFlag("phone_calls", self.phoneCalls)
-            fields.trueFlag("forward_users", self.forwardUsers)
-            fields.trueFlag("forward_chats", self.forwardChats)
-            fields.trueFlag("groups", self.groups)
-            fields.trueFlag("channels", self.channels)
-            fields.trueFlag("bots_app", self.botsApp)
-            fields.trueFlag("bots_guestchat", self.botsGuestchat)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("contacts.getTopPeers", fields.fields)
-        }
-    }
-
     /// `contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;`
     public static func getTopPeers(correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.TopPeers>) {
-        GetTopPeers(correspondents: correspondents, botsPm: botsPm, botsInline: botsInline, phoneCalls: phoneCalls, forwardUsers: forwardUsers, forwardChats: forwardChats, groups: groups, channels: channels, botsApp: botsApp, botsGuestchat: botsGuestchat, offset: offset, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.contacts.TopPeers.self))
+        var arguments = TLFieldList(capacity: 13)
+        arguments.trueFlag("correspondents", correspondents)
+        arguments.trueFlag("bots_pm", botsPm)
+        arguments.trueFlag("bots_inline", botsInline)
+        arguments.trueFlag("phone_calls", phoneCalls)
+        arguments.trueFlag("forward_users", forwardUsers)
+        arguments.trueFlag("forward_chats", forwardChats)
+        arguments.trueFlag("groups", groups)
+        arguments.trueFlag("channels", channels)
+        arguments.trueFlag("bots_app", botsApp)
+        arguments.trueFlag("bots_guestchat", botsGuestchat)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.TopPeers.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBirthdays(...)` serializes.
-    public final class GetBirthdays: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdaeda864) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBirthdays {
-            guard id == 0xdaeda864 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getBirthdays"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetBirthdays()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("contacts.getBirthdays", [])
-        }
-    }
-
-    /// `contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;`
     public static func getBirthdays() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ContactBirthdays>) {
-        GetBirthdays().call(DeserializeFunctionResponse(Api.contacts.ContactBirthdays.self))
+        TLRequest(definition: "contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;", arguments: []).call(DeserializeFunctionResponse(Api.contacts.ContactBirthdays.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveGif(...)` serializes.
-    public final class SaveGif: TLFunction, TLRegistrable {
-        public let id: Api.InputDocument
-        public let unsave: Bool
-
-        public init(id: Api.InputDocument, unsave: Bool) {
-            self.id = id
-            self.unsave = unsave
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x327a30cb) }
-            self.id.serialize(buffer, true)
-            buffer.appendBool(self.unsave)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveGif {
-            guard id == 0x327a30cb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.saveGif"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputDocument.parse(&reader)
-                field = 1
-                let _unsave = try reader.readBool()
-                return SaveGif(id: _id, unsave: _unsave)
-            }
-            catch {
-                throw error.inside(constructor: "messages.saveGif", fields: "id,unsave", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.bool("unsave", self.unsave)
-            return ("messages.saveGif", fields.fields)
-        }
-    }
-
     /// `messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;`
     public static func saveGif(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveGif(id: id, unsave: unsave).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.bool("unsave", unsave)
+        return TLRequest(definition: "messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendInlineBotResult(...)` serializes.
-    public final class SendInlineBotResult: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let background: Bool
-        public let clearDraft: Bool
-        public let hideVia: Bool
-        public let peer: Api.InputPeer
-        public let replyTo: Api.InputReplyTo?
-        public let randomId: Int64
-        public let queryId: Int64
-        public let id: String
-        public let scheduleDate: Int32?
-        public let sendAs: Api.InputPeer?
-        public let quickReplyShortcut: Api.InputQuickReplyShortcut?
-        public let allowPaidStars: Int64?
-
-        public init(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) {
-            self.silent = silent
-            self.background = background
-            self.clearDraft = clearDraft
-            self.hideVia = hideVia
-            self.peer = peer
-            self.replyTo = replyTo
-            self.randomId = randomId
-            self.queryId = queryId
-            self.id = id
-            self.scheduleDate = scheduleDate
-            self.sendAs = sendAs
-            self.quickReplyShortcut = quickReplyShortcut
-            self.allowPaidStars = allowPaidStars
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x20) }
-            if background { tlSetFlag(&flags, 0x40) }
-            if clearDraft { tlSetFlag(&flags, 0x80) }
-            if hideVia { tlSetFlag(&flags, 0x800) }
-            if replyTo != nil { tlSetFlag(&flags, 0x1) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
-            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc0cf7646) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            buffer.appendInt64(self.randomId)
-            buffer.appendInt64(self.queryId)
-            buffer.appendTLString(self.id)
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendInlineBotResult {
-            guard id == 0xc0cf7646 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendInlineBotResult"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x20)
-                field = 2
-                let _background = tlFlagIsSet(_flags, 0x40)
-                field = 3
-                let _clearDraft = tlFlagIsSet(_flags, 0x80)
-                field = 4
-                let _hideVia = tlFlagIsSet(_flags, 0x800)
-                field = 5
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 6
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 7
-                let _randomId = try reader.readInt64()
-                field = 8
-                let _queryId = try reader.readInt64()
-                field = 9
-                let _id = try reader.readTLString()
-                field = 10
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x400) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                field = 11
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2000) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                field = 12
-                var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if tlFlagIsSet(_flags, 0x20000) {
-                    _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
-                }
-                field = 13
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x200000) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                return SendInlineBotResult(silent: _silent, background: _background, clearDraft: _clearDraft, hideVia: _hideVia, peer: _peer, replyTo: _replyTo, randomId: _randomId, queryId: _queryId, id: _id, scheduleDate: _scheduleDate, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, allowPaidStars: _allowPaidStars)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendInlineBotResult", fields: "flags,silent,background,clear_draft,hide_via,peer,reply_to,random_id,query_id,id,schedule_date,send_as,quick_reply_shortcut,allow_paid_stars", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 14)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.trueFlag("background", self.background)
-            fields.trueFlag("clear_draft", self.clearDraft)
-            fields.trueFlag("hide_via", self.hideVia)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            fields.long("random_id", self.randomId)
-            fields.long("query_id", self.queryId)
-            fields.string("id", self.id)
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                fields.object("quick_reply_shortcut", value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            return ("messages.sendInlineBotResult", fields.fields)
-        }
-    }
-
     /// `messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;`
     public static func sendInlineBotResult(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendInlineBotResult(silent: silent, background: background, clearDraft: clearDraft, hideVia: hideVia, peer: peer, replyTo: replyTo, randomId: randomId, queryId: queryId, id: id, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, allowPaidStars: allowPaidStars).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 13)
+        arguments.trueFlag("silent", silent)
+        arguments.trueFlag("background", background)
+        arguments.trueFlag("clear_draft", clearDraft)
+        arguments.trueFlag("hide_via", hideVia)
+        arguments.object("peer", peer)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        arguments.long("random_id", randomId)
+        arguments.long("query_id", queryId)
+        arguments.string("id", id)
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        return TLRequest(definition: "messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPollResults(...)` serializes.
-    public final class GetPollResults: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let pollHash: Int64
-
-        public init(peer: Api.InputPeer, msgId: Int32, pollHash: Int64) {
-            self.peer = peer
-            self.msgId = msgId
-            self.pollHash = pollHash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xeda3e33b) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendInt64(self.pollHash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPollResults {
-            guard id == 0xeda3e33b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPollResults"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _pollHash = try reader.readInt64()
-                return GetPollResults(peer: _peer, msgId: _msgId, pollHash: _pollHash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getPollResults", fields: "peer,msg_id,poll_hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.long("poll_hash", self.pollHash)
-            return ("messages.getPollResults", fields.fields)
-        }
-    }
-
     /// `messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;`
     public static func getPollResults(peer: Api.InputPeer, msgId: Int32, pollHash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetPollResults(peer: peer, msgId: msgId, pollHash: pollHash).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.long("poll_hash", pollHash)
+        return TLRequest(definition: "messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getScheduledHistory(...)` serializes.
-    public final class GetScheduledHistory: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, hash: Int64) {
-            self.peer = peer
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf516760b) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetScheduledHistory {
-            guard id == 0xf516760b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getScheduledHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetScheduledHistory(peer: _peer, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getScheduledHistory", fields: "peer,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.long("hash", self.hash)
-            return ("messages.getScheduledHistory", fields.fields)
-        }
-    }
-
     /// `messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;`
     public static func getScheduledHistory(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetScheduledHistory(peer: peer, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkHistoryImport(...)` serializes.
-    public final class CheckHistoryImport: TLFunction, TLRegistrable {
-        public let importHead: String
-
-        public init(importHead: String) {
-            self.importHead = importHead
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x43fe19f3) }
-            buffer.appendTLString(self.importHead)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckHistoryImport {
-            guard id == 0x43fe19f3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.checkHistoryImport"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _importHead = try reader.readTLString()
-                return CheckHistoryImport(importHead: _importHead)
-            }
-            catch {
-                throw error.inside(constructor: "messages.checkHistoryImport", fields: "import_head", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("import_head", self.importHead)
-            return ("messages.checkHistoryImport", fields.fields)
-        }
-    }
-
     /// `messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;`
     public static func checkHistoryImport(importHead: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImportParsed>) {
-        CheckHistoryImport(importHead: importHead).call(DeserializeFunctionResponse(Api.messages.HistoryImportParsed.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("import_head", importHead)
+        return TLRequest(definition: "messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HistoryImportParsed.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkHistoryImportPeer(...)` serializes.
-    public final class CheckHistoryImportPeer: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5dc60f03) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckHistoryImportPeer {
-            guard id == 0x5dc60f03 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.checkHistoryImportPeer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return CheckHistoryImportPeer(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.checkHistoryImportPeer", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.checkHistoryImportPeer", fields.fields)
-        }
-    }
-
     /// `messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;`
     public static func checkHistoryImportPeer(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.CheckedHistoryImportPeer>) {
-        CheckHistoryImportPeer(peer: peer).call(DeserializeFunctionResponse(Api.messages.CheckedHistoryImportPeer.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.CheckedHistoryImportPeer.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessageReadParticipants(...)` serializes.
-    public final class GetMessageReadParticipants: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x31c1c44f) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessageReadParticipants {
-            guard id == 0x31c1c44f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMessageReadParticipants"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return GetMessageReadParticipants(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMessageReadParticipants", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("messages.getMessageReadParticipants", fields.fields)
-        }
-    }
-
-    /// `messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;`
     public static func getMessageReadParticipants(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>) {
-        GetMessageReadParticipants(peer: peer, msgId: msgId).call(DeserializeFunctionResponse<[Api.ReadParticipantDate]>.vector(of: Api.ReadParticipantDate.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.ReadParticipantDate]>.vector(of: Api.ReadParticipantDate.self))
     }
 }
 
 extension Api.functions.photos {
     /// `photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadProfilePhoto(...)` serializes.
-    public final class UploadProfilePhoto: TLFunction, TLRegistrable {
-        public let fallback: Bool
-        public let bot: Api.InputUser?
-        public let file: Api.InputFile?
-        public let video: Api.InputFile?
-        public let videoStartTs: Double?
-        public let videoEmojiMarkup: Api.VideoSize?
-
-        public init(fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
-            self.fallback = fallback
-            self.bot = bot
-            self.file = file
-            self.video = video
-            self.videoStartTs = videoStartTs
-            self.videoEmojiMarkup = videoEmojiMarkup
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if fallback { tlSetFlag(&flags, 0x8) }
-            if bot != nil { tlSetFlag(&flags, 0x20) }
-            if file != nil { tlSetFlag(&flags, 0x1) }
-            if video != nil { tlSetFlag(&flags, 0x2) }
-            if videoStartTs != nil { tlSetFlag(&flags, 0x4) }
-            if videoEmojiMarkup != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0388a3b5) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x20), let value = self.bot {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.file {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.video {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
-                buffer.appendDouble(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.videoEmojiMarkup {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadProfilePhoto {
-            guard id == 0x0388a3b5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "photos.uploadProfilePhoto"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _fallback = tlFlagIsSet(_flags, 0x8)
-                field = 2
-                var _bot: Api.InputUser? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _bot = try Api.InputUser.parse(&reader)
-                }
-                field = 3
-                var _file: Api.InputFile? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _file = try Api.InputFile.parse(&reader)
-                }
-                field = 4
-                var _video: Api.InputFile? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _video = try Api.InputFile.parse(&reader)
-                }
-                field = 5
-                var _videoStartTs: Double? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _videoStartTs = try reader.readDouble()
-                }
-                field = 6
-                var _videoEmojiMarkup: Api.VideoSize? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _videoEmojiMarkup = try Api.VideoSize.parse(&reader)
-                }
-                return UploadProfilePhoto(fallback: _fallback, bot: _bot, file: _file, video: _video, videoStartTs: _videoStartTs, videoEmojiMarkup: _videoEmojiMarkup)
-            }
-            catch {
-                throw error.inside(constructor: "photos.uploadProfilePhoto", fields: "flags,fallback,bot,file,video,video_start_ts,video_emoji_markup", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("fallback", self.fallback)
-            if tlFlagIsSet(_flags, 0x20), let value = self.bot {
-                fields.object("bot", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.file {
-                fields.object("file", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.video {
-                fields.object("video", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.videoStartTs {
-                fields.double("video_start_ts", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.videoEmojiMarkup {
-                fields.object("video_emoji_markup", value)
-            }
-            return ("photos.uploadProfilePhoto", fields.fields)
-        }
-    }
-
-    /// `photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;`
     public static func uploadProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
-        UploadProfilePhoto(fallback: fallback, bot: bot, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup).call(DeserializeFunctionResponse(Api.photos.Photo.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("fallback", fallback)
+        if let value = bot { arguments.object("bot", value) }
+        if let value = file { arguments.object("file", value) }
+        if let value = video { arguments.object("video", value) }
+        if let value = videoStartTs { arguments.double("video_start_ts", value) }
+        if let value = videoEmojiMarkup { arguments.object("video_emoji_markup", value) }
+        return TLRequest(definition: "photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photo.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDeepLinkInfo(...)` serializes.
-    public final class GetDeepLinkInfo: TLFunction, TLRegistrable {
-        public let path: String
-
-        public init(path: String) {
-            self.path = path
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3fedc75f) }
-            buffer.appendTLString(self.path)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDeepLinkInfo {
-            guard id == 0x3fedc75f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getDeepLinkInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _path = try reader.readTLString()
-                return GetDeepLinkInfo(path: _path)
-            }
-            catch {
-                throw error.inside(constructor: "help.getDeepLinkInfo", fields: "path", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("path", self.path)
-            return ("help.getDeepLinkInfo", fields.fields)
-        }
-    }
-
-    /// `help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;`
     public static func getDeepLinkInfo(path: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.DeepLinkInfo>) {
-        GetDeepLinkInfo(path: path).call(DeserializeFunctionResponse(Api.help.DeepLinkInfo.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("path", path)
+        return TLRequest(definition: "help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.DeepLinkInfo.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `clearSavedInfo(...)` serializes.
-    public final class ClearSavedInfo: TLFunction, TLRegistrable {
-        public let credentials: Bool
-        public let info: Bool
-
-        public init(credentials: Bool = false, info: Bool = false) {
-            self.credentials = credentials
-            self.info = info
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if credentials { tlSetFlag(&flags, 0x1) }
-            if info { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd83d70c1) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ClearSavedInfo {
-            guard id == 0xd83d70c1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.clearSavedInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _credentials = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _info = tlFlagIsSet(_flags, 0x2)
-                return ClearSavedInfo(credentials: _credentials, info: _info)
-            }
-            catch {
-                throw error.inside(constructor: "payments.clearSavedInfo", fields: "flags,credentials,info", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("credentials", self.credentials)
-            fields.trueFlag("info", self.info)
-            return ("payments.clearSavedInfo", fields.fields)
-        }
-    }
-
     /// `payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;`
     public static func clearSavedInfo(credentials: Bool = false, info: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ClearSavedInfo(credentials: credentials, info: info).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("credentials", credentials)
+        arguments.trueFlag("info", info)
+        return TLRequest(definition: "payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGiftActiveAuctions(...)` serializes.
-    public final class GetStarGiftActiveAuctions: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa5d0514d) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGiftActiveAuctions {
-            guard id == 0xa5d0514d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGiftActiveAuctions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetStarGiftActiveAuctions(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGiftActiveAuctions", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("payments.getStarGiftActiveAuctions", fields.fields)
-        }
-    }
-
-    /// `payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;`
     public static func getStarGiftActiveAuctions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftActiveAuctions>) {
-        GetStarGiftActiveAuctions(hash: hash).call(DeserializeFunctionResponse(Api.payments.StarGiftActiveAuctions.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftActiveAuctions.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveDefaultGroupCallJoinAs(...)` serializes.
-    public final class SaveDefaultGroupCallJoinAs: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let joinAs: Api.InputPeer
-
-        public init(peer: Api.InputPeer, joinAs: Api.InputPeer) {
-            self.peer = peer
-            self.joinAs = joinAs
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x575e1f8c) }
-            self.peer.serialize(buffer, true)
-            self.joinAs.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveDefaultGroupCallJoinAs {
-            guard id == 0x575e1f8c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.saveDefaultGroupCallJoinAs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _joinAs = try Api.InputPeer.parse(&reader)
-                return SaveDefaultGroupCallJoinAs(peer: _peer, joinAs: _joinAs)
-            }
-            catch {
-                throw error.inside(constructor: "phone.saveDefaultGroupCallJoinAs", fields: "peer,join_as", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("join_as", self.joinAs)
-            return ("phone.saveDefaultGroupCallJoinAs", fields.fields)
-        }
-    }
-
-    /// `phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;`
     public static func saveDefaultGroupCallJoinAs(peer: Api.InputPeer, joinAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveDefaultGroupCallJoinAs(peer: peer, joinAs: joinAs).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("join_as", joinAs)
+        return TLRequest(definition: "phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `report(...)` serializes.
-    public final class Report: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-        public let option: [UInt8]
-        public let message: String
-
-        public init(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
-            self.peer = peer
-            self.id = id
-            self.option = option
-            self.message = message
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x19d8eb45) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-            buffer.appendTLBytes(self.option)
-            buffer.appendTLString(self.message)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Report {
-            guard id == 0x19d8eb45 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.report"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                field = 2
-                let _option = try reader.readTLBytes()
-                field = 3
-                let _message = try reader.readTLString()
-                return Report(peer: _peer, id: _id, option: _option, message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "stories.report", fields: "peer,id,option,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            fields.bytes("option", self.option)
-            fields.string("message", self.message)
-            return ("stories.report", fields.fields)
-        }
-    }
-
     /// `stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
-        Report(peer: peer, id: id, option: option, message: message).call(DeserializeFunctionResponse(Api.ReportResult.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        arguments.bytes("option", option)
+        arguments.string("message", message)
+        return TLRequest(definition: "stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReportResult.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateAlbum(...)` serializes.
-    public final class UpdateAlbum: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let albumId: Int32
-        public let title: String?
-        public let deleteStories: [Int32]?
-        public let addStories: [Int32]?
-        public let order: [Int32]?
-
-        public init(peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) {
-            self.peer = peer
-            self.albumId = albumId
-            self.title = title
-            self.deleteStories = deleteStories
-            self.addStories = addStories
-            self.order = order
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if title != nil { tlSetFlag(&flags, 0x1) }
-            if deleteStories != nil { tlSetFlag(&flags, 0x2) }
-            if addStories != nil { tlSetFlag(&flags, 0x4) }
-            if order != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5e5259b6) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.albumId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStories {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.addStories {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.order {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateAlbum {
-            guard id == 0x5e5259b6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.updateAlbum"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _albumId = try reader.readInt32()
-                field = 3
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _title = try reader.readTLString()
-                }
-                field = 4
-                var _deleteStories: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _deleteStories = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                field = 5
-                var _addStories: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _addStories = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                field = 6
-                var _order: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _order = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                return UpdateAlbum(peer: _peer, albumId: _albumId, title: _title, deleteStories: _deleteStories, addStories: _addStories, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "stories.updateAlbum", fields: "flags,peer,album_id,title,delete_stories,add_stories,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("album_id", self.albumId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.deleteStories {
-                fields.ints("delete_stories", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.addStories {
-                fields.ints("add_stories", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.order {
-                fields.ints("order", value)
-            }
-            return ("stories.updateAlbum", fields.fields)
-        }
-    }
-
-    /// `stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;`
     public static func updateAlbum(peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
-        UpdateAlbum(peer: peer, albumId: albumId, title: title, deleteStories: deleteStories, addStories: addStories, order: order).call(DeserializeFunctionResponse(Api.StoryAlbum.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.object("peer", peer)
+        arguments.int("album_id", albumId)
+        if let value = title { arguments.string("title", value) }
+        if let value = deleteStories { arguments.ints("delete_stories", value) }
+        if let value = addStories { arguments.ints("add_stories", value) }
+        if let value = order { arguments.ints("order", value) }
+        return TLRequest(definition: "stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StoryAlbum.self))
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBoostsList(...)` serializes.
-    public final class GetBoostsList: TLFunction, TLRegistrable {
-        public let gifts: Bool
-        public let peer: Api.InputPeer
-        public let offset: String
-        public let limit: Int32
-
-        public init(gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
-            self.gifts = gifts
-            self.peer = peer
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if gifts { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60f67660) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBoostsList {
-            guard id == 0x60f67660 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "premium.getBoostsList"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _gifts = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _offset = try reader.readTLString()
-                field = 4
-                let _limit = try reader.readInt32()
-                return GetBoostsList(gifts: _gifts, peer: _peer, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "premium.getBoostsList", fields: "flags,gifts,peer,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("gifts", self.gifts)
-            fields.object("peer", self.peer)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("premium.getBoostsList", fields.fields)
-        }
-    }
-
-    /// `premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;`
     public static func getBoostsList(gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
-        GetBoostsList(gifts: gifts, peer: peer, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.premium.BoostsList.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("gifts", gifts)
+        arguments.object("peer", peer)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.BoostsList.self))
     }
 }
 
@@ -5318,26 +4175,28 @@ extension Api {
         (0x7beafa85, Api.CommunityPeerRequest.self),
         (0xdd27bee9, Api.EphemeralMessage.self),
         (0x19420af6, Api.KeyboardInlineButtonRow.self),
-        (0x2c85094c, Api.functions.auth.FinishFirebasePnvLogin.self),
-        (0x1d2652ee, Api.functions.account.FinishTakeoutSession.self),
-        (0x8c3410af, Api.functions.account.EditBusinessChatLink.self),
-        (0x2e7b4543, Api.functions.account.GetCollectibleEmojiStatuses.self),
-        (0x973478b6, Api.functions.contacts.GetTopPeers.self),
-        (0xdaeda864, Api.functions.contacts.GetBirthdays.self),
-        (0x327a30cb, Api.functions.messages.SaveGif.self),
-        (0xc0cf7646, Api.functions.messages.SendInlineBotResult.self),
-        (0xeda3e33b, Api.functions.messages.GetPollResults.self),
-        (0xf516760b, Api.functions.messages.GetScheduledHistory.self),
-        (0x43fe19f3, Api.functions.messages.CheckHistoryImport.self),
-        (0x5dc60f03, Api.functions.messages.CheckHistoryImportPeer.self),
-        (0x31c1c44f, Api.functions.messages.GetMessageReadParticipants.self),
-        (0x0388a3b5, Api.functions.photos.UploadProfilePhoto.self),
-        (0x3fedc75f, Api.functions.help.GetDeepLinkInfo.self),
-        (0xd83d70c1, Api.functions.payments.ClearSavedInfo.self),
-        (0xa5d0514d, Api.functions.payments.GetStarGiftActiveAuctions.self),
-        (0x575e1f8c, Api.functions.phone.SaveDefaultGroupCallJoinAs.self),
-        (0x19d8eb45, Api.functions.stories.Report.self),
-        (0x5e5259b6, Api.functions.stories.UpdateAlbum.self),
-        (0x60f67660, Api.functions.premium.GetBoostsList.self),
+    ]
+    static let functionEntries27: [(UInt32, StaticString)] = [
+        (0x2c85094c, "auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;"),
+        (0x1d2652ee, "account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;"),
+        (0x8c3410af, "account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;"),
+        (0x2e7b4543, "account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;"),
+        (0x973478b6, "contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;"),
+        (0xdaeda864, "contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;"),
+        (0x327a30cb, "messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;"),
+        (0xc0cf7646, "messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;"),
+        (0xeda3e33b, "messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;"),
+        (0xf516760b, "messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;"),
+        (0x43fe19f3, "messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;"),
+        (0x5dc60f03, "messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;"),
+        (0x31c1c44f, "messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;"),
+        (0x0388a3b5, "photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;"),
+        (0x3fedc75f, "help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;"),
+        (0xd83d70c1, "payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;"),
+        (0xa5d0514d, "payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;"),
+        (0x575e1f8c, "phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;"),
+        (0x19d8eb45, "stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;"),
+        (0x5e5259b6, "stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;"),
+        (0x60f67660, "premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;"),
     ]
 }

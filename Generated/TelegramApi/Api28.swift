@@ -53,6 +53,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "GeoPoint" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GeoPoint {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -234,6 +236,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PeerSettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerSettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -408,6 +412,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "KeyboardButtonRow" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardButtonRow {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -484,6 +490,8 @@ extension Api {
                     buffer.appendTLString(c.slug)
             }
         }
+
+        public static var tlTypeName: String { "InputTheme" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputTheme {
             let id = try reader.readUInt32()
@@ -566,6 +574,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "GroupCallParticipantVideoSourceGroup" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallParticipantVideoSourceGroup {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -634,6 +644,8 @@ extension Api.bots {
                     buffer.appendTLString(c.description)
             }
         }
+
+        public static var tlTypeName: String { "bots.BotInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInfo {
             let id = try reader.readUInt32()
@@ -804,6 +816,8 @@ extension Api {
                     buffer.appendInt32(c.id)
             }
         }
+
+        public static var tlTypeName: String { "InputReplyTo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputReplyTo {
             let id = try reader.readUInt32()
@@ -1046,6 +1060,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SavedDialog" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedDialog {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1168,6 +1184,8 @@ extension Api.smsjobs {
             }
         }
 
+        public static var tlTypeName: String { "smsjobs.EligibilityToJoin" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EligibilityToJoin {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1209,773 +1227,153 @@ extension Api.smsjobs {
 
 extension Api.functions.account {
     /// `account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveRingtone(...)` serializes.
-    public final class SaveRingtone: TLFunction, TLRegistrable {
-        public let id: Api.InputDocument
-        public let unsave: Bool
-
-        public init(id: Api.InputDocument, unsave: Bool) {
-            self.id = id
-            self.unsave = unsave
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3dea5b03) }
-            self.id.serialize(buffer, true)
-            buffer.appendBool(self.unsave)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveRingtone {
-            guard id == 0x3dea5b03 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.saveRingtone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputDocument.parse(&reader)
-                field = 1
-                let _unsave = try reader.readBool()
-                return SaveRingtone(id: _id, unsave: _unsave)
-            }
-            catch {
-                throw error.inside(constructor: "account.saveRingtone", fields: "id,unsave", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.bool("unsave", self.unsave)
-            return ("account.saveRingtone", fields.fields)
-        }
-    }
-
-    /// `account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;`
     public static func saveRingtone(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtone>) {
-        SaveRingtone(id: id, unsave: unsave).call(DeserializeFunctionResponse(Api.account.SavedRingtone.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.bool("unsave", unsave)
+        return TLRequest(definition: "account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SavedRingtone.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getBotBusinessConnection#76a86270 connection_id:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBotBusinessConnection(...)` serializes.
-    public final class GetBotBusinessConnection: TLFunction, TLRegistrable {
-        public let connectionId: String
-
-        public init(connectionId: String) {
-            self.connectionId = connectionId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x76a86270) }
-            buffer.appendTLString(self.connectionId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBotBusinessConnection {
-            guard id == 0x76a86270 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getBotBusinessConnection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _connectionId = try reader.readTLString()
-                return GetBotBusinessConnection(connectionId: _connectionId)
-            }
-            catch {
-                throw error.inside(constructor: "account.getBotBusinessConnection", fields: "connection_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("connection_id", self.connectionId)
-            return ("account.getBotBusinessConnection", fields.fields)
-        }
-    }
-
-    /// `account.getBotBusinessConnection#76a86270 connection_id:string = Updates;`
     public static func getBotBusinessConnection(connectionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetBotBusinessConnection(connectionId: connectionId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("connection_id", connectionId)
+        return TLRequest(definition: "account.getBotBusinessConnection#76a86270 connection_id:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `hidePeerSettingsBar(...)` serializes.
-    public final class HidePeerSettingsBar: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4facb138) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> HidePeerSettingsBar {
-            guard id == 0x4facb138 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.hidePeerSettingsBar"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return HidePeerSettingsBar(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.hidePeerSettingsBar", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.hidePeerSettingsBar", fields.fields)
-        }
-    }
-
     /// `messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;`
     public static func hidePeerSettingsBar(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        HidePeerSettingsBar(peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleStickerSets(...)` serializes.
-    public final class ToggleStickerSets: TLFunction, TLRegistrable {
-        public let uninstall: Bool
-        public let archive: Bool
-        public let unarchive: Bool
-        public let stickersets: [Api.InputStickerSet]
-
-        public init(uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) {
-            self.uninstall = uninstall
-            self.archive = archive
-            self.unarchive = unarchive
-            self.stickersets = stickersets
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if uninstall { tlSetFlag(&flags, 0x1) }
-            if archive { tlSetFlag(&flags, 0x2) }
-            if unarchive { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb5052fea) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendVector(self.stickersets, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleStickerSets {
-            guard id == 0xb5052fea else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.toggleStickerSets"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _uninstall = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _archive = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _unarchive = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _stickersets = try reader.readVector(boxed: true, of: Api.InputStickerSet.self)
-                return ToggleStickerSets(uninstall: _uninstall, archive: _archive, unarchive: _unarchive, stickersets: _stickersets)
-            }
-            catch {
-                throw error.inside(constructor: "messages.toggleStickerSets", fields: "flags,uninstall,archive,unarchive,stickersets", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("uninstall", self.uninstall)
-            fields.trueFlag("archive", self.archive)
-            fields.trueFlag("unarchive", self.unarchive)
-            fields.objects("stickersets", self.stickersets)
-            return ("messages.toggleStickerSets", fields.fields)
-        }
-    }
-
     /// `messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;`
     public static func toggleStickerSets(uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleStickerSets(uninstall: uninstall, archive: archive, unarchive: unarchive, stickersets: stickersets).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("uninstall", uninstall)
+        arguments.trueFlag("archive", archive)
+        arguments.trueFlag("unarchive", unarchive)
+        arguments.objects("stickersets", stickersets)
+        return TLRequest(definition: "messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFutureChatCreatorAfterLeave(...)` serializes.
-    public final class GetFutureChatCreatorAfterLeave: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3b7d0ea6) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFutureChatCreatorAfterLeave {
-            guard id == 0x3b7d0ea6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getFutureChatCreatorAfterLeave"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetFutureChatCreatorAfterLeave(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getFutureChatCreatorAfterLeave", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.getFutureChatCreatorAfterLeave", fields.fields)
-        }
-    }
-
-    /// `messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;`
     public static func getFutureChatCreatorAfterLeave(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        GetFutureChatCreatorAfterLeave(peer: peer).call(DeserializeFunctionResponse(Api.User.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
     }
 }
 
 extension Api.functions.help {
-    /// `help.getSupport#9cdf08cd = help.Support;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSupport(...)` serializes.
-    public final class GetSupport: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9cdf08cd) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSupport {
-            guard id == 0x9cdf08cd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getSupport"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetSupport()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getSupport", [])
-        }
-    }
-
     /// `help.getSupport#9cdf08cd = help.Support;`
     public static func getSupport() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.Support>) {
-        GetSupport().call(DeserializeFunctionResponse(Api.help.Support.self))
+        TLRequest(definition: "help.getSupport#9cdf08cd = help.Support;", arguments: []).call(DeserializeFunctionResponse(Api.help.Support.self))
     }
 }
 
 extension Api.functions.help {
-    /// `help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `editUserInfo(...)` serializes.
-    public final class EditUserInfo: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-        public let message: String
-        public let entities: [Api.MessageEntity]
-
-        public init(userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) {
-            self.userId = userId
-            self.message = message
-            self.entities = entities
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x66b91b70) }
-            self.userId.serialize(buffer, true)
-            buffer.appendTLString(self.message)
-            buffer.appendVector(self.entities, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditUserInfo {
-            guard id == 0x66b91b70 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.editUserInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 1
-                let _message = try reader.readTLString()
-                field = 2
-                let _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                return EditUserInfo(userId: _userId, message: _message, entities: _entities)
-            }
-            catch {
-                throw error.inside(constructor: "help.editUserInfo", fields: "user_id,message,entities", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("user_id", self.userId)
-            fields.string("message", self.message)
-            fields.objects("entities", self.entities)
-            return ("help.editUserInfo", fields.fields)
-        }
-    }
-
     /// `help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;`
     public static func editUserInfo(userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
-        EditUserInfo(userId: userId, message: message, entities: entities).call(DeserializeFunctionResponse(Api.help.UserInfo.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("user_id", userId)
+        arguments.string("message", message)
+        arguments.objects("entities", entities)
+        return TLRequest(definition: "help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.UserInfo.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getPromoData#c0977421 = help.PromoData;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPromoData(...)` serializes.
-    public final class GetPromoData: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc0977421) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPromoData {
-            guard id == 0xc0977421 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getPromoData"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetPromoData()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getPromoData", [])
-        }
-    }
-
-    /// `help.getPromoData#c0977421 = help.PromoData;`
     public static func getPromoData() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PromoData>) {
-        GetPromoData().call(DeserializeFunctionResponse(Api.help.PromoData.self))
+        TLRequest(definition: "help.getPromoData#c0977421 = help.PromoData;", arguments: []).call(DeserializeFunctionResponse(Api.help.PromoData.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getAdminedBots#b0711d83 = Vector<User>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAdminedBots(...)` serializes.
-    public final class GetAdminedBots: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb0711d83) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAdminedBots {
-            guard id == 0xb0711d83 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getAdminedBots"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAdminedBots()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("bots.getAdminedBots", [])
-        }
-    }
-
-    /// `bots.getAdminedBots#b0711d83 = Vector<User>;`
     public static func getAdminedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
-        GetAdminedBots().call(DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
+        TLRequest(definition: "bots.getAdminedBots#b0711d83 = Vector<User>;", arguments: []).call(DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `assignPlayMarketTransaction(...)` serializes.
-    public final class AssignPlayMarketTransaction: TLFunction, TLRegistrable {
-        public let receipt: Api.DataJSON
-        public let purpose: Api.InputStorePaymentPurpose
-
-        public init(receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) {
-            self.receipt = receipt
-            self.purpose = purpose
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdffd50d3) }
-            self.receipt.serialize(buffer, true)
-            self.purpose.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AssignPlayMarketTransaction {
-            guard id == 0xdffd50d3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.assignPlayMarketTransaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _receipt = try Api.DataJSON.parse(&reader)
-                field = 1
-                let _purpose = try Api.InputStorePaymentPurpose.parse(&reader)
-                return AssignPlayMarketTransaction(receipt: _receipt, purpose: _purpose)
-            }
-            catch {
-                throw error.inside(constructor: "payments.assignPlayMarketTransaction", fields: "receipt,purpose", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("receipt", self.receipt)
-            fields.object("purpose", self.purpose)
-            return ("payments.assignPlayMarketTransaction", fields.fields)
-        }
-    }
-
     /// `payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;`
     public static func assignPlayMarketTransaction(receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        AssignPlayMarketTransaction(receipt: receipt, purpose: purpose).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("receipt", receipt)
+        arguments.object("purpose", purpose)
+        return TLRequest(definition: "payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `launchPrepaidGiveaway(...)` serializes.
-    public final class LaunchPrepaidGiveaway: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let giveawayId: Int64
-        public let purpose: Api.InputStorePaymentPurpose
-
-        public init(peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) {
-            self.peer = peer
-            self.giveawayId = giveawayId
-            self.purpose = purpose
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5ff58f20) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.giveawayId)
-            self.purpose.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> LaunchPrepaidGiveaway {
-            guard id == 0x5ff58f20 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.launchPrepaidGiveaway"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _giveawayId = try reader.readInt64()
-                field = 2
-                let _purpose = try Api.InputStorePaymentPurpose.parse(&reader)
-                return LaunchPrepaidGiveaway(peer: _peer, giveawayId: _giveawayId, purpose: _purpose)
-            }
-            catch {
-                throw error.inside(constructor: "payments.launchPrepaidGiveaway", fields: "peer,giveaway_id,purpose", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.long("giveaway_id", self.giveawayId)
-            fields.object("purpose", self.purpose)
-            return ("payments.launchPrepaidGiveaway", fields.fields)
-        }
-    }
-
-    /// `payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;`
     public static func launchPrepaidGiveaway(peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        LaunchPrepaidGiveaway(peer: peer, giveawayId: giveawayId, purpose: purpose).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.long("giveaway_id", giveawayId)
+        arguments.object("purpose", purpose)
+        return TLRequest(definition: "payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `leaveGroupCallPresentation(...)` serializes.
-    public final class LeaveGroupCallPresentation: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-
-        public init(call: Api.InputGroupCall) {
-            self.call = call
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1c50d144) }
-            self.call.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> LeaveGroupCallPresentation {
-            guard id == 0x1c50d144 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.leaveGroupCallPresentation"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                return LeaveGroupCallPresentation(call: _call)
-            }
-            catch {
-                throw error.inside(constructor: "phone.leaveGroupCallPresentation", fields: "call", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("call", self.call)
-            return ("phone.leaveGroupCallPresentation", fields.fields)
-        }
-    }
-
     /// `phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;`
     public static func leaveGroupCallPresentation(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        LeaveGroupCallPresentation(call: call).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("call", call)
+        return TLRequest(definition: "phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupCallChainBlocks(...)` serializes.
-    public final class GetGroupCallChainBlocks: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let subChainId: Int32
-        public let offset: Int32
-        public let limit: Int32
-
-        public init(call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) {
-            self.call = call
-            self.subChainId = subChainId
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xee9f88a6) }
-            self.call.serialize(buffer, true)
-            buffer.appendInt32(self.subChainId)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupCallChainBlocks {
-            guard id == 0xee9f88a6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getGroupCallChainBlocks"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _subChainId = try reader.readInt32()
-                field = 2
-                let _offset = try reader.readInt32()
-                field = 3
-                let _limit = try reader.readInt32()
-                return GetGroupCallChainBlocks(call: _call, subChainId: _subChainId, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "phone.getGroupCallChainBlocks", fields: "call,sub_chain_id,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("call", self.call)
-            fields.int("sub_chain_id", self.subChainId)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("phone.getGroupCallChainBlocks", fields.fields)
-        }
-    }
-
     /// `phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;`
     public static func getGroupCallChainBlocks(call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetGroupCallChainBlocks(call: call, subChainId: subChainId, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("call", call)
+        arguments.int("sub_chain_id", subChainId)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendGroupCallEncryptedMessage(...)` serializes.
-    public final class SendGroupCallEncryptedMessage: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let encryptedMessage: [UInt8]
-
-        public init(call: Api.InputGroupCall, encryptedMessage: [UInt8]) {
-            self.call = call
-            self.encryptedMessage = encryptedMessage
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe5afa56d) }
-            self.call.serialize(buffer, true)
-            buffer.appendTLBytes(self.encryptedMessage)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendGroupCallEncryptedMessage {
-            guard id == 0xe5afa56d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.sendGroupCallEncryptedMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _encryptedMessage = try reader.readTLBytes()
-                return SendGroupCallEncryptedMessage(call: _call, encryptedMessage: _encryptedMessage)
-            }
-            catch {
-                throw error.inside(constructor: "phone.sendGroupCallEncryptedMessage", fields: "call,encrypted_message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.bytes("encrypted_message", self.encryptedMessage)
-            return ("phone.sendGroupCallEncryptedMessage", fields.fields)
-        }
-    }
-
-    /// `phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;`
     public static func sendGroupCallEncryptedMessage(call: Api.InputGroupCall, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SendGroupCallEncryptedMessage(call: call, encryptedMessage: encryptedMessage).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.bytes("encrypted_message", encryptedMessage)
+        return TLRequest(definition: "phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderAlbums(...)` serializes.
-    public final class ReorderAlbums: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let order: [Int32]
-
-        public init(peer: Api.InputPeer, order: [Int32]) {
-            self.peer = peer
-            self.order = order
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8535fbd9) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderAlbums {
-            guard id == 0x8535fbd9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.reorderAlbums"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _order = try reader.readVector(boxed: true, of: Int32.self)
-                return ReorderAlbums(peer: _peer, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "stories.reorderAlbums", fields: "peer,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("order", self.order)
-            return ("stories.reorderAlbums", fields.fields)
-        }
-    }
-
-    /// `stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;`
     public static func reorderAlbums(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderAlbums(peer: peer, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("order", order)
+        return TLRequest(definition: "stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTone(...)` serializes.
-    public final class GetTone: TLFunction, TLRegistrable {
-        public let tone: Api.InputAiComposeTone
-
-        public init(tone: Api.InputAiComposeTone) {
-            self.tone = tone
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb2e8ba03) }
-            self.tone.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTone {
-            guard id == 0xb2e8ba03 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "aicompose.getTone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _tone = try Api.InputAiComposeTone.parse(&reader)
-                return GetTone(tone: _tone)
-            }
-            catch {
-                throw error.inside(constructor: "aicompose.getTone", fields: "tone", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("tone", self.tone)
-            return ("aicompose.getTone", fields.fields)
-        }
-    }
-
-    /// `aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;`
     public static func getTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
-        GetTone(tone: tone).call(DeserializeFunctionResponse(Api.aicompose.Tones.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("tone", tone)
+        return TLRequest(definition: "aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.aicompose.Tones.self))
     }
 }
 
@@ -1996,21 +1394,23 @@ extension Api {
         (0xbd87cb6c, Api.SavedDialog.self),
         (0x64407ea7, Api.SavedDialog.self),
         (0xdc8b44cf, Api.smsjobs.EligibilityToJoin.self),
-        (0x3dea5b03, Api.functions.account.SaveRingtone.self),
-        (0x76a86270, Api.functions.account.GetBotBusinessConnection.self),
-        (0x4facb138, Api.functions.messages.HidePeerSettingsBar.self),
-        (0xb5052fea, Api.functions.messages.ToggleStickerSets.self),
-        (0x3b7d0ea6, Api.functions.messages.GetFutureChatCreatorAfterLeave.self),
-        (0x9cdf08cd, Api.functions.help.GetSupport.self),
-        (0x66b91b70, Api.functions.help.EditUserInfo.self),
-        (0xc0977421, Api.functions.help.GetPromoData.self),
-        (0xb0711d83, Api.functions.bots.GetAdminedBots.self),
-        (0xdffd50d3, Api.functions.payments.AssignPlayMarketTransaction.self),
-        (0x5ff58f20, Api.functions.payments.LaunchPrepaidGiveaway.self),
-        (0x1c50d144, Api.functions.phone.LeaveGroupCallPresentation.self),
-        (0xee9f88a6, Api.functions.phone.GetGroupCallChainBlocks.self),
-        (0xe5afa56d, Api.functions.phone.SendGroupCallEncryptedMessage.self),
-        (0x8535fbd9, Api.functions.stories.ReorderAlbums.self),
-        (0xb2e8ba03, Api.functions.aicompose.GetTone.self),
+    ]
+    static let functionEntries28: [(UInt32, StaticString)] = [
+        (0x3dea5b03, "account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;"),
+        (0x76a86270, "account.getBotBusinessConnection#76a86270 connection_id:string = Updates;"),
+        (0x4facb138, "messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;"),
+        (0xb5052fea, "messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;"),
+        (0x3b7d0ea6, "messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;"),
+        (0x9cdf08cd, "help.getSupport#9cdf08cd = help.Support;"),
+        (0x66b91b70, "help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;"),
+        (0xc0977421, "help.getPromoData#c0977421 = help.PromoData;"),
+        (0xb0711d83, "bots.getAdminedBots#b0711d83 = Vector<User>;"),
+        (0xdffd50d3, "payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;"),
+        (0x5ff58f20, "payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;"),
+        (0x1c50d144, "phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;"),
+        (0xee9f88a6, "phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;"),
+        (0xe5afa56d, "phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;"),
+        (0x8535fbd9, "stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;"),
+        (0xb2e8ba03, "aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;"),
     ]
 }

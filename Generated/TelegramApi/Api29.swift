@@ -63,6 +63,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChatParticipants" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatParticipants {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -287,6 +289,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EncryptedChat" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EncryptedChat {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -477,6 +481,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ExportedMessageLink" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedMessageLink {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -542,6 +548,8 @@ extension Api {
                     buffer.appendTLString(c.providerChargeId)
             }
         }
+
+        public static var tlTypeName: String { "PaymentCharge" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentCharge {
             let id = try reader.readUInt32()
@@ -626,6 +634,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputSingleMedia" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSingleMedia {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -706,6 +716,8 @@ extension Api {
                     buffer.appendTLBytes(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "SecureValueHash" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValueHash {
             let id = try reader.readUInt32()
@@ -795,6 +807,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "Folder" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Folder {
             let id = try reader.readUInt32()
@@ -890,6 +904,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "WebViewMessageSent" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebViewMessageSent {
             let id = try reader.readUInt32()
@@ -996,6 +1012,8 @@ extension Api {
                     buffer.appendInt64(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "BotApp" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotApp {
             let id = try reader.readUInt32()
@@ -1117,6 +1135,8 @@ extension Api.stories {
             }
         }
 
+        public static var tlTypeName: String { "stories.Stories" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Stories {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1201,6 +1221,8 @@ extension Api.stories {
             }
         }
 
+        public static var tlTypeName: String { "stories.StoryViews" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryViews {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1277,6 +1299,8 @@ extension Api {
                     buffer.appendInt64(c.userId)
             }
         }
+
+        public static var tlTypeName: String { "MissingInvitee" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MissingInvitee {
             let id = try reader.readUInt32()
@@ -1367,6 +1391,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "KeyboardButtonStyle" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardButtonStyle {
             let id = try reader.readUInt32()
@@ -1461,6 +1487,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "JoinChatBotResult" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JoinChatBotResult {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1519,1171 +1547,216 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;`
-    ///
-    /// The request as a value: what a server decodes, and what `changePhone(...)` serializes.
-    public final class ChangePhone: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let phoneCode: String
-
-        public init(phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.phoneCode = phoneCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x70c32edb) }
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            buffer.appendTLString(self.phoneCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ChangePhone {
-            guard id == 0x70c32edb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.changePhone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _phoneNumber = try reader.readTLString()
-                field = 1
-                let _phoneCodeHash = try reader.readTLString()
-                field = 2
-                let _phoneCode = try reader.readTLString()
-                return ChangePhone(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, phoneCode: _phoneCode)
-            }
-            catch {
-                throw error.inside(constructor: "account.changePhone", fields: "phone_number,phone_code_hash,phone_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            fields.string("phone_code", self.phoneCode)
-            return ("account.changePhone", fields.fields)
-        }
-    }
-
-    /// `account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;`
     public static func changePhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        ChangePhone(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode).call(DeserializeFunctionResponse(Api.User.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        arguments.string("phone_code", phoneCode)
+        return TLRequest(definition: "account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
     }
 }
 
 extension Api.functions.users {
     /// `users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRequirementsToContact(...)` serializes.
-    public final class GetRequirementsToContact: TLFunction, TLRegistrable {
-        public let id: [Api.InputUser]
-
-        public init(id: [Api.InputUser]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd89a83a3) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRequirementsToContact {
-            guard id == 0xd89a83a3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.getRequirementsToContact"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                return GetRequirementsToContact(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "users.getRequirementsToContact", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("id", self.id)
-            return ("users.getRequirementsToContact", fields.fields)
-        }
-    }
-
-    /// `users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;`
     public static func getRequirementsToContact(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RequirementToContact]>) {
-        GetRequirementsToContact(id: id).call(DeserializeFunctionResponse<[Api.RequirementToContact]>.vector(of: Api.RequirementToContact.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("id", id)
+        return TLRequest(definition: "users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.RequirementToContact]>.vector(of: Api.RequirementToContact.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;`
-    ///
-    /// The request as a value: what a server decodes, and what `importContacts(...)` serializes.
-    public final class ImportContacts: TLFunction, TLRegistrable {
-        public let contacts: [Api.InputContact]
-
-        public init(contacts: [Api.InputContact]) {
-            self.contacts = contacts
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2c800be5) }
-            buffer.appendVector(self.contacts, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ImportContacts {
-            guard id == 0x2c800be5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.importContacts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _contacts = try reader.readVector(boxed: true, of: Api.InputContact.self)
-                return ImportContacts(contacts: _contacts)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.importContacts", fields: "contacts", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("contacts", self.contacts)
-            return ("contacts.importContacts", fields.fields)
-        }
-    }
-
-    /// `contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;`
     public static func importContacts(contacts: [Api.InputContact]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ImportedContacts>) {
-        ImportContacts(contacts: contacts).call(DeserializeFunctionResponse(Api.contacts.ImportedContacts.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("contacts", contacts)
+        return TLRequest(definition: "contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.ImportedContacts.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFullChat(...)` serializes.
-    public final class GetFullChat: TLFunction, TLRegistrable {
-        public let chatId: Int64
-
-        public init(chatId: Int64) {
-            self.chatId = chatId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xaeb00b34) }
-            buffer.appendInt64(self.chatId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFullChat {
-            guard id == 0xaeb00b34 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getFullChat"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _chatId = try reader.readInt64()
-                return GetFullChat(chatId: _chatId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getFullChat", fields: "chat_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("chat_id", self.chatId)
-            return ("messages.getFullChat", fields.fields)
-        }
-    }
-
     /// `messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;`
     public static func getFullChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
-        GetFullChat(chatId: chatId).call(DeserializeFunctionResponse(Api.messages.ChatFull.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("chat_id", chatId)
+        return TLRequest(definition: "messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatFull.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderStickerSets(...)` serializes.
-    public final class ReorderStickerSets: TLFunction, TLRegistrable {
-        public let masks: Bool
-        public let emojis: Bool
-        public let order: [Int64]
-
-        public init(masks: Bool = false, emojis: Bool = false, order: [Int64]) {
-            self.masks = masks
-            self.emojis = emojis
-            self.order = order
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if masks { tlSetFlag(&flags, 0x1) }
-            if emojis { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x78337739) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderStickerSets {
-            guard id == 0x78337739 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reorderStickerSets"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _masks = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _emojis = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _order = try reader.readVector(boxed: true, of: Int64.self)
-                return ReorderStickerSets(masks: _masks, emojis: _emojis, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reorderStickerSets", fields: "flags,masks,emojis,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("masks", self.masks)
-            fields.trueFlag("emojis", self.emojis)
-            fields.longs("order", self.order)
-            return ("messages.reorderStickerSets", fields.fields)
-        }
-    }
-
     /// `messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;`
     public static func reorderStickerSets(masks: Bool = false, emojis: Bool = false, order: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderStickerSets(masks: masks, emojis: emojis, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("masks", masks)
+        arguments.trueFlag("emojis", emojis)
+        arguments.longs("order", order)
+        return TLRequest(definition: "messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessageEditData(...)` serializes.
-    public final class GetMessageEditData: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-
-        public init(peer: Api.InputPeer, id: Int32) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfda68d36) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessageEditData {
-            guard id == 0xfda68d36 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMessageEditData"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                return GetMessageEditData(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMessageEditData", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            return ("messages.getMessageEditData", fields.fields)
-        }
-    }
-
     /// `messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;`
     public static func getMessageEditData(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageEditData>) {
-        GetMessageEditData(peer: peer, id: id).call(DeserializeFunctionResponse(Api.messages.MessageEditData.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        return TLRequest(definition: "messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MessageEditData.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDialogFilters#efd48c89 = messages.DialogFilters;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDialogFilters(...)` serializes.
-    public final class GetDialogFilters: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xefd48c89) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDialogFilters {
-            guard id == 0xefd48c89 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDialogFilters"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetDialogFilters()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getDialogFilters", [])
-        }
-    }
-
     /// `messages.getDialogFilters#efd48c89 = messages.DialogFilters;`
     public static func getDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DialogFilters>) {
-        GetDialogFilters().call(DeserializeFunctionResponse(Api.messages.DialogFilters.self))
+        TLRequest(definition: "messages.getDialogFilters#efd48c89 = messages.DialogFilters;", arguments: []).call(DeserializeFunctionResponse(Api.messages.DialogFilters.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadImportedMedia(...)` serializes.
-    public final class UploadImportedMedia: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let importId: Int64
-        public let fileName: String
-        public let media: Api.InputMedia
-
-        public init(peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) {
-            self.peer = peer
-            self.importId = importId
-            self.fileName = fileName
-            self.media = media
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2a862092) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.importId)
-            buffer.appendTLString(self.fileName)
-            self.media.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadImportedMedia {
-            guard id == 0x2a862092 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.uploadImportedMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _importId = try reader.readInt64()
-                field = 2
-                let _fileName = try reader.readTLString()
-                field = 3
-                let _media = try Api.InputMedia.parse(&reader)
-                return UploadImportedMedia(peer: _peer, importId: _importId, fileName: _fileName, media: _media)
-            }
-            catch {
-                throw error.inside(constructor: "messages.uploadImportedMedia", fields: "peer,import_id,file_name,media", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.long("import_id", self.importId)
-            fields.string("file_name", self.fileName)
-            fields.object("media", self.media)
-            return ("messages.uploadImportedMedia", fields.fields)
-        }
-    }
-
     /// `messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;`
     public static func uploadImportedMedia(peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
-        UploadImportedMedia(peer: peer, importId: importId, fileName: fileName, media: media).call(DeserializeFunctionResponse(Api.MessageMedia.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.long("import_id", importId)
+        arguments.string("file_name", fileName)
+        arguments.object("media", media)
+        return TLRequest(definition: "messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.MessageMedia.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendQuickReplyMessages(...)` serializes.
-    public final class SendQuickReplyMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let shortcutId: Int32
-        public let id: [Int32]
-        public let randomId: [Int64]
-
-        public init(peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) {
-            self.peer = peer
-            self.shortcutId = shortcutId
-            self.id = id
-            self.randomId = randomId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6c750de1) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.shortcutId)
-            buffer.appendVector(self.id, boxed: true)
-            buffer.appendVector(self.randomId, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendQuickReplyMessages {
-            guard id == 0x6c750de1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendQuickReplyMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _shortcutId = try reader.readInt32()
-                field = 2
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                field = 3
-                let _randomId = try reader.readVector(boxed: true, of: Int64.self)
-                return SendQuickReplyMessages(peer: _peer, shortcutId: _shortcutId, id: _id, randomId: _randomId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendQuickReplyMessages", fields: "peer,shortcut_id,id,random_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.int("shortcut_id", self.shortcutId)
-            fields.ints("id", self.id)
-            fields.longs("random_id", self.randomId)
-            return ("messages.sendQuickReplyMessages", fields.fields)
-        }
-    }
-
     /// `messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;`
     public static func sendQuickReplyMessages(peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendQuickReplyMessages(peer: peer, shortcutId: shortcutId, id: id, randomId: randomId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.int("shortcut_id", shortcutId)
+        arguments.ints("id", id)
+        arguments.longs("random_id", randomId)
+        return TLRequest(definition: "messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendPaidReaction(...)` serializes.
-    public final class SendPaidReaction: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let count: Int32
-        public let randomId: Int64
-        public let `private`: Api.PaidReactionPrivacy?
-
-        public init(peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) {
-            self.peer = peer
-            self.msgId = msgId
-            self.count = count
-            self.randomId = randomId
-            self.`private` = `private`
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if `private` != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x58bbcb50) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendInt32(self.count)
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.`private` {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendPaidReaction {
-            guard id == 0x58bbcb50 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendPaidReaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _msgId = try reader.readInt32()
-                field = 3
-                let _count = try reader.readInt32()
-                field = 4
-                let _randomId = try reader.readInt64()
-                field = 5
-                var _private: Api.PaidReactionPrivacy? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _private = try Api.PaidReactionPrivacy.parse(&reader)
-                }
-                return SendPaidReaction(peer: _peer, msgId: _msgId, count: _count, randomId: _randomId, private: _private)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendPaidReaction", fields: "flags,peer,msg_id,count,random_id,private", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.int("count", self.count)
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.`private` {
-                fields.object("private", value)
-            }
-            return ("messages.sendPaidReaction", fields.fields)
-        }
-    }
-
     /// `messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;`
     public static func sendPaidReaction(peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendPaidReaction(peer: peer, msgId: msgId, count: count, randomId: randomId, private: `private`).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.int("count", count)
+        arguments.long("random_id", randomId)
+        if let value = `private` { arguments.object("private", value) }
+        return TLRequest(definition: "messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSponsoredMessages(...)` serializes.
-    public final class GetSponsoredMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32?
-
-        public init(peer: Api.InputPeer, msgId: Int32? = nil) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if msgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3d6ce850) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
-                buffer.appendInt32(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSponsoredMessages {
-            guard id == 0x3d6ce850 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getSponsoredMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _msgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _msgId = try reader.readInt32()
-                }
-                return GetSponsoredMessages(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getSponsoredMessages", fields: "flags,peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
-                fields.int("msg_id", value)
-            }
-            return ("messages.getSponsoredMessages", fields.fields)
-        }
-    }
-
-    /// `messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;`
     public static func getSponsoredMessages(peer: Api.InputPeer, msgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SponsoredMessages>) {
-        GetSponsoredMessages(peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.messages.SponsoredMessages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        if let value = msgId { arguments.int("msg_id", value) }
+        return TLRequest(definition: "messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SponsoredMessages.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `editLocation(...)` serializes.
-    public final class EditLocation: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let geoPoint: Api.InputGeoPoint
-        public let address: String
-
-        public init(channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) {
-            self.channel = channel
-            self.geoPoint = geoPoint
-            self.address = address
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x58e63f6d) }
-            self.channel.serialize(buffer, true)
-            self.geoPoint.serialize(buffer, true)
-            buffer.appendTLString(self.address)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditLocation {
-            guard id == 0x58e63f6d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.editLocation"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _geoPoint = try Api.InputGeoPoint.parse(&reader)
-                field = 2
-                let _address = try reader.readTLString()
-                return EditLocation(channel: _channel, geoPoint: _geoPoint, address: _address)
-            }
-            catch {
-                throw error.inside(constructor: "channels.editLocation", fields: "channel,geo_point,address", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("channel", self.channel)
-            fields.object("geo_point", self.geoPoint)
-            fields.string("address", self.address)
-            return ("channels.editLocation", fields.fields)
-        }
-    }
-
-    /// `channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;`
     public static func editLocation(channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        EditLocation(channel: channel, geoPoint: geoPoint, address: address).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("channel", channel)
+        arguments.object("geo_point", geoPoint)
+        arguments.string("address", address)
+        return TLRequest(definition: "channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `fulfillStarsSubscription(...)` serializes.
-    public final class FulfillStarsSubscription: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let subscriptionId: String
-
-        public init(peer: Api.InputPeer, subscriptionId: String) {
-            self.peer = peer
-            self.subscriptionId = subscriptionId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcc5bebb3) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.subscriptionId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> FulfillStarsSubscription {
-            guard id == 0xcc5bebb3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.fulfillStarsSubscription"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _subscriptionId = try reader.readTLString()
-                return FulfillStarsSubscription(peer: _peer, subscriptionId: _subscriptionId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.fulfillStarsSubscription", fields: "peer,subscription_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.string("subscription_id", self.subscriptionId)
-            return ("payments.fulfillStarsSubscription", fields.fields)
-        }
-    }
-
-    /// `payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;`
     public static func fulfillStarsSubscription(peer: Api.InputPeer, subscriptionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        FulfillStarsSubscription(peer: peer, subscriptionId: subscriptionId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.string("subscription_id", subscriptionId)
+        return TLRequest(definition: "payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;`
-    ///
-    /// The request as a value: what a server decodes, and what `suggestShortName(...)` serializes.
-    public final class SuggestShortName: TLFunction, TLRegistrable {
-        public let title: String
-
-        public init(title: String) {
-            self.title = title
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4dafc503) }
-            buffer.appendTLString(self.title)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SuggestShortName {
-            guard id == 0x4dafc503 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.suggestShortName"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _title = try reader.readTLString()
-                return SuggestShortName(title: _title)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.suggestShortName", fields: "title", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("title", self.title)
-            return ("stickers.suggestShortName", fields.fields)
-        }
-    }
-
-    /// `stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;`
     public static func suggestShortName(title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stickers.SuggestedShortName>) {
-        SuggestShortName(title: title).call(DeserializeFunctionResponse(Api.stickers.SuggestedShortName.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("title", title)
+        return TLRequest(definition: "stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stickers.SuggestedShortName.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkGroupCall(...)` serializes.
-    public final class CheckGroupCall: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let sources: [Int32]
-
-        public init(call: Api.InputGroupCall, sources: [Int32]) {
-            self.call = call
-            self.sources = sources
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb59cf977) }
-            self.call.serialize(buffer, true)
-            buffer.appendVector(self.sources, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckGroupCall {
-            guard id == 0xb59cf977 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.checkGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _sources = try reader.readVector(boxed: true, of: Int32.self)
-                return CheckGroupCall(call: _call, sources: _sources)
-            }
-            catch {
-                throw error.inside(constructor: "phone.checkGroupCall", fields: "call,sources", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.ints("sources", self.sources)
-            return ("phone.checkGroupCall", fields.fields)
-        }
-    }
-
-    /// `phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;`
     public static func checkGroupCall(call: Api.InputGroupCall, sources: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        CheckGroupCall(call: call, sources: sources).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.ints("sources", sources)
+        return TLRequest(definition: "phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;`
-    ///
-    /// The request as a value: what a server decodes, and what `getLanguage(...)` serializes.
-    public final class GetLanguage: TLFunction, TLRegistrable {
-        public let langPack: String
-        public let langCode: String
-
-        public init(langPack: String, langCode: String) {
-            self.langPack = langPack
-            self.langCode = langCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6a596502) }
-            buffer.appendTLString(self.langPack)
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetLanguage {
-            guard id == 0x6a596502 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "langpack.getLanguage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _langPack = try reader.readTLString()
-                field = 1
-                let _langCode = try reader.readTLString()
-                return GetLanguage(langPack: _langPack, langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "langpack.getLanguage", fields: "lang_pack,lang_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("lang_pack", self.langPack)
-            fields.string("lang_code", self.langCode)
-            return ("langpack.getLanguage", fields.fields)
-        }
-    }
-
-    /// `langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;`
     public static func getLanguage(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackLanguage>) {
-        GetLanguage(langPack: langPack, langCode: langCode).call(DeserializeFunctionResponse(Api.LangPackLanguage.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("lang_pack", langPack)
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.LangPackLanguage.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `hideChatlistUpdates(...)` serializes.
-    public final class HideChatlistUpdates: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-
-        public init(chatlist: Api.InputChatlist) {
-            self.chatlist = chatlist
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x66e486fb) }
-            self.chatlist.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> HideChatlistUpdates {
-            guard id == 0x66e486fb else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.hideChatlistUpdates"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                return HideChatlistUpdates(chatlist: _chatlist)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.hideChatlistUpdates", fields: "chatlist", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("chatlist", self.chatlist)
-            return ("chatlists.hideChatlistUpdates", fields.fields)
-        }
-    }
-
-    /// `chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;`
     public static func hideChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        HideChatlistUpdates(chatlist: chatlist).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("chatlist", chatlist)
+        return TLRequest(definition: "chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.getTones#abd59201 hash:long = aicompose.Tones;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTones(...)` serializes.
-    public final class GetTones: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xabd59201) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTones {
-            guard id == 0xabd59201 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "aicompose.getTones"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetTones(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "aicompose.getTones", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("aicompose.getTones", fields.fields)
-        }
-    }
-
-    /// `aicompose.getTones#abd59201 hash:long = aicompose.Tones;`
     public static func getTones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
-        GetTones(hash: hash).call(DeserializeFunctionResponse(Api.aicompose.Tones.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "aicompose.getTones#abd59201 hash:long = aicompose.Tones;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.aicompose.Tones.self))
     }
 }
 
 extension Api.functions.communities {
-    /// `communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePeerLink(...)` serializes.
-    public final class TogglePeerLink: TLFunction, TLRegistrable {
-        public let visible: Bool
-        public let hidden: Bool
-        public let deleted: Bool
-        public let community: Api.InputChannel
-        public let peer: Api.InputPeer
-
-        public init(visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
-            self.visible = visible
-            self.hidden = hidden
-            self.deleted = deleted
-            self.community = community
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if visible { tlSetFlag(&flags, 0x1) }
-            if hidden { tlSetFlag(&flags, 0x2) }
-            if deleted { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x736dcfea) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.community.serialize(buffer, true)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePeerLink {
-            guard id == 0x736dcfea else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.togglePeerLink"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _visible = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _hidden = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _deleted = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _community = try Api.InputChannel.parse(&reader)
-                field = 5
-                let _peer = try Api.InputPeer.parse(&reader)
-                return TogglePeerLink(visible: _visible, hidden: _hidden, deleted: _deleted, community: _community, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "communities.togglePeerLink", fields: "flags,visible,hidden,deleted,community,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("visible", self.visible)
-            fields.trueFlag("hidden", self.hidden)
-            fields.trueFlag("deleted", self.deleted)
-            fields.object("community", self.community)
-            fields.object("peer", self.peer)
-            return ("communities.togglePeerLink", fields.fields)
-        }
-    }
-
     /// `communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;`
     public static func togglePeerLink(visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TogglePeerLink(visible: visible, hidden: hidden, deleted: deleted, community: community, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("visible", visible)
+        arguments.trueFlag("hidden", hidden)
+        arguments.trueFlag("deleted", deleted)
+        arguments.object("community", community)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.communities {
-    /// `communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleCommunityCollapsedInDialogs(...)` serializes.
-    public final class ToggleCommunityCollapsedInDialogs: TLFunction, TLRegistrable {
-        public let collapsed: Bool
-        public let community: Api.InputChannel
-
-        public init(collapsed: Bool = false, community: Api.InputChannel) {
-            self.collapsed = collapsed
-            self.community = community
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if collapsed { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd766e3ea) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.community.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleCommunityCollapsedInDialogs {
-            guard id == 0xd766e3ea else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.toggleCommunityCollapsedInDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _collapsed = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _community = try Api.InputChannel.parse(&reader)
-                return ToggleCommunityCollapsedInDialogs(collapsed: _collapsed, community: _community)
-            }
-            catch {
-                throw error.inside(constructor: "communities.toggleCommunityCollapsedInDialogs", fields: "flags,collapsed,community", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("collapsed", self.collapsed)
-            fields.object("community", self.community)
-            return ("communities.toggleCommunityCollapsedInDialogs", fields.fields)
-        }
-    }
-
     /// `communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;`
     public static func toggleCommunityCollapsedInDialogs(collapsed: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleCommunityCollapsedInDialogs(collapsed: collapsed, community: community).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("collapsed", collapsed)
+        arguments.object("community", community)
+        return TLRequest(definition: "communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.communities {
     /// `communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPeerLinkRequests(...)` serializes.
-    public final class GetPeerLinkRequests: TLFunction, TLRegistrable {
-        public let community: Api.InputChannel
-        public let offset: String
-        public let limit: Int32
-
-        public init(community: Api.InputChannel, offset: String, limit: Int32) {
-            self.community = community
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x93773344) }
-            self.community.serialize(buffer, true)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPeerLinkRequests {
-            guard id == 0x93773344 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.getPeerLinkRequests"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _community = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _offset = try reader.readTLString()
-                field = 2
-                let _limit = try reader.readInt32()
-                return GetPeerLinkRequests(community: _community, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "communities.getPeerLinkRequests", fields: "community,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("community", self.community)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("communities.getPeerLinkRequests", fields.fields)
-        }
-    }
-
-    /// `communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;`
     public static func getPeerLinkRequests(community: Api.InputChannel, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.PeerLinkRequests>) {
-        GetPeerLinkRequests(community: community, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.communities.PeerLinkRequests.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("community", community)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.communities.PeerLinkRequests.self))
     }
 }
 
@@ -2712,26 +1785,28 @@ extension Api {
         (0x0efa0194, Api.JoinChatBotResult.self),
         (0x98a3a840, Api.JoinChatBotResult.self),
         (0xd6e3b813, Api.JoinChatBotResult.self),
-        (0x70c32edb, Api.functions.account.ChangePhone.self),
-        (0xd89a83a3, Api.functions.users.GetRequirementsToContact.self),
-        (0x2c800be5, Api.functions.contacts.ImportContacts.self),
-        (0xaeb00b34, Api.functions.messages.GetFullChat.self),
-        (0x78337739, Api.functions.messages.ReorderStickerSets.self),
-        (0xfda68d36, Api.functions.messages.GetMessageEditData.self),
-        (0xefd48c89, Api.functions.messages.GetDialogFilters.self),
-        (0x2a862092, Api.functions.messages.UploadImportedMedia.self),
-        (0x6c750de1, Api.functions.messages.SendQuickReplyMessages.self),
-        (0x58bbcb50, Api.functions.messages.SendPaidReaction.self),
-        (0x3d6ce850, Api.functions.messages.GetSponsoredMessages.self),
-        (0x58e63f6d, Api.functions.channels.EditLocation.self),
-        (0xcc5bebb3, Api.functions.payments.FulfillStarsSubscription.self),
-        (0x4dafc503, Api.functions.stickers.SuggestShortName.self),
-        (0xb59cf977, Api.functions.phone.CheckGroupCall.self),
-        (0x6a596502, Api.functions.langpack.GetLanguage.self),
-        (0x66e486fb, Api.functions.chatlists.HideChatlistUpdates.self),
-        (0xabd59201, Api.functions.aicompose.GetTones.self),
-        (0x736dcfea, Api.functions.communities.TogglePeerLink.self),
-        (0xd766e3ea, Api.functions.communities.ToggleCommunityCollapsedInDialogs.self),
-        (0x93773344, Api.functions.communities.GetPeerLinkRequests.self),
+    ]
+    static let functionEntries29: [(UInt32, StaticString)] = [
+        (0x70c32edb, "account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;"),
+        (0xd89a83a3, "users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;"),
+        (0x2c800be5, "contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;"),
+        (0xaeb00b34, "messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;"),
+        (0x78337739, "messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;"),
+        (0xfda68d36, "messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;"),
+        (0xefd48c89, "messages.getDialogFilters#efd48c89 = messages.DialogFilters;"),
+        (0x2a862092, "messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;"),
+        (0x6c750de1, "messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;"),
+        (0x58bbcb50, "messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;"),
+        (0x3d6ce850, "messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;"),
+        (0x58e63f6d, "channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;"),
+        (0xcc5bebb3, "payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;"),
+        (0x4dafc503, "stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;"),
+        (0xb59cf977, "phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;"),
+        (0x6a596502, "langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;"),
+        (0x66e486fb, "chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;"),
+        (0xabd59201, "aicompose.getTones#abd59201 hash:long = aicompose.Tones;"),
+        (0x736dcfea, "communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;"),
+        (0xd766e3ea, "communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;"),
+        (0x93773344, "communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;"),
     ]
 }

@@ -243,6 +243,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputFileLocation" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputFileLocation {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1020,6 +1022,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "ChatFull" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatFull {
             let id = try reader.readUInt32()
@@ -3411,6 +3415,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MessageAction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageAction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -5321,6 +5327,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.AppUpdate" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AppUpdate {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -5428,6 +5436,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.InviteText" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InviteText {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -5495,6 +5505,8 @@ extension Api.contacts {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "contacts.Found" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Found {
             let id = try reader.readUInt32()
@@ -5619,6 +5631,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xff7a571b) }
             }
         }
+
+        public static var tlTypeName: String { "PrivacyKey" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyKey {
             let id = try reader.readUInt32()
@@ -5821,6 +5835,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Authorization" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Authorization {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -5952,6 +5968,8 @@ extension Api.account {
                     }
             }
         }
+
+        public static var tlTypeName: String { "account.PasswordSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordSettings {
             let id = try reader.readUInt32()
@@ -6107,6 +6125,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x1cf671a0) }
             }
         }
+
+        public static var tlTypeName: String { "InputStickerSet" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             let id = try reader.readUInt32()
@@ -6287,6 +6307,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SecureFile" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureFile {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -6371,6 +6393,8 @@ extension Api {
                     buffer.appendVector(c.cells, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "PageTableRow" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageTableRow {
             let id = try reader.readUInt32()
@@ -6478,6 +6502,8 @@ extension Api.stats {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "stats.MegagroupStats" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MegagroupStats {
             let id = try reader.readUInt32()
@@ -6610,6 +6636,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.Country" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Country {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -6717,6 +6745,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MyBoost" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MyBoost {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -6814,6 +6844,8 @@ extension Api.contacts {
             }
         }
 
+        public static var tlTypeName: String { "contacts.SponsoredPeers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredPeers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -6901,6 +6933,8 @@ extension Api {
                     buffer.appendTLString(c.slug)
             }
         }
+
+        public static var tlTypeName: String { "InputStarGiftAuction" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStarGiftAuction {
             let id = try reader.readUInt32()
@@ -6995,6 +7029,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xcef7e7a8) }
             }
         }
+
+        public static var tlTypeName: String { "StarGiftAttributeRarity" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttributeRarity {
             let id = try reader.readUInt32()
@@ -7100,6 +7136,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "CommunityPeer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CommunityPeer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -7153,1552 +7191,266 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteSecureValue(...)` serializes.
-    public final class DeleteSecureValue: TLFunction, TLRegistrable {
-        public let types: [Api.SecureValueType]
-
-        public init(types: [Api.SecureValueType]) {
-            self.types = types
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb880bc4b) }
-            buffer.appendVector(self.types, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteSecureValue {
-            guard id == 0xb880bc4b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.deleteSecureValue"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _types = try reader.readVector(boxed: true, of: Api.SecureValueType.self)
-                return DeleteSecureValue(types: _types)
-            }
-            catch {
-                throw error.inside(constructor: "account.deleteSecureValue", fields: "types", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("types", self.types)
-            return ("account.deleteSecureValue", fields.fields)
-        }
-    }
-
-    /// `account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;`
     public static func deleteSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteSecureValue(types: types).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("types", types)
+        return TLRequest(definition: "account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAutoSaveSettings(...)` serializes.
-    public final class GetAutoSaveSettings: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xadcbbcda) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAutoSaveSettings {
-            guard id == 0xadcbbcda else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getAutoSaveSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAutoSaveSettings()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getAutoSaveSettings", [])
-        }
-    }
-
-    /// `account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;`
     public static func getAutoSaveSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoSaveSettings>) {
-        GetAutoSaveSettings().call(DeserializeFunctionResponse(Api.account.AutoSaveSettings.self))
+        TLRequest(definition: "account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.AutoSaveSettings.self))
     }
 }
 
 extension Api.functions.users {
     /// `users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUsers(...)` serializes.
-    public final class GetUsers: TLFunction, TLRegistrable {
-        public let id: [Api.InputUser]
-
-        public init(id: [Api.InputUser]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0d91a548) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUsers {
-            guard id == 0x0d91a548 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.getUsers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                return GetUsers(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "users.getUsers", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("id", self.id)
-            return ("users.getUsers", fields.fields)
-        }
-    }
-
-    /// `users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;`
     public static func getUsers(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
-        GetUsers(id: id).call(DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("id", id)
+        return TLRequest(definition: "users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetTopPeerRating(...)` serializes.
-    public final class ResetTopPeerRating: TLFunction, TLRegistrable {
-        public let category: Api.TopPeerCategory
-        public let peer: Api.InputPeer
-
-        public init(category: Api.TopPeerCategory, peer: Api.InputPeer) {
-            self.category = category
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1ae373ac) }
-            self.category.serialize(buffer, true)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetTopPeerRating {
-            guard id == 0x1ae373ac else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.resetTopPeerRating"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _category = try Api.TopPeerCategory.parse(&reader)
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                return ResetTopPeerRating(category: _category, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.resetTopPeerRating", fields: "category,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("category", self.category)
-            fields.object("peer", self.peer)
-            return ("contacts.resetTopPeerRating", fields.fields)
-        }
-    }
-
-    /// `contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;`
     public static func resetTopPeerRating(category: Api.TopPeerCategory, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetTopPeerRating(category: category, peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("category", category)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `readEncryptedHistory(...)` serializes.
-    public final class ReadEncryptedHistory: TLFunction, TLRegistrable {
-        public let peer: Api.InputEncryptedChat
-        public let maxDate: Int32
-
-        public init(peer: Api.InputEncryptedChat, maxDate: Int32) {
-            self.peer = peer
-            self.maxDate = maxDate
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7f4b690a) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.maxDate)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadEncryptedHistory {
-            guard id == 0x7f4b690a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readEncryptedHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                field = 1
-                let _maxDate = try reader.readInt32()
-                return ReadEncryptedHistory(peer: _peer, maxDate: _maxDate)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readEncryptedHistory", fields: "peer,max_date", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("max_date", self.maxDate)
-            return ("messages.readEncryptedHistory", fields.fields)
-        }
-    }
-
     /// `messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;`
     public static func readEncryptedHistory(peer: Api.InputEncryptedChat, maxDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReadEncryptedHistory(peer: peer, maxDate: maxDate).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("max_date", maxDate)
+        return TLRequest(definition: "messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `setGameScore(...)` serializes.
-    public final class SetGameScore: TLFunction, TLRegistrable {
-        public let editMessage: Bool
-        public let force: Bool
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let userId: Api.InputUser
-        public let score: Int32
-
-        public init(editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) {
-            self.editMessage = editMessage
-            self.force = force
-            self.peer = peer
-            self.id = id
-            self.userId = userId
-            self.score = score
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if editMessage { tlSetFlag(&flags, 0x1) }
-            if force { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8ef8ecc0) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            self.userId.serialize(buffer, true)
-            buffer.appendInt32(self.score)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetGameScore {
-            guard id == 0x8ef8ecc0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setGameScore"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _editMessage = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _force = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                let _id = try reader.readInt32()
-                field = 5
-                let _userId = try Api.InputUser.parse(&reader)
-                field = 6
-                let _score = try reader.readInt32()
-                return SetGameScore(editMessage: _editMessage, force: _force, peer: _peer, id: _id, userId: _userId, score: _score)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setGameScore", fields: "flags,edit_message,force,peer,id,user_id,score", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("edit_message", self.editMessage)
-            fields.trueFlag("force", self.force)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            fields.object("user_id", self.userId)
-            fields.int("score", self.score)
-            return ("messages.setGameScore", fields.fields)
-        }
-    }
-
     /// `messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;`
     public static func setGameScore(editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SetGameScore(editMessage: editMessage, force: force, peer: peer, id: id, userId: userId, score: score).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("edit_message", editMessage)
+        arguments.trueFlag("force", force)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        arguments.object("user_id", userId)
+        arguments.int("score", score)
+        return TLRequest(definition: "messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `prolongWebView(...)` serializes.
-    public final class ProlongWebView: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let peer: Api.InputPeer
-        public let bot: Api.InputUser
-        public let queryId: Int64
-        public let replyTo: Api.InputReplyTo?
-        public let sendAs: Api.InputPeer?
-
-        public init(silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
-            self.silent = silent
-            self.peer = peer
-            self.bot = bot
-            self.queryId = queryId
-            self.replyTo = replyTo
-            self.sendAs = sendAs
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x20) }
-            if replyTo != nil { tlSetFlag(&flags, 0x1) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb0d81a83) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.bot.serialize(buffer, true)
-            buffer.appendInt64(self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ProlongWebView {
-            guard id == 0xb0d81a83 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.prolongWebView"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x20)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 4
-                let _queryId = try reader.readInt64()
-                field = 5
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 6
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2000) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                return ProlongWebView(silent: _silent, peer: _peer, bot: _bot, queryId: _queryId, replyTo: _replyTo, sendAs: _sendAs)
-            }
-            catch {
-                throw error.inside(constructor: "messages.prolongWebView", fields: "flags,silent,peer,bot,query_id,reply_to,send_as", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.object("peer", self.peer)
-            fields.object("bot", self.bot)
-            fields.long("query_id", self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            return ("messages.prolongWebView", fields.fields)
-        }
-    }
-
     /// `messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;`
     public static func prolongWebView(silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ProlongWebView(silent: silent, peer: peer, bot: bot, queryId: queryId, replyTo: replyTo, sendAs: sendAs).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("silent", silent)
+        arguments.object("peer", peer)
+        arguments.object("bot", bot)
+        arguments.long("query_id", queryId)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        return TLRequest(definition: "messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFeaturedEmojiStickers(...)` serializes.
-    public final class GetFeaturedEmojiStickers: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0ecf6736) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFeaturedEmojiStickers {
-            guard id == 0x0ecf6736 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getFeaturedEmojiStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetFeaturedEmojiStickers(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getFeaturedEmojiStickers", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getFeaturedEmojiStickers", fields.fields)
-        }
-    }
-
     /// `messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;`
     public static func getFeaturedEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
-        GetFeaturedEmojiStickers(hash: hash).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `createForumTopic(...)` serializes.
-    public final class CreateForumTopic: TLFunction, TLRegistrable {
-        public let titleMissing: Bool
-        public let peer: Api.InputPeer
-        public let title: String
-        public let iconColor: Int32?
-        public let iconEmojiId: Int64?
-        public let randomId: Int64
-        public let sendAs: Api.InputPeer?
-
-        public init(titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) {
-            self.titleMissing = titleMissing
-            self.peer = peer
-            self.title = title
-            self.iconColor = iconColor
-            self.iconEmojiId = iconEmojiId
-            self.randomId = randomId
-            self.sendAs = sendAs
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if titleMissing { tlSetFlag(&flags, 0x10) }
-            if iconColor != nil { tlSetFlag(&flags, 0x1) }
-            if iconEmojiId != nil { tlSetFlag(&flags, 0x8) }
-            if sendAs != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2f98c3d5) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-            if tlFlagIsSet(_flags, 0x1), let value = self.iconColor {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.iconEmojiId {
-                buffer.appendInt64(value)
-            }
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CreateForumTopic {
-            guard id == 0x2f98c3d5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.createForumTopic"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _titleMissing = tlFlagIsSet(_flags, 0x10)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _title = try reader.readTLString()
-                field = 4
-                var _iconColor: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _iconColor = try reader.readInt32()
-                }
-                field = 5
-                var _iconEmojiId: Int64? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _iconEmojiId = try reader.readInt64()
-                }
-                field = 6
-                let _randomId = try reader.readInt64()
-                field = 7
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                return CreateForumTopic(titleMissing: _titleMissing, peer: _peer, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId, randomId: _randomId, sendAs: _sendAs)
-            }
-            catch {
-                throw error.inside(constructor: "messages.createForumTopic", fields: "flags,title_missing,peer,title,icon_color,icon_emoji_id,random_id,send_as", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("title_missing", self.titleMissing)
-            fields.object("peer", self.peer)
-            fields.string("title", self.title)
-            if tlFlagIsSet(_flags, 0x1), let value = self.iconColor {
-                fields.int("icon_color", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.iconEmojiId {
-                fields.long("icon_emoji_id", value)
-            }
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            return ("messages.createForumTopic", fields.fields)
-        }
-    }
-
-    /// `messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;`
     public static func createForumTopic(titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        CreateForumTopic(titleMissing: titleMissing, peer: peer, title: title, iconColor: iconColor, iconEmojiId: iconEmojiId, randomId: randomId, sendAs: sendAs).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("title_missing", titleMissing)
+        arguments.object("peer", peer)
+        arguments.string("title", title)
+        if let value = iconColor { arguments.int("icon_color", value) }
+        if let value = iconEmojiId { arguments.long("icon_emoji_id", value) }
+        arguments.long("random_id", randomId)
+        if let value = sendAs { arguments.object("send_as", value) }
+        return TLRequest(definition: "messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.help {
-    /// `help.getCdnConfig#52029342 = CdnConfig;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCdnConfig(...)` serializes.
-    public final class GetCdnConfig: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x52029342) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCdnConfig {
-            guard id == 0x52029342 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getCdnConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetCdnConfig()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getCdnConfig", [])
-        }
-    }
-
     /// `help.getCdnConfig#52029342 = CdnConfig;`
     public static func getCdnConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.CdnConfig>) {
-        GetCdnConfig().call(DeserializeFunctionResponse(Api.CdnConfig.self))
+        TLRequest(definition: "help.getCdnConfig#52029342 = CdnConfig;", arguments: []).call(DeserializeFunctionResponse(Api.CdnConfig.self))
     }
 }
 
 extension Api.functions.help {
-    /// `help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUserInfo(...)` serializes.
-    public final class GetUserInfo: TLFunction, TLRegistrable {
-        public let userId: Api.InputUser
-
-        public init(userId: Api.InputUser) {
-            self.userId = userId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x038a08d3) }
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUserInfo {
-            guard id == 0x038a08d3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getUserInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _userId = try Api.InputUser.parse(&reader)
-                return GetUserInfo(userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "help.getUserInfo", fields: "user_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("user_id", self.userId)
-            return ("help.getUserInfo", fields.fields)
-        }
-    }
-
     /// `help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;`
     public static func getUserInfo(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
-        GetUserInfo(userId: userId).call(DeserializeFunctionResponse(Api.help.UserInfo.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.UserInfo.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPeerProfileColors(...)` serializes.
-    public final class GetPeerProfileColors: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xabcfa9fd) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPeerProfileColors {
-            guard id == 0xabcfa9fd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getPeerProfileColors"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetPeerProfileColors(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "help.getPeerProfileColors", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("help.getPeerProfileColors", fields.fields)
-        }
-    }
-
-    /// `help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;`
     public static func getPeerProfileColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
-        GetPeerProfileColors(hash: hash).call(DeserializeFunctionResponse(Api.help.PeerColors.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.PeerColors.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkUsername(...)` serializes.
-    public final class CheckUsername: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let username: String
-
-        public init(channel: Api.InputChannel, username: String) {
-            self.channel = channel
-            self.username = username
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x10e6bd2c) }
-            self.channel.serialize(buffer, true)
-            buffer.appendTLString(self.username)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckUsername {
-            guard id == 0x10e6bd2c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.checkUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _username = try reader.readTLString()
-                return CheckUsername(channel: _channel, username: _username)
-            }
-            catch {
-                throw error.inside(constructor: "channels.checkUsername", fields: "channel,username", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.string("username", self.username)
-            return ("channels.checkUsername", fields.fields)
-        }
-    }
-
     /// `channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;`
     public static func checkUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckUsername(channel: channel, username: username).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.string("username", username)
+        return TLRequest(definition: "channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteParticipantHistory(...)` serializes.
-    public final class DeleteParticipantHistory: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let participant: Api.InputPeer
-
-        public init(channel: Api.InputChannel, participant: Api.InputPeer) {
-            self.channel = channel
-            self.participant = participant
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x367544db) }
-            self.channel.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteParticipantHistory {
-            guard id == 0x367544db else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.deleteParticipantHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _participant = try Api.InputPeer.parse(&reader)
-                return DeleteParticipantHistory(channel: _channel, participant: _participant)
-            }
-            catch {
-                throw error.inside(constructor: "channels.deleteParticipantHistory", fields: "channel,participant", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.object("participant", self.participant)
-            return ("channels.deleteParticipantHistory", fields.fields)
-        }
-    }
-
     /// `channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;`
     public static func deleteParticipantHistory(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        DeleteParticipantHistory(channel: channel, participant: participant).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.object("participant", participant)
+        return TLRequest(definition: "channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleUsername(...)` serializes.
-    public final class ToggleUsername: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let username: String
-        public let active: Bool
-
-        public init(channel: Api.InputChannel, username: String, active: Bool) {
-            self.channel = channel
-            self.username = username
-            self.active = active
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x50f24105) }
-            self.channel.serialize(buffer, true)
-            buffer.appendTLString(self.username)
-            buffer.appendBool(self.active)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleUsername {
-            guard id == 0x50f24105 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.toggleUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _username = try reader.readTLString()
-                field = 2
-                let _active = try reader.readBool()
-                return ToggleUsername(channel: _channel, username: _username, active: _active)
-            }
-            catch {
-                throw error.inside(constructor: "channels.toggleUsername", fields: "channel,username,active", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("channel", self.channel)
-            fields.string("username", self.username)
-            fields.bool("active", self.active)
-            return ("channels.toggleUsername", fields.fields)
-        }
-    }
-
-    /// `channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;`
     public static func toggleUsername(channel: Api.InputChannel, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleUsername(channel: channel, username: username, active: active).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("channel", channel)
+        arguments.string("username", username)
+        arguments.bool("active", active)
+        return TLRequest(definition: "channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendCustomRequest(...)` serializes.
-    public final class SendCustomRequest: TLFunction, TLRegistrable {
-        public let customMethod: String
-        public let params: Api.DataJSON
-
-        public init(customMethod: String, params: Api.DataJSON) {
-            self.customMethod = customMethod
-            self.params = params
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xaa2769ed) }
-            buffer.appendTLString(self.customMethod)
-            self.params.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendCustomRequest {
-            guard id == 0xaa2769ed else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.sendCustomRequest"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _customMethod = try reader.readTLString()
-                field = 1
-                let _params = try Api.DataJSON.parse(&reader)
-                return SendCustomRequest(customMethod: _customMethod, params: _params)
-            }
-            catch {
-                throw error.inside(constructor: "bots.sendCustomRequest", fields: "custom_method,params", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("custom_method", self.customMethod)
-            fields.object("params", self.params)
-            return ("bots.sendCustomRequest", fields.fields)
-        }
-    }
-
-    /// `bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;`
     public static func sendCustomRequest(customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
-        SendCustomRequest(customMethod: customMethod, params: params).call(DeserializeFunctionResponse(Api.DataJSON.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("custom_method", customMethod)
+        arguments.object("params", params)
+        return TLRequest(definition: "bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.DataJSON.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGiveawayInfo(...)` serializes.
-    public final class GetGiveawayInfo: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf4239425) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGiveawayInfo {
-            guard id == 0xf4239425 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getGiveawayInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return GetGiveawayInfo(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getGiveawayInfo", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("payments.getGiveawayInfo", fields.fields)
-        }
-    }
-
     /// `payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;`
     public static func getGiveawayInfo(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.GiveawayInfo>) {
-        GetGiveawayInfo(peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.payments.GiveawayInfo.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.GiveawayInfo.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getResaleStarGifts(...)` serializes.
-    public final class GetResaleStarGifts: TLFunction, TLRegistrable {
-        public let sortByPrice: Bool
-        public let sortByNum: Bool
-        public let forCraft: Bool
-        public let starsOnly: Bool
-        public let attributesHash: Int64?
-        public let giftId: Int64
-        public let attributes: [Api.StarGiftAttributeId]?
-        public let offset: String
-        public let limit: Int32
-
-        public init(sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) {
-            self.sortByPrice = sortByPrice
-            self.sortByNum = sortByNum
-            self.forCraft = forCraft
-            self.starsOnly = starsOnly
-            self.attributesHash = attributesHash
-            self.giftId = giftId
-            self.attributes = attributes
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if sortByPrice { tlSetFlag(&flags, 0x2) }
-            if sortByNum { tlSetFlag(&flags, 0x4) }
-            if forCraft { tlSetFlag(&flags, 0x10) }
-            if starsOnly { tlSetFlag(&flags, 0x20) }
-            if attributesHash != nil { tlSetFlag(&flags, 0x1) }
-            if attributes != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7a5fa236) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.attributesHash {
-                buffer.appendInt64(value)
-            }
-            buffer.appendInt64(self.giftId)
-            if tlFlagIsSet(_flags, 0x8), let value = self.attributes {
-                buffer.appendVector(value, boxed: true)
-            }
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetResaleStarGifts {
-            guard id == 0x7a5fa236 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getResaleStarGifts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _sortByPrice = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _sortByNum = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                let _forCraft = tlFlagIsSet(_flags, 0x10)
-                field = 4
-                let _starsOnly = tlFlagIsSet(_flags, 0x20)
-                field = 5
-                var _attributesHash: Int64? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _attributesHash = try reader.readInt64()
-                }
-                field = 6
-                let _giftId = try reader.readInt64()
-                field = 7
-                var _attributes: [Api.StarGiftAttributeId]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _attributes = try reader.readVector(boxed: true, of: Api.StarGiftAttributeId.self)
-                }
-                field = 8
-                let _offset = try reader.readTLString()
-                field = 9
-                let _limit = try reader.readInt32()
-                return GetResaleStarGifts(sortByPrice: _sortByPrice, sortByNum: _sortByNum, forCraft: _forCraft, starsOnly: _starsOnly, attributesHash: _attributesHash, giftId: _giftId, attributes: _attributes, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getResaleStarGifts", fields: "flags,sort_by_price,sort_by_num,for_craft,stars_only,attributes_hash,gift_id,attributes,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 10)
-            fields.flags("flags", _flags)
-            fields.trueFlag("sort_by_price", self.sortByPrice)
-            fields.trueFlag("sort_by_num", self.sortByNum)
-            fields.trueFlag("for_craft", self.forCraft)
-            fields.trueFlag("stars_only", self.starsOnly)
-            if tlFlagIsSet(_flags, 0x1), let value = self.attributesHash {
-                fields.long("attributes_hash", value)
-            }
-            fields.long("gift_id", self.giftId)
-            if tlFlagIsSet(_flags, 0x8), let value = self.attributes {
-                fields.objects("attributes", value)
-            }
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("payments.getResaleStarGifts", fields.fields)
-        }
-    }
-
-    /// `payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;`
     public static func getResaleStarGifts(sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ResaleStarGifts>) {
-        GetResaleStarGifts(sortByPrice: sortByPrice, sortByNum: sortByNum, forCraft: forCraft, starsOnly: starsOnly, attributesHash: attributesHash, giftId: giftId, attributes: attributes, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.payments.ResaleStarGifts.self))
+        var arguments = TLFieldList(capacity: 9)
+        arguments.trueFlag("sort_by_price", sortByPrice)
+        arguments.trueFlag("sort_by_num", sortByNum)
+        arguments.trueFlag("for_craft", forCraft)
+        arguments.trueFlag("stars_only", starsOnly)
+        if let value = attributesHash { arguments.long("attributes_hash", value) }
+        arguments.long("gift_id", giftId)
+        if let value = attributes { arguments.objects("attributes", value) }
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ResaleStarGifts.self))
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;`
-    ///
-    /// The request as a value: what a server decodes, and what `getLangPack(...)` serializes.
-    public final class GetLangPack: TLFunction, TLRegistrable {
-        public let langPack: String
-        public let langCode: String
-
-        public init(langPack: String, langCode: String) {
-            self.langPack = langPack
-            self.langCode = langCode
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf2f2330a) }
-            buffer.appendTLString(self.langPack)
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetLangPack {
-            guard id == 0xf2f2330a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "langpack.getLangPack"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _langPack = try reader.readTLString()
-                field = 1
-                let _langCode = try reader.readTLString()
-                return GetLangPack(langPack: _langPack, langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "langpack.getLangPack", fields: "lang_pack,lang_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("lang_pack", self.langPack)
-            fields.string("lang_code", self.langCode)
-            return ("langpack.getLangPack", fields.fields)
-        }
-    }
-
-    /// `langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;`
     public static func getLangPack(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
-        GetLangPack(langPack: langPack, langCode: langCode).call(DeserializeFunctionResponse(Api.LangPackDifference.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("lang_pack", langPack)
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.LangPackDifference.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPinnedStories(...)` serializes.
-    public final class GetPinnedStories: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let offsetId: Int32
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
-            self.peer = peer
-            self.offsetId = offsetId
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5821a5dc) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPinnedStories {
-            guard id == 0x5821a5dc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getPinnedStories"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _offsetId = try reader.readInt32()
-                field = 2
-                let _limit = try reader.readInt32()
-                return GetPinnedStories(peer: _peer, offsetId: _offsetId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getPinnedStories", fields: "peer,offset_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("offset_id", self.offsetId)
-            fields.int("limit", self.limit)
-            return ("stories.getPinnedStories", fields.fields)
-        }
-    }
-
     /// `stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;`
     public static func getPinnedStories(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        GetPinnedStories(peer: peer, offsetId: offsetId, limit: limit).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("offset_id", offsetId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStoryViewsList(...)` serializes.
-    public final class GetStoryViewsList: TLFunction, TLRegistrable {
-        public let justContacts: Bool
-        public let reactionsFirst: Bool
-        public let forwardsFirst: Bool
-        public let peer: Api.InputPeer
-        public let q: String?
-        public let id: Int32
-        public let offset: String
-        public let limit: Int32
-
-        public init(justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) {
-            self.justContacts = justContacts
-            self.reactionsFirst = reactionsFirst
-            self.forwardsFirst = forwardsFirst
-            self.peer = peer
-            self.q = q
-            self.id = id
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if justContacts { tlSetFlag(&flags, 0x1) }
-            if reactionsFirst { tlSetFlag(&flags, 0x4) }
-            if forwardsFirst { tlSetFlag(&flags, 0x8) }
-            if q != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7ed23c57) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.q {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.id)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStoryViewsList {
-            guard id == 0x7ed23c57 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getStoryViewsList"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _justContacts = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _reactionsFirst = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                let _forwardsFirst = tlFlagIsSet(_flags, 0x8)
-                field = 4
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 5
-                var _q: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _q = try reader.readTLString()
-                }
-                field = 6
-                let _id = try reader.readInt32()
-                field = 7
-                let _offset = try reader.readTLString()
-                field = 8
-                let _limit = try reader.readInt32()
-                return GetStoryViewsList(justContacts: _justContacts, reactionsFirst: _reactionsFirst, forwardsFirst: _forwardsFirst, peer: _peer, q: _q, id: _id, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getStoryViewsList", fields: "flags,just_contacts,reactions_first,forwards_first,peer,q,id,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.trueFlag("just_contacts", self.justContacts)
-            fields.trueFlag("reactions_first", self.reactionsFirst)
-            fields.trueFlag("forwards_first", self.forwardsFirst)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x2), let value = self.q {
-                fields.string("q", value)
-            }
-            fields.int("id", self.id)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("stories.getStoryViewsList", fields.fields)
-        }
-    }
-
     /// `stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;`
     public static func getStoryViewsList(justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViewsList>) {
-        GetStoryViewsList(justContacts: justContacts, reactionsFirst: reactionsFirst, forwardsFirst: forwardsFirst, peer: peer, q: q, id: id, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.stories.StoryViewsList.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.trueFlag("just_contacts", justContacts)
+        arguments.trueFlag("reactions_first", reactionsFirst)
+        arguments.trueFlag("forwards_first", forwardsFirst)
+        arguments.object("peer", peer)
+        if let value = q { arguments.string("q", value) }
+        arguments.int("id", id)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.StoryViewsList.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStoriesViews(...)` serializes.
-    public final class GetStoriesViews: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x28e16cc8) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStoriesViews {
-            guard id == 0x28e16cc8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getStoriesViews"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return GetStoriesViews(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getStoriesViews", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("stories.getStoriesViews", fields.fields)
-        }
-    }
-
     /// `stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;`
     public static func getStoriesViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViews>) {
-        GetStoriesViews(peer: peer, id: id).call(DeserializeFunctionResponse(Api.stories.StoryViews.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.StoryViews.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePeerStoriesHidden(...)` serializes.
-    public final class TogglePeerStoriesHidden: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let hidden: Bool
-
-        public init(peer: Api.InputPeer, hidden: Bool) {
-            self.peer = peer
-            self.hidden = hidden
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbd0415c4) }
-            self.peer.serialize(buffer, true)
-            buffer.appendBool(self.hidden)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePeerStoriesHidden {
-            guard id == 0xbd0415c4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.togglePeerStoriesHidden"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _hidden = try reader.readBool()
-                return TogglePeerStoriesHidden(peer: _peer, hidden: _hidden)
-            }
-            catch {
-                throw error.inside(constructor: "stories.togglePeerStoriesHidden", fields: "peer,hidden", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.bool("hidden", self.hidden)
-            return ("stories.togglePeerStoriesHidden", fields.fields)
-        }
-    }
-
-    /// `stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;`
     public static func togglePeerStoriesHidden(peer: Api.InputPeer, hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TogglePeerStoriesHidden(peer: peer, hidden: hidden).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.bool("hidden", hidden)
+        return TLRequest(definition: "stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editMessage(...)` serializes.
-    public final class EditMessage: TLFunction, TLRegistrable {
-        public let invertMedia: Bool
-        public let welcome: Bool
-        public let peer: Api.InputPeer?
-        public let receiverId: Api.InputUser
-        public let id: Int32
-        public let message: String?
-        public let media: Api.InputMedia?
-        public let entities: [Api.MessageEntity]?
-        public let replyMarkup: Api.ReplyMarkup?
-        public let richMessage: Api.InputRichMessage?
-
-        public init(invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) {
-            self.invertMedia = invertMedia
-            self.welcome = welcome
-            self.peer = peer
-            self.receiverId = receiverId
-            self.id = id
-            self.message = message
-            self.media = media
-            self.entities = entities
-            self.replyMarkup = replyMarkup
-            self.richMessage = richMessage
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if invertMedia { tlSetFlag(&flags, 0x20) }
-            if welcome { tlSetFlag(&flags, 0x40) }
-            if peer != nil { tlSetFlag(&flags, 0x80) }
-            if message != nil { tlSetFlag(&flags, 0x1) }
-            if media != nil { tlSetFlag(&flags, 0x8) }
-            if entities != nil { tlSetFlag(&flags, 0x2) }
-            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
-            if richMessage != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcf9c725b) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x80), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            self.receiverId.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.media {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditMessage {
-            guard id == 0xcf9c725b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.editMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _invertMedia = tlFlagIsSet(_flags, 0x20)
-                field = 2
-                let _welcome = tlFlagIsSet(_flags, 0x40)
-                field = 3
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x80) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 4
-                let _receiverId = try Api.InputUser.parse(&reader)
-                field = 5
-                let _id = try reader.readInt32()
-                field = 6
-                var _message: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _message = try reader.readTLString()
-                }
-                field = 7
-                var _media: Api.InputMedia? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _media = try Api.InputMedia.parse(&reader)
-                }
-                field = 8
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 9
-                var _replyMarkup: Api.ReplyMarkup? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _replyMarkup = try Api.ReplyMarkup.parse(&reader)
-                }
-                field = 10
-                var _richMessage: Api.InputRichMessage? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _richMessage = try Api.InputRichMessage.parse(&reader)
-                }
-                return EditMessage(invertMedia: _invertMedia, welcome: _welcome, peer: _peer, receiverId: _receiverId, id: _id, message: _message, media: _media, entities: _entities, replyMarkup: _replyMarkup, richMessage: _richMessage)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.editMessage", fields: "flags,invert_media,welcome,peer,receiver_id,id,message,media,entities,reply_markup,rich_message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 11)
-            fields.flags("flags", _flags)
-            fields.trueFlag("invert_media", self.invertMedia)
-            fields.trueFlag("welcome", self.welcome)
-            if tlFlagIsSet(_flags, 0x80), let value = self.peer {
-                fields.object("peer", value)
-            }
-            fields.object("receiver_id", self.receiverId)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.message {
-                fields.string("message", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.media {
-                fields.object("media", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                fields.object("reply_markup", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
-                fields.object("rich_message", value)
-            }
-            return ("ephemeral.editMessage", fields.fields)
-        }
-    }
-
-    /// `ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;`
     public static func editMessage(invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditMessage(invertMedia: invertMedia, welcome: welcome, peer: peer, receiverId: receiverId, id: id, message: message, media: media, entities: entities, replyMarkup: replyMarkup, richMessage: richMessage).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 10)
+        arguments.trueFlag("invert_media", invertMedia)
+        arguments.trueFlag("welcome", welcome)
+        if let value = peer { arguments.object("peer", value) }
+        arguments.object("receiver_id", receiverId)
+        arguments.int("id", id)
+        if let value = message { arguments.string("message", value) }
+        if let value = media { arguments.object("media", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = replyMarkup { arguments.object("reply_markup", value) }
+        if let value = richMessage { arguments.object("rich_message", value) }
+        return TLRequest(definition: "ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
@@ -8834,29 +7586,31 @@ extension Api {
         (0x78fbf3a8, Api.StarGiftAttributeRarity.self),
         (0xcef7e7a8, Api.StarGiftAttributeRarity.self),
         (0x76141ebd, Api.CommunityPeer.self),
-        (0xb880bc4b, Api.functions.account.DeleteSecureValue.self),
-        (0xadcbbcda, Api.functions.account.GetAutoSaveSettings.self),
-        (0x0d91a548, Api.functions.users.GetUsers.self),
-        (0x1ae373ac, Api.functions.contacts.ResetTopPeerRating.self),
-        (0x7f4b690a, Api.functions.messages.ReadEncryptedHistory.self),
-        (0x8ef8ecc0, Api.functions.messages.SetGameScore.self),
-        (0xb0d81a83, Api.functions.messages.ProlongWebView.self),
-        (0x0ecf6736, Api.functions.messages.GetFeaturedEmojiStickers.self),
-        (0x2f98c3d5, Api.functions.messages.CreateForumTopic.self),
-        (0x52029342, Api.functions.help.GetCdnConfig.self),
-        (0x038a08d3, Api.functions.help.GetUserInfo.self),
-        (0xabcfa9fd, Api.functions.help.GetPeerProfileColors.self),
-        (0x10e6bd2c, Api.functions.channels.CheckUsername.self),
-        (0x367544db, Api.functions.channels.DeleteParticipantHistory.self),
-        (0x50f24105, Api.functions.channels.ToggleUsername.self),
-        (0xaa2769ed, Api.functions.bots.SendCustomRequest.self),
-        (0xf4239425, Api.functions.payments.GetGiveawayInfo.self),
-        (0x7a5fa236, Api.functions.payments.GetResaleStarGifts.self),
-        (0xf2f2330a, Api.functions.langpack.GetLangPack.self),
-        (0x5821a5dc, Api.functions.stories.GetPinnedStories.self),
-        (0x7ed23c57, Api.functions.stories.GetStoryViewsList.self),
-        (0x28e16cc8, Api.functions.stories.GetStoriesViews.self),
-        (0xbd0415c4, Api.functions.stories.TogglePeerStoriesHidden.self),
-        (0xcf9c725b, Api.functions.ephemeral.EditMessage.self),
+    ]
+    static let functionEntries30: [(UInt32, StaticString)] = [
+        (0xb880bc4b, "account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;"),
+        (0xadcbbcda, "account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;"),
+        (0x0d91a548, "users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;"),
+        (0x1ae373ac, "contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;"),
+        (0x7f4b690a, "messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;"),
+        (0x8ef8ecc0, "messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;"),
+        (0xb0d81a83, "messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;"),
+        (0x0ecf6736, "messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;"),
+        (0x2f98c3d5, "messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;"),
+        (0x52029342, "help.getCdnConfig#52029342 = CdnConfig;"),
+        (0x038a08d3, "help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;"),
+        (0xabcfa9fd, "help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;"),
+        (0x10e6bd2c, "channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;"),
+        (0x367544db, "channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;"),
+        (0x50f24105, "channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;"),
+        (0xaa2769ed, "bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;"),
+        (0xf4239425, "payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;"),
+        (0x7a5fa236, "payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;"),
+        (0xf2f2330a, "langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;"),
+        (0x5821a5dc, "stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;"),
+        (0x7ed23c57, "stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;"),
+        (0x28e16cc8, "stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;"),
+        (0xbd0415c4, "stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;"),
+        (0xcf9c725b, "ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;"),
     ]
 }

@@ -37,6 +37,8 @@ extension Api.contacts {
             }
         }
 
+        public static var tlTypeName: String { "contacts.ImportedContacts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ImportedContacts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -111,6 +113,8 @@ extension Api.messages {
                     buffer.appendInt32(c.offset)
             }
         }
+
+        public static var tlTypeName: String { "messages.AffectedHistory" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AffectedHistory {
             let id = try reader.readUInt32()
@@ -287,6 +291,8 @@ extension Api {
                     buffer.appendVector(c.rows, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "ReplyMarkup" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReplyMarkup {
             let id = try reader.readUInt32()
@@ -478,6 +484,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Game" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Game {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -578,6 +586,8 @@ extension Api.payments {
                     }
             }
         }
+
+        public static var tlTypeName: String { "payments.SavedInfo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedInfo {
             let id = try reader.readUInt32()
@@ -717,6 +727,8 @@ extension Api {
                     buffer.appendTLString(c.password)
             }
         }
+
+        public static var tlTypeName: String { "PhoneConnection" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneConnection {
             let id = try reader.readUInt32()
@@ -868,6 +880,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputDialogPeer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputDialogPeer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -956,6 +970,8 @@ extension Api.account {
                     buffer.appendInt64(c.id)
             }
         }
+
+        public static var tlTypeName: String { "account.Takeout" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Takeout {
             let id = try reader.readUInt32()
@@ -1088,6 +1104,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "SponsoredMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessage {
             let id = try reader.readUInt32()
@@ -1270,6 +1288,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.SearchResultsCalendar" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsCalendar {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1374,6 +1394,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.LoggedOut" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LoggedOut {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1449,6 +1471,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "GroupCallStreamChannel" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStreamChannel {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1519,6 +1543,8 @@ extension Api.account {
                     c.document.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "account.SavedRingtone" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedRingtone {
             let id = try reader.readUInt32()
@@ -1594,6 +1620,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.Reactions" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Reactions {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1666,6 +1694,8 @@ extension Api {
                     buffer.appendVector(c.keyword, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "StickerKeyword" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerKeyword {
             let id = try reader.readUInt32()
@@ -1749,6 +1779,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "InputBusinessChatLink" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessChatLink {
             let id = try reader.readUInt32()
@@ -1843,6 +1875,8 @@ extension Api.payments {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "payments.StarGifts" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGifts {
             let id = try reader.readUInt32()
@@ -1962,6 +1996,8 @@ extension Api.messages {
                     buffer.appendVector(c.stickers, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.FoundStickers" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStickers {
             let id = try reader.readUInt32()
@@ -2083,6 +2119,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarsRating" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRating {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2187,6 +2225,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Passkey" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Passkey {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2251,777 +2291,138 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.getAuthorizations#e320c158 = account.Authorizations;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAuthorizations(...)` serializes.
-    public final class GetAuthorizations: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe320c158) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAuthorizations {
-            guard id == 0xe320c158 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getAuthorizations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAuthorizations()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getAuthorizations", [])
-        }
-    }
-
-    /// `account.getAuthorizations#e320c158 = account.Authorizations;`
     public static func getAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Authorizations>) {
-        GetAuthorizations().call(DeserializeFunctionResponse(Api.account.Authorizations.self))
+        TLRequest(definition: "account.getAuthorizations#e320c158 = account.Authorizations;", arguments: []).call(DeserializeFunctionResponse(Api.account.Authorizations.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateBusinessLocation(...)` serializes.
-    public final class UpdateBusinessLocation: TLFunction, TLRegistrable {
-        public let geoPoint: Api.InputGeoPoint?
-        public let address: String?
-
-        public init(geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) {
-            self.geoPoint = geoPoint
-            self.address = address
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if geoPoint != nil { tlSetFlag(&flags, 0x2) }
-            if address != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9e6b131a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.geoPoint {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.address {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateBusinessLocation {
-            guard id == 0x9e6b131a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateBusinessLocation"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _geoPoint: Api.InputGeoPoint? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _geoPoint = try Api.InputGeoPoint.parse(&reader)
-                }
-                field = 2
-                var _address: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _address = try reader.readTLString()
-                }
-                return UpdateBusinessLocation(geoPoint: _geoPoint, address: _address)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateBusinessLocation", fields: "flags,geo_point,address", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.geoPoint {
-                fields.object("geo_point", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.address {
-                fields.string("address", value)
-            }
-            return ("account.updateBusinessLocation", fields.fields)
-        }
-    }
-
-    /// `account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;`
     public static func updateBusinessLocation(geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateBusinessLocation(geoPoint: geoPoint, address: address).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        if let value = geoPoint { arguments.object("geo_point", value) }
+        if let value = address { arguments.string("address", value) }
+        return TLRequest(definition: "account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendScreenshotNotification(...)` serializes.
-    public final class SendScreenshotNotification: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let replyTo: Api.InputReplyTo
-        public let randomId: Int64
-
-        public init(peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) {
-            self.peer = peer
-            self.replyTo = replyTo
-            self.randomId = randomId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa1405817) }
-            self.peer.serialize(buffer, true)
-            self.replyTo.serialize(buffer, true)
-            buffer.appendInt64(self.randomId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendScreenshotNotification {
-            guard id == 0xa1405817 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendScreenshotNotification"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _replyTo = try Api.InputReplyTo.parse(&reader)
-                field = 2
-                let _randomId = try reader.readInt64()
-                return SendScreenshotNotification(peer: _peer, replyTo: _replyTo, randomId: _randomId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendScreenshotNotification", fields: "peer,reply_to,random_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.object("reply_to", self.replyTo)
-            fields.long("random_id", self.randomId)
-            return ("messages.sendScreenshotNotification", fields.fields)
-        }
-    }
-
     /// `messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;`
     public static func sendScreenshotNotification(peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendScreenshotNotification(peer: peer, replyTo: replyTo, randomId: randomId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.object("reply_to", replyTo)
+        arguments.long("random_id", randomId)
+        return TLRequest(definition: "messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUnreadReactions(...)` serializes.
-    public final class GetUnreadReactions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-        public let savedPeerId: Api.InputPeer?
-        public let offsetId: Int32
-        public let addOffset: Int32
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-            self.savedPeerId = savedPeerId
-            self.offsetId = offsetId
-            self.addOffset = addOffset
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbd7f90ac) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
-                value.serialize(buffer, true)
-            }
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.addOffset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUnreadReactions {
-            guard id == 0xbd7f90ac else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getUnreadReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 3
-                var _savedPeerId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _savedPeerId = try Api.InputPeer.parse(&reader)
-                }
-                field = 4
-                let _offsetId = try reader.readInt32()
-                field = 5
-                let _addOffset = try reader.readInt32()
-                field = 6
-                let _limit = try reader.readInt32()
-                field = 7
-                let _maxId = try reader.readInt32()
-                field = 8
-                let _minId = try reader.readInt32()
-                return GetUnreadReactions(peer: _peer, topMsgId: _topMsgId, savedPeerId: _savedPeerId, offsetId: _offsetId, addOffset: _addOffset, limit: _limit, maxId: _maxId, minId: _minId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getUnreadReactions", fields: "flags,peer,top_msg_id,saved_peer_id,offset_id,add_offset,limit,max_id,min_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.savedPeerId {
-                fields.object("saved_peer_id", value)
-            }
-            fields.int("offset_id", self.offsetId)
-            fields.int("add_offset", self.addOffset)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            return ("messages.getUnreadReactions", fields.fields)
-        }
-    }
-
     /// `messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     public static func getUnreadReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetUnreadReactions(peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
+        arguments.int("offset_id", offsetId)
+        arguments.int("add_offset", addOffset)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        return TLRequest(definition: "messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiProfilePhotoGroups(...)` serializes.
-    public final class GetEmojiProfilePhotoGroups: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x21a548f3) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiProfilePhotoGroups {
-            guard id == 0x21a548f3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiProfilePhotoGroups"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetEmojiProfilePhotoGroups(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiProfilePhotoGroups", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("messages.getEmojiProfilePhotoGroups", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;`
     public static func getEmojiProfilePhotoGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        GetEmojiProfilePhotoGroups(hash: hash).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.declineUrlAuth#35436bbc url:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `declineUrlAuth(...)` serializes.
-    public final class DeclineUrlAuth: TLFunction, TLRegistrable {
-        public let url: String
-
-        public init(url: String) {
-            self.url = url
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x35436bbc) }
-            buffer.appendTLString(self.url)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeclineUrlAuth {
-            guard id == 0x35436bbc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.declineUrlAuth"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _url = try reader.readTLString()
-                return DeclineUrlAuth(url: _url)
-            }
-            catch {
-                throw error.inside(constructor: "messages.declineUrlAuth", fields: "url", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("url", self.url)
-            return ("messages.declineUrlAuth", fields.fields)
-        }
-    }
-
-    /// `messages.declineUrlAuth#35436bbc url:string = Bool;`
     public static func declineUrlAuth(url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeclineUrlAuth(url: url).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("url", url)
+        return TLRequest(definition: "messages.declineUrlAuth#35436bbc url:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getTimezonesList#49b30240 hash:int = help.TimezonesList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getTimezonesList(...)` serializes.
-    public final class GetTimezonesList: TLFunction, TLRegistrable {
-        public let hash: Int32
-
-        public init(hash: Int32) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x49b30240) }
-            buffer.appendInt32(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetTimezonesList {
-            guard id == 0x49b30240 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getTimezonesList"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt32()
-                return GetTimezonesList(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "help.getTimezonesList", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("hash", self.hash)
-            return ("help.getTimezonesList", fields.fields)
-        }
-    }
-
-    /// `help.getTimezonesList#49b30240 hash:int = help.TimezonesList;`
     public static func getTimezonesList(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TimezonesList>) {
-        GetTimezonesList(hash: hash).call(DeserializeFunctionResponse(Api.help.TimezonesList.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("hash", hash)
+        return TLRequest(definition: "help.getTimezonesList#49b30240 hash:int = help.TimezonesList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.TimezonesList.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deletePreviewMedia(...)` serializes.
-    public final class DeletePreviewMedia: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let langCode: String
-        public let media: [Api.InputMedia]
-
-        public init(bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) {
-            self.bot = bot
-            self.langCode = langCode
-            self.media = media
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2d0135b3) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-            buffer.appendVector(self.media, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeletePreviewMedia {
-            guard id == 0x2d0135b3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.deletePreviewMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                field = 2
-                let _media = try reader.readVector(boxed: true, of: Api.InputMedia.self)
-                return DeletePreviewMedia(bot: _bot, langCode: _langCode, media: _media)
-            }
-            catch {
-                throw error.inside(constructor: "bots.deletePreviewMedia", fields: "bot,lang_code,media", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("bot", self.bot)
-            fields.string("lang_code", self.langCode)
-            fields.objects("media", self.media)
-            return ("bots.deletePreviewMedia", fields.fields)
-        }
-    }
-
     /// `bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;`
     public static func deletePreviewMedia(bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeletePreviewMedia(bot: bot, langCode: langCode, media: media).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("bot", bot)
+        arguments.string("lang_code", langCode)
+        arguments.objects("media", media)
+        return TLRequest(definition: "bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBotRecommendations(...)` serializes.
-    public final class GetBotRecommendations: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-
-        public init(bot: Api.InputUser) {
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa1b70815) }
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBotRecommendations {
-            guard id == 0xa1b70815 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getBotRecommendations"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                return GetBotRecommendations(bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getBotRecommendations", fields: "bot", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("bot", self.bot)
-            return ("bots.getBotRecommendations", fields.fields)
-        }
-    }
-
     /// `bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;`
     public static func getBotRecommendations(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.Users>) {
-        GetBotRecommendations(bot: bot).call(DeserializeFunctionResponse(Api.users.Users.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.Users.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAccessSettings(...)` serializes.
-    public final class GetAccessSettings: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-
-        public init(bot: Api.InputUser) {
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x213853a3) }
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAccessSettings {
-            guard id == 0x213853a3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getAccessSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                return GetAccessSettings(bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getAccessSettings", fields: "bot", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("bot", self.bot)
-            return ("bots.getAccessSettings", fields.fields)
-        }
-    }
-
     /// `bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;`
     public static func getAccessSettings(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.AccessSettings>) {
-        GetAccessSettings(bot: bot).call(DeserializeFunctionResponse(Api.bots.AccessSettings.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.AccessSettings.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `editAccessSettings(...)` serializes.
-    public final class EditAccessSettings: TLFunction, TLRegistrable {
-        public let restricted: Bool
-        public let bot: Api.InputUser
-        public let addUsers: [Api.InputUser]?
-
-        public init(restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) {
-            self.restricted = restricted
-            self.bot = bot
-            self.addUsers = addUsers
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if restricted { tlSetFlag(&flags, 0x1) }
-            if addUsers != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x31813cd8) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.bot.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.addUsers {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditAccessSettings {
-            guard id == 0x31813cd8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.editAccessSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _restricted = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 3
-                var _addUsers: [Api.InputUser]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _addUsers = try reader.readVector(boxed: true, of: Api.InputUser.self)
-                }
-                return EditAccessSettings(restricted: _restricted, bot: _bot, addUsers: _addUsers)
-            }
-            catch {
-                throw error.inside(constructor: "bots.editAccessSettings", fields: "flags,restricted,bot,add_users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("restricted", self.restricted)
-            fields.object("bot", self.bot)
-            if tlFlagIsSet(_flags, 0x2), let value = self.addUsers {
-                fields.objects("add_users", value)
-            }
-            return ("bots.editAccessSettings", fields.fields)
-        }
-    }
-
-    /// `bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;`
     public static func editAccessSettings(restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        EditAccessSettings(restricted: restricted, bot: bot, addUsers: addUsers).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("restricted", restricted)
+        arguments.object("bot", bot)
+        if let value = addUsers { arguments.objects("add_users", value) }
+        return TLRequest(definition: "bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `upgradeStarGift(...)` serializes.
-    public final class UpgradeStarGift: TLFunction, TLRegistrable {
-        public let keepOriginalDetails: Bool
-        public let stargift: Api.InputSavedStarGift
-
-        public init(keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) {
-            self.keepOriginalDetails = keepOriginalDetails
-            self.stargift = stargift
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if keepOriginalDetails { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xaed6e4f5) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.stargift.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpgradeStarGift {
-            guard id == 0xaed6e4f5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.upgradeStarGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _keepOriginalDetails = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _stargift = try Api.InputSavedStarGift.parse(&reader)
-                return UpgradeStarGift(keepOriginalDetails: _keepOriginalDetails, stargift: _stargift)
-            }
-            catch {
-                throw error.inside(constructor: "payments.upgradeStarGift", fields: "flags,keep_original_details,stargift", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("keep_original_details", self.keepOriginalDetails)
-            fields.object("stargift", self.stargift)
-            return ("payments.upgradeStarGift", fields.fields)
-        }
-    }
-
-    /// `payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;`
     public static func upgradeStarGift(keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        UpgradeStarGift(keepOriginalDetails: keepOriginalDetails, stargift: stargift).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("keep_original_details", keepOriginalDetails)
+        arguments.object("stargift", stargift)
+        return TLRequest(definition: "payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getAllReadPeerStories#9b5ae7f9 = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAllReadPeerStories(...)` serializes.
-    public final class GetAllReadPeerStories: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9b5ae7f9) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAllReadPeerStories {
-            guard id == 0x9b5ae7f9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getAllReadPeerStories"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAllReadPeerStories()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("stories.getAllReadPeerStories", [])
-        }
-    }
-
-    /// `stories.getAllReadPeerStories#9b5ae7f9 = Updates;`
     public static func getAllReadPeerStories() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        GetAllReadPeerStories().call(DeserializeFunctionResponse(Api.Updates.self))
+        TLRequest(definition: "stories.getAllReadPeerStories#9b5ae7f9 = Updates;", arguments: []).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteTone(...)` serializes.
-    public final class DeleteTone: TLFunction, TLRegistrable {
-        public let tone: Api.InputAiComposeTone
-
-        public init(tone: Api.InputAiComposeTone) {
-            self.tone = tone
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdd39316a) }
-            self.tone.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteTone {
-            guard id == 0xdd39316a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "aicompose.deleteTone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _tone = try Api.InputAiComposeTone.parse(&reader)
-                return DeleteTone(tone: _tone)
-            }
-            catch {
-                throw error.inside(constructor: "aicompose.deleteTone", fields: "tone", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("tone", self.tone)
-            return ("aicompose.deleteTone", fields.fields)
-        }
-    }
-
-    /// `aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;`
     public static func deleteTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteTone(tone: tone).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("tone", tone)
+        return TLRequest(definition: "aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -3057,19 +2458,21 @@ extension Api {
         (0x82c9e290, Api.messages.FoundStickers.self),
         (0x1b0e4f07, Api.StarsRating.self),
         (0x98613ebf, Api.Passkey.self),
-        (0xe320c158, Api.functions.account.GetAuthorizations.self),
-        (0x9e6b131a, Api.functions.account.UpdateBusinessLocation.self),
-        (0xa1405817, Api.functions.messages.SendScreenshotNotification.self),
-        (0xbd7f90ac, Api.functions.messages.GetUnreadReactions.self),
-        (0x21a548f3, Api.functions.messages.GetEmojiProfilePhotoGroups.self),
-        (0x35436bbc, Api.functions.messages.DeclineUrlAuth.self),
-        (0x49b30240, Api.functions.help.GetTimezonesList.self),
-        (0x2d0135b3, Api.functions.bots.DeletePreviewMedia.self),
-        (0xa1b70815, Api.functions.bots.GetBotRecommendations.self),
-        (0x213853a3, Api.functions.bots.GetAccessSettings.self),
-        (0x31813cd8, Api.functions.bots.EditAccessSettings.self),
-        (0xaed6e4f5, Api.functions.payments.UpgradeStarGift.self),
-        (0x9b5ae7f9, Api.functions.stories.GetAllReadPeerStories.self),
-        (0xdd39316a, Api.functions.aicompose.DeleteTone.self),
+    ]
+    static let functionEntries31: [(UInt32, StaticString)] = [
+        (0xe320c158, "account.getAuthorizations#e320c158 = account.Authorizations;"),
+        (0x9e6b131a, "account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;"),
+        (0xa1405817, "messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;"),
+        (0xbd7f90ac, "messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;"),
+        (0x21a548f3, "messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;"),
+        (0x35436bbc, "messages.declineUrlAuth#35436bbc url:string = Bool;"),
+        (0x49b30240, "help.getTimezonesList#49b30240 hash:int = help.TimezonesList;"),
+        (0x2d0135b3, "bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;"),
+        (0xa1b70815, "bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;"),
+        (0x213853a3, "bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;"),
+        (0x31813cd8, "bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;"),
+        (0xaed6e4f5, "payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;"),
+        (0x9b5ae7f9, "stories.getAllReadPeerStories#9b5ae7f9 = Updates;"),
+        (0xdd39316a, "aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;"),
     ]
 }

@@ -62,6 +62,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputUser" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputUser {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -194,6 +196,8 @@ extension Api.upload {
             }
         }
 
+        public static var tlTypeName: String { "upload.File" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> File {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -301,6 +305,8 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0xd3f924eb) }
             }
         }
+
+        public static var tlTypeName: String { "messages.StickerSet" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSet {
             let id = try reader.readUInt32()
@@ -415,6 +421,8 @@ extension Api.messages {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.BotResults" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotResults {
             let id = try reader.readUInt32()
@@ -581,6 +589,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChannelAdminLogEventsFilter" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelAdminLogEventsFilter {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -708,6 +718,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SecureData" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureData {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -787,6 +799,8 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0x5f91eb5b) }
             }
         }
+
+        public static var tlTypeName: String { "messages.QuickReplies" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> QuickReplies {
             let id = try reader.readUInt32()
@@ -876,6 +890,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.PreparedInlineMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PreparedInlineMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -948,6 +964,8 @@ extension Api.stories {
             }
         }
 
+        public static var tlTypeName: String { "stories.CanSendStoryCount" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CanSendStoryCount {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1015,6 +1033,8 @@ extension Api {
                     buffer.appendTLString(c.url)
             }
         }
+
+        public static var tlTypeName: String { "PendingSuggestion" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PendingSuggestion {
             let id = try reader.readUInt32()
@@ -1288,6 +1308,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InlineButtonType" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineButtonType {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1530,1441 +1552,242 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveWallPaper(...)` serializes.
-    public final class SaveWallPaper: TLFunction, TLRegistrable {
-        public let wallpaper: Api.InputWallPaper
-        public let unsave: Bool
-        public let settings: Api.WallPaperSettings
-
-        public init(wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) {
-            self.wallpaper = wallpaper
-            self.unsave = unsave
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6c5a5b37) }
-            self.wallpaper.serialize(buffer, true)
-            buffer.appendBool(self.unsave)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveWallPaper {
-            guard id == 0x6c5a5b37 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.saveWallPaper"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _wallpaper = try Api.InputWallPaper.parse(&reader)
-                field = 1
-                let _unsave = try reader.readBool()
-                field = 2
-                let _settings = try Api.WallPaperSettings.parse(&reader)
-                return SaveWallPaper(wallpaper: _wallpaper, unsave: _unsave, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.saveWallPaper", fields: "wallpaper,unsave,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("wallpaper", self.wallpaper)
-            fields.bool("unsave", self.unsave)
-            fields.object("settings", self.settings)
-            return ("account.saveWallPaper", fields.fields)
-        }
-    }
-
-    /// `account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;`
     public static func saveWallPaper(wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveWallPaper(wallpaper: wallpaper, unsave: unsave, settings: settings).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("wallpaper", wallpaper)
+        arguments.bool("unsave", unsave)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDefaultGroupPhotoEmojis(...)` serializes.
-    public final class GetDefaultGroupPhotoEmojis: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x915860ae) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDefaultGroupPhotoEmojis {
-            guard id == 0x915860ae else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getDefaultGroupPhotoEmojis"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetDefaultGroupPhotoEmojis(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getDefaultGroupPhotoEmojis", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getDefaultGroupPhotoEmojis", fields.fields)
-        }
-    }
-
     /// `account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;`
     public static func getDefaultGroupPhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        GetDefaultGroupPhotoEmojis(hash: hash).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.deleteAutoSaveExceptions#53bc0020 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteAutoSaveExceptions(...)` serializes.
-    public final class DeleteAutoSaveExceptions: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x53bc0020) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteAutoSaveExceptions {
-            guard id == 0x53bc0020 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.deleteAutoSaveExceptions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return DeleteAutoSaveExceptions()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.deleteAutoSaveExceptions", [])
-        }
-    }
-
-    /// `account.deleteAutoSaveExceptions#53bc0020 = Bool;`
     public static func deleteAutoSaveExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteAutoSaveExceptions().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.deleteAutoSaveExceptions#53bc0020 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendMedia(...)` serializes.
-    public final class SendMedia: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let background: Bool
-        public let clearDraft: Bool
-        public let noforwards: Bool
-        public let updateStickersetsOrder: Bool
-        public let invertMedia: Bool
-        public let allowPaidFloodskip: Bool
-        public let peer: Api.InputPeer
-        public let replyTo: Api.InputReplyTo?
-        public let media: Api.InputMedia
-        public let message: String
-        public let randomId: Int64
-        public let replyMarkup: Api.ReplyMarkup?
-        public let entities: [Api.MessageEntity]?
-        public let scheduleDate: Int32?
-        public let scheduleRepeatPeriod: Int32?
-        public let sendAs: Api.InputPeer?
-        public let quickReplyShortcut: Api.InputQuickReplyShortcut?
-        public let effect: Int64?
-        public let allowPaidStars: Int64?
-        public let suggestedPost: Api.SuggestedPost?
-
-        public init(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
-            self.silent = silent
-            self.background = background
-            self.clearDraft = clearDraft
-            self.noforwards = noforwards
-            self.updateStickersetsOrder = updateStickersetsOrder
-            self.invertMedia = invertMedia
-            self.allowPaidFloodskip = allowPaidFloodskip
-            self.peer = peer
-            self.replyTo = replyTo
-            self.media = media
-            self.message = message
-            self.randomId = randomId
-            self.replyMarkup = replyMarkup
-            self.entities = entities
-            self.scheduleDate = scheduleDate
-            self.scheduleRepeatPeriod = scheduleRepeatPeriod
-            self.sendAs = sendAs
-            self.quickReplyShortcut = quickReplyShortcut
-            self.effect = effect
-            self.allowPaidStars = allowPaidStars
-            self.suggestedPost = suggestedPost
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x20) }
-            if background { tlSetFlag(&flags, 0x40) }
-            if clearDraft { tlSetFlag(&flags, 0x80) }
-            if noforwards { tlSetFlag(&flags, 0x4000) }
-            if updateStickersetsOrder { tlSetFlag(&flags, 0x8000) }
-            if invertMedia { tlSetFlag(&flags, 0x10000) }
-            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
-            if replyTo != nil { tlSetFlag(&flags, 0x1) }
-            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
-            if entities != nil { tlSetFlag(&flags, 0x8) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
-            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x1000000) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
-            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
-            if effect != nil { tlSetFlag(&flags, 0x40000) }
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
-            if suggestedPost != nil { tlSetFlag(&flags, 0x400000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0330e77f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            self.media.serialize(buffer, true)
-            buffer.appendTLString(self.message)
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendMedia {
-            guard id == 0x0330e77f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x20)
-                field = 2
-                let _background = tlFlagIsSet(_flags, 0x40)
-                field = 3
-                let _clearDraft = tlFlagIsSet(_flags, 0x80)
-                field = 4
-                let _noforwards = tlFlagIsSet(_flags, 0x4000)
-                field = 5
-                let _updateStickersetsOrder = tlFlagIsSet(_flags, 0x8000)
-                field = 6
-                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
-                field = 7
-                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
-                field = 8
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 9
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 10
-                let _media = try Api.InputMedia.parse(&reader)
-                field = 11
-                let _message = try reader.readTLString()
-                field = 12
-                let _randomId = try reader.readInt64()
-                field = 13
-                var _replyMarkup: Api.ReplyMarkup? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _replyMarkup = try Api.ReplyMarkup.parse(&reader)
-                }
-                field = 14
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 15
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x400) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                field = 16
-                var _scheduleRepeatPeriod: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1000000) {
-                    _scheduleRepeatPeriod = try reader.readInt32()
-                }
-                field = 17
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2000) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                field = 18
-                var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if tlFlagIsSet(_flags, 0x20000) {
-                    _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
-                }
-                field = 19
-                var _effect: Int64? = nil
-                if tlFlagIsSet(_flags, 0x40000) {
-                    _effect = try reader.readInt64()
-                }
-                field = 20
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x200000) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                field = 21
-                var _suggestedPost: Api.SuggestedPost? = nil
-                if tlFlagIsSet(_flags, 0x400000) {
-                    _suggestedPost = try Api.SuggestedPost.parse(&reader)
-                }
-                return SendMedia(silent: _silent, background: _background, clearDraft: _clearDraft, noforwards: _noforwards, updateStickersetsOrder: _updateStickersetsOrder, invertMedia: _invertMedia, allowPaidFloodskip: _allowPaidFloodskip, peer: _peer, replyTo: _replyTo, media: _media, message: _message, randomId: _randomId, replyMarkup: _replyMarkup, entities: _entities, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, allowPaidStars: _allowPaidStars, suggestedPost: _suggestedPost)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendMedia", fields: "flags,silent,background,clear_draft,noforwards,update_stickersets_order,invert_media,allow_paid_floodskip,peer,reply_to,media,message,random_id,reply_markup,entities,schedule_date,schedule_repeat_period,send_as,quick_reply_shortcut,effect,allow_paid_stars,suggested_post", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 22)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            fields.trueFlag("background", self.background)
-            fields.trueFlag("clear_draft", self.clearDraft)
-            fields.trueFlag("noforwards", self.noforwards)
-            fields.trueFlag("update_stickersets_order", self.updateStickersetsOrder)
-            fields.trueFlag("invert_media", self.invertMedia)
-            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            fields.object("media", self.media)
-            fields.string("message", self.message)
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                fields.object("reply_markup", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
-                fields.int("schedule_repeat_period", value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                fields.object("quick_reply_shortcut", value)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                fields.long("effect", value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
-                fields.object("suggested_post", value)
-            }
-            return ("messages.sendMedia", fields.fields)
-        }
-    }
-
     /// `messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;`
     public static func sendMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendMedia(silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, media: media, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 21)
+        arguments.trueFlag("silent", silent)
+        arguments.trueFlag("background", background)
+        arguments.trueFlag("clear_draft", clearDraft)
+        arguments.trueFlag("noforwards", noforwards)
+        arguments.trueFlag("update_stickersets_order", updateStickersetsOrder)
+        arguments.trueFlag("invert_media", invertMedia)
+        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
+        arguments.object("peer", peer)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        arguments.object("media", media)
+        arguments.string("message", message)
+        arguments.long("random_id", randomId)
+        if let value = replyMarkup { arguments.object("reply_markup", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
+        if let value = effect { arguments.long("effect", value) }
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        if let value = suggestedPost { arguments.object("suggested_post", value) }
+        return TLRequest(definition: "messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editChatPhoto(...)` serializes.
-    public final class EditChatPhoto: TLFunction, TLRegistrable {
-        public let chatId: Int64
-        public let photo: Api.InputChatPhoto
-
-        public init(chatId: Int64, photo: Api.InputChatPhoto) {
-            self.chatId = chatId
-            self.photo = photo
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x35ddd674) }
-            buffer.appendInt64(self.chatId)
-            self.photo.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditChatPhoto {
-            guard id == 0x35ddd674 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editChatPhoto"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatId = try reader.readInt64()
-                field = 1
-                let _photo = try Api.InputChatPhoto.parse(&reader)
-                return EditChatPhoto(chatId: _chatId, photo: _photo)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editChatPhoto", fields: "chat_id,photo", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("chat_id", self.chatId)
-            fields.object("photo", self.photo)
-            return ("messages.editChatPhoto", fields.fields)
-        }
-    }
-
     /// `messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;`
     public static func editChatPhoto(chatId: Int64, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditChatPhoto(chatId: chatId, photo: photo).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("chat_id", chatId)
+        arguments.object("photo", photo)
+        return TLRequest(definition: "messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;`
-    ///
-    /// The request as a value: what a server decodes, and what `receivedQueue(...)` serializes.
-    public final class ReceivedQueue: TLFunction, TLRegistrable {
-        public let maxQts: Int32
-
-        public init(maxQts: Int32) {
-            self.maxQts = maxQts
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x55a5bb66) }
-            buffer.appendInt32(self.maxQts)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReceivedQueue {
-            guard id == 0x55a5bb66 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.receivedQueue"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _maxQts = try reader.readInt32()
-                return ReceivedQueue(maxQts: _maxQts)
-            }
-            catch {
-                throw error.inside(constructor: "messages.receivedQueue", fields: "max_qts", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("max_qts", self.maxQts)
-            return ("messages.receivedQueue", fields.fields)
-        }
-    }
-
     /// `messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;`
     public static func receivedQueue(maxQts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        ReceivedQueue(maxQts: maxQts).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("max_qts", maxQts)
+        return TLRequest(definition: "messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `readFeaturedStickers(...)` serializes.
-    public final class ReadFeaturedStickers: TLFunction, TLRegistrable {
-        public let id: [Int64]
-
-        public init(id: [Int64]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5b118126) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadFeaturedStickers {
-            guard id == 0x5b118126 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readFeaturedStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Int64.self)
-                return ReadFeaturedStickers(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readFeaturedStickers", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.longs("id", self.id)
-            return ("messages.readFeaturedStickers", fields.fields)
-        }
-    }
-
     /// `messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;`
     public static func readFeaturedStickers(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReadFeaturedStickers(id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.longs("id", id)
+        return TLRequest(definition: "messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getArchivedStickers(...)` serializes.
-    public final class GetArchivedStickers: TLFunction, TLRegistrable {
-        public let masks: Bool
-        public let emojis: Bool
-        public let offsetId: Int64
-        public let limit: Int32
-
-        public init(masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) {
-            self.masks = masks
-            self.emojis = emojis
-            self.offsetId = offsetId
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if masks { tlSetFlag(&flags, 0x1) }
-            if emojis { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x57f17692) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.offsetId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetArchivedStickers {
-            guard id == 0x57f17692 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getArchivedStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _masks = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _emojis = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _offsetId = try reader.readInt64()
-                field = 4
-                let _limit = try reader.readInt32()
-                return GetArchivedStickers(masks: _masks, emojis: _emojis, offsetId: _offsetId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getArchivedStickers", fields: "flags,masks,emojis,offset_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("masks", self.masks)
-            fields.trueFlag("emojis", self.emojis)
-            fields.long("offset_id", self.offsetId)
-            fields.int("limit", self.limit)
-            return ("messages.getArchivedStickers", fields.fields)
-        }
-    }
-
     /// `messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;`
     public static func getArchivedStickers(masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ArchivedStickers>) {
-        GetArchivedStickers(masks: masks, emojis: emojis, offsetId: offsetId, limit: limit).call(DeserializeFunctionResponse(Api.messages.ArchivedStickers.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("masks", masks)
+        arguments.trueFlag("emojis", emojis)
+        arguments.long("offset_id", offsetId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ArchivedStickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAdminsWithInvites(...)` serializes.
-    public final class GetAdminsWithInvites: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3920e6ef) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAdminsWithInvites {
-            guard id == 0x3920e6ef else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAdminsWithInvites"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetAdminsWithInvites(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getAdminsWithInvites", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.getAdminsWithInvites", fields.fields)
-        }
-    }
-
     /// `messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;`
     public static func getAdminsWithInvites(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatAdminsWithInvites>) {
-        GetAdminsWithInvites(peer: peer).call(DeserializeFunctionResponse(Api.messages.ChatAdminsWithInvites.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatAdminsWithInvites.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setDefaultReaction(...)` serializes.
-    public final class SetDefaultReaction: TLFunction, TLRegistrable {
-        public let reaction: Api.Reaction
-
-        public init(reaction: Api.Reaction) {
-            self.reaction = reaction
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4f47a016) }
-            self.reaction.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetDefaultReaction {
-            guard id == 0x4f47a016 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setDefaultReaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _reaction = try Api.Reaction.parse(&reader)
-                return SetDefaultReaction(reaction: _reaction)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setDefaultReaction", fields: "reaction", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("reaction", self.reaction)
-            return ("messages.setDefaultReaction", fields.fields)
-        }
-    }
-
     /// `messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;`
     public static func setDefaultReaction(reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetDefaultReaction(reaction: reaction).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("reaction", reaction)
+        return TLRequest(definition: "messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `requestSimpleWebView(...)` serializes.
-    public final class RequestSimpleWebView: TLFunction, TLRegistrable {
-        public let fromSwitchWebview: Bool
-        public let fromSideMenu: Bool
-        public let compact: Bool
-        public let fullscreen: Bool
-        public let bot: Api.InputUser
-        public let url: String?
-        public let startParam: String?
-        public let themeParams: Api.DataJSON?
-        public let platform: String
-
-        public init(fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
-            self.fromSwitchWebview = fromSwitchWebview
-            self.fromSideMenu = fromSideMenu
-            self.compact = compact
-            self.fullscreen = fullscreen
-            self.bot = bot
-            self.url = url
-            self.startParam = startParam
-            self.themeParams = themeParams
-            self.platform = platform
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if fromSwitchWebview { tlSetFlag(&flags, 0x2) }
-            if fromSideMenu { tlSetFlag(&flags, 0x4) }
-            if compact { tlSetFlag(&flags, 0x80) }
-            if fullscreen { tlSetFlag(&flags, 0x100) }
-            if url != nil { tlSetFlag(&flags, 0x8) }
-            if startParam != nil { tlSetFlag(&flags, 0x10) }
-            if themeParams != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x413a3e73) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.bot.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x8), let value = self.url {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.startParam {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.platform)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RequestSimpleWebView {
-            guard id == 0x413a3e73 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.requestSimpleWebView"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _fromSwitchWebview = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _fromSideMenu = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                let _compact = tlFlagIsSet(_flags, 0x80)
-                field = 4
-                let _fullscreen = tlFlagIsSet(_flags, 0x100)
-                field = 5
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 6
-                var _url: String? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _url = try reader.readTLString()
-                }
-                field = 7
-                var _startParam: String? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _startParam = try reader.readTLString()
-                }
-                field = 8
-                var _themeParams: Api.DataJSON? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _themeParams = try Api.DataJSON.parse(&reader)
-                }
-                field = 9
-                let _platform = try reader.readTLString()
-                return RequestSimpleWebView(fromSwitchWebview: _fromSwitchWebview, fromSideMenu: _fromSideMenu, compact: _compact, fullscreen: _fullscreen, bot: _bot, url: _url, startParam: _startParam, themeParams: _themeParams, platform: _platform)
-            }
-            catch {
-                throw error.inside(constructor: "messages.requestSimpleWebView", fields: "flags,from_switch_webview,from_side_menu,compact,fullscreen,bot,url,start_param,theme_params,platform", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 10)
-            fields.flags("flags", _flags)
-            fields.trueFlag("from_switch_webview", self.fromSwitchWebview)
-            fields.trueFlag("from_side_menu", self.fromSideMenu)
-            fields.trueFlag("compact", self.compact)
-            fields.trueFlag("fullscreen", self.fullscreen)
-            fields.object("bot", self.bot)
-            if tlFlagIsSet(_flags, 0x8), let value = self.url {
-                fields.string("url", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.startParam {
-                fields.string("start_param", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.themeParams {
-                fields.object("theme_params", value)
-            }
-            fields.string("platform", self.platform)
-            return ("messages.requestSimpleWebView", fields.fields)
-        }
-    }
-
     /// `messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     public static func requestSimpleWebView(fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        RequestSimpleWebView(fromSwitchWebview: fromSwitchWebview, fromSideMenu: fromSideMenu, compact: compact, fullscreen: fullscreen, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        var arguments = TLFieldList(capacity: 9)
+        arguments.trueFlag("from_switch_webview", fromSwitchWebview)
+        arguments.trueFlag("from_side_menu", fromSideMenu)
+        arguments.trueFlag("compact", compact)
+        arguments.trueFlag("fullscreen", fullscreen)
+        arguments.object("bot", bot)
+        if let value = url { arguments.string("url", value) }
+        if let value = startParam { arguments.string("start_param", value) }
+        if let value = themeParams { arguments.object("theme_params", value) }
+        arguments.string("platform", platform)
+        return TLRequest(definition: "messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteQuickReplyMessages(...)` serializes.
-    public final class DeleteQuickReplyMessages: TLFunction, TLRegistrable {
-        public let shortcutId: Int32
-        public let id: [Int32]
-
-        public init(shortcutId: Int32, id: [Int32]) {
-            self.shortcutId = shortcutId
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe105e910) }
-            buffer.appendInt32(self.shortcutId)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteQuickReplyMessages {
-            guard id == 0xe105e910 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteQuickReplyMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _shortcutId = try reader.readInt32()
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return DeleteQuickReplyMessages(shortcutId: _shortcutId, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteQuickReplyMessages", fields: "shortcut_id,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("shortcut_id", self.shortcutId)
-            fields.ints("id", self.id)
-            return ("messages.deleteQuickReplyMessages", fields.fields)
-        }
-    }
-
     /// `messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;`
     public static func deleteQuickReplyMessages(shortcutId: Int32, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteQuickReplyMessages(shortcutId: shortcutId, id: id).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("shortcut_id", shortcutId)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `clickSponsoredMessage(...)` serializes.
-    public final class ClickSponsoredMessage: TLFunction, TLRegistrable {
-        public let media: Bool
-        public let fullscreen: Bool
-        public let randomId: [UInt8]
-
-        public init(media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) {
-            self.media = media
-            self.fullscreen = fullscreen
-            self.randomId = randomId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if media { tlSetFlag(&flags, 0x1) }
-            if fullscreen { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8235057e) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLBytes(self.randomId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ClickSponsoredMessage {
-            guard id == 0x8235057e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.clickSponsoredMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _media = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _fullscreen = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _randomId = try reader.readTLBytes()
-                return ClickSponsoredMessage(media: _media, fullscreen: _fullscreen, randomId: _randomId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.clickSponsoredMessage", fields: "flags,media,fullscreen,random_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("media", self.media)
-            fields.trueFlag("fullscreen", self.fullscreen)
-            fields.bytes("random_id", self.randomId)
-            return ("messages.clickSponsoredMessage", fields.fields)
-        }
-    }
-
     /// `messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;`
     public static func clickSponsoredMessage(media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ClickSponsoredMessage(media: media, fullscreen: fullscreen, randomId: randomId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("media", media)
+        arguments.trueFlag("fullscreen", fullscreen)
+        arguments.bytes("random_id", randomId)
+        return TLRequest(definition: "messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportMusicListen(...)` serializes.
-    public final class ReportMusicListen: TLFunction, TLRegistrable {
-        public let id: Api.InputDocument
-        public let listenedDuration: Int32
-
-        public init(id: Api.InputDocument, listenedDuration: Int32) {
-            self.id = id
-            self.listenedDuration = listenedDuration
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xddbcd819) }
-            self.id.serialize(buffer, true)
-            buffer.appendInt32(self.listenedDuration)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportMusicListen {
-            guard id == 0xddbcd819 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reportMusicListen"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputDocument.parse(&reader)
-                field = 1
-                let _listenedDuration = try reader.readInt32()
-                return ReportMusicListen(id: _id, listenedDuration: _listenedDuration)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reportMusicListen", fields: "id,listened_duration", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.int("listened_duration", self.listenedDuration)
-            return ("messages.reportMusicListen", fields.fields)
-        }
-    }
-
-    /// `messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;`
     public static func reportMusicListen(id: Api.InputDocument, listenedDuration: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportMusicListen(id: id, listenedDuration: listenedDuration).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.int("listened_duration", listenedDuration)
+        return TLRequest(definition: "messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCdnFileHashes(...)` serializes.
-    public final class GetCdnFileHashes: TLFunction, TLRegistrable {
-        public let fileToken: [UInt8]
-        public let offset: Int64
-
-        public init(fileToken: [UInt8], offset: Int64) {
-            self.fileToken = fileToken
-            self.offset = offset
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x91dc3f31) }
-            buffer.appendTLBytes(self.fileToken)
-            buffer.appendInt64(self.offset)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCdnFileHashes {
-            guard id == 0x91dc3f31 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.getCdnFileHashes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _fileToken = try reader.readTLBytes()
-                field = 1
-                let _offset = try reader.readInt64()
-                return GetCdnFileHashes(fileToken: _fileToken, offset: _offset)
-            }
-            catch {
-                throw error.inside(constructor: "upload.getCdnFileHashes", fields: "file_token,offset", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.bytes("file_token", self.fileToken)
-            fields.long("offset", self.offset)
-            return ("upload.getCdnFileHashes", fields.fields)
-        }
-    }
-
-    /// `upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;`
     public static func getCdnFileHashes(fileToken: [UInt8], offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
-        GetCdnFileHashes(fileToken: fileToken, offset: offset).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.bytes("file_token", fileToken)
+        arguments.long("offset", offset)
+        return TLRequest(definition: "upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editTitle#566decd0 channel:InputChannel title:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editTitle(...)` serializes.
-    public final class EditTitle: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let title: String
-
-        public init(channel: Api.InputChannel, title: String) {
-            self.channel = channel
-            self.title = title
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x566decd0) }
-            self.channel.serialize(buffer, true)
-            buffer.appendTLString(self.title)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditTitle {
-            guard id == 0x566decd0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.editTitle"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _title = try reader.readTLString()
-                return EditTitle(channel: _channel, title: _title)
-            }
-            catch {
-                throw error.inside(constructor: "channels.editTitle", fields: "channel,title", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.string("title", self.title)
-            return ("channels.editTitle", fields.fields)
-        }
-    }
-
-    /// `channels.editTitle#566decd0 channel:InputChannel title:string = Updates;`
     public static func editTitle(channel: Api.InputChannel, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditTitle(channel: channel, title: title).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.string("title", title)
+        return TLRequest(definition: "channels.editTitle#566decd0 channel:InputChannel title:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getSavedInfo#227d824b = payments.SavedInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedInfo(...)` serializes.
-    public final class GetSavedInfo: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x227d824b) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedInfo {
-            guard id == 0x227d824b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getSavedInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetSavedInfo()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("payments.getSavedInfo", [])
-        }
-    }
-
     /// `payments.getSavedInfo#227d824b = payments.SavedInfo;`
     public static func getSavedInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedInfo>) {
-        GetSavedInfo().call(DeserializeFunctionResponse(Api.payments.SavedInfo.self))
+        TLRequest(definition: "payments.getSavedInfo#227d824b = payments.SavedInfo;", arguments: []).call(DeserializeFunctionResponse(Api.payments.SavedInfo.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarsStatus(...)` serializes.
-    public final class GetStarsStatus: TLFunction, TLRegistrable {
-        public let ton: Bool
-        public let peer: Api.InputPeer
-
-        public init(ton: Bool = false, peer: Api.InputPeer) {
-            self.ton = ton
-            self.peer = peer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if ton { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4ea9b3bf) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarsStatus {
-            guard id == 0x4ea9b3bf else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarsStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _ton = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetStarsStatus(ton: _ton, peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarsStatus", fields: "flags,ton,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("ton", self.ton)
-            fields.object("peer", self.peer)
-            return ("payments.getStarsStatus", fields.fields)
-        }
-    }
-
     /// `payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;`
     public static func getStarsStatus(ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        GetStarsStatus(ton: ton, peer: peer).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("ton", ton)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 }
 
 extension Api.functions.payments {
-    /// `payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGiftCollections(...)` serializes.
-    public final class GetStarGiftCollections: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, hash: Int64) {
-            self.peer = peer
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x981b91dd) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGiftCollections {
-            guard id == 0x981b91dd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGiftCollections"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetStarGiftCollections(peer: _peer, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGiftCollections", fields: "peer,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.long("hash", self.hash)
-            return ("payments.getStarGiftCollections", fields.fields)
-        }
-    }
-
     /// `payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;`
     public static func getStarGiftCollections(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftCollections>) {
-        GetStarGiftCollections(peer: peer, hash: hash).call(DeserializeFunctionResponse(Api.payments.StarGiftCollections.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftCollections.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGiftUpgradeAttributes(...)` serializes.
-    public final class GetStarGiftUpgradeAttributes: TLFunction, TLRegistrable {
-        public let giftId: Int64
-
-        public init(giftId: Int64) {
-            self.giftId = giftId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6d038b58) }
-            buffer.appendInt64(self.giftId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGiftUpgradeAttributes {
-            guard id == 0x6d038b58 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGiftUpgradeAttributes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _giftId = try reader.readInt64()
-                return GetStarGiftUpgradeAttributes(giftId: _giftId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGiftUpgradeAttributes", fields: "gift_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("gift_id", self.giftId)
-            return ("payments.getStarGiftUpgradeAttributes", fields.fields)
-        }
-    }
-
-    /// `payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;`
     public static func getStarGiftUpgradeAttributes(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradeAttributes>) {
-        GetStarGiftUpgradeAttributes(giftId: giftId).call(DeserializeFunctionResponse(Api.payments.StarGiftUpgradeAttributes.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("gift_id", giftId)
+        return TLRequest(definition: "payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftUpgradeAttributes.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleGroupCallSettings(...)` serializes.
-    public final class ToggleGroupCallSettings: TLFunction, TLRegistrable {
-        public let resetInviteHash: Bool
-        public let call: Api.InputGroupCall
-        public let joinMuted: Bool?
-        public let messagesEnabled: Bool?
-        public let sendPaidMessagesStars: Int64?
-
-        public init(resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
-            self.resetInviteHash = resetInviteHash
-            self.call = call
-            self.joinMuted = joinMuted
-            self.messagesEnabled = messagesEnabled
-            self.sendPaidMessagesStars = sendPaidMessagesStars
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if resetInviteHash { tlSetFlag(&flags, 0x2) }
-            if joinMuted != nil { tlSetFlag(&flags, 0x1) }
-            if messagesEnabled != nil { tlSetFlag(&flags, 0x4) }
-            if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x974392f2) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.joinMuted {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.messagesEnabled {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.sendPaidMessagesStars {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleGroupCallSettings {
-            guard id == 0x974392f2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.toggleGroupCallSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _resetInviteHash = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 3
-                var _joinMuted: Bool? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _joinMuted = try reader.readBool()
-                }
-                field = 4
-                var _messagesEnabled: Bool? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _messagesEnabled = try reader.readBool()
-                }
-                field = 5
-                var _sendPaidMessagesStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _sendPaidMessagesStars = try reader.readInt64()
-                }
-                return ToggleGroupCallSettings(resetInviteHash: _resetInviteHash, call: _call, joinMuted: _joinMuted, messagesEnabled: _messagesEnabled, sendPaidMessagesStars: _sendPaidMessagesStars)
-            }
-            catch {
-                throw error.inside(constructor: "phone.toggleGroupCallSettings", fields: "flags,reset_invite_hash,call,join_muted,messages_enabled,send_paid_messages_stars", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("reset_invite_hash", self.resetInviteHash)
-            fields.object("call", self.call)
-            if tlFlagIsSet(_flags, 0x1), let value = self.joinMuted {
-                fields.bool("join_muted", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.messagesEnabled {
-                fields.bool("messages_enabled", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.sendPaidMessagesStars {
-                fields.long("send_paid_messages_stars", value)
-            }
-            return ("phone.toggleGroupCallSettings", fields.fields)
-        }
-    }
-
-    /// `phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;`
     public static func toggleGroupCallSettings(resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleGroupCallSettings(resetInviteHash: resetInviteHash, call: call, joinMuted: joinMuted, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("reset_invite_hash", resetInviteHash)
+        arguments.object("call", call)
+        if let value = joinMuted { arguments.bool("join_muted", value) }
+        if let value = messagesEnabled { arguments.bool("messages_enabled", value) }
+        if let value = sendPaidMessagesStars { arguments.long("send_paid_messages_stars", value) }
+        return TLRequest(definition: "phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `joinChatlistInvite(...)` serializes.
-    public final class JoinChatlistInvite: TLFunction, TLRegistrable {
-        public let slug: String
-        public let peers: [Api.InputPeer]
-
-        public init(slug: String, peers: [Api.InputPeer]) {
-            self.slug = slug
-            self.peers = peers
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa6b1e39a) }
-            buffer.appendTLString(self.slug)
-            buffer.appendVector(self.peers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> JoinChatlistInvite {
-            guard id == 0xa6b1e39a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.joinChatlistInvite"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _slug = try reader.readTLString()
-                field = 1
-                let _peers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return JoinChatlistInvite(slug: _slug, peers: _peers)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.joinChatlistInvite", fields: "slug,peers", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("slug", self.slug)
-            fields.objects("peers", self.peers)
-            return ("chatlists.joinChatlistInvite", fields.fields)
-        }
-    }
-
-    /// `chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;`
     public static func joinChatlistInvite(slug: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        JoinChatlistInvite(slug: slug, peers: peers).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("slug", slug)
+        arguments.objects("peers", peers)
+        return TLRequest(definition: "chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
@@ -2998,27 +1821,29 @@ extension Api {
         (0x53f3ce5a, Api.InlineButtonType.self),
         (0xb41d3272, Api.InlineButtonType.self),
         (0xa438619d, Api.InlineButtonType.self),
-        (0x6c5a5b37, Api.functions.account.SaveWallPaper.self),
-        (0x915860ae, Api.functions.account.GetDefaultGroupPhotoEmojis.self),
-        (0x53bc0020, Api.functions.account.DeleteAutoSaveExceptions.self),
-        (0x0330e77f, Api.functions.messages.SendMedia.self),
-        (0x35ddd674, Api.functions.messages.EditChatPhoto.self),
-        (0x55a5bb66, Api.functions.messages.ReceivedQueue.self),
-        (0x5b118126, Api.functions.messages.ReadFeaturedStickers.self),
-        (0x57f17692, Api.functions.messages.GetArchivedStickers.self),
-        (0x3920e6ef, Api.functions.messages.GetAdminsWithInvites.self),
-        (0x4f47a016, Api.functions.messages.SetDefaultReaction.self),
-        (0x413a3e73, Api.functions.messages.RequestSimpleWebView.self),
-        (0xe105e910, Api.functions.messages.DeleteQuickReplyMessages.self),
-        (0x8235057e, Api.functions.messages.ClickSponsoredMessage.self),
-        (0xddbcd819, Api.functions.messages.ReportMusicListen.self),
-        (0x91dc3f31, Api.functions.upload.GetCdnFileHashes.self),
-        (0x566decd0, Api.functions.channels.EditTitle.self),
-        (0x227d824b, Api.functions.payments.GetSavedInfo.self),
-        (0x4ea9b3bf, Api.functions.payments.GetStarsStatus.self),
-        (0x981b91dd, Api.functions.payments.GetStarGiftCollections.self),
-        (0x6d038b58, Api.functions.payments.GetStarGiftUpgradeAttributes.self),
-        (0x974392f2, Api.functions.phone.ToggleGroupCallSettings.self),
-        (0xa6b1e39a, Api.functions.chatlists.JoinChatlistInvite.self),
+    ]
+    static let functionEntries32: [(UInt32, StaticString)] = [
+        (0x6c5a5b37, "account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;"),
+        (0x915860ae, "account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;"),
+        (0x53bc0020, "account.deleteAutoSaveExceptions#53bc0020 = Bool;"),
+        (0x0330e77f, "messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;"),
+        (0x35ddd674, "messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;"),
+        (0x55a5bb66, "messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;"),
+        (0x5b118126, "messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;"),
+        (0x57f17692, "messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;"),
+        (0x3920e6ef, "messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;"),
+        (0x4f47a016, "messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;"),
+        (0x413a3e73, "messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;"),
+        (0xe105e910, "messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;"),
+        (0x8235057e, "messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;"),
+        (0xddbcd819, "messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;"),
+        (0x91dc3f31, "upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;"),
+        (0x566decd0, "channels.editTitle#566decd0 channel:InputChannel title:string = Updates;"),
+        (0x227d824b, "payments.getSavedInfo#227d824b = payments.SavedInfo;"),
+        (0x4ea9b3bf, "payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;"),
+        (0x981b91dd, "payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;"),
+        (0x6d038b58, "payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;"),
+        (0x974392f2, "phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;"),
+        (0xa6b1e39a, "chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;"),
     ]
 }

@@ -166,6 +166,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Dialog" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Dialog {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -432,6 +434,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "WallPaper" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WallPaper {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -582,6 +586,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.TermsOfService" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TermsOfService {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -683,6 +689,8 @@ extension Api {
                     buffer.appendTLString(c.shortName)
             }
         }
+
+        public static var tlTypeName: String { "InputGame" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputGame {
             let id = try reader.readUInt32()
@@ -798,6 +806,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SecureRequiredType" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureRequiredType {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -892,6 +902,8 @@ extension Api.users {
             }
         }
 
+        public static var tlTypeName: String { "users.UserFull" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserFull {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -974,6 +986,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "AttachMenuBotIcon" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBotIcon {
             let id = try reader.readUInt32()
@@ -1060,6 +1074,8 @@ extension Api {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "AttachMenuBots" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBots {
             let id = try reader.readUInt32()
@@ -1226,6 +1242,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ForumTopic" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ForumTopic {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1378,6 +1396,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputChatlist" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChatlist {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1468,6 +1488,8 @@ extension Api.stories {
                     }
             }
         }
+
+        public static var tlTypeName: String { "stories.StoryViewsList" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryViewsList {
             let id = try reader.readUInt32()
@@ -1585,6 +1607,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputBusinessRecipients" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessRecipients {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1695,6 +1719,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessChatLink" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessChatLink {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1781,6 +1807,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.StarsRevenueWithdrawalUrl" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueWithdrawalUrl {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1857,6 +1885,8 @@ extension Api.users {
                     buffer.appendVector(c.documents, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "users.SavedMusic" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedMusic {
             let id = try reader.readUInt32()
@@ -1935,6 +1965,8 @@ extension Api.bots {
                     buffer.appendTLString(c.webappReqId)
             }
         }
+
+        public static var tlTypeName: String { "bots.RequestedButton" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequestedButton {
             let id = try reader.readUInt32()
@@ -2102,6 +2134,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ButtonType" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ButtonType {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2246,1049 +2280,168 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportPeer(...)` serializes.
-    public final class ReportPeer: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let reason: Api.ReportReason
-        public let message: String
-
-        public init(peer: Api.InputPeer, reason: Api.ReportReason, message: String) {
-            self.peer = peer
-            self.reason = reason
-            self.message = message
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc5ba3d86) }
-            self.peer.serialize(buffer, true)
-            self.reason.serialize(buffer, true)
-            buffer.appendTLString(self.message)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportPeer {
-            guard id == 0xc5ba3d86 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.reportPeer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _reason = try Api.ReportReason.parse(&reader)
-                field = 2
-                let _message = try reader.readTLString()
-                return ReportPeer(peer: _peer, reason: _reason, message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "account.reportPeer", fields: "peer,reason,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.object("reason", self.reason)
-            fields.string("message", self.message)
-            return ("account.reportPeer", fields.fields)
-        }
-    }
-
-    /// `account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;`
     public static func reportPeer(peer: Api.InputPeer, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportPeer(peer: peer, reason: reason, message: message).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.object("reason", reason)
+        arguments.string("message", message)
+        return TLRequest(definition: "account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;`
-    ///
-    /// The request as a value: what a server decodes, and what `resolveBusinessChatLink(...)` serializes.
-    public final class ResolveBusinessChatLink: TLFunction, TLRegistrable {
-        public let slug: String
-
-        public init(slug: String) {
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5492e5ee) }
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResolveBusinessChatLink {
-            guard id == 0x5492e5ee else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resolveBusinessChatLink"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _slug = try reader.readTLString()
-                return ResolveBusinessChatLink(slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "account.resolveBusinessChatLink", fields: "slug", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("slug", self.slug)
-            return ("account.resolveBusinessChatLink", fields.fields)
-        }
-    }
-
-    /// `account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;`
     public static func resolveBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResolvedBusinessChatLinks>) {
-        ResolveBusinessChatLink(slug: slug).call(DeserializeFunctionResponse(Api.account.ResolvedBusinessChatLinks.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.ResolvedBusinessChatLinks.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.importContactToken#13005788 token:string = User;`
-    ///
-    /// The request as a value: what a server decodes, and what `importContactToken(...)` serializes.
-    public final class ImportContactToken: TLFunction, TLRegistrable {
-        public let token: String
-
-        public init(token: String) {
-            self.token = token
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x13005788) }
-            buffer.appendTLString(self.token)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ImportContactToken {
-            guard id == 0x13005788 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.importContactToken"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _token = try reader.readTLString()
-                return ImportContactToken(token: _token)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.importContactToken", fields: "token", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("token", self.token)
-            return ("contacts.importContactToken", fields.fields)
-        }
-    }
-
-    /// `contacts.importContactToken#13005788 token:string = User;`
     public static func importContactToken(token: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        ImportContactToken(token: token).call(DeserializeFunctionResponse(Api.User.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("token", token)
+        return TLRequest(definition: "contacts.importContactToken#13005788 token:string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchGlobal(...)` serializes.
-    public final class SearchGlobal: TLFunction, TLRegistrable {
-        public let broadcastsOnly: Bool
-        public let groupsOnly: Bool
-        public let usersOnly: Bool
-        public let folderId: Int32?
-        public let community: Api.InputChannel?
-        public let q: String
-        public let filter: Api.MessagesFilter
-        public let minDate: Int32
-        public let maxDate: Int32
-        public let offsetRate: Int32
-        public let offsetPeer: Api.InputPeer
-        public let offsetId: Int32
-        public let limit: Int32
-
-        public init(broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) {
-            self.broadcastsOnly = broadcastsOnly
-            self.groupsOnly = groupsOnly
-            self.usersOnly = usersOnly
-            self.folderId = folderId
-            self.community = community
-            self.q = q
-            self.filter = filter
-            self.minDate = minDate
-            self.maxDate = maxDate
-            self.offsetRate = offsetRate
-            self.offsetPeer = offsetPeer
-            self.offsetId = offsetId
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if broadcastsOnly { tlSetFlag(&flags, 0x2) }
-            if groupsOnly { tlSetFlag(&flags, 0x4) }
-            if usersOnly { tlSetFlag(&flags, 0x8) }
-            if folderId != nil { tlSetFlag(&flags, 0x1) }
-            if community != nil { tlSetFlag(&flags, 0x10) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6126a43c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.folderId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.community {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.q)
-            self.filter.serialize(buffer, true)
-            buffer.appendInt32(self.minDate)
-            buffer.appendInt32(self.maxDate)
-            buffer.appendInt32(self.offsetRate)
-            self.offsetPeer.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchGlobal {
-            guard id == 0x6126a43c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.searchGlobal"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _broadcastsOnly = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _groupsOnly = tlFlagIsSet(_flags, 0x4)
-                field = 3
-                let _usersOnly = tlFlagIsSet(_flags, 0x8)
-                field = 4
-                var _folderId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _folderId = try reader.readInt32()
-                }
-                field = 5
-                var _community: Api.InputChannel? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _community = try Api.InputChannel.parse(&reader)
-                }
-                field = 6
-                let _q = try reader.readTLString()
-                field = 7
-                let _filter = try Api.MessagesFilter.parse(&reader)
-                field = 8
-                let _minDate = try reader.readInt32()
-                field = 9
-                let _maxDate = try reader.readInt32()
-                field = 10
-                let _offsetRate = try reader.readInt32()
-                field = 11
-                let _offsetPeer = try Api.InputPeer.parse(&reader)
-                field = 12
-                let _offsetId = try reader.readInt32()
-                field = 13
-                let _limit = try reader.readInt32()
-                return SearchGlobal(broadcastsOnly: _broadcastsOnly, groupsOnly: _groupsOnly, usersOnly: _usersOnly, folderId: _folderId, community: _community, q: _q, filter: _filter, minDate: _minDate, maxDate: _maxDate, offsetRate: _offsetRate, offsetPeer: _offsetPeer, offsetId: _offsetId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.searchGlobal", fields: "flags,broadcasts_only,groups_only,users_only,folder_id,community,q,filter,min_date,max_date,offset_rate,offset_peer,offset_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 14)
-            fields.flags("flags", _flags)
-            fields.trueFlag("broadcasts_only", self.broadcastsOnly)
-            fields.trueFlag("groups_only", self.groupsOnly)
-            fields.trueFlag("users_only", self.usersOnly)
-            if tlFlagIsSet(_flags, 0x1), let value = self.folderId {
-                fields.int("folder_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.community {
-                fields.object("community", value)
-            }
-            fields.string("q", self.q)
-            fields.object("filter", self.filter)
-            fields.int("min_date", self.minDate)
-            fields.int("max_date", self.maxDate)
-            fields.int("offset_rate", self.offsetRate)
-            fields.object("offset_peer", self.offsetPeer)
-            fields.int("offset_id", self.offsetId)
-            fields.int("limit", self.limit)
-            return ("messages.searchGlobal", fields.fields)
-        }
-    }
-
     /// `messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;`
     public static func searchGlobal(broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        SearchGlobal(broadcastsOnly: broadcastsOnly, groupsOnly: groupsOnly, usersOnly: usersOnly, folderId: folderId, community: community, q: q, filter: filter, minDate: minDate, maxDate: maxDate, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 13)
+        arguments.trueFlag("broadcasts_only", broadcastsOnly)
+        arguments.trueFlag("groups_only", groupsOnly)
+        arguments.trueFlag("users_only", usersOnly)
+        if let value = folderId { arguments.int("folder_id", value) }
+        if let value = community { arguments.object("community", value) }
+        arguments.string("q", q)
+        arguments.object("filter", filter)
+        arguments.int("min_date", minDate)
+        arguments.int("max_date", maxDate)
+        arguments.int("offset_rate", offsetRate)
+        arguments.object("offset_peer", offsetPeer)
+        arguments.int("offset_id", offsetId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editMessage(...)` serializes.
-    public final class EditMessage: TLFunction, TLRegistrable {
-        public let noWebpage: Bool
-        public let invertMedia: Bool
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let message: String?
-        public let media: Api.InputMedia?
-        public let replyMarkup: Api.ReplyMarkup?
-        public let entities: [Api.MessageEntity]?
-        public let scheduleDate: Int32?
-        public let scheduleRepeatPeriod: Int32?
-        public let quickReplyShortcutId: Int32?
-        public let richMessage: Api.InputRichMessage?
-
-        public init(noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) {
-            self.noWebpage = noWebpage
-            self.invertMedia = invertMedia
-            self.peer = peer
-            self.id = id
-            self.message = message
-            self.media = media
-            self.replyMarkup = replyMarkup
-            self.entities = entities
-            self.scheduleDate = scheduleDate
-            self.scheduleRepeatPeriod = scheduleRepeatPeriod
-            self.quickReplyShortcutId = quickReplyShortcutId
-            self.richMessage = richMessage
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if noWebpage { tlSetFlag(&flags, 0x2) }
-            if invertMedia { tlSetFlag(&flags, 0x10000) }
-            if message != nil { tlSetFlag(&flags, 0x800) }
-            if media != nil { tlSetFlag(&flags, 0x4000) }
-            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
-            if entities != nil { tlSetFlag(&flags, 0x8) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x8000) }
-            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x40000) }
-            if quickReplyShortcutId != nil { tlSetFlag(&flags, 0x20000) }
-            if richMessage != nil { tlSetFlag(&flags, 0x800000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb106e66c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x800), let value = self.message {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x8000), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.scheduleRepeatPeriod {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcutId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditMessage {
-            guard id == 0xb106e66c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
-                field = 3
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 4
-                let _id = try reader.readInt32()
-                field = 5
-                var _message: String? = nil
-                if tlFlagIsSet(_flags, 0x800) {
-                    _message = try reader.readTLString()
-                }
-                field = 6
-                var _media: Api.InputMedia? = nil
-                if tlFlagIsSet(_flags, 0x4000) {
-                    _media = try Api.InputMedia.parse(&reader)
-                }
-                field = 7
-                var _replyMarkup: Api.ReplyMarkup? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _replyMarkup = try Api.ReplyMarkup.parse(&reader)
-                }
-                field = 8
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 9
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x8000) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                field = 10
-                var _scheduleRepeatPeriod: Int32? = nil
-                if tlFlagIsSet(_flags, 0x40000) {
-                    _scheduleRepeatPeriod = try reader.readInt32()
-                }
-                field = 11
-                var _quickReplyShortcutId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x20000) {
-                    _quickReplyShortcutId = try reader.readInt32()
-                }
-                field = 12
-                var _richMessage: Api.InputRichMessage? = nil
-                if tlFlagIsSet(_flags, 0x800000) {
-                    _richMessage = try Api.InputRichMessage.parse(&reader)
-                }
-                return EditMessage(noWebpage: _noWebpage, invertMedia: _invertMedia, peer: _peer, id: _id, message: _message, media: _media, replyMarkup: _replyMarkup, entities: _entities, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, quickReplyShortcutId: _quickReplyShortcutId, richMessage: _richMessage)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editMessage", fields: "flags,no_webpage,invert_media,peer,id,message,media,reply_markup,entities,schedule_date,schedule_repeat_period,quick_reply_shortcut_id,rich_message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 13)
-            fields.flags("flags", _flags)
-            fields.trueFlag("no_webpage", self.noWebpage)
-            fields.trueFlag("invert_media", self.invertMedia)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x800), let value = self.message {
-                fields.string("message", value)
-            }
-            if tlFlagIsSet(_flags, 0x4000), let value = self.media {
-                fields.object("media", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                fields.object("reply_markup", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x8000), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.scheduleRepeatPeriod {
-                fields.int("schedule_repeat_period", value)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcutId {
-                fields.int("quick_reply_shortcut_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
-                fields.object("rich_message", value)
-            }
-            return ("messages.editMessage", fields.fields)
-        }
-    }
-
     /// `messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;`
     public static func editMessage(noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditMessage(noWebpage: noWebpage, invertMedia: invertMedia, peer: peer, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, quickReplyShortcutId: quickReplyShortcutId, richMessage: richMessage).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 12)
+        arguments.trueFlag("no_webpage", noWebpage)
+        arguments.trueFlag("invert_media", invertMedia)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        if let value = message { arguments.string("message", value) }
+        if let value = media { arguments.object("media", value) }
+        if let value = replyMarkup { arguments.object("reply_markup", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
+        if let value = quickReplyShortcutId { arguments.int("quick_reply_shortcut_id", value) }
+        if let value = richMessage { arguments.object("rich_message", value) }
+        return TLRequest(definition: "messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotShippingResults(...)` serializes.
-    public final class SetBotShippingResults: TLFunction, TLRegistrable {
-        public let queryId: Int64
-        public let error: String?
-        public let shippingOptions: [Api.ShippingOption]?
-
-        public init(queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) {
-            self.queryId = queryId
-            self.error = error
-            self.shippingOptions = shippingOptions
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if error != nil { tlSetFlag(&flags, 0x1) }
-            if shippingOptions != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe5f672fa) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt64(self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.error {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptions {
-                buffer.appendVector(value, boxed: true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotShippingResults {
-            guard id == 0xe5f672fa else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.setBotShippingResults"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _queryId = try reader.readInt64()
-                field = 2
-                var _error: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _error = try reader.readTLString()
-                }
-                field = 3
-                var _shippingOptions: [Api.ShippingOption]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _shippingOptions = try reader.readVector(boxed: true, of: Api.ShippingOption.self)
-                }
-                return SetBotShippingResults(queryId: _queryId, error: _error, shippingOptions: _shippingOptions)
-            }
-            catch {
-                throw error.inside(constructor: "messages.setBotShippingResults", fields: "flags,query_id,error,shipping_options", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.long("query_id", self.queryId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.error {
-                fields.string("error", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.shippingOptions {
-                fields.objects("shipping_options", value)
-            }
-            return ("messages.setBotShippingResults", fields.fields)
-        }
-    }
-
     /// `messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;`
     public static func setBotShippingResults(queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotShippingResults(queryId: queryId, error: error, shippingOptions: shippingOptions).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.long("query_id", queryId)
+        if let value = error { arguments.string("error", value) }
+        if let value = shippingOptions { arguments.objects("shipping_options", value) }
+        return TLRequest(definition: "messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDiscussionMessage(...)` serializes.
-    public final class GetDiscussionMessage: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x446972fd) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDiscussionMessage {
-            guard id == 0x446972fd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDiscussionMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return GetDiscussionMessage(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getDiscussionMessage", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("messages.getDiscussionMessage", fields.fields)
-        }
-    }
-
     /// `messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;`
     public static func getDiscussionMessage(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DiscussionMessage>) {
-        GetDiscussionMessage(peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.messages.DiscussionMessage.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.DiscussionMessage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `hideChatJoinRequest(...)` serializes.
-    public final class HideChatJoinRequest: TLFunction, TLRegistrable {
-        public let approved: Bool
-        public let peer: Api.InputPeer
-        public let userId: Api.InputUser
-
-        public init(approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) {
-            self.approved = approved
-            self.peer = peer
-            self.userId = userId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if approved { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7fe7e815) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> HideChatJoinRequest {
-            guard id == 0x7fe7e815 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.hideChatJoinRequest"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _approved = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _userId = try Api.InputUser.parse(&reader)
-                return HideChatJoinRequest(approved: _approved, peer: _peer, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.hideChatJoinRequest", fields: "flags,approved,peer,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("approved", self.approved)
-            fields.object("peer", self.peer)
-            fields.object("user_id", self.userId)
-            return ("messages.hideChatJoinRequest", fields.fields)
-        }
-    }
-
     /// `messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;`
     public static func hideChatJoinRequest(approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        HideChatJoinRequest(approved: approved, peer: peer, userId: userId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("approved", approved)
+        arguments.object("peer", peer)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getCustomEmojiDocuments(...)` serializes.
-    public final class GetCustomEmojiDocuments: TLFunction, TLRegistrable {
-        public let documentId: [Int64]
-
-        public init(documentId: [Int64]) {
-            self.documentId = documentId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd9ab0f54) }
-            buffer.appendVector(self.documentId, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetCustomEmojiDocuments {
-            guard id == 0xd9ab0f54 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getCustomEmojiDocuments"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _documentId = try reader.readVector(boxed: true, of: Int64.self)
-                return GetCustomEmojiDocuments(documentId: _documentId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getCustomEmojiDocuments", fields: "document_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.longs("document_id", self.documentId)
-            return ("messages.getCustomEmojiDocuments", fields.fields)
-        }
-    }
-
     /// `messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;`
     public static func getCustomEmojiDocuments(documentId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Document]>) {
-        GetCustomEmojiDocuments(documentId: documentId).call(DeserializeFunctionResponse<[Api.Document]>.vector(of: Api.Document.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.longs("document_id", documentId)
+        return TLRequest(definition: "messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.Document]>.vector(of: Api.Document.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;`
-    ///
-    /// The request as a value: what a server decodes, and what `translateRichMessage(...)` serializes.
-    public final class TranslateRichMessage: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer?
-        public let id: [Int32]?
-        public let text: [Api.InputRichMessage]?
-        public let toLang: String
-        public let tone: String?
-
-        public init(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) {
-            self.peer = peer
-            self.id = id
-            self.text = text
-            self.toLang = toLang
-            self.tone = tone
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if peer != nil && id != nil { tlSetFlag(&flags, 0x1) }
-            if text != nil { tlSetFlag(&flags, 0x2) }
-            if tone != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1a542004) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.id {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.text {
-                buffer.appendVector(value, boxed: true)
-            }
-            buffer.appendTLString(self.toLang)
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TranslateRichMessage {
-            guard id == 0x1a542004 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.translateRichMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                var _id: [Int32]? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _id = try reader.readVector(boxed: true, of: Int32.self)
-                }
-                field = 3
-                var _text: [Api.InputRichMessage]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _text = try reader.readVector(boxed: true, of: Api.InputRichMessage.self)
-                }
-                field = 4
-                let _toLang = try reader.readTLString()
-                field = 5
-                var _tone: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _tone = try reader.readTLString()
-                }
-                return TranslateRichMessage(peer: _peer, id: _id, text: _text, toLang: _toLang, tone: _tone)
-            }
-            catch {
-                throw error.inside(constructor: "messages.translateRichMessage", fields: "flags,peer,id,text,to_lang,tone", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.peer {
-                fields.object("peer", value)
-            }
-            if tlFlagIsSet(_flags, 0x1), let value = self.id {
-                fields.ints("id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.text {
-                fields.objects("text", value)
-            }
-            fields.string("to_lang", self.toLang)
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                fields.string("tone", value)
-            }
-            return ("messages.translateRichMessage", fields.fields)
-        }
-    }
-
-    /// `messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;`
     public static func translateRichMessage(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedRichMessage>) {
-        TranslateRichMessage(peer: peer, id: id, text: text, toLang: toLang, tone: tone).call(DeserializeFunctionResponse(Api.messages.TranslatedRichMessage.self))
+        var arguments = TLFieldList(capacity: 5)
+        if let value = peer { arguments.object("peer", value) }
+        if let value = id { arguments.ints("id", value) }
+        if let value = text { arguments.objects("text", value) }
+        arguments.string("to_lang", toLang)
+        if let value = tone { arguments.string("tone", value) }
+        return TLRequest(definition: "messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.TranslatedRichMessage.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getFileHashes(...)` serializes.
-    public final class GetFileHashes: TLFunction, TLRegistrable {
-        public let location: Api.InputFileLocation
-        public let offset: Int64
-
-        public init(location: Api.InputFileLocation, offset: Int64) {
-            self.location = location
-            self.offset = offset
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9156982a) }
-            self.location.serialize(buffer, true)
-            buffer.appendInt64(self.offset)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetFileHashes {
-            guard id == 0x9156982a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.getFileHashes"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _location = try Api.InputFileLocation.parse(&reader)
-                field = 1
-                let _offset = try reader.readInt64()
-                return GetFileHashes(location: _location, offset: _offset)
-            }
-            catch {
-                throw error.inside(constructor: "upload.getFileHashes", fields: "location,offset", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("location", self.location)
-            fields.long("offset", self.offset)
-            return ("upload.getFileHashes", fields.fields)
-        }
-    }
-
-    /// `upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;`
     public static func getFileHashes(location: Api.InputFileLocation, offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
-        GetFileHashes(location: location, offset: offset).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("location", location)
+        arguments.long("offset", offset)
+        return TLRequest(definition: "upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getPremiumPromo#b81b93d4 = help.PremiumPromo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPremiumPromo(...)` serializes.
-    public final class GetPremiumPromo: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb81b93d4) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPremiumPromo {
-            guard id == 0xb81b93d4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getPremiumPromo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetPremiumPromo()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getPremiumPromo", [])
-        }
-    }
-
-    /// `help.getPremiumPromo#b81b93d4 = help.PremiumPromo;`
     public static func getPremiumPromo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PremiumPromo>) {
-        GetPremiumPromo().call(DeserializeFunctionResponse(Api.help.PremiumPromo.self))
+        TLRequest(definition: "help.getPremiumPromo#b81b93d4 = help.PremiumPromo;", arguments: []).call(DeserializeFunctionResponse(Api.help.PremiumPromo.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getGroupsForDiscussion#f5dad378 = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupsForDiscussion(...)` serializes.
-    public final class GetGroupsForDiscussion: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf5dad378) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupsForDiscussion {
-            guard id == 0xf5dad378 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getGroupsForDiscussion"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetGroupsForDiscussion()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("channels.getGroupsForDiscussion", [])
-        }
-    }
-
-    /// `channels.getGroupsForDiscussion#f5dad378 = messages.Chats;`
     public static func getGroupsForDiscussion() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetGroupsForDiscussion().call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        TLRequest(definition: "channels.getGroupsForDiscussion#f5dad378 = messages.Chats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveTone(...)` serializes.
-    public final class SaveTone: TLFunction, TLRegistrable {
-        public let tone: Api.InputAiComposeTone
-        public let unsave: Bool
-
-        public init(tone: Api.InputAiComposeTone, unsave: Bool) {
-            self.tone = tone
-            self.unsave = unsave
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1782cbb1) }
-            self.tone.serialize(buffer, true)
-            buffer.appendBool(self.unsave)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveTone {
-            guard id == 0x1782cbb1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "aicompose.saveTone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _tone = try Api.InputAiComposeTone.parse(&reader)
-                field = 1
-                let _unsave = try reader.readBool()
-                return SaveTone(tone: _tone, unsave: _unsave)
-            }
-            catch {
-                throw error.inside(constructor: "aicompose.saveTone", fields: "tone,unsave", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("tone", self.tone)
-            fields.bool("unsave", self.unsave)
-            return ("aicompose.saveTone", fields.fields)
-        }
-    }
-
-    /// `aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;`
     public static func saveTone(tone: Api.InputAiComposeTone, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveTone(tone: tone, unsave: unsave).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("tone", tone)
+        arguments.bool("unsave", unsave)
+        return TLRequest(definition: "aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteAllWelcomeMessages(...)` serializes.
-    public final class DeleteAllWelcomeMessages: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x734f9721) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteAllWelcomeMessages {
-            guard id == 0x734f9721 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.deleteAllWelcomeMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return DeleteAllWelcomeMessages(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.deleteAllWelcomeMessages", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("ephemeral.deleteAllWelcomeMessages", fields.fields)
-        }
-    }
-
-    /// `ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;`
     public static func deleteAllWelcomeMessages(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteAllWelcomeMessages(peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -3325,20 +2478,22 @@ extension Api {
         (0x4f58a237, Api.ButtonType.self),
         (0x3fe268fe, Api.ButtonType.self),
         (0xc01a597a, Api.ButtonType.self),
-        (0xc5ba3d86, Api.functions.account.ReportPeer.self),
-        (0x5492e5ee, Api.functions.account.ResolveBusinessChatLink.self),
-        (0x13005788, Api.functions.contacts.ImportContactToken.self),
-        (0x6126a43c, Api.functions.messages.SearchGlobal.self),
-        (0xb106e66c, Api.functions.messages.EditMessage.self),
-        (0xe5f672fa, Api.functions.messages.SetBotShippingResults.self),
-        (0x446972fd, Api.functions.messages.GetDiscussionMessage.self),
-        (0x7fe7e815, Api.functions.messages.HideChatJoinRequest.self),
-        (0xd9ab0f54, Api.functions.messages.GetCustomEmojiDocuments.self),
-        (0x1a542004, Api.functions.messages.TranslateRichMessage.self),
-        (0x9156982a, Api.functions.upload.GetFileHashes.self),
-        (0xb81b93d4, Api.functions.help.GetPremiumPromo.self),
-        (0xf5dad378, Api.functions.channels.GetGroupsForDiscussion.self),
-        (0x1782cbb1, Api.functions.aicompose.SaveTone.self),
-        (0x734f9721, Api.functions.ephemeral.DeleteAllWelcomeMessages.self),
+    ]
+    static let functionEntries33: [(UInt32, StaticString)] = [
+        (0xc5ba3d86, "account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;"),
+        (0x5492e5ee, "account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;"),
+        (0x13005788, "contacts.importContactToken#13005788 token:string = User;"),
+        (0x6126a43c, "messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;"),
+        (0xb106e66c, "messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;"),
+        (0xe5f672fa, "messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;"),
+        (0x446972fd, "messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;"),
+        (0x7fe7e815, "messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;"),
+        (0xd9ab0f54, "messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;"),
+        (0x1a542004, "messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;"),
+        (0x9156982a, "upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;"),
+        (0xb81b93d4, "help.getPremiumPromo#b81b93d4 = help.PremiumPromo;"),
+        (0xf5dad378, "channels.getGroupsForDiscussion#f5dad378 = messages.Chats;"),
+        (0x1782cbb1, "aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;"),
+        (0x734f9721, "ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;"),
     ]
 }

@@ -79,6 +79,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.Dialogs" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Dialogs {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -193,6 +195,8 @@ extension Api.photos {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "photos.Photo" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photo {
             let id = try reader.readUInt32()
@@ -581,6 +585,8 @@ extension Api {
                     c.richMessage.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "BotInlineMessage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInlineMessage {
             let id = try reader.readUInt32()
@@ -982,6 +988,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.CodeType" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CodeType {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1065,6 +1073,8 @@ extension Api.messages {
                     buffer.appendVector(c.sets, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "messages.StickerSetInstallResult" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSetInstallResult {
             let id = try reader.readUInt32()
@@ -1172,6 +1182,8 @@ extension Api {
                     buffer.appendTLString(c.translationsUrl)
             }
         }
+
+        public static var tlTypeName: String { "LangPackLanguage" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LangPackLanguage {
             let id = try reader.readUInt32()
@@ -1296,6 +1308,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "WebAuthorization" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebAuthorization {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1383,6 +1397,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StatsPercentValue" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsPercentValue {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1469,6 +1485,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MessageViews" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageViews {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1554,6 +1572,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.HistoryImport" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HistoryImport {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1615,6 +1635,8 @@ extension Api {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "AttachMenuBotsBot" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBotsBot {
             let id = try reader.readUInt32()
@@ -1681,6 +1703,8 @@ extension Api {
                     buffer.appendTLString(c.title)
             }
         }
+
+        public static var tlTypeName: String { "PaymentFormMethod" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentFormMethod {
             let id = try reader.readUInt32()
@@ -1887,6 +1911,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "RequestPeerType" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequestPeerType {
             let id = try reader.readUInt32()
@@ -2149,6 +2175,8 @@ extension Api.premium {
             }
         }
 
+        public static var tlTypeName: String { "premium.BoostsStatus" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BoostsStatus {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2298,6 +2326,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ReportResult" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReportResult {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2414,6 +2444,8 @@ extension Api.communities {
             }
         }
 
+        public static var tlTypeName: String { "communities.PeerLinkRequests" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerLinkRequests {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2473,864 +2505,150 @@ extension Api.communities {
 
 extension Api.functions.auth {
     /// `auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `signIn(...)` serializes.
-    public final class SignIn: TLFunction, TLRegistrable {
-        public let phoneNumber: String
-        public let phoneCodeHash: String
-        public let phoneCode: String?
-        public let emailVerification: Api.EmailVerification?
-
-        public init(phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) {
-            self.phoneNumber = phoneNumber
-            self.phoneCodeHash = phoneCodeHash
-            self.phoneCode = phoneCode
-            self.emailVerification = emailVerification
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if phoneCode != nil { tlSetFlag(&flags, 0x1) }
-            if emailVerification != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8d52a951) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.phoneNumber)
-            buffer.appendTLString(self.phoneCodeHash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.phoneCode {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.emailVerification {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SignIn {
-            guard id == 0x8d52a951 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.signIn"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _phoneNumber = try reader.readTLString()
-                field = 2
-                let _phoneCodeHash = try reader.readTLString()
-                field = 3
-                var _phoneCode: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _phoneCode = try reader.readTLString()
-                }
-                field = 4
-                var _emailVerification: Api.EmailVerification? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _emailVerification = try Api.EmailVerification.parse(&reader)
-                }
-                return SignIn(phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, phoneCode: _phoneCode, emailVerification: _emailVerification)
-            }
-            catch {
-                throw error.inside(constructor: "auth.signIn", fields: "flags,phone_number,phone_code_hash,phone_code,email_verification", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.string("phone_number", self.phoneNumber)
-            fields.string("phone_code_hash", self.phoneCodeHash)
-            if tlFlagIsSet(_flags, 0x1), let value = self.phoneCode {
-                fields.string("phone_code", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.emailVerification {
-                fields.object("email_verification", value)
-            }
-            return ("auth.signIn", fields.fields)
-        }
-    }
-
-    /// `auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;`
     public static func signIn(phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        SignIn(phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode, emailVerification: emailVerification).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.string("phone_number", phoneNumber)
+        arguments.string("phone_code_hash", phoneCodeHash)
+        if let value = phoneCode { arguments.string("phone_code", value) }
+        if let value = emailVerification { arguments.object("email_verification", value) }
+        return TLRequest(definition: "auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.resetNotifySettings#db7e1747 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetNotifySettings(...)` serializes.
-    public final class ResetNotifySettings: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdb7e1747) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetNotifySettings {
-            guard id == 0xdb7e1747 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resetNotifySettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ResetNotifySettings()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.resetNotifySettings", [])
-        }
-    }
-
     /// `account.resetNotifySettings#db7e1747 = Bool;`
     public static func resetNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetNotifySettings().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.resetNotifySettings#db7e1747 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updatePasswordSettings(...)` serializes.
-    public final class UpdatePasswordSettings: TLFunction, TLRegistrable {
-        public let password: Api.InputCheckPasswordSRP
-        public let newSettings: Api.account.PasswordInputSettings
-
-        public init(password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) {
-            self.password = password
-            self.newSettings = newSettings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa59b102f) }
-            self.password.serialize(buffer, true)
-            self.newSettings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdatePasswordSettings {
-            guard id == 0xa59b102f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updatePasswordSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                field = 1
-                let _newSettings = try Api.account.PasswordInputSettings.parse(&reader)
-                return UpdatePasswordSettings(password: _password, newSettings: _newSettings)
-            }
-            catch {
-                throw error.inside(constructor: "account.updatePasswordSettings", fields: "password,new_settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("password", self.password)
-            fields.object("new_settings", self.newSettings)
-            return ("account.updatePasswordSettings", fields.fields)
-        }
-    }
-
     /// `account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;`
     public static func updatePasswordSettings(password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdatePasswordSettings(password: password, newSettings: newSettings).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("password", password)
+        arguments.object("new_settings", newSettings)
+        return TLRequest(definition: "account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `confirmBotConnection(...)` serializes.
-    public final class ConfirmBotConnection: TLFunction, TLRegistrable {
-        public let botId: Api.InputUser
-
-        public init(botId: Api.InputUser) {
-            self.botId = botId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x67ed1f68) }
-            self.botId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ConfirmBotConnection {
-            guard id == 0x67ed1f68 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.confirmBotConnection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _botId = try Api.InputUser.parse(&reader)
-                return ConfirmBotConnection(botId: _botId)
-            }
-            catch {
-                throw error.inside(constructor: "account.confirmBotConnection", fields: "bot_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("bot_id", self.botId)
-            return ("account.confirmBotConnection", fields.fields)
-        }
-    }
-
-    /// `account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;`
     public static func confirmBotConnection(botId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ConfirmBotConnection(botId: botId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("bot_id", botId)
+        return TLRequest(definition: "account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteByPhones(...)` serializes.
-    public final class DeleteByPhones: TLFunction, TLRegistrable {
-        public let phones: [String]
-
-        public init(phones: [String]) {
-            self.phones = phones
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1013fd9e) }
-            buffer.appendVector(self.phones, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteByPhones {
-            guard id == 0x1013fd9e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.deleteByPhones"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _phones = try reader.readVector(boxed: true, of: String.self)
-                return DeleteByPhones(phones: _phones)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.deleteByPhones", fields: "phones", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.strings("phones", self.phones)
-            return ("contacts.deleteByPhones", fields.fields)
-        }
-    }
-
-    /// `contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;`
     public static func deleteByPhones(phones: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteByPhones(phones: phones).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.strings("phones", phones)
+        return TLRequest(definition: "contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getHistory(...)` serializes.
-    public final class GetHistory: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let offsetId: Int32
-        public let offsetDate: Int32
-        public let addOffset: Int32
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
-            self.peer = peer
-            self.offsetId = offsetId
-            self.offsetDate = offsetDate
-            self.addOffset = addOffset
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x4423e6c5) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.offsetDate)
-            buffer.appendInt32(self.addOffset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetHistory {
-            guard id == 0x4423e6c5 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _offsetId = try reader.readInt32()
-                field = 2
-                let _offsetDate = try reader.readInt32()
-                field = 3
-                let _addOffset = try reader.readInt32()
-                field = 4
-                let _limit = try reader.readInt32()
-                field = 5
-                let _maxId = try reader.readInt32()
-                field = 6
-                let _minId = try reader.readInt32()
-                field = 7
-                let _hash = try reader.readInt64()
-                return GetHistory(peer: _peer, offsetId: _offsetId, offsetDate: _offsetDate, addOffset: _addOffset, limit: _limit, maxId: _maxId, minId: _minId, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getHistory", fields: "peer,offset_id,offset_date,add_offset,limit,max_id,min_id,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 8)
-            fields.object("peer", self.peer)
-            fields.int("offset_id", self.offsetId)
-            fields.int("offset_date", self.offsetDate)
-            fields.int("add_offset", self.addOffset)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            fields.long("hash", self.hash)
-            return ("messages.getHistory", fields.fields)
-        }
-    }
-
     /// `messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getHistory(peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetHistory(peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.object("peer", peer)
+        arguments.int("offset_id", offsetId)
+        arguments.int("offset_date", offsetDate)
+        arguments.int("add_offset", addOffset)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editChatTitle#73783ffd chat_id:long title:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editChatTitle(...)` serializes.
-    public final class EditChatTitle: TLFunction, TLRegistrable {
-        public let chatId: Int64
-        public let title: String
-
-        public init(chatId: Int64, title: String) {
-            self.chatId = chatId
-            self.title = title
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x73783ffd) }
-            buffer.appendInt64(self.chatId)
-            buffer.appendTLString(self.title)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditChatTitle {
-            guard id == 0x73783ffd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editChatTitle"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatId = try reader.readInt64()
-                field = 1
-                let _title = try reader.readTLString()
-                return EditChatTitle(chatId: _chatId, title: _title)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editChatTitle", fields: "chat_id,title", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("chat_id", self.chatId)
-            fields.string("title", self.title)
-            return ("messages.editChatTitle", fields.fields)
-        }
-    }
-
     /// `messages.editChatTitle#73783ffd chat_id:long title:string = Updates;`
     public static func editChatTitle(chatId: Int64, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditChatTitle(chatId: chatId, title: title).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("chat_id", chatId)
+        arguments.string("title", title)
+        return TLRequest(definition: "messages.editChatTitle#73783ffd chat_id:long title:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMaskStickers(...)` serializes.
-    public final class GetMaskStickers: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x640f82b8) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMaskStickers {
-            guard id == 0x640f82b8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getMaskStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetMaskStickers(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getMaskStickers", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("messages.getMaskStickers", fields.fields)
-        }
-    }
-
     /// `messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;`
     public static func getMaskStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
-        GetMaskStickers(hash: hash).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editChatDefaultBannedRights(...)` serializes.
-    public final class EditChatDefaultBannedRights: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let bannedRights: Api.ChatBannedRights
-
-        public init(peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
-            self.peer = peer
-            self.bannedRights = bannedRights
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa5866b41) }
-            self.peer.serialize(buffer, true)
-            self.bannedRights.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditChatDefaultBannedRights {
-            guard id == 0xa5866b41 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editChatDefaultBannedRights"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _bannedRights = try Api.ChatBannedRights.parse(&reader)
-                return EditChatDefaultBannedRights(peer: _peer, bannedRights: _bannedRights)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editChatDefaultBannedRights", fields: "peer,banned_rights", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("banned_rights", self.bannedRights)
-            return ("messages.editChatDefaultBannedRights", fields.fields)
-        }
-    }
-
-    /// `messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;`
     public static func editChatDefaultBannedRights(peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditChatDefaultBannedRights(peer: peer, bannedRights: bannedRights).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("banned_rights", bannedRights)
+        return TLRequest(definition: "messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.hidePromoData#1e251c95 peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `hidePromoData(...)` serializes.
-    public final class HidePromoData: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1e251c95) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> HidePromoData {
-            guard id == 0x1e251c95 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.hidePromoData"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return HidePromoData(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "help.hidePromoData", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("help.hidePromoData", fields.fields)
-        }
-    }
-
-    /// `help.hidePromoData#1e251c95 peer:InputPeer = Bool;`
     public static func hidePromoData(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        HidePromoData(peer: peer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "help.hidePromoData#1e251c95 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;`
-    ///
-    /// The request as a value: what a server decodes, and what `confirmCall(...)` serializes.
-    public final class ConfirmCall: TLFunction, TLRegistrable {
-        public let peer: Api.InputPhoneCall
-        public let gA: [UInt8]
-        public let keyFingerprint: Int64
-        public let `protocol`: Api.PhoneCallProtocol
-
-        public init(peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) {
-            self.peer = peer
-            self.gA = gA
-            self.keyFingerprint = keyFingerprint
-            self.`protocol` = `protocol`
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2efe1722) }
-            self.peer.serialize(buffer, true)
-            buffer.appendTLBytes(self.gA)
-            buffer.appendInt64(self.keyFingerprint)
-            self.`protocol`.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ConfirmCall {
-            guard id == 0x2efe1722 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.confirmCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPhoneCall.parse(&reader)
-                field = 1
-                let _gA = try reader.readTLBytes()
-                field = 2
-                let _keyFingerprint = try reader.readInt64()
-                field = 3
-                let _protocol = try Api.PhoneCallProtocol.parse(&reader)
-                return ConfirmCall(peer: _peer, gA: _gA, keyFingerprint: _keyFingerprint, protocol: _protocol)
-            }
-            catch {
-                throw error.inside(constructor: "phone.confirmCall", fields: "peer,g_a,key_fingerprint,protocol", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.bytes("g_a", self.gA)
-            fields.long("key_fingerprint", self.keyFingerprint)
-            fields.object("protocol", self.`protocol`)
-            return ("phone.confirmCall", fields.fields)
-        }
-    }
-
     /// `phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;`
     public static func confirmCall(peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
-        ConfirmCall(peer: peer, gA: gA, keyFingerprint: keyFingerprint, protocol: `protocol`).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.bytes("g_a", gA)
+        arguments.long("key_fingerprint", keyFingerprint)
+        arguments.object("protocol", `protocol`)
+        return TLRequest(definition: "phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `editGroupCallParticipant(...)` serializes.
-    public final class EditGroupCallParticipant: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let participant: Api.InputPeer
-        public let muted: Bool?
-        public let volume: Int32?
-        public let raiseHand: Bool?
-        public let videoStopped: Bool?
-        public let videoPaused: Bool?
-        public let presentationPaused: Bool?
-
-        public init(call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) {
-            self.call = call
-            self.participant = participant
-            self.muted = muted
-            self.volume = volume
-            self.raiseHand = raiseHand
-            self.videoStopped = videoStopped
-            self.videoPaused = videoPaused
-            self.presentationPaused = presentationPaused
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if muted != nil { tlSetFlag(&flags, 0x1) }
-            if volume != nil { tlSetFlag(&flags, 0x2) }
-            if raiseHand != nil { tlSetFlag(&flags, 0x4) }
-            if videoStopped != nil { tlSetFlag(&flags, 0x8) }
-            if videoPaused != nil { tlSetFlag(&flags, 0x10) }
-            if presentationPaused != nil { tlSetFlag(&flags, 0x20) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa5273abf) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            self.participant.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.muted {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.volume {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.raiseHand {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.videoStopped {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.videoPaused {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.presentationPaused {
-                buffer.appendBool(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditGroupCallParticipant {
-            guard id == 0xa5273abf else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.editGroupCallParticipant"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 2
-                let _participant = try Api.InputPeer.parse(&reader)
-                field = 3
-                var _muted: Bool? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _muted = try reader.readBool()
-                }
-                field = 4
-                var _volume: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _volume = try reader.readInt32()
-                }
-                field = 5
-                var _raiseHand: Bool? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _raiseHand = try reader.readBool()
-                }
-                field = 6
-                var _videoStopped: Bool? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _videoStopped = try reader.readBool()
-                }
-                field = 7
-                var _videoPaused: Bool? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _videoPaused = try reader.readBool()
-                }
-                field = 8
-                var _presentationPaused: Bool? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _presentationPaused = try reader.readBool()
-                }
-                return EditGroupCallParticipant(call: _call, participant: _participant, muted: _muted, volume: _volume, raiseHand: _raiseHand, videoStopped: _videoStopped, videoPaused: _videoPaused, presentationPaused: _presentationPaused)
-            }
-            catch {
-                throw error.inside(constructor: "phone.editGroupCallParticipant", fields: "flags,call,participant,muted,volume,raise_hand,video_stopped,video_paused,presentation_paused", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 9)
-            fields.flags("flags", _flags)
-            fields.object("call", self.call)
-            fields.object("participant", self.participant)
-            if tlFlagIsSet(_flags, 0x1), let value = self.muted {
-                fields.bool("muted", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.volume {
-                fields.int("volume", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.raiseHand {
-                fields.bool("raise_hand", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.videoStopped {
-                fields.bool("video_stopped", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.videoPaused {
-                fields.bool("video_paused", value)
-            }
-            if tlFlagIsSet(_flags, 0x20), let value = self.presentationPaused {
-                fields.bool("presentation_paused", value)
-            }
-            return ("phone.editGroupCallParticipant", fields.fields)
-        }
-    }
-
-    /// `phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;`
     public static func editGroupCallParticipant(call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        EditGroupCallParticipant(call: call, participant: participant, muted: muted, volume: volume, raiseHand: raiseHand, videoStopped: videoStopped, videoPaused: videoPaused, presentationPaused: presentationPaused).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 8)
+        arguments.object("call", call)
+        arguments.object("participant", participant)
+        if let value = muted { arguments.bool("muted", value) }
+        if let value = volume { arguments.int("volume", value) }
+        if let value = raiseHand { arguments.bool("raise_hand", value) }
+        if let value = videoStopped { arguments.bool("video_stopped", value) }
+        if let value = videoPaused { arguments.bool("video_paused", value) }
+        if let value = presentationPaused { arguments.bool("presentation_paused", value) }
+        return TLRequest(definition: "phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;`
-    ///
-    /// The request as a value: what a server decodes, and what `readStories(...)` serializes.
-    public final class ReadStories: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let maxId: Int32
-
-        public init(peer: Api.InputPeer, maxId: Int32) {
-            self.peer = peer
-            self.maxId = maxId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa556dac8) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.maxId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadStories {
-            guard id == 0xa556dac8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.readStories"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _maxId = try reader.readInt32()
-                return ReadStories(peer: _peer, maxId: _maxId)
-            }
-            catch {
-                throw error.inside(constructor: "stories.readStories", fields: "peer,max_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("max_id", self.maxId)
-            return ("stories.readStories", fields.fields)
-        }
-    }
-
-    /// `stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;`
     public static func readStories(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        ReadStories(peer: peer, maxId: maxId).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("max_id", maxId)
+        return TLRequest(definition: "stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 }
 
 extension Api.functions.communities {
     /// `communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleAllPeerLinkRequestApproval(...)` serializes.
-    public final class ToggleAllPeerLinkRequestApproval: TLFunction, TLRegistrable {
-        public let reject: Bool
-        public let community: Api.InputChannel
-
-        public init(reject: Bool = false, community: Api.InputChannel) {
-            self.reject = reject
-            self.community = community
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reject { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xbfe3dd3d) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.community.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleAllPeerLinkRequestApproval {
-            guard id == 0xbfe3dd3d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "communities.toggleAllPeerLinkRequestApproval"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _reject = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _community = try Api.InputChannel.parse(&reader)
-                return ToggleAllPeerLinkRequestApproval(reject: _reject, community: _community)
-            }
-            catch {
-                throw error.inside(constructor: "communities.toggleAllPeerLinkRequestApproval", fields: "flags,reject,community", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("reject", self.reject)
-            fields.object("community", self.community)
-            return ("communities.toggleAllPeerLinkRequestApproval", fields.fields)
-        }
-    }
-
-    /// `communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;`
     public static func toggleAllPeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleAllPeerLinkRequestApproval(reject: reject, community: community).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("reject", reject)
+        arguments.object("community", community)
+        return TLRequest(definition: "communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -3371,19 +2689,21 @@ extension Api {
         (0x6f09ac31, Api.ReportResult.self),
         (0x8db33c4b, Api.ReportResult.self),
         (0x2244afad, Api.communities.PeerLinkRequests.self),
-        (0x8d52a951, Api.functions.auth.SignIn.self),
-        (0xdb7e1747, Api.functions.account.ResetNotifySettings.self),
-        (0xa59b102f, Api.functions.account.UpdatePasswordSettings.self),
-        (0x67ed1f68, Api.functions.account.ConfirmBotConnection.self),
-        (0x1013fd9e, Api.functions.contacts.DeleteByPhones.self),
-        (0x4423e6c5, Api.functions.messages.GetHistory.self),
-        (0x73783ffd, Api.functions.messages.EditChatTitle.self),
-        (0x640f82b8, Api.functions.messages.GetMaskStickers.self),
-        (0xa5866b41, Api.functions.messages.EditChatDefaultBannedRights.self),
-        (0x1e251c95, Api.functions.help.HidePromoData.self),
-        (0x2efe1722, Api.functions.phone.ConfirmCall.self),
-        (0xa5273abf, Api.functions.phone.EditGroupCallParticipant.self),
-        (0xa556dac8, Api.functions.stories.ReadStories.self),
-        (0xbfe3dd3d, Api.functions.communities.ToggleAllPeerLinkRequestApproval.self),
+    ]
+    static let functionEntries34: [(UInt32, StaticString)] = [
+        (0x8d52a951, "auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;"),
+        (0xdb7e1747, "account.resetNotifySettings#db7e1747 = Bool;"),
+        (0xa59b102f, "account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;"),
+        (0x67ed1f68, "account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;"),
+        (0x1013fd9e, "contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;"),
+        (0x4423e6c5, "messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;"),
+        (0x73783ffd, "messages.editChatTitle#73783ffd chat_id:long title:string = Updates;"),
+        (0x640f82b8, "messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;"),
+        (0xa5866b41, "messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;"),
+        (0x1e251c95, "help.hidePromoData#1e251c95 peer:InputPeer = Bool;"),
+        (0x2efe1722, "phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;"),
+        (0xa5273abf, "phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;"),
+        (0xa556dac8, "stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;"),
+        (0xbfe3dd3d, "communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;"),
     ]
 }

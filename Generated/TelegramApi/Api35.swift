@@ -75,6 +75,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Photo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -182,6 +184,8 @@ extension Api {
                     buffer.appendBool(c.mutual)
             }
         }
+
+        public static var tlTypeName: String { "Contact" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Contact {
             let id = try reader.readUInt32()
@@ -307,6 +311,8 @@ extension Api.account {
                     }
             }
         }
+
+        public static var tlTypeName: String { "account.Password" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Password {
             let id = try reader.readUInt32()
@@ -445,6 +451,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.ArchivedStickers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ArchivedStickers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -507,6 +515,8 @@ extension Api {
                     buffer.appendTLString(c.data)
             }
         }
+
+        public static var tlTypeName: String { "DataJSON" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DataJSON {
             let id = try reader.readUInt32()
@@ -572,6 +582,8 @@ extension Api {
                     buffer.appendTLBytes(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "FileHash" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileHash {
             let id = try reader.readUInt32()
@@ -646,6 +658,8 @@ extension Api {
                     buffer.appendTLString(c.address)
             }
         }
+
+        public static var tlTypeName: String { "ChannelLocation" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelLocation {
             let id = try reader.readUInt32()
@@ -737,6 +751,8 @@ extension Api.help {
             }
         }
 
+        public static var tlTypeName: String { "help.CountryCode" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CountryCode {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -820,6 +836,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.SearchResultsPositions" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsPositions {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -892,6 +910,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x7bfbdefc) }
             }
         }
+
+        public static var tlTypeName: String { "AttachMenuPeerType" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuPeerType {
             let id = try reader.readUInt32()
@@ -1025,6 +1045,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarsSubscription" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsSubscription {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1145,6 +1167,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "MessageReportOption" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReportOption {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1186,1226 +1210,203 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;`
-    ///
-    /// The request as a value: what a server decodes, and what `setPrivacy(...)` serializes.
-    public final class SetPrivacy: TLFunction, TLRegistrable {
-        public let key: Api.InputPrivacyKey
-        public let rules: [Api.InputPrivacyRule]
-
-        public init(key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) {
-            self.key = key
-            self.rules = rules
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc9f81ce8) }
-            self.key.serialize(buffer, true)
-            buffer.appendVector(self.rules, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetPrivacy {
-            guard id == 0xc9f81ce8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.setPrivacy"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _key = try Api.InputPrivacyKey.parse(&reader)
-                field = 1
-                let _rules = try reader.readVector(boxed: true, of: Api.InputPrivacyRule.self)
-                return SetPrivacy(key: _key, rules: _rules)
-            }
-            catch {
-                throw error.inside(constructor: "account.setPrivacy", fields: "key,rules", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("key", self.key)
-            fields.objects("rules", self.rules)
-            return ("account.setPrivacy", fields.fields)
-        }
-    }
-
-    /// `account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;`
     public static func setPrivacy(key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
-        SetPrivacy(key: key, rules: rules).call(DeserializeFunctionResponse(Api.account.PrivacyRules.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("key", key)
+        arguments.objects("rules", rules)
+        return TLRequest(definition: "account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PrivacyRules.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.resetAuthorization#df77f3bc hash:long = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetAuthorization(...)` serializes.
-    public final class ResetAuthorization: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdf77f3bc) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetAuthorization {
-            guard id == 0xdf77f3bc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resetAuthorization"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return ResetAuthorization(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.resetAuthorization", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.resetAuthorization", fields.fields)
-        }
-    }
-
     /// `account.resetAuthorization#df77f3bc hash:long = Bool;`
     public static func resetAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetAuthorization(hash: hash).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.resetAuthorization#df77f3bc hash:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.resendPasswordEmail#7a7f2a15 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resendPasswordEmail(...)` serializes.
-    public final class ResendPasswordEmail: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7a7f2a15) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResendPasswordEmail {
-            guard id == 0x7a7f2a15 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resendPasswordEmail"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ResendPasswordEmail()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.resendPasswordEmail", [])
-        }
-    }
-
     /// `account.resendPasswordEmail#7a7f2a15 = Bool;`
     public static func resendPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResendPasswordEmail().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "account.resendPasswordEmail#7a7f2a15 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGlobalPrivacySettings(...)` serializes.
-    public final class GetGlobalPrivacySettings: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xeb2b4cf6) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGlobalPrivacySettings {
-            guard id == 0xeb2b4cf6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getGlobalPrivacySettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetGlobalPrivacySettings()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getGlobalPrivacySettings", [])
-        }
-    }
-
-    /// `account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;`
     public static func getGlobalPrivacySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
-        GetGlobalPrivacySettings().call(DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
+        TLRequest(definition: "account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;", arguments: []).call(DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendMessage(...)` serializes.
-    public final class SendMessage: TLFunction, TLRegistrable {
-        public let noWebpage: Bool
-        public let silent: Bool
-        public let background: Bool
-        public let clearDraft: Bool
-        public let noforwards: Bool
-        public let updateStickersetsOrder: Bool
-        public let invertMedia: Bool
-        public let allowPaidFloodskip: Bool
-        public let peer: Api.InputPeer
-        public let replyTo: Api.InputReplyTo?
-        public let message: String
-        public let randomId: Int64
-        public let replyMarkup: Api.ReplyMarkup?
-        public let entities: [Api.MessageEntity]?
-        public let scheduleDate: Int32?
-        public let scheduleRepeatPeriod: Int32?
-        public let sendAs: Api.InputPeer?
-        public let quickReplyShortcut: Api.InputQuickReplyShortcut?
-        public let effect: Int64?
-        public let allowPaidStars: Int64?
-        public let suggestedPost: Api.SuggestedPost?
-        public let richMessage: Api.InputRichMessage?
-
-        public init(noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
-            self.noWebpage = noWebpage
-            self.silent = silent
-            self.background = background
-            self.clearDraft = clearDraft
-            self.noforwards = noforwards
-            self.updateStickersetsOrder = updateStickersetsOrder
-            self.invertMedia = invertMedia
-            self.allowPaidFloodskip = allowPaidFloodskip
-            self.peer = peer
-            self.replyTo = replyTo
-            self.message = message
-            self.randomId = randomId
-            self.replyMarkup = replyMarkup
-            self.entities = entities
-            self.scheduleDate = scheduleDate
-            self.scheduleRepeatPeriod = scheduleRepeatPeriod
-            self.sendAs = sendAs
-            self.quickReplyShortcut = quickReplyShortcut
-            self.effect = effect
-            self.allowPaidStars = allowPaidStars
-            self.suggestedPost = suggestedPost
-            self.richMessage = richMessage
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if noWebpage { tlSetFlag(&flags, 0x2) }
-            if silent { tlSetFlag(&flags, 0x20) }
-            if background { tlSetFlag(&flags, 0x40) }
-            if clearDraft { tlSetFlag(&flags, 0x80) }
-            if noforwards { tlSetFlag(&flags, 0x4000) }
-            if updateStickersetsOrder { tlSetFlag(&flags, 0x8000) }
-            if invertMedia { tlSetFlag(&flags, 0x10000) }
-            if allowPaidFloodskip { tlSetFlag(&flags, 0x80000) }
-            if replyTo != nil { tlSetFlag(&flags, 0x1) }
-            if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
-            if entities != nil { tlSetFlag(&flags, 0x8) }
-            if scheduleDate != nil { tlSetFlag(&flags, 0x400) }
-            if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x1000000) }
-            if sendAs != nil { tlSetFlag(&flags, 0x2000) }
-            if quickReplyShortcut != nil { tlSetFlag(&flags, 0x20000) }
-            if effect != nil { tlSetFlag(&flags, 0x40000) }
-            if allowPaidStars != nil { tlSetFlag(&flags, 0x200000) }
-            if suggestedPost != nil { tlSetFlag(&flags, 0x400000) }
-            if richMessage != nil { tlSetFlag(&flags, 0x800000) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfef48f62) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.message)
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendMessage {
-            guard id == 0xfef48f62 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x2)
-                field = 2
-                let _silent = tlFlagIsSet(_flags, 0x20)
-                field = 3
-                let _background = tlFlagIsSet(_flags, 0x40)
-                field = 4
-                let _clearDraft = tlFlagIsSet(_flags, 0x80)
-                field = 5
-                let _noforwards = tlFlagIsSet(_flags, 0x4000)
-                field = 6
-                let _updateStickersetsOrder = tlFlagIsSet(_flags, 0x8000)
-                field = 7
-                let _invertMedia = tlFlagIsSet(_flags, 0x10000)
-                field = 8
-                let _allowPaidFloodskip = tlFlagIsSet(_flags, 0x80000)
-                field = 9
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 10
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                field = 11
-                let _message = try reader.readTLString()
-                field = 12
-                let _randomId = try reader.readInt64()
-                field = 13
-                var _replyMarkup: Api.ReplyMarkup? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _replyMarkup = try Api.ReplyMarkup.parse(&reader)
-                }
-                field = 14
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 15
-                var _scheduleDate: Int32? = nil
-                if tlFlagIsSet(_flags, 0x400) {
-                    _scheduleDate = try reader.readInt32()
-                }
-                field = 16
-                var _scheduleRepeatPeriod: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1000000) {
-                    _scheduleRepeatPeriod = try reader.readInt32()
-                }
-                field = 17
-                var _sendAs: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x2000) {
-                    _sendAs = try Api.InputPeer.parse(&reader)
-                }
-                field = 18
-                var _quickReplyShortcut: Api.InputQuickReplyShortcut? = nil
-                if tlFlagIsSet(_flags, 0x20000) {
-                    _quickReplyShortcut = try Api.InputQuickReplyShortcut.parse(&reader)
-                }
-                field = 19
-                var _effect: Int64? = nil
-                if tlFlagIsSet(_flags, 0x40000) {
-                    _effect = try reader.readInt64()
-                }
-                field = 20
-                var _allowPaidStars: Int64? = nil
-                if tlFlagIsSet(_flags, 0x200000) {
-                    _allowPaidStars = try reader.readInt64()
-                }
-                field = 21
-                var _suggestedPost: Api.SuggestedPost? = nil
-                if tlFlagIsSet(_flags, 0x400000) {
-                    _suggestedPost = try Api.SuggestedPost.parse(&reader)
-                }
-                field = 22
-                var _richMessage: Api.InputRichMessage? = nil
-                if tlFlagIsSet(_flags, 0x800000) {
-                    _richMessage = try Api.InputRichMessage.parse(&reader)
-                }
-                return SendMessage(noWebpage: _noWebpage, silent: _silent, background: _background, clearDraft: _clearDraft, noforwards: _noforwards, updateStickersetsOrder: _updateStickersetsOrder, invertMedia: _invertMedia, allowPaidFloodskip: _allowPaidFloodskip, peer: _peer, replyTo: _replyTo, message: _message, randomId: _randomId, replyMarkup: _replyMarkup, entities: _entities, scheduleDate: _scheduleDate, scheduleRepeatPeriod: _scheduleRepeatPeriod, sendAs: _sendAs, quickReplyShortcut: _quickReplyShortcut, effect: _effect, allowPaidStars: _allowPaidStars, suggestedPost: _suggestedPost, richMessage: _richMessage)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendMessage", fields: "flags,no_webpage,silent,background,clear_draft,noforwards,update_stickersets_order,invert_media,allow_paid_floodskip,peer,reply_to,message,random_id,reply_markup,entities,schedule_date,schedule_repeat_period,send_as,quick_reply_shortcut,effect,allow_paid_stars,suggested_post,rich_message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 23)
-            fields.flags("flags", _flags)
-            fields.trueFlag("no_webpage", self.noWebpage)
-            fields.trueFlag("silent", self.silent)
-            fields.trueFlag("background", self.background)
-            fields.trueFlag("clear_draft", self.clearDraft)
-            fields.trueFlag("noforwards", self.noforwards)
-            fields.trueFlag("update_stickersets_order", self.updateStickersetsOrder)
-            fields.trueFlag("invert_media", self.invertMedia)
-            fields.trueFlag("allow_paid_floodskip", self.allowPaidFloodskip)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            fields.string("message", self.message)
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x4), let value = self.replyMarkup {
-                fields.object("reply_markup", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x400), let value = self.scheduleDate {
-                fields.int("schedule_date", value)
-            }
-            if tlFlagIsSet(_flags, 0x1000000), let value = self.scheduleRepeatPeriod {
-                fields.int("schedule_repeat_period", value)
-            }
-            if tlFlagIsSet(_flags, 0x2000), let value = self.sendAs {
-                fields.object("send_as", value)
-            }
-            if tlFlagIsSet(_flags, 0x20000), let value = self.quickReplyShortcut {
-                fields.object("quick_reply_shortcut", value)
-            }
-            if tlFlagIsSet(_flags, 0x40000), let value = self.effect {
-                fields.long("effect", value)
-            }
-            if tlFlagIsSet(_flags, 0x200000), let value = self.allowPaidStars {
-                fields.long("allow_paid_stars", value)
-            }
-            if tlFlagIsSet(_flags, 0x400000), let value = self.suggestedPost {
-                fields.object("suggested_post", value)
-            }
-            if tlFlagIsSet(_flags, 0x800000), let value = self.richMessage {
-                fields.object("rich_message", value)
-            }
-            return ("messages.sendMessage", fields.fields)
-        }
-    }
-
     /// `messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;`
     public static func sendMessage(noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendMessage(noWebpage: noWebpage, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost, richMessage: richMessage).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 22)
+        arguments.trueFlag("no_webpage", noWebpage)
+        arguments.trueFlag("silent", silent)
+        arguments.trueFlag("background", background)
+        arguments.trueFlag("clear_draft", clearDraft)
+        arguments.trueFlag("noforwards", noforwards)
+        arguments.trueFlag("update_stickersets_order", updateStickersetsOrder)
+        arguments.trueFlag("invert_media", invertMedia)
+        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
+        arguments.object("peer", peer)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        arguments.string("message", message)
+        arguments.long("random_id", randomId)
+        if let value = replyMarkup { arguments.object("reply_markup", value) }
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = scheduleDate { arguments.int("schedule_date", value) }
+        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
+        if let value = sendAs { arguments.object("send_as", value) }
+        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
+        if let value = effect { arguments.long("effect", value) }
+        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
+        if let value = suggestedPost { arguments.object("suggested_post", value) }
+        if let value = richMessage { arguments.object("rich_message", value) }
+        return TLRequest(definition: "messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;`
-    ///
-    /// The request as a value: what a server decodes, and what `readMessageContents(...)` serializes.
-    public final class ReadMessageContents: TLFunction, TLRegistrable {
-        public let id: [Int32]
-
-        public init(id: [Int32]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x36a73f77) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReadMessageContents {
-            guard id == 0x36a73f77 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.readMessageContents"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return ReadMessageContents(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "messages.readMessageContents", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.ints("id", self.id)
-            return ("messages.readMessageContents", fields.fields)
-        }
-    }
-
     /// `messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;`
     public static func readMessageContents(id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        ReadMessageContents(id: id).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.ints("id", id)
+        return TLRequest(definition: "messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderPinnedSavedDialogs(...)` serializes.
-    public final class ReorderPinnedSavedDialogs: TLFunction, TLRegistrable {
-        public let force: Bool
-        public let order: [Api.InputDialogPeer]
-
-        public init(force: Bool = false, order: [Api.InputDialogPeer]) {
-            self.force = force
-            self.order = order
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if force { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8b716587) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderPinnedSavedDialogs {
-            guard id == 0x8b716587 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reorderPinnedSavedDialogs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _force = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _order = try reader.readVector(boxed: true, of: Api.InputDialogPeer.self)
-                return ReorderPinnedSavedDialogs(force: _force, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reorderPinnedSavedDialogs", fields: "flags,force,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("force", self.force)
-            fields.objects("order", self.order)
-            return ("messages.reorderPinnedSavedDialogs", fields.fields)
-        }
-    }
-
     /// `messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;`
     public static func reorderPinnedSavedDialogs(force: Bool = false, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReorderPinnedSavedDialogs(force: force, order: order).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("force", force)
+        arguments.objects("order", order)
+        return TLRequest(definition: "messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateSavedReactionTag(...)` serializes.
-    public final class UpdateSavedReactionTag: TLFunction, TLRegistrable {
-        public let reaction: Api.Reaction
-        public let title: String?
-
-        public init(reaction: Api.Reaction, title: String? = nil) {
-            self.reaction = reaction
-            self.title = title
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if title != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60297dec) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.reaction.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateSavedReactionTag {
-            guard id == 0x60297dec else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.updateSavedReactionTag"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _reaction = try Api.Reaction.parse(&reader)
-                field = 2
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _title = try reader.readTLString()
-                }
-                return UpdateSavedReactionTag(reaction: _reaction, title: _title)
-            }
-            catch {
-                throw error.inside(constructor: "messages.updateSavedReactionTag", fields: "flags,reaction,title", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.object("reaction", self.reaction)
-            if tlFlagIsSet(_flags, 0x1), let value = self.title {
-                fields.string("title", value)
-            }
-            return ("messages.updateSavedReactionTag", fields.fields)
-        }
-    }
-
-    /// `messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;`
     public static func updateSavedReactionTag(reaction: Api.Reaction, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateSavedReactionTag(reaction: reaction, title: title).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("reaction", reaction)
+        if let value = title { arguments.string("title", value) }
+        return TLRequest(definition: "messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.photos {
     /// `photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateProfilePhoto(...)` serializes.
-    public final class UpdateProfilePhoto: TLFunction, TLRegistrable {
-        public let fallback: Bool
-        public let bot: Api.InputUser?
-        public let id: Api.InputPhoto
-
-        public init(fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) {
-            self.fallback = fallback
-            self.bot = bot
-            self.id = id
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if fallback { tlSetFlag(&flags, 0x1) }
-            if bot != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x09e82039) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.bot {
-                value.serialize(buffer, true)
-            }
-            self.id.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateProfilePhoto {
-            guard id == 0x09e82039 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "photos.updateProfilePhoto"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _fallback = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                var _bot: Api.InputUser? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _bot = try Api.InputUser.parse(&reader)
-                }
-                field = 3
-                let _id = try Api.InputPhoto.parse(&reader)
-                return UpdateProfilePhoto(fallback: _fallback, bot: _bot, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "photos.updateProfilePhoto", fields: "flags,fallback,bot,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("fallback", self.fallback)
-            if tlFlagIsSet(_flags, 0x2), let value = self.bot {
-                fields.object("bot", value)
-            }
-            fields.object("id", self.id)
-            return ("photos.updateProfilePhoto", fields.fields)
-        }
-    }
-
-    /// `photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;`
     public static func updateProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
-        UpdateProfilePhoto(fallback: fallback, bot: bot, id: id).call(DeserializeFunctionResponse(Api.photos.Photo.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("fallback", fallback)
+        if let value = bot { arguments.object("bot", value) }
+        arguments.object("id", id)
+        return TLRequest(definition: "photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photo.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getConfig#c4f9186b = Config;`
-    ///
-    /// The request as a value: what a server decodes, and what `getConfig(...)` serializes.
-    public final class GetConfig: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc4f9186b) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetConfig {
-            guard id == 0xc4f9186b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetConfig()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getConfig", [])
-        }
-    }
-
-    /// `help.getConfig#c4f9186b = Config;`
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Config>) {
-        GetConfig().call(DeserializeFunctionResponse(Api.Config.self))
+        TLRequest(definition: "help.getConfig#c4f9186b = Config;", arguments: []).call(DeserializeFunctionResponse(Api.Config.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getLeftChannels(...)` serializes.
-    public final class GetLeftChannels: TLFunction, TLRegistrable {
-        public let offset: Int32
-
-        public init(offset: Int32) {
-            self.offset = offset
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8341ecc0) }
-            buffer.appendInt32(self.offset)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetLeftChannels {
-            guard id == 0x8341ecc0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getLeftChannels"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _offset = try reader.readInt32()
-                return GetLeftChannels(offset: _offset)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getLeftChannels", fields: "offset", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("offset", self.offset)
-            return ("channels.getLeftChannels", fields.fields)
-        }
-    }
-
     /// `channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;`
     public static func getLeftChannels(offset: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetLeftChannels(offset: offset).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("offset", offset)
+        return TLRequest(definition: "channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.getInactiveChannels#11e831ee = messages.InactiveChats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getInactiveChannels(...)` serializes.
-    public final class GetInactiveChannels: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x11e831ee) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetInactiveChannels {
-            guard id == 0x11e831ee else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getInactiveChannels"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetInactiveChannels()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("channels.getInactiveChannels", [])
-        }
-    }
-
     /// `channels.getInactiveChannels#11e831ee = messages.InactiveChats;`
     public static func getInactiveChannels() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InactiveChats>) {
-        GetInactiveChannels().call(DeserializeFunctionResponse(Api.messages.InactiveChats.self))
+        TLRequest(definition: "channels.getInactiveChannels#11e831ee = messages.InactiveChats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.InactiveChats.self))
     }
 }
 
 extension Api.functions.channels {
-    /// `channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkSearchPostsFlood(...)` serializes.
-    public final class CheckSearchPostsFlood: TLFunction, TLRegistrable {
-        public let query: String?
-
-        public init(query: String? = nil) {
-            self.query = query
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if query != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x22567115) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.query {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckSearchPostsFlood {
-            guard id == 0x22567115 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.checkSearchPostsFlood"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _query: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _query = try reader.readTLString()
-                }
-                return CheckSearchPostsFlood(query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "channels.checkSearchPostsFlood", fields: "flags,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 2)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.query {
-                fields.string("query", value)
-            }
-            return ("channels.checkSearchPostsFlood", fields.fields)
-        }
-    }
-
     /// `channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;`
     public static func checkSearchPostsFlood(query: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SearchPostsFlood>) {
-        CheckSearchPostsFlood(query: query).call(DeserializeFunctionResponse(Api.SearchPostsFlood.self))
+        var arguments = TLFieldList(capacity: 1)
+        if let value = query { arguments.string("query", value) }
+        return TLRequest(definition: "channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.SearchPostsFlood.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setMainProfileTab(...)` serializes.
-    public final class SetMainProfileTab: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let tab: Api.ProfileTab
-
-        public init(channel: Api.InputChannel, tab: Api.ProfileTab) {
-            self.channel = channel
-            self.tab = tab
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3583fcb1) }
-            self.channel.serialize(buffer, true)
-            self.tab.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetMainProfileTab {
-            guard id == 0x3583fcb1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.setMainProfileTab"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _tab = try Api.ProfileTab.parse(&reader)
-                return SetMainProfileTab(channel: _channel, tab: _tab)
-            }
-            catch {
-                throw error.inside(constructor: "channels.setMainProfileTab", fields: "channel,tab", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("channel", self.channel)
-            fields.object("tab", self.tab)
-            return ("channels.setMainProfileTab", fields.fields)
-        }
-    }
-
-    /// `channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;`
     public static func setMainProfileTab(channel: Api.InputChannel, tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetMainProfileTab(channel: channel, tab: tab).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("channel", channel)
+        arguments.object("tab", tab)
+        return TLRequest(definition: "channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.canSendMessage#1359f4e6 bot:InputUser = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `canSendMessage(...)` serializes.
-    public final class CanSendMessage: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-
-        public init(bot: Api.InputUser) {
-            self.bot = bot
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1359f4e6) }
-            self.bot.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CanSendMessage {
-            guard id == 0x1359f4e6 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.canSendMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                return CanSendMessage(bot: _bot)
-            }
-            catch {
-                throw error.inside(constructor: "bots.canSendMessage", fields: "bot", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("bot", self.bot)
-            return ("bots.canSendMessage", fields.fields)
-        }
-    }
-
-    /// `bots.canSendMessage#1359f4e6 bot:InputUser = Bool;`
     public static func canSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CanSendMessage(bot: bot).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("bot", bot)
+        return TLRequest(definition: "bots.canSendMessage#1359f4e6 bot:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;`
-    ///
-    /// The request as a value: what a server decodes, and what `removeStickerFromSet(...)` serializes.
-    public final class RemoveStickerFromSet: TLFunction, TLRegistrable {
-        public let sticker: Api.InputDocument
-
-        public init(sticker: Api.InputDocument) {
-            self.sticker = sticker
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf7760f51) }
-            self.sticker.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> RemoveStickerFromSet {
-            guard id == 0xf7760f51 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stickers.removeStickerFromSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _sticker = try Api.InputDocument.parse(&reader)
-                return RemoveStickerFromSet(sticker: _sticker)
-            }
-            catch {
-                throw error.inside(constructor: "stickers.removeStickerFromSet", fields: "sticker", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("sticker", self.sticker)
-            return ("stickers.removeStickerFromSet", fields.fields)
-        }
-    }
-
-    /// `stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;`
     public static func removeStickerFromSet(sticker: Api.InputDocument) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        RemoveStickerFromSet(sticker: sticker).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("sticker", sticker)
+        return TLRequest(definition: "stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `discardGroupCall(...)` serializes.
-    public final class DiscardGroupCall: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-
-        public init(call: Api.InputGroupCall) {
-            self.call = call
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7a777135) }
-            self.call.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DiscardGroupCall {
-            guard id == 0x7a777135 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.discardGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                return DiscardGroupCall(call: _call)
-            }
-            catch {
-                throw error.inside(constructor: "phone.discardGroupCall", fields: "call", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("call", self.call)
-            return ("phone.discardGroupCall", fields.fields)
-        }
-    }
-
     /// `phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;`
     public static func discardGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DiscardGroupCall(call: call).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("call", call)
+        return TLRequest(definition: "phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupCallStreamRtmpUrl(...)` serializes.
-    public final class GetGroupCallStreamRtmpUrl: TLFunction, TLRegistrable {
-        public let liveStory: Bool
-        public let peer: Api.InputPeer
-        public let revoke: Bool
-
-        public init(liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) {
-            self.liveStory = liveStory
-            self.peer = peer
-            self.revoke = revoke
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if liveStory { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5af4c73a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendBool(self.revoke)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupCallStreamRtmpUrl {
-            guard id == 0x5af4c73a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getGroupCallStreamRtmpUrl"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _liveStory = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _revoke = try reader.readBool()
-                return GetGroupCallStreamRtmpUrl(liveStory: _liveStory, peer: _peer, revoke: _revoke)
-            }
-            catch {
-                throw error.inside(constructor: "phone.getGroupCallStreamRtmpUrl", fields: "flags,live_story,peer,revoke", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("live_story", self.liveStory)
-            fields.object("peer", self.peer)
-            fields.bool("revoke", self.revoke)
-            return ("phone.getGroupCallStreamRtmpUrl", fields.fields)
-        }
-    }
-
-    /// `phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;`
     public static func getGroupCallStreamRtmpUrl(liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamRtmpUrl>) {
-        GetGroupCallStreamRtmpUrl(liveStory: liveStory, peer: peer, revoke: revoke).call(DeserializeFunctionResponse(Api.phone.GroupCallStreamRtmpUrl.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("live_story", liveStory)
+        arguments.object("peer", peer)
+        arguments.bool("revoke", revoke)
+        return TLRequest(definition: "phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCallStreamRtmpUrl.self))
     }
 }
 
 extension Api.functions.stats {
     /// `stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;`
-    ///
-    /// The request as a value: what a server decodes, and what `loadAsyncGraph(...)` serializes.
-    public final class LoadAsyncGraph: TLFunction, TLRegistrable {
-        public let token: String
-        public let x: Int64?
-
-        public init(token: String, x: Int64? = nil) {
-            self.token = token
-            self.x = x
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if x != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x621d5fa0) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.token)
-            if tlFlagIsSet(_flags, 0x1), let value = self.x {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> LoadAsyncGraph {
-            guard id == 0x621d5fa0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.loadAsyncGraph"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _token = try reader.readTLString()
-                field = 2
-                var _x: Int64? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _x = try reader.readInt64()
-                }
-                return LoadAsyncGraph(token: _token, x: _x)
-            }
-            catch {
-                throw error.inside(constructor: "stats.loadAsyncGraph", fields: "flags,token,x", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.string("token", self.token)
-            if tlFlagIsSet(_flags, 0x1), let value = self.x {
-                fields.long("x", value)
-            }
-            return ("stats.loadAsyncGraph", fields.fields)
-        }
-    }
-
-    /// `stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;`
     public static func loadAsyncGraph(token: String, x: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StatsGraph>) {
-        LoadAsyncGraph(token: token, x: x).call(DeserializeFunctionResponse(Api.StatsGraph.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("token", token)
+        if let value = x { arguments.long("x", value) }
+        return TLRequest(definition: "stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StatsGraph.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPeerMaxIDs(...)` serializes.
-    public final class GetPeerMaxIDs: TLFunction, TLRegistrable {
-        public let id: [Api.InputPeer]
-
-        public init(id: [Api.InputPeer]) {
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x78499170) }
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPeerMaxIDs {
-            guard id == 0x78499170 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getPeerMaxIDs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _id = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return GetPeerMaxIDs(id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getPeerMaxIDs", fields: "id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("id", self.id)
-            return ("stories.getPeerMaxIDs", fields.fields)
-        }
-    }
-
-    /// `stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;`
     public static func getPeerMaxIDs(id: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RecentStory]>) {
-        GetPeerMaxIDs(id: id).call(DeserializeFunctionResponse<[Api.RecentStory]>.vector(of: Api.RecentStory.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("id", id)
+        return TLRequest(definition: "stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.RecentStory]>.vector(of: Api.RecentStory.self))
     }
 }
 
@@ -2429,25 +1430,27 @@ extension Api {
         (0x7bfbdefc, Api.AttachMenuPeerType.self),
         (0x2e6eab1a, Api.StarsSubscription.self),
         (0x7903e3d9, Api.MessageReportOption.self),
-        (0xc9f81ce8, Api.functions.account.SetPrivacy.self),
-        (0xdf77f3bc, Api.functions.account.ResetAuthorization.self),
-        (0x7a7f2a15, Api.functions.account.ResendPasswordEmail.self),
-        (0xeb2b4cf6, Api.functions.account.GetGlobalPrivacySettings.self),
-        (0xfef48f62, Api.functions.messages.SendMessage.self),
-        (0x36a73f77, Api.functions.messages.ReadMessageContents.self),
-        (0x8b716587, Api.functions.messages.ReorderPinnedSavedDialogs.self),
-        (0x60297dec, Api.functions.messages.UpdateSavedReactionTag.self),
-        (0x09e82039, Api.functions.photos.UpdateProfilePhoto.self),
-        (0xc4f9186b, Api.functions.help.GetConfig.self),
-        (0x8341ecc0, Api.functions.channels.GetLeftChannels.self),
-        (0x11e831ee, Api.functions.channels.GetInactiveChannels.self),
-        (0x22567115, Api.functions.channels.CheckSearchPostsFlood.self),
-        (0x3583fcb1, Api.functions.channels.SetMainProfileTab.self),
-        (0x1359f4e6, Api.functions.bots.CanSendMessage.self),
-        (0xf7760f51, Api.functions.stickers.RemoveStickerFromSet.self),
-        (0x7a777135, Api.functions.phone.DiscardGroupCall.self),
-        (0x5af4c73a, Api.functions.phone.GetGroupCallStreamRtmpUrl.self),
-        (0x621d5fa0, Api.functions.stats.LoadAsyncGraph.self),
-        (0x78499170, Api.functions.stories.GetPeerMaxIDs.self),
+    ]
+    static let functionEntries35: [(UInt32, StaticString)] = [
+        (0xc9f81ce8, "account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;"),
+        (0xdf77f3bc, "account.resetAuthorization#df77f3bc hash:long = Bool;"),
+        (0x7a7f2a15, "account.resendPasswordEmail#7a7f2a15 = Bool;"),
+        (0xeb2b4cf6, "account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;"),
+        (0xfef48f62, "messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;"),
+        (0x36a73f77, "messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;"),
+        (0x8b716587, "messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;"),
+        (0x60297dec, "messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;"),
+        (0x09e82039, "photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;"),
+        (0xc4f9186b, "help.getConfig#c4f9186b = Config;"),
+        (0x8341ecc0, "channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;"),
+        (0x11e831ee, "channels.getInactiveChannels#11e831ee = messages.InactiveChats;"),
+        (0x22567115, "channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;"),
+        (0x3583fcb1, "channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;"),
+        (0x1359f4e6, "bots.canSendMessage#1359f4e6 bot:InputUser = Bool;"),
+        (0xf7760f51, "stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;"),
+        (0x7a777135, "phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;"),
+        (0x5af4c73a, "phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;"),
+        (0x621d5fa0, "stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;"),
+        (0x78499170, "stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;"),
     ]
 }

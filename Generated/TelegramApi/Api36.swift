@@ -300,6 +300,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "SendMessageAction" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SendMessageAction {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -651,6 +653,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.MessageEditData" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEditData {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -744,6 +748,8 @@ extension Api {
                     buffer.appendInt64(c.accessHash)
             }
         }
+
+        public static var tlTypeName: String { "InputSecureFile" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSecureFile {
             let id = try reader.readUInt32()
@@ -887,6 +893,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "WallPaperSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WallPaperSettings {
             let id = try reader.readUInt32()
@@ -1046,6 +1054,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.DiscussionMessage" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DiscussionMessage {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1146,6 +1156,8 @@ extension Api.stats {
             }
         }
 
+        public static var tlTypeName: String { "stats.MessageStats" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageStats {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1215,6 +1227,8 @@ extension Api.phone {
             }
         }
 
+        public static var tlTypeName: String { "phone.JoinAsPeers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JoinAsPeers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1283,6 +1297,8 @@ extension Api {
                     buffer.appendInt32(c.endMinute)
             }
         }
+
+        public static var tlTypeName: String { "BusinessWeeklyOpen" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessWeeklyOpen {
             let id = try reader.readUInt32()
@@ -1360,6 +1376,8 @@ extension Api {
                     buffer.appendTLString(c.address)
             }
         }
+
+        public static var tlTypeName: String { "BusinessLocation" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessLocation {
             let id = try reader.readUInt32()
@@ -1459,6 +1477,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BotBusinessConnection" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotBusinessConnection {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1552,6 +1572,8 @@ extension Api {
                     c.peer.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "PaidReactionPrivacy" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaidReactionPrivacy {
             let id = try reader.readUInt32()
@@ -1656,6 +1678,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftAttributeId" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttributeId {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1723,1292 +1747,226 @@ extension Api {
 
 extension Api.functions {
     /// `invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeAfterMsgs(...)` serializes.
-    public final class InvokeAfterMsgs: TLFunction, TLRegistrable {
-        public let msgIds: [Int64]
-        public let query: any TLFunction
-
-        public init(msgIds: [Int64], query: any TLFunction) {
-            self.msgIds = msgIds
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3dc4b4f0) }
-            buffer.appendVector(self.msgIds, boxed: true)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeAfterMsgs {
-            guard id == 0x3dc4b4f0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeAfterMsgs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _msgIds = try reader.readVector(boxed: true, of: Int64.self)
-                field = 1
-                let _query = try Api.parseFunction(&reader)
-                return InvokeAfterMsgs(msgIds: _msgIds, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeAfterMsgs", fields: "msg_ids,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.longs("msg_ids", self.msgIds)
-            fields.object("query", self.query)
-            return ("invokeAfterMsgs", fields.fields)
-        }
-    }
-
-    /// `invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;`
     public static func invokeAfterMsgs<X>(msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeAfterMsgs(msgIds: msgIds, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.longs("msg_ids", msgIds)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions {
     /// `invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithGooglePlayIntegrity(...)` serializes.
-    public final class InvokeWithGooglePlayIntegrity: TLFunction, TLRegistrable {
-        public let nonce: String
-        public let token: String
-        public let query: any TLFunction
-
-        public init(nonce: String, token: String, query: any TLFunction) {
-            self.nonce = nonce
-            self.token = token
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1df92984) }
-            buffer.appendTLString(self.nonce)
-            buffer.appendTLString(self.token)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithGooglePlayIntegrity {
-            guard id == 0x1df92984 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithGooglePlayIntegrity"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _nonce = try reader.readTLString()
-                field = 1
-                let _token = try reader.readTLString()
-                field = 2
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithGooglePlayIntegrity(nonce: _nonce, token: _token, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithGooglePlayIntegrity", fields: "nonce,token,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.string("nonce", self.nonce)
-            fields.string("token", self.token)
-            fields.object("query", self.query)
-            return ("invokeWithGooglePlayIntegrity", fields.fields)
-        }
-    }
-
-    /// `invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;`
     public static func invokeWithGooglePlayIntegrity<X>(nonce: String, token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithGooglePlayIntegrity(nonce: nonce, token: token, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 3)
+        arguments.string("nonce", nonce)
+        arguments.string("token", token)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.account {
-    /// `account.updateStatus#6628562c offline:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateStatus(...)` serializes.
-    public final class UpdateStatus: TLFunction, TLRegistrable {
-        public let offline: Bool
-
-        public init(offline: Bool) {
-            self.offline = offline
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6628562c) }
-            buffer.appendBool(self.offline)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateStatus {
-            guard id == 0x6628562c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.updateStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _offline = try reader.readBool()
-                return UpdateStatus(offline: _offline)
-            }
-            catch {
-                throw error.inside(constructor: "account.updateStatus", fields: "offline", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.bool("offline", self.offline)
-            return ("account.updateStatus", fields.fields)
-        }
-    }
-
     /// `account.updateStatus#6628562c offline:Bool = Bool;`
     public static func updateStatus(offline: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateStatus(offline: offline).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.bool("offline", offline)
+        return TLRequest(definition: "account.updateStatus#6628562c offline:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendConfirmPhoneCode(...)` serializes.
-    public final class SendConfirmPhoneCode: TLFunction, TLRegistrable {
-        public let hash: String
-        public let settings: Api.CodeSettings
-
-        public init(hash: String, settings: Api.CodeSettings) {
-            self.hash = hash
-            self.settings = settings
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1b3faa88) }
-            buffer.appendTLString(self.hash)
-            self.settings.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendConfirmPhoneCode {
-            guard id == 0x1b3faa88 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.sendConfirmPhoneCode"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _hash = try reader.readTLString()
-                field = 1
-                let _settings = try Api.CodeSettings.parse(&reader)
-                return SendConfirmPhoneCode(hash: _hash, settings: _settings)
-            }
-            catch {
-                throw error.inside(constructor: "account.sendConfirmPhoneCode", fields: "hash,settings", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("hash", self.hash)
-            fields.object("settings", self.settings)
-            return ("account.sendConfirmPhoneCode", fields.fields)
-        }
-    }
-
     /// `account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;`
     public static func sendConfirmPhoneCode(hash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        SendConfirmPhoneCode(hash: hash, settings: settings).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("hash", hash)
+        arguments.object("settings", settings)
+        return TLRequest(definition: "account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.deleteBusinessChatLink#60073674 slug:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteBusinessChatLink(...)` serializes.
-    public final class DeleteBusinessChatLink: TLFunction, TLRegistrable {
-        public let slug: String
-
-        public init(slug: String) {
-            self.slug = slug
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60073674) }
-            buffer.appendTLString(self.slug)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteBusinessChatLink {
-            guard id == 0x60073674 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.deleteBusinessChatLink"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _slug = try reader.readTLString()
-                return DeleteBusinessChatLink(slug: _slug)
-            }
-            catch {
-                throw error.inside(constructor: "account.deleteBusinessChatLink", fields: "slug", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("slug", self.slug)
-            return ("account.deleteBusinessChatLink", fields.fields)
-        }
-    }
-
-    /// `account.deleteBusinessChatLink#60073674 slug:string = Bool;`
     public static func deleteBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteBusinessChatLink(slug: slug).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("slug", slug)
+        return TLRequest(definition: "account.deleteBusinessChatLink#60073674 slug:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.users {
-    /// `users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedMusic(...)` serializes.
-    public final class GetSavedMusic: TLFunction, TLRegistrable {
-        public let id: Api.InputUser
-        public let offset: Int32
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) {
-            self.id = id
-            self.offset = offset
-            self.limit = limit
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x788d7fe3) }
-            self.id.serialize(buffer, true)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedMusic {
-            guard id == 0x788d7fe3 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.getSavedMusic"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputUser.parse(&reader)
-                field = 1
-                let _offset = try reader.readInt32()
-                field = 2
-                let _limit = try reader.readInt32()
-                field = 3
-                let _hash = try reader.readInt64()
-                return GetSavedMusic(id: _id, offset: _offset, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "users.getSavedMusic", fields: "id,offset,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("id", self.id)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("users.getSavedMusic", fields.fields)
-        }
-    }
-
     /// `users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;`
     public static func getSavedMusic(id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
-        GetSavedMusic(id: id, offset: offset, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.users.SavedMusic.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("id", id)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.SavedMusic.self))
     }
 }
 
 extension Api.functions.users {
     /// `users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedMusicByID(...)` serializes.
-    public final class GetSavedMusicByID: TLFunction, TLRegistrable {
-        public let id: Api.InputUser
-        public let documents: [Api.InputDocument]
-
-        public init(id: Api.InputUser, documents: [Api.InputDocument]) {
-            self.id = id
-            self.documents = documents
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7573a4e9) }
-            self.id.serialize(buffer, true)
-            buffer.appendVector(self.documents, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedMusicByID {
-            guard id == 0x7573a4e9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.getSavedMusicByID"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _id = try Api.InputUser.parse(&reader)
-                field = 1
-                let _documents = try reader.readVector(boxed: true, of: Api.InputDocument.self)
-                return GetSavedMusicByID(id: _id, documents: _documents)
-            }
-            catch {
-                throw error.inside(constructor: "users.getSavedMusicByID", fields: "id,documents", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("id", self.id)
-            fields.objects("documents", self.documents)
-            return ("users.getSavedMusicByID", fields.fields)
-        }
-    }
-
-    /// `users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;`
     public static func getSavedMusicByID(id: Api.InputUser, documents: [Api.InputDocument]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
-        GetSavedMusicByID(id: id, documents: documents).call(DeserializeFunctionResponse(Api.users.SavedMusic.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("id", id)
+        arguments.objects("documents", documents)
+        return TLRequest(definition: "users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.SavedMusic.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `reorderPinnedForumTopics(...)` serializes.
-    public final class ReorderPinnedForumTopics: TLFunction, TLRegistrable {
-        public let force: Bool
-        public let peer: Api.InputPeer
-        public let order: [Int32]
-
-        public init(force: Bool = false, peer: Api.InputPeer, order: [Int32]) {
-            self.force = force
-            self.peer = peer
-            self.order = order
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if force { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0e7841f0) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.order, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReorderPinnedForumTopics {
-            guard id == 0x0e7841f0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reorderPinnedForumTopics"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _force = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _order = try reader.readVector(boxed: true, of: Int32.self)
-                return ReorderPinnedForumTopics(force: _force, peer: _peer, order: _order)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reorderPinnedForumTopics", fields: "flags,force,peer,order", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("force", self.force)
-            fields.object("peer", self.peer)
-            fields.ints("order", self.order)
-            return ("messages.reorderPinnedForumTopics", fields.fields)
-        }
-    }
-
-    /// `messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;`
     public static func reorderPinnedForumTopics(force: Bool = false, peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ReorderPinnedForumTopics(force: force, peer: peer, order: order).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("force", force)
+        arguments.object("peer", peer)
+        arguments.ints("order", order)
+        return TLRequest(definition: "messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.checkUsername#87f2219b username:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `checkUsername(...)` serializes.
-    public final class CheckUsername: TLFunction, TLRegistrable {
-        public let username: String
-
-        public init(username: String) {
-            self.username = username
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x87f2219b) }
-            buffer.appendTLString(self.username)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CheckUsername {
-            guard id == 0x87f2219b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.checkUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _username = try reader.readTLString()
-                return CheckUsername(username: _username)
-            }
-            catch {
-                throw error.inside(constructor: "bots.checkUsername", fields: "username", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("username", self.username)
-            return ("bots.checkUsername", fields.fields)
-        }
-    }
-
-    /// `bots.checkUsername#87f2219b username:string = Bool;`
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        CheckUsername(username: username).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("username", username)
+        return TLRequest(definition: "bots.checkUsername#87f2219b username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleStarGiftsPinnedToTop(...)` serializes.
-    public final class ToggleStarGiftsPinnedToTop: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let stargift: [Api.InputSavedStarGift]
-
-        public init(peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) {
-            self.peer = peer
-            self.stargift = stargift
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1513e7b0) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.stargift, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleStarGiftsPinnedToTop {
-            guard id == 0x1513e7b0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.toggleStarGiftsPinnedToTop"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _stargift = try reader.readVector(boxed: true, of: Api.InputSavedStarGift.self)
-                return ToggleStarGiftsPinnedToTop(peer: _peer, stargift: _stargift)
-            }
-            catch {
-                throw error.inside(constructor: "payments.toggleStarGiftsPinnedToTop", fields: "peer,stargift", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.objects("stargift", self.stargift)
-            return ("payments.toggleStarGiftsPinnedToTop", fields.fields)
-        }
-    }
-
-    /// `payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;`
     public static func toggleStarGiftsPinnedToTop(peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleStarGiftsPinnedToTop(peer: peer, stargift: stargift).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.objects("stargift", stargift)
+        return TLRequest(definition: "payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `leaveGroupCall(...)` serializes.
-    public final class LeaveGroupCall: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let source: Int32
-
-        public init(call: Api.InputGroupCall, source: Int32) {
-            self.call = call
-            self.source = source
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x500377f9) }
-            self.call.serialize(buffer, true)
-            buffer.appendInt32(self.source)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> LeaveGroupCall {
-            guard id == 0x500377f9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.leaveGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _source = try reader.readInt32()
-                return LeaveGroupCall(call: _call, source: _source)
-            }
-            catch {
-                throw error.inside(constructor: "phone.leaveGroupCall", fields: "call,source", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.int("source", self.source)
-            return ("phone.leaveGroupCall", fields.fields)
-        }
-    }
-
     /// `phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;`
     public static func leaveGroupCall(call: Api.InputGroupCall, source: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        LeaveGroupCall(call: call, source: source).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.int("source", source)
+        return TLRequest(definition: "phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleGroupCallRecord(...)` serializes.
-    public final class ToggleGroupCallRecord: TLFunction, TLRegistrable {
-        public let start: Bool
-        public let call: Api.InputGroupCall
-        public let title: String?
-        public let videoPortrait: Bool?
-        /// `video` shares its bit with value fields: set exactly when they are.
-        public var video: Bool { videoPortrait != nil }
-
-        public init(start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) {
-            self.start = start
-            self.call = call
-            self.title = title
-            self.videoPortrait = videoPortrait
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if start { tlSetFlag(&flags, 0x1) }
-            if title != nil { tlSetFlag(&flags, 0x2) }
-            if videoPortrait != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf128c708) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.videoPortrait {
-                buffer.appendBool(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleGroupCallRecord {
-            guard id == 0xf128c708 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.toggleGroupCallRecord"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _start = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                field = 3
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 4
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _title = try reader.readTLString()
-                }
-                field = 5
-                var _videoPortrait: Bool? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _videoPortrait = try reader.readBool()
-                }
-                return ToggleGroupCallRecord(start: _start, call: _call, title: _title, videoPortrait: _videoPortrait)
-            }
-            catch {
-                throw error.inside(constructor: "phone.toggleGroupCallRecord", fields: "flags,start,video,call,title,video_portrait", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("start", self.start)
-            fields.trueFlag("video", self.video)
-            fields.object("call", self.call)
-            if tlFlagIsSet(_flags, 0x2), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.videoPortrait {
-                fields.bool("video_portrait", value)
-            }
-            return ("phone.toggleGroupCallRecord", fields.fields)
-        }
-    }
-
     /// `phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;`
     public static func toggleGroupCallRecord(start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        ToggleGroupCallRecord(start: start, call: call, title: title, videoPortrait: videoPortrait).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("start", start)
+        arguments.object("call", call)
+        if let value = title { arguments.string("title", value) }
+        if let value = videoPortrait { arguments.bool("video_portrait", value) }
+        return TLRequest(definition: "phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
-    /// `phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `startScheduledGroupCall(...)` serializes.
-    public final class StartScheduledGroupCall: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-
-        public init(call: Api.InputGroupCall) {
-            self.call = call
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5680e342) }
-            self.call.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> StartScheduledGroupCall {
-            guard id == 0x5680e342 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.startScheduledGroupCall"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                return StartScheduledGroupCall(call: _call)
-            }
-            catch {
-                throw error.inside(constructor: "phone.startScheduledGroupCall", fields: "call", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("call", self.call)
-            return ("phone.startScheduledGroupCall", fields.fields)
-        }
-    }
-
     /// `phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;`
     public static func startScheduledGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        StartScheduledGroupCall(call: call).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("call", call)
+        return TLRequest(definition: "phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteGroupCallMessages(...)` serializes.
-    public final class DeleteGroupCallMessages: TLFunction, TLRegistrable {
-        public let reportSpam: Bool
-        public let call: Api.InputGroupCall
-        public let messages: [Int32]
-
-        public init(reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) {
-            self.reportSpam = reportSpam
-            self.call = call
-            self.messages = messages
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if reportSpam { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf64f54f7) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.call.serialize(buffer, true)
-            buffer.appendVector(self.messages, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteGroupCallMessages {
-            guard id == 0xf64f54f7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.deleteGroupCallMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _reportSpam = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 3
-                let _messages = try reader.readVector(boxed: true, of: Int32.self)
-                return DeleteGroupCallMessages(reportSpam: _reportSpam, call: _call, messages: _messages)
-            }
-            catch {
-                throw error.inside(constructor: "phone.deleteGroupCallMessages", fields: "flags,report_spam,call,messages", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("report_spam", self.reportSpam)
-            fields.object("call", self.call)
-            fields.ints("messages", self.messages)
-            return ("phone.deleteGroupCallMessages", fields.fields)
-        }
-    }
-
-    /// `phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;`
     public static func deleteGroupCallMessages(reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteGroupCallMessages(reportSpam: reportSpam, call: call, messages: messages).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("report_spam", reportSpam)
+        arguments.object("call", call)
+        arguments.ints("messages", messages)
+        return TLRequest(definition: "phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `leaveChatlist(...)` serializes.
-    public final class LeaveChatlist: TLFunction, TLRegistrable {
-        public let chatlist: Api.InputChatlist
-        public let peers: [Api.InputPeer]
-
-        public init(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
-            self.chatlist = chatlist
-            self.peers = peers
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x74fae13a) }
-            self.chatlist.serialize(buffer, true)
-            buffer.appendVector(self.peers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> LeaveChatlist {
-            guard id == 0x74fae13a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "chatlists.leaveChatlist"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _chatlist = try Api.InputChatlist.parse(&reader)
-                field = 1
-                let _peers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return LeaveChatlist(chatlist: _chatlist, peers: _peers)
-            }
-            catch {
-                throw error.inside(constructor: "chatlists.leaveChatlist", fields: "chatlist,peers", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("chatlist", self.chatlist)
-            fields.objects("peers", self.peers)
-            return ("chatlists.leaveChatlist", fields.fields)
-        }
-    }
-
-    /// `chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
     public static func leaveChatlist(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        LeaveChatlist(chatlist: chatlist, peers: peers).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("chatlist", chatlist)
+        arguments.objects("peers", peers)
+        return TLRequest(definition: "chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
-    /// `stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;`
-    ///
-    /// The request as a value: what a server decodes, and what `canSendStory(...)` serializes.
-    public final class CanSendStory: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x30eb63f0) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> CanSendStory {
-            guard id == 0x30eb63f0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.canSendStory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return CanSendStory(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "stories.canSendStory", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("stories.canSendStory", fields.fields)
-        }
-    }
-
     /// `stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;`
     public static func canSendStory(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.CanSendStoryCount>) {
-        CanSendStory(peer: peer).call(DeserializeFunctionResponse(Api.stories.CanSendStoryCount.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.CanSendStoryCount.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendReaction(...)` serializes.
-    public final class SendReaction: TLFunction, TLRegistrable {
-        public let addToRecent: Bool
-        public let peer: Api.InputPeer
-        public let storyId: Int32
-        public let reaction: Api.Reaction
-
-        public init(addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) {
-            self.addToRecent = addToRecent
-            self.peer = peer
-            self.storyId = storyId
-            self.reaction = reaction
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if addToRecent { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7fd736b2) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.storyId)
-            self.reaction.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendReaction {
-            guard id == 0x7fd736b2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.sendReaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _addToRecent = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _storyId = try reader.readInt32()
-                field = 4
-                let _reaction = try Api.Reaction.parse(&reader)
-                return SendReaction(addToRecent: _addToRecent, peer: _peer, storyId: _storyId, reaction: _reaction)
-            }
-            catch {
-                throw error.inside(constructor: "stories.sendReaction", fields: "flags,add_to_recent,peer,story_id,reaction", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("add_to_recent", self.addToRecent)
-            fields.object("peer", self.peer)
-            fields.int("story_id", self.storyId)
-            fields.object("reaction", self.reaction)
-            return ("stories.sendReaction", fields.fields)
-        }
-    }
-
-    /// `stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;`
     public static func sendReaction(addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendReaction(addToRecent: addToRecent, peer: peer, storyId: storyId, reaction: reaction).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("add_to_recent", addToRecent)
+        arguments.object("peer", peer)
+        arguments.int("story_id", storyId)
+        arguments.object("reaction", reaction)
+        return TLRequest(definition: "stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUserBoosts(...)` serializes.
-    public final class GetUserBoosts: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let userId: Api.InputUser
-
-        public init(peer: Api.InputPeer, userId: Api.InputUser) {
-            self.peer = peer
-            self.userId = userId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x39854d1f) }
-            self.peer.serialize(buffer, true)
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUserBoosts {
-            guard id == 0x39854d1f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "premium.getUserBoosts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _userId = try Api.InputUser.parse(&reader)
-                return GetUserBoosts(peer: _peer, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "premium.getUserBoosts", fields: "peer,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("user_id", self.userId)
-            return ("premium.getUserBoosts", fields.fields)
-        }
-    }
-
-    /// `premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;`
     public static func getUserBoosts(peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
-        GetUserBoosts(peer: peer, userId: userId).call(DeserializeFunctionResponse(Api.premium.BoostsList.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.BoostsList.self))
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.leave#9898ad73 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `leave(...)` serializes.
-    public final class Leave: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9898ad73) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Leave {
-            guard id == 0x9898ad73 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.leave"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return Leave()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("smsjobs.leave", [])
-        }
-    }
-
-    /// `smsjobs.leave#9898ad73 = Bool;`
     public static func leave() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        Leave().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "smsjobs.leave#9898ad73 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.ephemeral {
-    /// `ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendMessage(...)` serializes.
-    public final class SendMessage: TLFunction, TLRegistrable {
-        public let invertMedia: Bool
-        public let welcome: Bool
-        public let anchor: Bool
-        public let noforwards: Bool
-        public let peer: Api.InputPeer?
-        public let receiverId: Api.InputUser
-        public let queryId: Int64?
-        public let message: String
-        public let entities: [Api.MessageEntity]?
-        public let media: Api.InputMedia?
-        public let replyMarkup: Api.ReplyMarkup?
-        public let richMessage: Api.InputRichMessage?
-        public let randomId: Int64
-        public let replyTo: Api.InputReplyTo?
-
-        public init(invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) {
-            self.invertMedia = invertMedia
-            self.welcome = welcome
-            self.anchor = anchor
-            self.noforwards = noforwards
-            self.peer = peer
-            self.receiverId = receiverId
-            self.queryId = queryId
-            self.message = message
-            self.entities = entities
-            self.media = media
-            self.replyMarkup = replyMarkup
-            self.richMessage = richMessage
-            self.randomId = randomId
-            self.replyTo = replyTo
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if invertMedia { tlSetFlag(&flags, 0x40) }
-            if welcome { tlSetFlag(&flags, 0x80) }
-            if anchor { tlSetFlag(&flags, 0x200) }
-            if noforwards { tlSetFlag(&flags, 0x400) }
-            if peer != nil { tlSetFlag(&flags, 0x100) }
-            if queryId != nil { tlSetFlag(&flags, 0x1) }
-            if entities != nil { tlSetFlag(&flags, 0x2) }
-            if media != nil { tlSetFlag(&flags, 0x4) }
-            if replyMarkup != nil { tlSetFlag(&flags, 0x8) }
-            if richMessage != nil { tlSetFlag(&flags, 0x10) }
-            if replyTo != nil { tlSetFlag(&flags, 0x20) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xba8d5f35) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x100), let value = self.peer {
-                value.serialize(buffer, true)
-            }
-            self.receiverId.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.queryId {
-                buffer.appendInt64(value)
-            }
-            buffer.appendTLString(self.message)
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.media {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.replyMarkup {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
-                value.serialize(buffer, true)
-            }
-            buffer.appendInt64(self.randomId)
-            if tlFlagIsSet(_flags, 0x20), let value = self.replyTo {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendMessage {
-            guard id == 0xba8d5f35 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.sendMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _invertMedia = tlFlagIsSet(_flags, 0x40)
-                field = 2
-                let _welcome = tlFlagIsSet(_flags, 0x80)
-                field = 3
-                let _anchor = tlFlagIsSet(_flags, 0x200)
-                field = 4
-                let _noforwards = tlFlagIsSet(_flags, 0x400)
-                field = 5
-                var _peer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x100) {
-                    _peer = try Api.InputPeer.parse(&reader)
-                }
-                field = 6
-                let _receiverId = try Api.InputUser.parse(&reader)
-                field = 7
-                var _queryId: Int64? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _queryId = try reader.readInt64()
-                }
-                field = 8
-                let _message = try reader.readTLString()
-                field = 9
-                var _entities: [Api.MessageEntity]? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                }
-                field = 10
-                var _media: Api.InputMedia? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _media = try Api.InputMedia.parse(&reader)
-                }
-                field = 11
-                var _replyMarkup: Api.ReplyMarkup? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _replyMarkup = try Api.ReplyMarkup.parse(&reader)
-                }
-                field = 12
-                var _richMessage: Api.InputRichMessage? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _richMessage = try Api.InputRichMessage.parse(&reader)
-                }
-                field = 13
-                let _randomId = try reader.readInt64()
-                field = 14
-                var _replyTo: Api.InputReplyTo? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _replyTo = try Api.InputReplyTo.parse(&reader)
-                }
-                return SendMessage(invertMedia: _invertMedia, welcome: _welcome, anchor: _anchor, noforwards: _noforwards, peer: _peer, receiverId: _receiverId, queryId: _queryId, message: _message, entities: _entities, media: _media, replyMarkup: _replyMarkup, richMessage: _richMessage, randomId: _randomId, replyTo: _replyTo)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.sendMessage", fields: "flags,invert_media,welcome,anchor,noforwards,peer,receiver_id,query_id,message,entities,media,reply_markup,rich_message,random_id,reply_to", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 15)
-            fields.flags("flags", _flags)
-            fields.trueFlag("invert_media", self.invertMedia)
-            fields.trueFlag("welcome", self.welcome)
-            fields.trueFlag("anchor", self.anchor)
-            fields.trueFlag("noforwards", self.noforwards)
-            if tlFlagIsSet(_flags, 0x100), let value = self.peer {
-                fields.object("peer", value)
-            }
-            fields.object("receiver_id", self.receiverId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.queryId {
-                fields.long("query_id", value)
-            }
-            fields.string("message", self.message)
-            if tlFlagIsSet(_flags, 0x2), let value = self.entities {
-                fields.objects("entities", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.media {
-                fields.object("media", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.replyMarkup {
-                fields.object("reply_markup", value)
-            }
-            if tlFlagIsSet(_flags, 0x10), let value = self.richMessage {
-                fields.object("rich_message", value)
-            }
-            fields.long("random_id", self.randomId)
-            if tlFlagIsSet(_flags, 0x20), let value = self.replyTo {
-                fields.object("reply_to", value)
-            }
-            return ("ephemeral.sendMessage", fields.fields)
-        }
-    }
-
     /// `ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;`
     public static func sendMessage(invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendMessage(invertMedia: invertMedia, welcome: welcome, anchor: anchor, noforwards: noforwards, peer: peer, receiverId: receiverId, queryId: queryId, message: message, entities: entities, media: media, replyMarkup: replyMarkup, richMessage: richMessage, randomId: randomId, replyTo: replyTo).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 14)
+        arguments.trueFlag("invert_media", invertMedia)
+        arguments.trueFlag("welcome", welcome)
+        arguments.trueFlag("anchor", anchor)
+        arguments.trueFlag("noforwards", noforwards)
+        if let value = peer { arguments.object("peer", value) }
+        arguments.object("receiver_id", receiverId)
+        if let value = queryId { arguments.long("query_id", value) }
+        arguments.string("message", message)
+        if let value = entities { arguments.objects("entities", value) }
+        if let value = media { arguments.object("media", value) }
+        if let value = replyMarkup { arguments.object("reply_markup", value) }
+        if let value = richMessage { arguments.object("rich_message", value) }
+        arguments.long("random_id", randomId)
+        if let value = replyTo { arguments.object("reply_to", value) }
+        return TLRequest(definition: "ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportMessage(...)` serializes.
-    public final class ReportMessage: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let option: [UInt8]
-        public let message: String
-
-        public init(peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) {
-            self.peer = peer
-            self.id = id
-            self.option = option
-            self.message = message
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8704f2bf) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            buffer.appendTLBytes(self.option)
-            buffer.appendTLString(self.message)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportMessage {
-            guard id == 0x8704f2bf else {
-                throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.reportMessage"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                field = 2
-                let _option = try reader.readTLBytes()
-                field = 3
-                let _message = try reader.readTLString()
-                return ReportMessage(peer: _peer, id: _id, option: _option, message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "ephemeral.reportMessage", fields: "peer,id,option,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            fields.bytes("option", self.option)
-            fields.string("message", self.message)
-            return ("ephemeral.reportMessage", fields.fields)
-        }
-    }
-
-    /// `ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;`
     public static func reportMessage(peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
-        ReportMessage(peer: peer, id: id, option: option, message: message).call(DeserializeFunctionResponse(Api.ReportResult.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        arguments.bytes("option", option)
+        arguments.string("message", message)
+        return TLRequest(definition: "ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReportResult.self))
     }
 }
 
@@ -3052,26 +2010,28 @@ extension Api {
         (0x48aaae3c, Api.StarGiftAttributeId.self),
         (0x4a162433, Api.StarGiftAttributeId.self),
         (0x1f01c757, Api.StarGiftAttributeId.self),
-        (0x3dc4b4f0, Api.functions.InvokeAfterMsgs.self),
-        (0x1df92984, Api.functions.InvokeWithGooglePlayIntegrity.self),
-        (0x6628562c, Api.functions.account.UpdateStatus.self),
-        (0x1b3faa88, Api.functions.account.SendConfirmPhoneCode.self),
-        (0x60073674, Api.functions.account.DeleteBusinessChatLink.self),
-        (0x788d7fe3, Api.functions.users.GetSavedMusic.self),
-        (0x7573a4e9, Api.functions.users.GetSavedMusicByID.self),
-        (0x0e7841f0, Api.functions.messages.ReorderPinnedForumTopics.self),
-        (0x87f2219b, Api.functions.bots.CheckUsername.self),
-        (0x1513e7b0, Api.functions.payments.ToggleStarGiftsPinnedToTop.self),
-        (0x500377f9, Api.functions.phone.LeaveGroupCall.self),
-        (0xf128c708, Api.functions.phone.ToggleGroupCallRecord.self),
-        (0x5680e342, Api.functions.phone.StartScheduledGroupCall.self),
-        (0xf64f54f7, Api.functions.phone.DeleteGroupCallMessages.self),
-        (0x74fae13a, Api.functions.chatlists.LeaveChatlist.self),
-        (0x30eb63f0, Api.functions.stories.CanSendStory.self),
-        (0x7fd736b2, Api.functions.stories.SendReaction.self),
-        (0x39854d1f, Api.functions.premium.GetUserBoosts.self),
-        (0x9898ad73, Api.functions.smsjobs.Leave.self),
-        (0xba8d5f35, Api.functions.ephemeral.SendMessage.self),
-        (0x8704f2bf, Api.functions.ephemeral.ReportMessage.self),
+    ]
+    static let functionEntries36: [(UInt32, StaticString)] = [
+        (0x3dc4b4f0, "invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;"),
+        (0x1df92984, "invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;"),
+        (0x6628562c, "account.updateStatus#6628562c offline:Bool = Bool;"),
+        (0x1b3faa88, "account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;"),
+        (0x60073674, "account.deleteBusinessChatLink#60073674 slug:string = Bool;"),
+        (0x788d7fe3, "users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;"),
+        (0x7573a4e9, "users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;"),
+        (0x0e7841f0, "messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;"),
+        (0x87f2219b, "bots.checkUsername#87f2219b username:string = Bool;"),
+        (0x1513e7b0, "payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;"),
+        (0x500377f9, "phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;"),
+        (0xf128c708, "phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;"),
+        (0x5680e342, "phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;"),
+        (0xf64f54f7, "phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;"),
+        (0x74fae13a, "chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;"),
+        (0x30eb63f0, "stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;"),
+        (0x7fd736b2, "stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;"),
+        (0x39854d1f, "premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;"),
+        (0x9898ad73, "smsjobs.leave#9898ad73 = Bool;"),
+        (0xba8d5f35, "ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;"),
+        (0x8704f2bf, "ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;"),
     ]
 }

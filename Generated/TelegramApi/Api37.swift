@@ -31,6 +31,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ContactStatus" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContactStatus {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -374,6 +376,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "Updates" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Updates {
             let id = try reader.readUInt32()
@@ -737,6 +741,8 @@ extension Api.auth {
             }
         }
 
+        public static var tlTypeName: String { "auth.PasswordRecovery" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordRecovery {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -871,6 +877,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xed107ab7) }
             }
         }
+
+        public static var tlTypeName: String { "ExportedChatInvite" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatInvite {
             let id = try reader.readUInt32()
@@ -1037,6 +1045,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PostAddress" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PostAddress {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1115,6 +1125,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "InputPhoneCall" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPhoneCall {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1177,6 +1189,8 @@ extension Api {
                     buffer.appendTLString(c.url)
             }
         }
+
+        public static var tlTypeName: String { "StatsURL" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsURL {
             let id = try reader.readUInt32()
@@ -1329,6 +1343,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xa9d6db1f) }
             }
         }
+
+        public static var tlTypeName: String { "UrlAuthResult" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UrlAuthResult {
             let id = try reader.readUInt32()
@@ -1518,6 +1534,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PeerLocated" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerLocated {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1618,6 +1636,8 @@ extension Api.account {
                     if boxed { buffer.appendUInt32(0xe926d63e) }
             }
         }
+
+        public static var tlTypeName: String { "account.ResetPasswordResult" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResetPasswordResult {
             let id = try reader.readUInt32()
@@ -1720,6 +1740,8 @@ extension Api.help {
                     buffer.appendVector(c.storyColors, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "help.PeerColorSet" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColorSet {
             let id = try reader.readUInt32()
@@ -1840,6 +1862,8 @@ extension Api {
                     c.story.serialize(buffer, true)
             }
         }
+
+        public static var tlTypeName: String { "StoryReaction" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryReaction {
             let id = try reader.readUInt32()
@@ -1964,6 +1988,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarsGiftOption" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsGiftOption {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2048,6 +2074,8 @@ extension Api.bots {
             }
         }
 
+        public static var tlTypeName: String { "bots.PreviewInfo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PreviewInfo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2128,6 +2156,8 @@ extension Api.users {
                     buffer.appendVector(c.users, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "users.Users" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Users {
             let id = try reader.readUInt32()
@@ -2226,6 +2256,8 @@ extension Api {
                     buffer.appendInt32(_flags)
             }
         }
+
+        public static var tlTypeName: String { "DisallowedGiftsSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DisallowedGiftsSettings {
             let id = try reader.readUInt32()
@@ -2327,6 +2359,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xa2c0f695) }
             }
         }
+
+        public static var tlTypeName: String { "ProfileTab" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ProfileTab {
             let id = try reader.readUInt32()
@@ -2512,6 +2546,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftAuctionState" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionState {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2640,1490 +2676,250 @@ extension Api {
 
 extension Api.functions {
     /// `invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithTakeout(...)` serializes.
-    public final class InvokeWithTakeout: TLFunction, TLRegistrable {
-        public let takeoutId: Int64
-        public let query: any TLFunction
-
-        public init(takeoutId: Int64, query: any TLFunction) {
-            self.takeoutId = takeoutId
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xaca9fd2e) }
-            buffer.appendInt64(self.takeoutId)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithTakeout {
-            guard id == 0xaca9fd2e else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithTakeout"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _takeoutId = try reader.readInt64()
-                field = 1
-                let _query = try Api.parseFunction(&reader)
-                return InvokeWithTakeout(takeoutId: _takeoutId, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithTakeout", fields: "takeout_id,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("takeout_id", self.takeoutId)
-            fields.object("query", self.query)
-            return ("invokeWithTakeout", fields.fields)
-        }
-    }
-
-    /// `invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;`
     public static func invokeWithTakeout<X>(takeoutId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithTakeout(takeoutId: takeoutId, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("takeout_id", takeoutId)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.account {
-    /// `account.resetWebAuthorization#2d01b9ef hash:long = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetWebAuthorization(...)` serializes.
-    public final class ResetWebAuthorization: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2d01b9ef) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetWebAuthorization {
-            guard id == 0x2d01b9ef else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.resetWebAuthorization"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return ResetWebAuthorization(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.resetWebAuthorization", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.resetWebAuthorization", fields.fields)
-        }
-    }
-
     /// `account.resetWebAuthorization#2d01b9ef hash:long = Bool;`
     public static func resetWebAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetWebAuthorization(hash: hash).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.resetWebAuthorization#2d01b9ef hash:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMultiWallPapers(...)` serializes.
-    public final class GetMultiWallPapers: TLFunction, TLRegistrable {
-        public let wallpapers: [Api.InputWallPaper]
-
-        public init(wallpapers: [Api.InputWallPaper]) {
-            self.wallpapers = wallpapers
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x65ad71dc) }
-            buffer.appendVector(self.wallpapers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMultiWallPapers {
-            guard id == 0x65ad71dc else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getMultiWallPapers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _wallpapers = try reader.readVector(boxed: true, of: Api.InputWallPaper.self)
-                return GetMultiWallPapers(wallpapers: _wallpapers)
-            }
-            catch {
-                throw error.inside(constructor: "account.getMultiWallPapers", fields: "wallpapers", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.objects("wallpapers", self.wallpapers)
-            return ("account.getMultiWallPapers", fields.fields)
-        }
-    }
-
     /// `account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;`
     public static func getMultiWallPapers(wallpapers: [Api.InputWallPaper]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.WallPaper]>) {
-        GetMultiWallPapers(wallpapers: wallpapers).call(DeserializeFunctionResponse<[Api.WallPaper]>.vector(of: Api.WallPaper.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.objects("wallpapers", wallpapers)
+        return TLRequest(definition: "account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.WallPaper]>.vector(of: Api.WallPaper.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPaidMessagesRevenue(...)` serializes.
-    public final class GetPaidMessagesRevenue: TLFunction, TLRegistrable {
-        public let parentPeer: Api.InputPeer?
-        public let userId: Api.InputUser
-
-        public init(parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
-            self.parentPeer = parentPeer
-            self.userId = userId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if parentPeer != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x19ba4a67) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                value.serialize(buffer, true)
-            }
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPaidMessagesRevenue {
-            guard id == 0x19ba4a67 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getPaidMessagesRevenue"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _parentPeer: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _parentPeer = try Api.InputPeer.parse(&reader)
-                }
-                field = 2
-                let _userId = try Api.InputUser.parse(&reader)
-                return GetPaidMessagesRevenue(parentPeer: _parentPeer, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "account.getPaidMessagesRevenue", fields: "flags,parent_peer,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.parentPeer {
-                fields.object("parent_peer", value)
-            }
-            fields.object("user_id", self.userId)
-            return ("account.getPaidMessagesRevenue", fields.fields)
-        }
-    }
-
     /// `account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;`
     public static func getPaidMessagesRevenue(parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PaidMessagesRevenue>) {
-        GetPaidMessagesRevenue(parentPeer: parentPeer, userId: userId).call(DeserializeFunctionResponse(Api.account.PaidMessagesRevenue.self))
+        var arguments = TLFieldList(capacity: 2)
+        if let value = parentPeer { arguments.object("parent_peer", value) }
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PaidMessagesRevenue.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveMusic(...)` serializes.
-    public final class SaveMusic: TLFunction, TLRegistrable {
-        public let unsave: Bool
-        public let id: Api.InputDocument
-        public let afterId: Api.InputDocument?
-
-        public init(unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) {
-            self.unsave = unsave
-            self.id = id
-            self.afterId = afterId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if unsave { tlSetFlag(&flags, 0x1) }
-            if afterId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb26732a9) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.id.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x2), let value = self.afterId {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveMusic {
-            guard id == 0xb26732a9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.saveMusic"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _unsave = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _id = try Api.InputDocument.parse(&reader)
-                field = 3
-                var _afterId: Api.InputDocument? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _afterId = try Api.InputDocument.parse(&reader)
-                }
-                return SaveMusic(unsave: _unsave, id: _id, afterId: _afterId)
-            }
-            catch {
-                throw error.inside(constructor: "account.saveMusic", fields: "flags,unsave,id,after_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("unsave", self.unsave)
-            fields.object("id", self.id)
-            if tlFlagIsSet(_flags, 0x2), let value = self.afterId {
-                fields.object("after_id", value)
-            }
-            return ("account.saveMusic", fields.fields)
-        }
-    }
-
-    /// `account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;`
     public static func saveMusic(unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveMusic(unsave: unsave, id: id, afterId: afterId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("unsave", unsave)
+        arguments.object("id", id)
+        if let value = afterId { arguments.object("after_id", value) }
+        return TLRequest(definition: "account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
-    /// `contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBlocked(...)` serializes.
-    public final class GetBlocked: TLFunction, TLRegistrable {
-        public let myStoriesFrom: Bool
-        public let offset: Int32
-        public let limit: Int32
-
-        public init(myStoriesFrom: Bool = false, offset: Int32, limit: Int32) {
-            self.myStoriesFrom = myStoriesFrom
-            self.offset = offset
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if myStoriesFrom { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9a868f80) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBlocked {
-            guard id == 0x9a868f80 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.getBlocked"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _myStoriesFrom = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _offset = try reader.readInt32()
-                field = 3
-                let _limit = try reader.readInt32()
-                return GetBlocked(myStoriesFrom: _myStoriesFrom, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.getBlocked", fields: "flags,my_stories_from,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("my_stories_from", self.myStoriesFrom)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("contacts.getBlocked", fields.fields)
-        }
-    }
-
     /// `contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;`
     public static func getBlocked(myStoriesFrom: Bool = false, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Blocked>) {
-        GetBlocked(myStoriesFrom: myStoriesFrom, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.contacts.Blocked.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("my_stories_from", myStoriesFrom)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.Blocked.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;`
-    ///
-    /// The request as a value: what a server decodes, and what `search(...)` serializes.
-    public final class Search: TLFunction, TLRegistrable {
-        public let broadcasts: Bool
-        public let bots: Bool
-        public let q: String
-        public let limit: Int32
-
-        public init(broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) {
-            self.broadcasts = broadcasts
-            self.bots = bots
-            self.q = q
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if broadcasts { tlSetFlag(&flags, 0x1) }
-            if bots { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x05f58d0f) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.q)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Search {
-            guard id == 0x05f58d0f else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.search"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _broadcasts = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _bots = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _q = try reader.readTLString()
-                field = 4
-                let _limit = try reader.readInt32()
-                return Search(broadcasts: _broadcasts, bots: _bots, q: _q, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.search", fields: "flags,broadcasts,bots,q,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("broadcasts", self.broadcasts)
-            fields.trueFlag("bots", self.bots)
-            fields.string("q", self.q)
-            fields.int("limit", self.limit)
-            return ("contacts.search", fields.fields)
-        }
-    }
-
-    /// `contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;`
     public static func search(broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Found>) {
-        Search(broadcasts: broadcasts, bots: bots, q: q, limit: limit).call(DeserializeFunctionResponse(Api.contacts.Found.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("broadcasts", broadcasts)
+        arguments.trueFlag("bots", bots)
+        arguments.string("q", q)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.Found.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;`
-    ///
-    /// The request as a value: what a server decodes, and what `receivedMessages(...)` serializes.
-    public final class ReceivedMessages: TLFunction, TLRegistrable {
-        public let maxId: Int32
-
-        public init(maxId: Int32) {
-            self.maxId = maxId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x05a954c0) }
-            buffer.appendInt32(self.maxId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReceivedMessages {
-            guard id == 0x05a954c0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.receivedMessages"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _maxId = try reader.readInt32()
-                return ReceivedMessages(maxId: _maxId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.receivedMessages", fields: "max_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("max_id", self.maxId)
-            return ("messages.receivedMessages", fields.fields)
-        }
-    }
-
     /// `messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;`
     public static func receivedMessages(maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>) {
-        ReceivedMessages(maxId: maxId).call(DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>.vector(of: Api.ReceivedNotifyMessage.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("max_id", maxId)
+        return TLRequest(definition: "messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>.vector(of: Api.ReceivedNotifyMessage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `uninstallStickerSet(...)` serializes.
-    public final class UninstallStickerSet: TLFunction, TLRegistrable {
-        public let stickerset: Api.InputStickerSet
-
-        public init(stickerset: Api.InputStickerSet) {
-            self.stickerset = stickerset
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf96e55de) }
-            self.stickerset.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UninstallStickerSet {
-            guard id == 0xf96e55de else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.uninstallStickerSet"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _stickerset = try Api.InputStickerSet.parse(&reader)
-                return UninstallStickerSet(stickerset: _stickerset)
-            }
-            catch {
-                throw error.inside(constructor: "messages.uninstallStickerSet", fields: "stickerset", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("stickerset", self.stickerset)
-            return ("messages.uninstallStickerSet", fields.fields)
-        }
-    }
-
     /// `messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;`
     public static func uninstallStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UninstallStickerSet(stickerset: stickerset).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("stickerset", stickerset)
+        return TLRequest(definition: "messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;`
-    ///
-    /// The request as a value: what a server decodes, and what `uploadMedia(...)` serializes.
-    public final class UploadMedia: TLFunction, TLRegistrable {
-        public let businessConnectionId: String?
-        public let peer: Api.InputPeer
-        public let media: Api.InputMedia
-
-        public init(businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) {
-            self.businessConnectionId = businessConnectionId
-            self.peer = peer
-            self.media = media
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if businessConnectionId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x14967978) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.businessConnectionId {
-                buffer.appendTLString(value)
-            }
-            self.peer.serialize(buffer, true)
-            self.media.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UploadMedia {
-            guard id == 0x14967978 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.uploadMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _businessConnectionId: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _businessConnectionId = try reader.readTLString()
-                }
-                field = 2
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 3
-                let _media = try Api.InputMedia.parse(&reader)
-                return UploadMedia(businessConnectionId: _businessConnectionId, peer: _peer, media: _media)
-            }
-            catch {
-                throw error.inside(constructor: "messages.uploadMedia", fields: "flags,business_connection_id,peer,media", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.businessConnectionId {
-                fields.string("business_connection_id", value)
-            }
-            fields.object("peer", self.peer)
-            fields.object("media", self.media)
-            return ("messages.uploadMedia", fields.fields)
-        }
-    }
-
     /// `messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;`
     public static func uploadMedia(businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
-        UploadMedia(businessConnectionId: businessConnectionId, peer: peer, media: media).call(DeserializeFunctionResponse(Api.MessageMedia.self))
+        var arguments = TLFieldList(capacity: 3)
+        if let value = businessConnectionId { arguments.string("business_connection_id", value) }
+        arguments.object("peer", peer)
+        arguments.object("media", media)
+        return TLRequest(definition: "messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.MessageMedia.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateDialogFilter(...)` serializes.
-    public final class UpdateDialogFilter: TLFunction, TLRegistrable {
-        public let id: Int32
-        public let filter: Api.DialogFilter?
-
-        public init(id: Int32, filter: Api.DialogFilter? = nil) {
-            self.id = id
-            self.filter = filter
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if filter != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1ad4a04a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.filter {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateDialogFilter {
-            guard id == 0x1ad4a04a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.updateDialogFilter"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _id = try reader.readInt32()
-                field = 2
-                var _filter: Api.DialogFilter? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _filter = try Api.DialogFilter.parse(&reader)
-                }
-                return UpdateDialogFilter(id: _id, filter: _filter)
-            }
-            catch {
-                throw error.inside(constructor: "messages.updateDialogFilter", fields: "flags,id,filter", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.int("id", self.id)
-            if tlFlagIsSet(_flags, 0x1), let value = self.filter {
-                fields.object("filter", value)
-            }
-            return ("messages.updateDialogFilter", fields.fields)
-        }
-    }
-
     /// `messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;`
     public static func updateDialogFilter(id: Int32, filter: Api.DialogFilter? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        UpdateDialogFilter(id: id, filter: filter).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("id", id)
+        if let value = filter { arguments.object("filter", value) }
+        return TLRequest(definition: "messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `getOldFeaturedStickers(...)` serializes.
-    public final class GetOldFeaturedStickers: TLFunction, TLRegistrable {
-        public let offset: Int32
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(offset: Int32, limit: Int32, hash: Int64) {
-            self.offset = offset
-            self.limit = limit
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7ed094a1) }
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetOldFeaturedStickers {
-            guard id == 0x7ed094a1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getOldFeaturedStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _offset = try reader.readInt32()
-                field = 1
-                let _limit = try reader.readInt32()
-                field = 2
-                let _hash = try reader.readInt64()
-                return GetOldFeaturedStickers(offset: _offset, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getOldFeaturedStickers", fields: "offset,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("messages.getOldFeaturedStickers", fields.fields)
-        }
-    }
-
     /// `messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;`
     public static func getOldFeaturedStickers(offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
-        GetOldFeaturedStickers(offset: offset, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;`
-    ///
-    /// The request as a value: what a server decodes, and what `transcribeAudio(...)` serializes.
-    public final class TranscribeAudio: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-
-        public init(peer: Api.InputPeer, msgId: Int32) {
-            self.peer = peer
-            self.msgId = msgId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x269e9a49) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TranscribeAudio {
-            guard id == 0x269e9a49 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.transcribeAudio"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                return TranscribeAudio(peer: _peer, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.transcribeAudio", fields: "peer,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            return ("messages.transcribeAudio", fields.fields)
-        }
-    }
-
     /// `messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;`
     public static func transcribeAudio(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranscribedAudio>) {
-        TranscribeAudio(peer: peer, msgId: msgId).call(DeserializeFunctionResponse(Api.messages.TranscribedAudio.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.TranscribedAudio.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchCustomEmoji(...)` serializes.
-    public final class SearchCustomEmoji: TLFunction, TLRegistrable {
-        public let emoticon: String
-        public let hash: Int64
-
-        public init(emoticon: String, hash: Int64) {
-            self.emoticon = emoticon
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2c11c0d7) }
-            buffer.appendTLString(self.emoticon)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchCustomEmoji {
-            guard id == 0x2c11c0d7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.searchCustomEmoji"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _emoticon = try reader.readTLString()
-                field = 1
-                let _hash = try reader.readInt64()
-                return SearchCustomEmoji(emoticon: _emoticon, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.searchCustomEmoji", fields: "emoticon,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("emoticon", self.emoticon)
-            fields.long("hash", self.hash)
-            return ("messages.searchCustomEmoji", fields.fields)
-        }
-    }
-
     /// `messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;`
     public static func searchCustomEmoji(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        SearchCustomEmoji(emoticon: emoticon, hash: hash).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("emoticon", emoticon)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `editQuickReplyShortcut(...)` serializes.
-    public final class EditQuickReplyShortcut: TLFunction, TLRegistrable {
-        public let shortcutId: Int32
-        public let shortcut: String
-
-        public init(shortcutId: Int32, shortcut: String) {
-            self.shortcutId = shortcutId
-            self.shortcut = shortcut
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5c003cef) }
-            buffer.appendInt32(self.shortcutId)
-            buffer.appendTLString(self.shortcut)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> EditQuickReplyShortcut {
-            guard id == 0x5c003cef else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.editQuickReplyShortcut"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _shortcutId = try reader.readInt32()
-                field = 1
-                let _shortcut = try reader.readTLString()
-                return EditQuickReplyShortcut(shortcutId: _shortcutId, shortcut: _shortcut)
-            }
-            catch {
-                throw error.inside(constructor: "messages.editQuickReplyShortcut", fields: "shortcut_id,shortcut", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("shortcut_id", self.shortcutId)
-            fields.string("shortcut", self.shortcut)
-            return ("messages.editQuickReplyShortcut", fields.fields)
-        }
-    }
-
     /// `messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;`
     public static func editQuickReplyShortcut(shortcutId: Int32, shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        EditQuickReplyShortcut(shortcutId: shortcutId, shortcut: shortcut).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("shortcut_id", shortcutId)
+        arguments.string("shortcut", shortcut)
+        return TLRequest(definition: "messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;`
-    ///
-    /// The request as a value: what a server decodes, and what `composeRichMessageWithAI(...)` serializes.
-    public final class ComposeRichMessageWithAI: TLFunction, TLRegistrable {
-        public let proofread: Bool
-        public let emojify: Bool
-        public let text: Api.InputRichMessage?
-        public let translateToLang: String?
-        public let tone: Api.InputAiComposeTone?
-
-        public init(proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
-            self.proofread = proofread
-            self.emojify = emojify
-            self.text = text
-            self.translateToLang = translateToLang
-            self.tone = tone
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if proofread { tlSetFlag(&flags, 0x1) }
-            if emojify { tlSetFlag(&flags, 0x8) }
-            if text != nil { tlSetFlag(&flags, 0x10) }
-            if translateToLang != nil { tlSetFlag(&flags, 0x2) }
-            if tone != nil { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8d7ae6af) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x10), let value = self.text {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ComposeRichMessageWithAI {
-            guard id == 0x8d7ae6af else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.composeRichMessageWithAI"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _proofread = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _emojify = tlFlagIsSet(_flags, 0x8)
-                field = 3
-                var _text: Api.InputRichMessage? = nil
-                if tlFlagIsSet(_flags, 0x10) {
-                    _text = try Api.InputRichMessage.parse(&reader)
-                }
-                field = 4
-                var _translateToLang: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _translateToLang = try reader.readTLString()
-                }
-                field = 5
-                var _tone: Api.InputAiComposeTone? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _tone = try Api.InputAiComposeTone.parse(&reader)
-                }
-                return ComposeRichMessageWithAI(proofread: _proofread, emojify: _emojify, text: _text, translateToLang: _translateToLang, tone: _tone)
-            }
-            catch {
-                throw error.inside(constructor: "messages.composeRichMessageWithAI", fields: "flags,proofread,emojify,text,translate_to_lang,tone", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.trueFlag("proofread", self.proofread)
-            fields.trueFlag("emojify", self.emojify)
-            if tlFlagIsSet(_flags, 0x10), let value = self.text {
-                fields.object("text", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.translateToLang {
-                fields.string("translate_to_lang", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.tone {
-                fields.object("tone", value)
-            }
-            return ("messages.composeRichMessageWithAI", fields.fields)
-        }
-    }
-
-    /// `messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;`
     public static func composeRichMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedRichMessageWithAI>) {
-        ComposeRichMessageWithAI(proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone).call(DeserializeFunctionResponse(Api.messages.ComposedRichMessageWithAI.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.trueFlag("proofread", proofread)
+        arguments.trueFlag("emojify", emojify)
+        if let value = text { arguments.object("text", value) }
+        if let value = translateToLang { arguments.string("translate_to_lang", value) }
+        if let value = tone { arguments.object("tone", value) }
+        return TLRequest(definition: "messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ComposedRichMessageWithAI.self))
     }
 }
 
 extension Api.functions.upload {
     /// `upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveBigFilePart(...)` serializes.
-    public final class SaveBigFilePart: TLFunction, TLRegistrable {
-        public let fileId: Int64
-        public let filePart: Int32
-        public let fileTotalParts: Int32
-        public let bytes: [UInt8]
-
-        public init(fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) {
-            self.fileId = fileId
-            self.filePart = filePart
-            self.fileTotalParts = fileTotalParts
-            self.bytes = bytes
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xde7b673d) }
-            buffer.appendInt64(self.fileId)
-            buffer.appendInt32(self.filePart)
-            buffer.appendInt32(self.fileTotalParts)
-            buffer.appendTLBytes(self.bytes)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveBigFilePart {
-            guard id == 0xde7b673d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "upload.saveBigFilePart"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _fileId = try reader.readInt64()
-                field = 1
-                let _filePart = try reader.readInt32()
-                field = 2
-                let _fileTotalParts = try reader.readInt32()
-                field = 3
-                let _bytes = try reader.readTLBytes()
-                return SaveBigFilePart(fileId: _fileId, filePart: _filePart, fileTotalParts: _fileTotalParts, bytes: _bytes)
-            }
-            catch {
-                throw error.inside(constructor: "upload.saveBigFilePart", fields: "file_id,file_part,file_total_parts,bytes", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.long("file_id", self.fileId)
-            fields.int("file_part", self.filePart)
-            fields.int("file_total_parts", self.fileTotalParts)
-            fields.bytes("bytes", self.bytes)
-            return ("upload.saveBigFilePart", fields.fields)
-        }
-    }
-
-    /// `upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;`
     public static func saveBigFilePart(fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveBigFilePart(fileId: fileId, filePart: filePart, fileTotalParts: fileTotalParts, bytes: bytes).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.long("file_id", fileId)
+        arguments.int("file_part", filePart)
+        arguments.int("file_total_parts", fileTotalParts)
+        arguments.bytes("bytes", bytes)
+        return TLRequest(definition: "upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAdminedPublicChannels(...)` serializes.
-    public final class GetAdminedPublicChannels: TLFunction, TLRegistrable {
-        public let byLocation: Bool
-        public let checkLimit: Bool
-        public let forPersonal: Bool
-        public let forCommunityPeer: Bool
-
-        public init(byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) {
-            self.byLocation = byLocation
-            self.checkLimit = checkLimit
-            self.forPersonal = forPersonal
-            self.forCommunityPeer = forCommunityPeer
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if byLocation { tlSetFlag(&flags, 0x1) }
-            if checkLimit { tlSetFlag(&flags, 0x2) }
-            if forPersonal { tlSetFlag(&flags, 0x4) }
-            if forCommunityPeer { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf8b036af) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAdminedPublicChannels {
-            guard id == 0xf8b036af else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.getAdminedPublicChannels"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _byLocation = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _checkLimit = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _forPersonal = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _forCommunityPeer = tlFlagIsSet(_flags, 0x8)
-                return GetAdminedPublicChannels(byLocation: _byLocation, checkLimit: _checkLimit, forPersonal: _forPersonal, forCommunityPeer: _forCommunityPeer)
-            }
-            catch {
-                throw error.inside(constructor: "channels.getAdminedPublicChannels", fields: "flags,by_location,check_limit,for_personal,for_community_peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("by_location", self.byLocation)
-            fields.trueFlag("check_limit", self.checkLimit)
-            fields.trueFlag("for_personal", self.forPersonal)
-            fields.trueFlag("for_community_peer", self.forCommunityPeer)
-            return ("channels.getAdminedPublicChannels", fields.fields)
-        }
-    }
-
-    /// `channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;`
     public static func getAdminedPublicChannels(byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        GetAdminedPublicChannels(byLocation: byLocation, checkLimit: checkLimit, forPersonal: forPersonal, forCommunityPeer: forCommunityPeer).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("by_location", byLocation)
+        arguments.trueFlag("check_limit", checkLimit)
+        arguments.trueFlag("for_personal", forPersonal)
+        arguments.trueFlag("for_community_peer", forCommunityPeer)
+        return TLRequest(definition: "channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getBotInfo(...)` serializes.
-    public final class GetBotInfo: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser?
-        public let langCode: String
-
-        public init(bot: Api.InputUser? = nil, langCode: String) {
-            self.bot = bot
-            self.langCode = langCode
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if bot != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xdcd914fd) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
-                value.serialize(buffer, true)
-            }
-            buffer.appendTLString(self.langCode)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetBotInfo {
-            guard id == 0xdcd914fd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.getBotInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                var _bot: Api.InputUser? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _bot = try Api.InputUser.parse(&reader)
-                }
-                field = 2
-                let _langCode = try reader.readTLString()
-                return GetBotInfo(bot: _bot, langCode: _langCode)
-            }
-            catch {
-                throw error.inside(constructor: "bots.getBotInfo", fields: "flags,bot,lang_code", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            if tlFlagIsSet(_flags, 0x1), let value = self.bot {
-                fields.object("bot", value)
-            }
-            fields.string("lang_code", self.langCode)
-            return ("bots.getBotInfo", fields.fields)
-        }
-    }
-
-    /// `bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;`
     public static func getBotInfo(bot: Api.InputUser? = nil, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.BotInfo>) {
-        GetBotInfo(bot: bot, langCode: langCode).call(DeserializeFunctionResponse(Api.bots.BotInfo.self))
+        var arguments = TLFieldList(capacity: 2)
+        if let value = bot { arguments.object("bot", value) }
+        arguments.string("lang_code", langCode)
+        return TLRequest(definition: "bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.BotInfo.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGiftWithdrawalUrl(...)` serializes.
-    public final class GetStarGiftWithdrawalUrl: TLFunction, TLRegistrable {
-        public let stargift: Api.InputSavedStarGift
-        public let password: Api.InputCheckPasswordSRP
-
-        public init(stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) {
-            self.stargift = stargift
-            self.password = password
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd06e93a8) }
-            self.stargift.serialize(buffer, true)
-            self.password.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGiftWithdrawalUrl {
-            guard id == 0xd06e93a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGiftWithdrawalUrl"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _stargift = try Api.InputSavedStarGift.parse(&reader)
-                field = 1
-                let _password = try Api.InputCheckPasswordSRP.parse(&reader)
-                return GetStarGiftWithdrawalUrl(stargift: _stargift, password: _password)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGiftWithdrawalUrl", fields: "stargift,password", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("stargift", self.stargift)
-            fields.object("password", self.password)
-            return ("payments.getStarGiftWithdrawalUrl", fields.fields)
-        }
-    }
-
-    /// `payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;`
     public static func getStarGiftWithdrawalUrl(stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftWithdrawalUrl>) {
-        GetStarGiftWithdrawalUrl(stargift: stargift, password: password).call(DeserializeFunctionResponse(Api.payments.StarGiftWithdrawalUrl.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("stargift", stargift)
+        arguments.object("password", password)
+        return TLRequest(definition: "payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftWithdrawalUrl.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `joinGroupCallPresentation(...)` serializes.
-    public final class JoinGroupCallPresentation: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let params: Api.DataJSON
-
-        public init(call: Api.InputGroupCall, params: Api.DataJSON) {
-            self.call = call
-            self.params = params
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcbea6bc4) }
-            self.call.serialize(buffer, true)
-            self.params.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> JoinGroupCallPresentation {
-            guard id == 0xcbea6bc4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.joinGroupCallPresentation"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _params = try Api.DataJSON.parse(&reader)
-                return JoinGroupCallPresentation(call: _call, params: _params)
-            }
-            catch {
-                throw error.inside(constructor: "phone.joinGroupCallPresentation", fields: "call,params", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("call", self.call)
-            fields.object("params", self.params)
-            return ("phone.joinGroupCallPresentation", fields.fields)
-        }
-    }
-
-    /// `phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;`
     public static func joinGroupCallPresentation(call: Api.InputGroupCall, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        JoinGroupCallPresentation(call: call, params: params).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("call", call)
+        arguments.object("params", params)
+        return TLRequest(definition: "phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `togglePinnedToTop(...)` serializes.
-    public final class TogglePinnedToTop: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: [Int32]
-
-        public init(peer: Api.InputPeer, id: [Int32]) {
-            self.peer = peer
-            self.id = id
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0b297e9b) }
-            self.peer.serialize(buffer, true)
-            buffer.appendVector(self.id, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TogglePinnedToTop {
-            guard id == 0x0b297e9b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.togglePinnedToTop"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readVector(boxed: true, of: Int32.self)
-                return TogglePinnedToTop(peer: _peer, id: _id)
-            }
-            catch {
-                throw error.inside(constructor: "stories.togglePinnedToTop", fields: "peer,id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.ints("id", self.id)
-            return ("stories.togglePinnedToTop", fields.fields)
-        }
-    }
-
-    /// `stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;`
     public static func togglePinnedToTop(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TogglePinnedToTop(peer: peer, id: id).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.ints("id", id)
+        return TLRequest(definition: "stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.join#a74ece2d = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `join(...)` serializes.
-    public final class Join: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa74ece2d) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Join {
-            guard id == 0xa74ece2d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.join"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return Join()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("smsjobs.join", [])
-        }
-    }
-
-    /// `smsjobs.join#a74ece2d = Bool;`
     public static func join() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        Join().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "smsjobs.join#a74ece2d = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;`
-    ///
-    /// The request as a value: what a server decodes, and what `updateTone(...)` serializes.
-    public final class UpdateTone: TLFunction, TLRegistrable {
-        public let tone: Api.InputAiComposeTone
-        public let displayAuthor: Bool?
-        public let emojiId: Int64?
-        public let title: String?
-        public let prompt: String?
-
-        public init(tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) {
-            self.tone = tone
-            self.displayAuthor = displayAuthor
-            self.emojiId = emojiId
-            self.title = title
-            self.prompt = prompt
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if displayAuthor != nil { tlSetFlag(&flags, 0x1) }
-            if emojiId != nil { tlSetFlag(&flags, 0x2) }
-            if title != nil { tlSetFlag(&flags, 0x4) }
-            if prompt != nil { tlSetFlag(&flags, 0x8) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x903bcf59) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.tone.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.displayAuthor {
-                buffer.appendBool(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.emojiId {
-                buffer.appendInt64(value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.title {
-                buffer.appendTLString(value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.prompt {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> UpdateTone {
-            guard id == 0x903bcf59 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "aicompose.updateTone"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _tone = try Api.InputAiComposeTone.parse(&reader)
-                field = 2
-                var _displayAuthor: Bool? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _displayAuthor = try reader.readBool()
-                }
-                field = 3
-                var _emojiId: Int64? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _emojiId = try reader.readInt64()
-                }
-                field = 4
-                var _title: String? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _title = try reader.readTLString()
-                }
-                field = 5
-                var _prompt: String? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _prompt = try reader.readTLString()
-                }
-                return UpdateTone(tone: _tone, displayAuthor: _displayAuthor, emojiId: _emojiId, title: _title, prompt: _prompt)
-            }
-            catch {
-                throw error.inside(constructor: "aicompose.updateTone", fields: "flags,tone,display_author,emoji_id,title,prompt", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("tone", self.tone)
-            if tlFlagIsSet(_flags, 0x1), let value = self.displayAuthor {
-                fields.bool("display_author", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.emojiId {
-                fields.long("emoji_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.title {
-                fields.string("title", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.prompt {
-                fields.string("prompt", value)
-            }
-            return ("aicompose.updateTone", fields.fields)
-        }
-    }
-
-    /// `aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;`
     public static func updateTone(tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
-        UpdateTone(tone: tone, displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt).call(DeserializeFunctionResponse(Api.AiComposeTone.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("tone", tone)
+        if let value = displayAuthor { arguments.bool("display_author", value) }
+        if let value = emojiId { arguments.long("emoji_id", value) }
+        if let value = title { arguments.string("title", value) }
+        if let value = prompt { arguments.string("prompt", value) }
+        return TLRequest(definition: "aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AiComposeTone.self))
     }
 }
 
@@ -4172,29 +2968,31 @@ extension Api {
         (0xfe333952, Api.StarGiftAuctionState.self),
         (0x771a4e66, Api.StarGiftAuctionState.self),
         (0x972dabbf, Api.StarGiftAuctionState.self),
-        (0xaca9fd2e, Api.functions.InvokeWithTakeout.self),
-        (0x2d01b9ef, Api.functions.account.ResetWebAuthorization.self),
-        (0x65ad71dc, Api.functions.account.GetMultiWallPapers.self),
-        (0x19ba4a67, Api.functions.account.GetPaidMessagesRevenue.self),
-        (0xb26732a9, Api.functions.account.SaveMusic.self),
-        (0x9a868f80, Api.functions.contacts.GetBlocked.self),
-        (0x05f58d0f, Api.functions.contacts.Search.self),
-        (0x05a954c0, Api.functions.messages.ReceivedMessages.self),
-        (0xf96e55de, Api.functions.messages.UninstallStickerSet.self),
-        (0x14967978, Api.functions.messages.UploadMedia.self),
-        (0x1ad4a04a, Api.functions.messages.UpdateDialogFilter.self),
-        (0x7ed094a1, Api.functions.messages.GetOldFeaturedStickers.self),
-        (0x269e9a49, Api.functions.messages.TranscribeAudio.self),
-        (0x2c11c0d7, Api.functions.messages.SearchCustomEmoji.self),
-        (0x5c003cef, Api.functions.messages.EditQuickReplyShortcut.self),
-        (0x8d7ae6af, Api.functions.messages.ComposeRichMessageWithAI.self),
-        (0xde7b673d, Api.functions.upload.SaveBigFilePart.self),
-        (0xf8b036af, Api.functions.channels.GetAdminedPublicChannels.self),
-        (0xdcd914fd, Api.functions.bots.GetBotInfo.self),
-        (0xd06e93a8, Api.functions.payments.GetStarGiftWithdrawalUrl.self),
-        (0xcbea6bc4, Api.functions.phone.JoinGroupCallPresentation.self),
-        (0x0b297e9b, Api.functions.stories.TogglePinnedToTop.self),
-        (0xa74ece2d, Api.functions.smsjobs.Join.self),
-        (0x903bcf59, Api.functions.aicompose.UpdateTone.self),
+    ]
+    static let functionEntries37: [(UInt32, StaticString)] = [
+        (0xaca9fd2e, "invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;"),
+        (0x2d01b9ef, "account.resetWebAuthorization#2d01b9ef hash:long = Bool;"),
+        (0x65ad71dc, "account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;"),
+        (0x19ba4a67, "account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;"),
+        (0xb26732a9, "account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;"),
+        (0x9a868f80, "contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;"),
+        (0x05f58d0f, "contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;"),
+        (0x05a954c0, "messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;"),
+        (0xf96e55de, "messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;"),
+        (0x14967978, "messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;"),
+        (0x1ad4a04a, "messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;"),
+        (0x7ed094a1, "messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;"),
+        (0x269e9a49, "messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;"),
+        (0x2c11c0d7, "messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;"),
+        (0x5c003cef, "messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;"),
+        (0x8d7ae6af, "messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;"),
+        (0xde7b673d, "upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;"),
+        (0xf8b036af, "channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;"),
+        (0xdcd914fd, "bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;"),
+        (0xd06e93a8, "payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;"),
+        (0xcbea6bc4, "phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;"),
+        (0x0b297e9b, "stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;"),
+        (0xa74ece2d, "smsjobs.join#a74ece2d = Bool;"),
+        (0x903bcf59, "aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;"),
     ]
 }

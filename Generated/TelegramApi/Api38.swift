@@ -135,6 +135,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ChatInvite" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInvite {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -321,6 +323,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.PeerDialogs" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerDialogs {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -409,6 +413,8 @@ extension Api.contacts {
             }
         }
 
+        public static var tlTypeName: String { "contacts.TopPeers" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeers {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -492,6 +498,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.HighScores" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HighScores {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -557,6 +565,8 @@ extension Api {
                     buffer.appendTLString(c.title)
             }
         }
+
+        public static var tlTypeName: String { "PaymentSavedCredentials" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentSavedCredentials {
             let id = try reader.readUInt32()
@@ -629,6 +639,8 @@ extension Api {
                     buffer.appendVector(c.attributes, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "InputWebDocument" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputWebDocument {
             let id = try reader.readUInt32()
@@ -771,6 +783,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "InputWebFileLocation" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputWebFileLocation {
             let id = try reader.readUInt32()
@@ -916,6 +930,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ShippingOption" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ShippingOption {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1014,6 +1030,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Page" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Page {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1104,6 +1122,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "EmojiURL" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiURL {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1165,6 +1185,8 @@ extension Api {
                     buffer.appendTLString(c.description)
             }
         }
+
+        public static var tlTypeName: String { "DialogFilterSuggested" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogFilterSuggested {
             let id = try reader.readUInt32()
@@ -1229,6 +1251,8 @@ extension Api.phone {
             }
         }
 
+        public static var tlTypeName: String { "phone.GroupCallStreamChannels" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStreamChannels {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1290,6 +1314,8 @@ extension Api.phone {
                     buffer.appendTLString(c.key)
             }
         }
+
+        public static var tlTypeName: String { "phone.GroupCallStreamRtmpUrl" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStreamRtmpUrl {
             let id = try reader.readUInt32()
@@ -1353,6 +1379,8 @@ extension Api.payments {
                     buffer.appendTLString(c.url)
             }
         }
+
+        public static var tlTypeName: String { "payments.ExportedInvoice" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedInvoice {
             let id = try reader.readUInt32()
@@ -1447,6 +1475,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "PremiumSubscriptionOption" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PremiumSubscriptionOption {
             let id = try reader.readUInt32()
@@ -1559,6 +1589,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "AutoSaveSettings" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoSaveSettings {
             let id = try reader.readUInt32()
@@ -1839,6 +1871,8 @@ extension Api {
                     buffer.appendTLString(c.slug)
             }
         }
+
+        public static var tlTypeName: String { "MediaArea" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MediaArea {
             let id = try reader.readUInt32()
@@ -2124,6 +2158,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PeerStories" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerStories {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2206,6 +2242,8 @@ extension Api.messages {
                     buffer.appendInt64(c.hash)
             }
         }
+
+        public static var tlTypeName: String { "messages.SavedReactionTags" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedReactionTags {
             let id = try reader.readUInt32()
@@ -2309,6 +2347,8 @@ extension Api.smsjobs {
             }
         }
 
+        public static var tlTypeName: String { "smsjobs.Status" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Status {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2405,6 +2445,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.ConnectedStarRefBots" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedStarRefBots {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2476,6 +2518,8 @@ extension Api.account {
             }
         }
 
+        public static var tlTypeName: String { "account.SavedMusicIds" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedMusicIds {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2544,6 +2588,8 @@ extension Api {
                     buffer.appendInt64(c.upgradeStars)
             }
         }
+
+        public static var tlTypeName: String { "StarGiftUpgradePrice" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftUpgradePrice {
             let id = try reader.readUInt32()
@@ -2643,6 +2689,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftAuctionAcquiredGift" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionAcquiredGift {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2716,980 +2764,167 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;`
-    ///
-    /// The request as a value: what a server decodes, and what `initTakeoutSession(...)` serializes.
-    public final class InitTakeoutSession: TLFunction, TLRegistrable {
-        public let contacts: Bool
-        public let messageUsers: Bool
-        public let messageChats: Bool
-        public let messageMegagroups: Bool
-        public let messageChannels: Bool
-        public let fileMaxSize: Int64?
-        /// `files` shares its bit with value fields: set exactly when they are.
-        public var files: Bool { fileMaxSize != nil }
-
-        public init(contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) {
-            self.contacts = contacts
-            self.messageUsers = messageUsers
-            self.messageChats = messageChats
-            self.messageMegagroups = messageMegagroups
-            self.messageChannels = messageChannels
-            self.fileMaxSize = fileMaxSize
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if contacts { tlSetFlag(&flags, 0x1) }
-            if messageUsers { tlSetFlag(&flags, 0x2) }
-            if messageChats { tlSetFlag(&flags, 0x4) }
-            if messageMegagroups { tlSetFlag(&flags, 0x8) }
-            if messageChannels { tlSetFlag(&flags, 0x10) }
-            if fileMaxSize != nil { tlSetFlag(&flags, 0x20) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8ef3eab0) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x20), let value = self.fileMaxSize {
-                buffer.appendInt64(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InitTakeoutSession {
-            guard id == 0x8ef3eab0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.initTakeoutSession"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _contacts = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _messageUsers = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _messageChats = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _messageMegagroups = tlFlagIsSet(_flags, 0x8)
-                field = 5
-                let _messageChannels = tlFlagIsSet(_flags, 0x10)
-                field = 6
-                field = 7
-                var _fileMaxSize: Int64? = nil
-                if tlFlagIsSet(_flags, 0x20) {
-                    _fileMaxSize = try reader.readInt64()
-                }
-                return InitTakeoutSession(contacts: _contacts, messageUsers: _messageUsers, messageChats: _messageChats, messageMegagroups: _messageMegagroups, messageChannels: _messageChannels, fileMaxSize: _fileMaxSize)
-            }
-            catch {
-                throw error.inside(constructor: "account.initTakeoutSession", fields: "flags,contacts,message_users,message_chats,message_megagroups,message_channels,files,file_max_size", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("contacts", self.contacts)
-            fields.trueFlag("message_users", self.messageUsers)
-            fields.trueFlag("message_chats", self.messageChats)
-            fields.trueFlag("message_megagroups", self.messageMegagroups)
-            fields.trueFlag("message_channels", self.messageChannels)
-            fields.trueFlag("files", self.files)
-            if tlFlagIsSet(_flags, 0x20), let value = self.fileMaxSize {
-                fields.long("file_max_size", value)
-            }
-            return ("account.initTakeoutSession", fields.fields)
-        }
-    }
-
-    /// `account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;`
     public static func initTakeoutSession(contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Takeout>) {
-        InitTakeoutSession(contacts: contacts, messageUsers: messageUsers, messageChats: messageChats, messageMegagroups: messageMegagroups, messageChannels: messageChannels, fileMaxSize: fileMaxSize).call(DeserializeFunctionResponse(Api.account.Takeout.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.trueFlag("contacts", contacts)
+        arguments.trueFlag("message_users", messageUsers)
+        arguments.trueFlag("message_chats", messageChats)
+        arguments.trueFlag("message_megagroups", messageMegagroups)
+        arguments.trueFlag("message_channels", messageChannels)
+        if let value = fileMaxSize { arguments.long("file_max_size", value) }
+        return TLRequest(definition: "account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.Takeout.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `blockFromReplies(...)` serializes.
-    public final class BlockFromReplies: TLFunction, TLRegistrable {
-        public let deleteMessage: Bool
-        public let deleteHistory: Bool
-        public let reportSpam: Bool
-        public let msgId: Int32
-
-        public init(deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) {
-            self.deleteMessage = deleteMessage
-            self.deleteHistory = deleteHistory
-            self.reportSpam = reportSpam
-            self.msgId = msgId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if deleteMessage { tlSetFlag(&flags, 0x1) }
-            if deleteHistory { tlSetFlag(&flags, 0x2) }
-            if reportSpam { tlSetFlag(&flags, 0x4) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x29a8962c) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.msgId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> BlockFromReplies {
-            guard id == 0x29a8962c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.blockFromReplies"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _deleteMessage = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _deleteHistory = tlFlagIsSet(_flags, 0x2)
-                field = 3
-                let _reportSpam = tlFlagIsSet(_flags, 0x4)
-                field = 4
-                let _msgId = try reader.readInt32()
-                return BlockFromReplies(deleteMessage: _deleteMessage, deleteHistory: _deleteHistory, reportSpam: _reportSpam, msgId: _msgId)
-            }
-            catch {
-                throw error.inside(constructor: "contacts.blockFromReplies", fields: "flags,delete_message,delete_history,report_spam,msg_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 5)
-            fields.flags("flags", _flags)
-            fields.trueFlag("delete_message", self.deleteMessage)
-            fields.trueFlag("delete_history", self.deleteHistory)
-            fields.trueFlag("report_spam", self.reportSpam)
-            fields.int("msg_id", self.msgId)
-            return ("contacts.blockFromReplies", fields.fields)
-        }
-    }
-
-    /// `contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;`
     public static func blockFromReplies(deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        BlockFromReplies(deleteMessage: deleteMessage, deleteHistory: deleteHistory, reportSpam: reportSpam, msgId: msgId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.trueFlag("delete_message", deleteMessage)
+        arguments.trueFlag("delete_history", deleteHistory)
+        arguments.trueFlag("report_spam", reportSpam)
+        arguments.int("msg_id", msgId)
+        return TLRequest(definition: "contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `search(...)` serializes.
-    public final class Search: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let q: String
-        public let fromId: Api.InputPeer?
-        public let savedPeerId: Api.InputPeer?
-        public let savedReaction: [Api.Reaction]?
-        public let topMsgId: Int32?
-        public let filter: Api.MessagesFilter
-        public let minDate: Int32
-        public let maxDate: Int32
-        public let offsetId: Int32
-        public let addOffset: Int32
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
-            self.peer = peer
-            self.q = q
-            self.fromId = fromId
-            self.savedPeerId = savedPeerId
-            self.savedReaction = savedReaction
-            self.topMsgId = topMsgId
-            self.filter = filter
-            self.minDate = minDate
-            self.maxDate = maxDate
-            self.offsetId = offsetId
-            self.addOffset = addOffset
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if fromId != nil { tlSetFlag(&flags, 0x1) }
-            if savedPeerId != nil { tlSetFlag(&flags, 0x4) }
-            if savedReaction != nil { tlSetFlag(&flags, 0x8) }
-            if topMsgId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x29ee847a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            buffer.appendTLString(self.q)
-            if tlFlagIsSet(_flags, 0x1), let value = self.fromId {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.savedReaction {
-                buffer.appendVector(value, boxed: true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            self.filter.serialize(buffer, true)
-            buffer.appendInt32(self.minDate)
-            buffer.appendInt32(self.maxDate)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.addOffset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Search {
-            guard id == 0x29ee847a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.search"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _q = try reader.readTLString()
-                field = 3
-                var _fromId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _fromId = try Api.InputPeer.parse(&reader)
-                }
-                field = 4
-                var _savedPeerId: Api.InputPeer? = nil
-                if tlFlagIsSet(_flags, 0x4) {
-                    _savedPeerId = try Api.InputPeer.parse(&reader)
-                }
-                field = 5
-                var _savedReaction: [Api.Reaction]? = nil
-                if tlFlagIsSet(_flags, 0x8) {
-                    _savedReaction = try reader.readVector(boxed: true, of: Api.Reaction.self)
-                }
-                field = 6
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 7
-                let _filter = try Api.MessagesFilter.parse(&reader)
-                field = 8
-                let _minDate = try reader.readInt32()
-                field = 9
-                let _maxDate = try reader.readInt32()
-                field = 10
-                let _offsetId = try reader.readInt32()
-                field = 11
-                let _addOffset = try reader.readInt32()
-                field = 12
-                let _limit = try reader.readInt32()
-                field = 13
-                let _maxId = try reader.readInt32()
-                field = 14
-                let _minId = try reader.readInt32()
-                field = 15
-                let _hash = try reader.readInt64()
-                return Search(peer: _peer, q: _q, fromId: _fromId, savedPeerId: _savedPeerId, savedReaction: _savedReaction, topMsgId: _topMsgId, filter: _filter, minDate: _minDate, maxDate: _maxDate, offsetId: _offsetId, addOffset: _addOffset, limit: _limit, maxId: _maxId, minId: _minId, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.search", fields: "flags,peer,q,from_id,saved_peer_id,saved_reaction,top_msg_id,filter,min_date,max_date,offset_id,add_offset,limit,max_id,min_id,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 16)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            fields.string("q", self.q)
-            if tlFlagIsSet(_flags, 0x1), let value = self.fromId {
-                fields.object("from_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x4), let value = self.savedPeerId {
-                fields.object("saved_peer_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x8), let value = self.savedReaction {
-                fields.objects("saved_reaction", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            fields.object("filter", self.filter)
-            fields.int("min_date", self.minDate)
-            fields.int("max_date", self.maxDate)
-            fields.int("offset_id", self.offsetId)
-            fields.int("add_offset", self.addOffset)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            fields.long("hash", self.hash)
-            return ("messages.search", fields.fields)
-        }
-    }
-
     /// `messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func search(peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        Search(peer: peer, q: q, fromId: fromId, savedPeerId: savedPeerId, savedReaction: savedReaction, topMsgId: topMsgId, filter: filter, minDate: minDate, maxDate: maxDate, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 15)
+        arguments.object("peer", peer)
+        arguments.string("q", q)
+        if let value = fromId { arguments.object("from_id", value) }
+        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
+        if let value = savedReaction { arguments.objects("saved_reaction", value) }
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        arguments.object("filter", filter)
+        arguments.int("min_date", minDate)
+        arguments.int("max_date", maxDate)
+        arguments.int("offset_id", offsetId)
+        arguments.int("add_offset", addOffset)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getUnreadMentions(...)` serializes.
-    public final class GetUnreadMentions: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let topMsgId: Int32?
-        public let offsetId: Int32
-        public let addOffset: Int32
-        public let limit: Int32
-        public let maxId: Int32
-        public let minId: Int32
-
-        public init(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
-            self.peer = peer
-            self.topMsgId = topMsgId
-            self.offsetId = offsetId
-            self.addOffset = addOffset
-            self.limit = limit
-            self.maxId = maxId
-            self.minId = minId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xf107e790) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                buffer.appendInt32(value)
-            }
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.addOffset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt32(self.maxId)
-            buffer.appendInt32(self.minId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetUnreadMentions {
-            guard id == 0xf107e790 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getUnreadMentions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _topMsgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _topMsgId = try reader.readInt32()
-                }
-                field = 3
-                let _offsetId = try reader.readInt32()
-                field = 4
-                let _addOffset = try reader.readInt32()
-                field = 5
-                let _limit = try reader.readInt32()
-                field = 6
-                let _maxId = try reader.readInt32()
-                field = 7
-                let _minId = try reader.readInt32()
-                return GetUnreadMentions(peer: _peer, topMsgId: _topMsgId, offsetId: _offsetId, addOffset: _addOffset, limit: _limit, maxId: _maxId, minId: _minId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getUnreadMentions", fields: "flags,peer,top_msg_id,offset_id,add_offset,limit,max_id,min_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.topMsgId {
-                fields.int("top_msg_id", value)
-            }
-            fields.int("offset_id", self.offsetId)
-            fields.int("add_offset", self.addOffset)
-            fields.int("limit", self.limit)
-            fields.int("max_id", self.maxId)
-            fields.int("min_id", self.minId)
-            return ("messages.getUnreadMentions", fields.fields)
-        }
-    }
-
     /// `messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     public static func getUnreadMentions(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        GetUnreadMentions(peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.object("peer", peer)
+        if let value = topMsgId { arguments.int("top_msg_id", value) }
+        arguments.int("offset_id", offsetId)
+        arguments.int("add_offset", addOffset)
+        arguments.int("limit", limit)
+        arguments.int("max_id", maxId)
+        arguments.int("min_id", minId)
+        return TLRequest(definition: "messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `saveDefaultSendAs(...)` serializes.
-    public final class SaveDefaultSendAs: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let sendAs: Api.InputPeer
-
-        public init(peer: Api.InputPeer, sendAs: Api.InputPeer) {
-            self.peer = peer
-            self.sendAs = sendAs
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xccfddf96) }
-            self.peer.serialize(buffer, true)
-            self.sendAs.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SaveDefaultSendAs {
-            guard id == 0xccfddf96 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.saveDefaultSendAs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _sendAs = try Api.InputPeer.parse(&reader)
-                return SaveDefaultSendAs(peer: _peer, sendAs: _sendAs)
-            }
-            catch {
-                throw error.inside(constructor: "messages.saveDefaultSendAs", fields: "peer,send_as", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.object("send_as", self.sendAs)
-            return ("messages.saveDefaultSendAs", fields.fields)
-        }
-    }
-
     /// `messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;`
     public static func saveDefaultSendAs(peer: Api.InputPeer, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SaveDefaultSendAs(peer: peer, sendAs: sendAs).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.object("send_as", sendAs)
+        return TLRequest(definition: "messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteQuickReplyShortcut(...)` serializes.
-    public final class DeleteQuickReplyShortcut: TLFunction, TLRegistrable {
-        public let shortcutId: Int32
-
-        public init(shortcutId: Int32) {
-            self.shortcutId = shortcutId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3cc04740) }
-            buffer.appendInt32(self.shortcutId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteQuickReplyShortcut {
-            guard id == 0x3cc04740 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.deleteQuickReplyShortcut"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _shortcutId = try reader.readInt32()
-                return DeleteQuickReplyShortcut(shortcutId: _shortcutId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.deleteQuickReplyShortcut", fields: "shortcut_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("shortcut_id", self.shortcutId)
-            return ("messages.deleteQuickReplyShortcut", fields.fields)
-        }
-    }
-
     /// `messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;`
     public static func deleteQuickReplyShortcut(shortcutId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        DeleteQuickReplyShortcut(shortcutId: shortcutId).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("shortcut_id", shortcutId)
+        return TLRequest(definition: "messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;`
-    ///
-    /// The request as a value: what a server decodes, and what `searchStickers(...)` serializes.
-    public final class SearchStickers: TLFunction, TLRegistrable {
-        public let emojis: Bool
-        public let q: String
-        public let emoticon: String
-        public let langCode: [String]
-        public let offset: Int32
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) {
-            self.emojis = emojis
-            self.q = q
-            self.emoticon = emoticon
-            self.langCode = langCode
-            self.offset = offset
-            self.limit = limit
-            self.hash = hash
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if emojis { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x29b1c66a) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendTLString(self.q)
-            buffer.appendTLString(self.emoticon)
-            buffer.appendVector(self.langCode, boxed: true)
-            buffer.appendInt32(self.offset)
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SearchStickers {
-            guard id == 0x29b1c66a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.searchStickers"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _emojis = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _q = try reader.readTLString()
-                field = 3
-                let _emoticon = try reader.readTLString()
-                field = 4
-                let _langCode = try reader.readVector(boxed: true, of: String.self)
-                field = 5
-                let _offset = try reader.readInt32()
-                field = 6
-                let _limit = try reader.readInt32()
-                field = 7
-                let _hash = try reader.readInt64()
-                return SearchStickers(emojis: _emojis, q: _q, emoticon: _emoticon, langCode: _langCode, offset: _offset, limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.searchStickers", fields: "flags,emojis,q,emoticon,lang_code,offset,limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 8)
-            fields.flags("flags", _flags)
-            fields.trueFlag("emojis", self.emojis)
-            fields.string("q", self.q)
-            fields.string("emoticon", self.emoticon)
-            fields.strings("lang_code", self.langCode)
-            fields.int("offset", self.offset)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("messages.searchStickers", fields.fields)
-        }
-    }
-
     /// `messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;`
     public static func searchStickers(emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickers>) {
-        SearchStickers(emojis: emojis, q: q, emoticon: emoticon, langCode: langCode, offset: offset, limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.messages.FoundStickers.self))
+        var arguments = TLFieldList(capacity: 7)
+        arguments.trueFlag("emojis", emojis)
+        arguments.string("q", q)
+        arguments.string("emoticon", emoticon)
+        arguments.strings("lang_code", langCode)
+        arguments.int("offset", offset)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FoundStickers.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `appendTodoList(...)` serializes.
-    public final class AppendTodoList: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32
-        public let list: [Api.TodoItem]
-
-        public init(peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) {
-            self.peer = peer
-            self.msgId = msgId
-            self.list = list
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x21a61057) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendVector(self.list, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AppendTodoList {
-            guard id == 0x21a61057 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.appendTodoList"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _list = try reader.readVector(boxed: true, of: Api.TodoItem.self)
-                return AppendTodoList(peer: _peer, msgId: _msgId, list: _list)
-            }
-            catch {
-                throw error.inside(constructor: "messages.appendTodoList", fields: "peer,msg_id,list", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("msg_id", self.msgId)
-            fields.objects("list", self.list)
-            return ("messages.appendTodoList", fields.fields)
-        }
-    }
-
     /// `messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;`
     public static func appendTodoList(peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        AppendTodoList(peer: peer, msgId: msgId, list: list).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("msg_id", msgId)
+        arguments.objects("list", list)
+        return TLRequest(definition: "messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiGameInfo(...)` serializes.
-    public final class GetEmojiGameInfo: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xfb7e8ca7) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiGameInfo {
-            guard id == 0xfb7e8ca7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiGameInfo"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetEmojiGameInfo()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getEmojiGameInfo", [])
-        }
-    }
-
-    /// `messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;`
     public static func getEmojiGameInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGameInfo>) {
-        GetEmojiGameInfo().call(DeserializeFunctionResponse(Api.messages.EmojiGameInfo.self))
+        TLRequest(definition: "messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;", arguments: []).call(DeserializeFunctionResponse(Api.messages.EmojiGameInfo.self))
     }
 }
 
 extension Api.functions.help {
-    /// `help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotUpdatesStatus(...)` serializes.
-    public final class SetBotUpdatesStatus: TLFunction, TLRegistrable {
-        public let pendingUpdatesCount: Int32
-        public let message: String
-
-        public init(pendingUpdatesCount: Int32, message: String) {
-            self.pendingUpdatesCount = pendingUpdatesCount
-            self.message = message
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xec22cfcd) }
-            buffer.appendInt32(self.pendingUpdatesCount)
-            buffer.appendTLString(self.message)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotUpdatesStatus {
-            guard id == 0xec22cfcd else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.setBotUpdatesStatus"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _pendingUpdatesCount = try reader.readInt32()
-                field = 1
-                let _message = try reader.readTLString()
-                return SetBotUpdatesStatus(pendingUpdatesCount: _pendingUpdatesCount, message: _message)
-            }
-            catch {
-                throw error.inside(constructor: "help.setBotUpdatesStatus", fields: "pending_updates_count,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("pending_updates_count", self.pendingUpdatesCount)
-            fields.string("message", self.message)
-            return ("help.setBotUpdatesStatus", fields.fields)
-        }
-    }
-
     /// `help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;`
     public static func setBotUpdatesStatus(pendingUpdatesCount: Int32, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotUpdatesStatus(pendingUpdatesCount: pendingUpdatesCount, message: message).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("pending_updates_count", pendingUpdatesCount)
+        arguments.string("message", message)
+        return TLRequest(definition: "help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRecentMeUrls(...)` serializes.
-    public final class GetRecentMeUrls: TLFunction, TLRegistrable {
-        public let referer: String
-
-        public init(referer: String) {
-            self.referer = referer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3dc0f114) }
-            buffer.appendTLString(self.referer)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRecentMeUrls {
-            guard id == 0x3dc0f114 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getRecentMeUrls"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _referer = try reader.readTLString()
-                return GetRecentMeUrls(referer: _referer)
-            }
-            catch {
-                throw error.inside(constructor: "help.getRecentMeUrls", fields: "referer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.string("referer", self.referer)
-            return ("help.getRecentMeUrls", fields.fields)
-        }
-    }
-
-    /// `help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;`
     public static func getRecentMeUrls(referer: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.RecentMeUrls>) {
-        GetRecentMeUrls(referer: referer).call(DeserializeFunctionResponse(Api.help.RecentMeUrls.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.string("referer", referer)
+        return TLRequest(definition: "help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.RecentMeUrls.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleUserEmojiStatusPermission(...)` serializes.
-    public final class ToggleUserEmojiStatusPermission: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let enabled: Bool
-
-        public init(bot: Api.InputUser, enabled: Bool) {
-            self.bot = bot
-            self.enabled = enabled
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x06de6392) }
-            self.bot.serialize(buffer, true)
-            buffer.appendBool(self.enabled)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleUserEmojiStatusPermission {
-            guard id == 0x06de6392 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.toggleUserEmojiStatusPermission"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _enabled = try reader.readBool()
-                return ToggleUserEmojiStatusPermission(bot: _bot, enabled: _enabled)
-            }
-            catch {
-                throw error.inside(constructor: "bots.toggleUserEmojiStatusPermission", fields: "bot,enabled", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("bot", self.bot)
-            fields.bool("enabled", self.enabled)
-            return ("bots.toggleUserEmojiStatusPermission", fields.fields)
-        }
-    }
-
-    /// `bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;`
     public static func toggleUserEmojiStatusPermission(bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleUserEmojiStatusPermission(bot: bot, enabled: enabled).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("bot", bot)
+        arguments.bool("enabled", enabled)
+        return TLRequest(definition: "bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `transferStarGift(...)` serializes.
-    public final class TransferStarGift: TLFunction, TLRegistrable {
-        public let stargift: Api.InputSavedStarGift
-        public let toId: Api.InputPeer
-
-        public init(stargift: Api.InputSavedStarGift, toId: Api.InputPeer) {
-            self.stargift = stargift
-            self.toId = toId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x7f18176a) }
-            self.stargift.serialize(buffer, true)
-            self.toId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> TransferStarGift {
-            guard id == 0x7f18176a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.transferStarGift"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _stargift = try Api.InputSavedStarGift.parse(&reader)
-                field = 1
-                let _toId = try Api.InputPeer.parse(&reader)
-                return TransferStarGift(stargift: _stargift, toId: _toId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.transferStarGift", fields: "stargift,to_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("stargift", self.stargift)
-            fields.object("to_id", self.toId)
-            return ("payments.transferStarGift", fields.fields)
-        }
-    }
-
-    /// `payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;`
     public static func transferStarGift(stargift: Api.InputSavedStarGift, toId: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        TransferStarGift(stargift: stargift, toId: toId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("stargift", stargift)
+        arguments.object("to_id", toId)
+        return TLRequest(definition: "payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStoriesArchive(...)` serializes.
-    public final class GetStoriesArchive: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let offsetId: Int32
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
-            self.peer = peer
-            self.offsetId = offsetId
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb4352016) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStoriesArchive {
-            guard id == 0xb4352016 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getStoriesArchive"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _offsetId = try reader.readInt32()
-                field = 2
-                let _limit = try reader.readInt32()
-                return GetStoriesArchive(peer: _peer, offsetId: _offsetId, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getStoriesArchive", fields: "peer,offset_id,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("offset_id", self.offsetId)
-            fields.int("limit", self.limit)
-            return ("stories.getStoriesArchive", fields.fields)
-        }
-    }
-
-    /// `stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;`
     public static func getStoriesArchive(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        GetStoriesArchive(peer: peer, offsetId: offsetId, limit: limit).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("offset_id", offsetId)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 }
 
@@ -3735,19 +2970,21 @@ extension Api {
         (0x998d6636, Api.account.SavedMusicIds.self),
         (0x99ea331d, Api.StarGiftUpgradePrice.self),
         (0x42b00348, Api.StarGiftAuctionAcquiredGift.self),
-        (0x8ef3eab0, Api.functions.account.InitTakeoutSession.self),
-        (0x29a8962c, Api.functions.contacts.BlockFromReplies.self),
-        (0x29ee847a, Api.functions.messages.Search.self),
-        (0xf107e790, Api.functions.messages.GetUnreadMentions.self),
-        (0xccfddf96, Api.functions.messages.SaveDefaultSendAs.self),
-        (0x3cc04740, Api.functions.messages.DeleteQuickReplyShortcut.self),
-        (0x29b1c66a, Api.functions.messages.SearchStickers.self),
-        (0x21a61057, Api.functions.messages.AppendTodoList.self),
-        (0xfb7e8ca7, Api.functions.messages.GetEmojiGameInfo.self),
-        (0xec22cfcd, Api.functions.help.SetBotUpdatesStatus.self),
-        (0x3dc0f114, Api.functions.help.GetRecentMeUrls.self),
-        (0x06de6392, Api.functions.bots.ToggleUserEmojiStatusPermission.self),
-        (0x7f18176a, Api.functions.payments.TransferStarGift.self),
-        (0xb4352016, Api.functions.stories.GetStoriesArchive.self),
+    ]
+    static let functionEntries38: [(UInt32, StaticString)] = [
+        (0x8ef3eab0, "account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;"),
+        (0x29a8962c, "contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;"),
+        (0x29ee847a, "messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;"),
+        (0xf107e790, "messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;"),
+        (0xccfddf96, "messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;"),
+        (0x3cc04740, "messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;"),
+        (0x29b1c66a, "messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;"),
+        (0x21a61057, "messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;"),
+        (0xfb7e8ca7, "messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;"),
+        (0xec22cfcd, "help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;"),
+        (0x3dc0f114, "help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;"),
+        (0x06de6392, "bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;"),
+        (0x7f18176a, "payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;"),
+        (0xb4352016, "stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;"),
     ]
 }

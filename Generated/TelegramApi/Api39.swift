@@ -205,6 +205,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "Config" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Config {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -491,6 +493,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.BotCallbackAnswer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotCallbackAnswer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -600,6 +604,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "PhoneCallDiscardReason" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCallDiscardReason {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -701,6 +707,8 @@ extension Api.payments {
                     buffer.appendTLString(c.url)
             }
         }
+
+        public static var tlTypeName: String { "payments.PaymentResult" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentResult {
             let id = try reader.readUInt32()
@@ -1019,6 +1027,8 @@ extension Api {
                     }
             }
         }
+
+        public static var tlTypeName: String { "PhoneCall" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCall {
             let id = try reader.readUInt32()
@@ -1348,6 +1358,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "ThemeSettings" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ThemeSettings {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1451,6 +1463,8 @@ extension Api.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.AffectedFoundMessages" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AffectedFoundMessages {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1519,6 +1533,8 @@ extension Api.messages {
                     buffer.appendTLString(c.confirmText)
             }
         }
+
+        public static var tlTypeName: String { "messages.CheckedHistoryImportPeer" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CheckedHistoryImportPeer {
             let id = try reader.readUInt32()
@@ -1601,6 +1617,8 @@ extension Api.stories {
                     }
             }
         }
+
+        public static var tlTypeName: String { "stories.StoryReactionsList" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryReactionsList {
             let id = try reader.readUInt32()
@@ -1709,6 +1727,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "BusinessRecipients" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessRecipients {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1796,6 +1816,8 @@ extension Api {
             }
         }
 
+        public static var tlTypeName: String { "StarGiftAttributeCounter" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttributeCounter {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -1863,6 +1885,8 @@ extension Api.payments {
                     buffer.appendVector(c.collections, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "payments.StarGiftCollections" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftCollections {
             let id = try reader.readUInt32()
@@ -1935,6 +1959,8 @@ extension Api.payments {
             }
         }
 
+        public static var tlTypeName: String { "payments.CheckCanSendGiftResult" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CheckCanSendGiftResult {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2000,6 +2026,8 @@ extension Api.account {
                     buffer.appendVector(c.passkeys, boxed: true)
             }
         }
+
+        public static var tlTypeName: String { "account.Passkeys" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Passkeys {
             let id = try reader.readUInt32()
@@ -2069,6 +2097,8 @@ extension Api.communities {
             }
         }
 
+        public static var tlTypeName: String { "communities.ParticipantJoinedChats" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ParticipantJoinedChats {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -2116,1358 +2146,256 @@ extension Api.communities {
 
 extension Api.functions {
     /// `invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeAfterMsg(...)` serializes.
-    public final class InvokeAfterMsg: TLFunction, TLRegistrable {
-        public let msgId: Int64
-        public let query: any TLFunction
-
-        public init(msgId: Int64, query: any TLFunction) {
-            self.msgId = msgId
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xcb9f372d) }
-            buffer.appendInt64(self.msgId)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeAfterMsg {
-            guard id == 0xcb9f372d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeAfterMsg"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _msgId = try reader.readInt64()
-                field = 1
-                let _query = try Api.parseFunction(&reader)
-                return InvokeAfterMsg(msgId: _msgId, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeAfterMsg", fields: "msg_id,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.long("msg_id", self.msgId)
-            fields.object("query", self.query)
-            return ("invokeAfterMsg", fields.fields)
-        }
-    }
-
-    /// `invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;`
     public static func invokeAfterMsg<X>(msgId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeAfterMsg(msgId: msgId, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.long("msg_id", msgId)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;`
-    ///
-    /// The request as a value: what a server decodes, and what `importWebTokenAuthorization(...)` serializes.
-    public final class ImportWebTokenAuthorization: TLFunction, TLRegistrable {
-        public let apiId: Int32
-        public let apiHash: String
-        public let webAuthToken: String
-
-        public init(apiId: Int32, apiHash: String, webAuthToken: String) {
-            self.apiId = apiId
-            self.apiHash = apiHash
-            self.webAuthToken = webAuthToken
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x2db873a9) }
-            buffer.appendInt32(self.apiId)
-            buffer.appendTLString(self.apiHash)
-            buffer.appendTLString(self.webAuthToken)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ImportWebTokenAuthorization {
-            guard id == 0x2db873a9 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "auth.importWebTokenAuthorization"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _apiId = try reader.readInt32()
-                field = 1
-                let _apiHash = try reader.readTLString()
-                field = 2
-                let _webAuthToken = try reader.readTLString()
-                return ImportWebTokenAuthorization(apiId: _apiId, apiHash: _apiHash, webAuthToken: _webAuthToken)
-            }
-            catch {
-                throw error.inside(constructor: "auth.importWebTokenAuthorization", fields: "api_id,api_hash,web_auth_token", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.int("api_id", self.apiId)
-            fields.string("api_hash", self.apiHash)
-            fields.string("web_auth_token", self.webAuthToken)
-            return ("auth.importWebTokenAuthorization", fields.fields)
-        }
-    }
-
-    /// `auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;`
     public static func importWebTokenAuthorization(apiId: Int32, apiHash: String, webAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        ImportWebTokenAuthorization(apiId: apiId, apiHash: apiHash, webAuthToken: webAuthToken).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.int("api_id", apiId)
+        arguments.string("api_hash", apiHash)
+        arguments.string("web_auth_token", webAuthToken)
+        return TLRequest(definition: "auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getContentSettings#8b9b4dae = account.ContentSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getContentSettings(...)` serializes.
-    public final class GetContentSettings: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x8b9b4dae) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetContentSettings {
-            guard id == 0x8b9b4dae else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getContentSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetContentSettings()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("account.getContentSettings", [])
-        }
-    }
-
     /// `account.getContentSettings#8b9b4dae = account.ContentSettings;`
     public static func getContentSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ContentSettings>) {
-        GetContentSettings().call(DeserializeFunctionResponse(Api.account.ContentSettings.self))
+        TLRequest(definition: "account.getContentSettings#8b9b4dae = account.ContentSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.ContentSettings.self))
     }
 }
 
 extension Api.functions.account {
-    /// `account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSavedRingtones(...)` serializes.
-    public final class GetSavedRingtones: TLFunction, TLRegistrable {
-        public let hash: Int64
-
-        public init(hash: Int64) {
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe1902288) }
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSavedRingtones {
-            guard id == 0xe1902288 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.getSavedRingtones"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _hash = try reader.readInt64()
-                return GetSavedRingtones(hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "account.getSavedRingtones", fields: "hash", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("hash", self.hash)
-            return ("account.getSavedRingtones", fields.fields)
-        }
-    }
-
     /// `account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;`
     public static func getSavedRingtones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtones>) {
-        GetSavedRingtones(hash: hash).call(DeserializeFunctionResponse(Api.account.SavedRingtones.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SavedRingtones.self))
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleUsername#58d6b376 username:string active:Bool = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `toggleUsername(...)` serializes.
-    public final class ToggleUsername: TLFunction, TLRegistrable {
-        public let username: String
-        public let active: Bool
-
-        public init(username: String, active: Bool) {
-            self.username = username
-            self.active = active
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x58d6b376) }
-            buffer.appendTLString(self.username)
-            buffer.appendBool(self.active)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ToggleUsername {
-            guard id == 0x58d6b376 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "account.toggleUsername"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _username = try reader.readTLString()
-                field = 1
-                let _active = try reader.readBool()
-                return ToggleUsername(username: _username, active: _active)
-            }
-            catch {
-                throw error.inside(constructor: "account.toggleUsername", fields: "username,active", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("username", self.username)
-            fields.bool("active", self.active)
-            return ("account.toggleUsername", fields.fields)
-        }
-    }
-
-    /// `account.toggleUsername#58d6b376 username:string active:Bool = Bool;`
     public static func toggleUsername(username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ToggleUsername(username: username, active: active).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("username", username)
+        arguments.bool("active", active)
+        return TLRequest(definition: "account.toggleUsername#58d6b376 username:string active:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resetSaved#879537f1 = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `resetSaved(...)` serializes.
-    public final class ResetSaved: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x879537f1) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ResetSaved {
-            guard id == 0x879537f1 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "contacts.resetSaved"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return ResetSaved()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("contacts.resetSaved", [])
-        }
-    }
-
-    /// `contacts.resetSaved#879537f1 = Bool;`
     public static func resetSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ResetSaved().call(DeserializeFunctionResponse(Bool.self))
+        TLRequest(definition: "contacts.resetSaved#879537f1 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;`
-    ///
-    /// The request as a value: what a server decodes, and what `getPeerSettings(...)` serializes.
-    public final class GetPeerSettings: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-
-        public init(peer: Api.InputPeer) {
-            self.peer = peer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xefd9a6a2) }
-            self.peer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetPeerSettings {
-            guard id == 0xefd9a6a2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getPeerSettings"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                return GetPeerSettings(peer: _peer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getPeerSettings", fields: "peer", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("peer", self.peer)
-            return ("messages.getPeerSettings", fields.fields)
-        }
-    }
-
     /// `messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;`
     public static func getPeerSettings(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerSettings>) {
-        GetPeerSettings(peer: peer).call(DeserializeFunctionResponse(Api.messages.PeerSettings.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("peer", peer)
+        return TLRequest(definition: "messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PeerSettings.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendEncryptedService(...)` serializes.
-    public final class SendEncryptedService: TLFunction, TLRegistrable {
-        public let peer: Api.InputEncryptedChat
-        public let randomId: Int64
-        public let data: [UInt8]
-
-        public init(peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
-            self.peer = peer
-            self.randomId = randomId
-            self.data = data
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x32d439a4) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.randomId)
-            buffer.appendTLBytes(self.data)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendEncryptedService {
-            guard id == 0x32d439a4 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendEncryptedService"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputEncryptedChat.parse(&reader)
-                field = 1
-                let _randomId = try reader.readInt64()
-                field = 2
-                let _data = try reader.readTLBytes()
-                return SendEncryptedService(peer: _peer, randomId: _randomId, data: _data)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendEncryptedService", fields: "peer,random_id,data", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.long("random_id", self.randomId)
-            fields.bytes("data", self.data)
-            return ("messages.sendEncryptedService", fields.fields)
-        }
-    }
-
     /// `messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
     public static func sendEncryptedService(peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
-        SendEncryptedService(peer: peer, randomId: randomId, data: data).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.long("random_id", randomId)
+        arguments.bytes("data", data)
+        return TLRequest(definition: "messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `startBot(...)` serializes.
-    public final class StartBot: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let peer: Api.InputPeer
-        public let randomId: Int64
-        public let startParam: String
-
-        public init(bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) {
-            self.bot = bot
-            self.peer = peer
-            self.randomId = randomId
-            self.startParam = startParam
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe6df7378) }
-            self.bot.serialize(buffer, true)
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.randomId)
-            buffer.appendTLString(self.startParam)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> StartBot {
-            guard id == 0xe6df7378 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.startBot"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                let _randomId = try reader.readInt64()
-                field = 3
-                let _startParam = try reader.readTLString()
-                return StartBot(bot: _bot, peer: _peer, randomId: _randomId, startParam: _startParam)
-            }
-            catch {
-                throw error.inside(constructor: "messages.startBot", fields: "bot,peer,random_id,start_param", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("bot", self.bot)
-            fields.object("peer", self.peer)
-            fields.long("random_id", self.randomId)
-            fields.string("start_param", self.startParam)
-            return ("messages.startBot", fields.fields)
-        }
-    }
-
     /// `messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;`
     public static func startBot(bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        StartBot(bot: bot, peer: peer, randomId: randomId, startParam: startParam).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("bot", bot)
+        arguments.object("peer", peer)
+        arguments.long("random_id", randomId)
+        arguments.string("start_param", startParam)
+        return TLRequest(definition: "messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGameHighScores(...)` serializes.
-    public final class GetGameHighScores: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let userId: Api.InputUser
-
-        public init(peer: Api.InputPeer, id: Int32, userId: Api.InputUser) {
-            self.peer = peer
-            self.id = id
-            self.userId = userId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xe822649d) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            self.userId.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGameHighScores {
-            guard id == 0xe822649d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getGameHighScores"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                field = 2
-                let _userId = try Api.InputUser.parse(&reader)
-                return GetGameHighScores(peer: _peer, id: _id, userId: _userId)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getGameHighScores", fields: "peer,id,user_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            fields.object("user_id", self.userId)
-            return ("messages.getGameHighScores", fields.fields)
-        }
-    }
-
     /// `messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;`
     public static func getGameHighScores(peer: Api.InputPeer, id: Int32, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
-        GetGameHighScores(peer: peer, id: id, userId: userId).call(DeserializeFunctionResponse(Api.messages.HighScores.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        arguments.object("user_id", userId)
+        return TLRequest(definition: "messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HighScores.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;`
-    ///
-    /// The request as a value: what a server decodes, and what `getEmojiKeywordsDifference(...)` serializes.
-    public final class GetEmojiKeywordsDifference: TLFunction, TLRegistrable {
-        public let langCode: String
-        public let fromVersion: Int32
-
-        public init(langCode: String, fromVersion: Int32) {
-            self.langCode = langCode
-            self.fromVersion = fromVersion
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1508b6af) }
-            buffer.appendTLString(self.langCode)
-            buffer.appendInt32(self.fromVersion)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetEmojiKeywordsDifference {
-            guard id == 0x1508b6af else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getEmojiKeywordsDifference"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _langCode = try reader.readTLString()
-                field = 1
-                let _fromVersion = try reader.readInt32()
-                return GetEmojiKeywordsDifference(langCode: _langCode, fromVersion: _fromVersion)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getEmojiKeywordsDifference", fields: "lang_code,from_version", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.string("lang_code", self.langCode)
-            fields.int("from_version", self.fromVersion)
-            return ("messages.getEmojiKeywordsDifference", fields.fields)
-        }
-    }
-
     /// `messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;`
     public static func getEmojiKeywordsDifference(langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
-        GetEmojiKeywordsDifference(langCode: langCode, fromVersion: fromVersion).call(DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.string("lang_code", langCode)
+        arguments.int("from_version", fromVersion)
+        return TLRequest(definition: "messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `reportReaction(...)` serializes.
-    public final class ReportReaction: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let id: Int32
-        public let reactionPeer: Api.InputPeer
-
-        public init(peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) {
-            self.peer = peer
-            self.id = id
-            self.reactionPeer = reactionPeer
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3f64c076) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt32(self.id)
-            self.reactionPeer.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> ReportReaction {
-            guard id == 0x3f64c076 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.reportReaction"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _id = try reader.readInt32()
-                field = 2
-                let _reactionPeer = try Api.InputPeer.parse(&reader)
-                return ReportReaction(peer: _peer, id: _id, reactionPeer: _reactionPeer)
-            }
-            catch {
-                throw error.inside(constructor: "messages.reportReaction", fields: "peer,id,reaction_peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("peer", self.peer)
-            fields.int("id", self.id)
-            fields.object("reaction_peer", self.reactionPeer)
-            return ("messages.reportReaction", fields.fields)
-        }
-    }
-
     /// `messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;`
     public static func reportReaction(peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        ReportReaction(peer: peer, id: id, reactionPeer: reactionPeer).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("peer", peer)
+        arguments.int("id", id)
+        arguments.object("reaction_peer", reactionPeer)
+        return TLRequest(definition: "messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;`
-    ///
-    /// The request as a value: what a server decodes, and what `getRecentReactions(...)` serializes.
-    public final class GetRecentReactions: TLFunction, TLRegistrable {
-        public let limit: Int32
-        public let hash: Int64
-
-        public init(limit: Int32, hash: Int64) {
-            self.limit = limit
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x39461db2) }
-            buffer.appendInt32(self.limit)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetRecentReactions {
-            guard id == 0x39461db2 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getRecentReactions"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _limit = try reader.readInt32()
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetRecentReactions(limit: _limit, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getRecentReactions", fields: "limit,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("limit", self.limit)
-            fields.long("hash", self.hash)
-            return ("messages.getRecentReactions", fields.fields)
-        }
-    }
-
     /// `messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;`
     public static func getRecentReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
-        GetRecentReactions(limit: limit, hash: hash).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("limit", limit)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;`
-    ///
-    /// The request as a value: what a server decodes, and what `getDefaultHistoryTTL(...)` serializes.
-    public final class GetDefaultHistoryTTL: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x658b7188) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetDefaultHistoryTTL {
-            guard id == 0x658b7188 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getDefaultHistoryTTL"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetDefaultHistoryTTL()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getDefaultHistoryTTL", [])
-        }
-    }
-
     /// `messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;`
     public static func getDefaultHistoryTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DefaultHistoryTTL>) {
-        GetDefaultHistoryTTL().call(DeserializeFunctionResponse(Api.DefaultHistoryTTL.self))
+        TLRequest(definition: "messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;", arguments: []).call(DeserializeFunctionResponse(Api.DefaultHistoryTTL.self))
     }
 }
 
 extension Api.functions.messages {
-    /// `messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `sendBotRequestedPeer(...)` serializes.
-    public final class SendBotRequestedPeer: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let msgId: Int32?
-        public let webappReqId: String?
-        public let buttonId: Int32
-        public let requestedPeers: [Api.InputPeer]
-
-        public init(peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
-            self.peer = peer
-            self.msgId = msgId
-            self.webappReqId = webappReqId
-            self.buttonId = buttonId
-            self.requestedPeers = requestedPeers
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if msgId != nil { tlSetFlag(&flags, 0x1) }
-            if webappReqId != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6c5cf2a7) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
-                buffer.appendInt32(value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.webappReqId {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.buttonId)
-            buffer.appendVector(self.requestedPeers, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SendBotRequestedPeer {
-            guard id == 0x6c5cf2a7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.sendBotRequestedPeer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _msgId: Int32? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _msgId = try reader.readInt32()
-                }
-                field = 3
-                var _webappReqId: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _webappReqId = try reader.readTLString()
-                }
-                field = 4
-                let _buttonId = try reader.readInt32()
-                field = 5
-                let _requestedPeers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return SendBotRequestedPeer(peer: _peer, msgId: _msgId, webappReqId: _webappReqId, buttonId: _buttonId, requestedPeers: _requestedPeers)
-            }
-            catch {
-                throw error.inside(constructor: "messages.sendBotRequestedPeer", fields: "flags,peer,msg_id,webapp_req_id,button_id,requested_peers", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 6)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.msgId {
-                fields.int("msg_id", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.webappReqId {
-                fields.string("webapp_req_id", value)
-            }
-            fields.int("button_id", self.buttonId)
-            fields.objects("requested_peers", self.requestedPeers)
-            return ("messages.sendBotRequestedPeer", fields.fields)
-        }
-    }
-
     /// `messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;`
     public static func sendBotRequestedPeer(peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        SendBotRequestedPeer(peer: peer, msgId: msgId, webappReqId: webappReqId, buttonId: buttonId, requestedPeers: requestedPeers).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("peer", peer)
+        if let value = msgId { arguments.int("msg_id", value) }
+        if let value = webappReqId { arguments.string("webapp_req_id", value) }
+        arguments.int("button_id", buttonId)
+        arguments.objects("requested_peers", requestedPeers)
+        return TLRequest(definition: "messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;`
-    ///
-    /// The request as a value: what a server decodes, and what `getForumTopics(...)` serializes.
-    public final class GetForumTopics: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let q: String?
-        public let offsetDate: Int32
-        public let offsetId: Int32
-        public let offsetTopic: Int32
-        public let limit: Int32
-
-        public init(peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
-            self.peer = peer
-            self.q = q
-            self.offsetDate = offsetDate
-            self.offsetId = offsetId
-            self.offsetTopic = offsetTopic
-            self.limit = limit
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if q != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3ba47bff) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.peer.serialize(buffer, true)
-            if tlFlagIsSet(_flags, 0x1), let value = self.q {
-                buffer.appendTLString(value)
-            }
-            buffer.appendInt32(self.offsetDate)
-            buffer.appendInt32(self.offsetId)
-            buffer.appendInt32(self.offsetTopic)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetForumTopics {
-            guard id == 0x3ba47bff else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getForumTopics"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 2
-                var _q: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _q = try reader.readTLString()
-                }
-                field = 3
-                let _offsetDate = try reader.readInt32()
-                field = 4
-                let _offsetId = try reader.readInt32()
-                field = 5
-                let _offsetTopic = try reader.readInt32()
-                field = 6
-                let _limit = try reader.readInt32()
-                return GetForumTopics(peer: _peer, q: _q, offsetDate: _offsetDate, offsetId: _offsetId, offsetTopic: _offsetTopic, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getForumTopics", fields: "flags,peer,q,offset_date,offset_id,offset_topic,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 7)
-            fields.flags("flags", _flags)
-            fields.object("peer", self.peer)
-            if tlFlagIsSet(_flags, 0x1), let value = self.q {
-                fields.string("q", value)
-            }
-            fields.int("offset_date", self.offsetDate)
-            fields.int("offset_id", self.offsetId)
-            fields.int("offset_topic", self.offsetTopic)
-            fields.int("limit", self.limit)
-            return ("messages.getForumTopics", fields.fields)
-        }
-    }
-
-    /// `messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;`
     public static func getForumTopics(peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
-        GetForumTopics(peer: peer, q: q, offsetDate: offsetDate, offsetId: offsetId, offsetTopic: offsetTopic, limit: limit).call(DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+        var arguments = TLFieldList(capacity: 6)
+        arguments.object("peer", peer)
+        if let value = q { arguments.string("q", value) }
+        arguments.int("offset_date", offsetDate)
+        arguments.int("offset_id", offsetId)
+        arguments.int("offset_topic", offsetTopic)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ForumTopics.self))
     }
 }
 
 extension Api.functions.help {
     /// `help.getSupportName#d360e72c = help.SupportName;`
-    ///
-    /// The request as a value: what a server decodes, and what `getSupportName(...)` serializes.
-    public final class GetSupportName: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xd360e72c) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetSupportName {
-            guard id == 0xd360e72c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getSupportName"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetSupportName()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getSupportName", [])
-        }
-    }
-
-    /// `help.getSupportName#d360e72c = help.SupportName;`
     public static func getSupportName() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.SupportName>) {
-        GetSupportName().call(DeserializeFunctionResponse(Api.help.SupportName.self))
+        TLRequest(definition: "help.getSupportName#d360e72c = help.SupportName;", arguments: []).call(DeserializeFunctionResponse(Api.help.SupportName.self))
     }
 }
 
 extension Api.functions.channels {
     /// `channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;`
-    ///
-    /// The request as a value: what a server decodes, and what `deleteHistory(...)` serializes.
-    public final class DeleteHistory: TLFunction, TLRegistrable {
-        public let forEveryone: Bool
-        public let channel: Api.InputChannel
-        public let maxId: Int32
-
-        public init(forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) {
-            self.forEveryone = forEveryone
-            self.channel = channel
-            self.maxId = maxId
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if forEveryone { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9baa9647) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.maxId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> DeleteHistory {
-            guard id == 0x9baa9647 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "channels.deleteHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _forEveryone = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 3
-                let _maxId = try reader.readInt32()
-                return DeleteHistory(forEveryone: _forEveryone, channel: _channel, maxId: _maxId)
-            }
-            catch {
-                throw error.inside(constructor: "channels.deleteHistory", fields: "flags,for_everyone,channel,max_id", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("for_everyone", self.forEveryone)
-            fields.object("channel", self.channel)
-            fields.int("max_id", self.maxId)
-            return ("channels.deleteHistory", fields.fields)
-        }
-    }
-
-    /// `channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;`
     public static func deleteHistory(forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        DeleteHistory(forEveryone: forEveryone, channel: channel, maxId: maxId).call(DeserializeFunctionResponse(Api.Updates.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("for_everyone", forEveryone)
+        arguments.object("channel", channel)
+        arguments.int("max_id", maxId)
+        return TLRequest(definition: "channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotCommands(...)` serializes.
-    public final class SetBotCommands: TLFunction, TLRegistrable {
-        public let scope: Api.BotCommandScope
-        public let langCode: String
-        public let commands: [Api.BotCommand]
-
-        public init(scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) {
-            self.scope = scope
-            self.langCode = langCode
-            self.commands = commands
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x0517165a) }
-            self.scope.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-            buffer.appendVector(self.commands, boxed: true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotCommands {
-            guard id == 0x0517165a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.setBotCommands"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _scope = try Api.BotCommandScope.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                field = 2
-                let _commands = try reader.readVector(boxed: true, of: Api.BotCommand.self)
-                return SetBotCommands(scope: _scope, langCode: _langCode, commands: _commands)
-            }
-            catch {
-                throw error.inside(constructor: "bots.setBotCommands", fields: "scope,lang_code,commands", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("scope", self.scope)
-            fields.string("lang_code", self.langCode)
-            fields.objects("commands", self.commands)
-            return ("bots.setBotCommands", fields.fields)
-        }
-    }
-
     /// `bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;`
     public static func setBotCommands(scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotCommands(scope: scope, langCode: langCode, commands: commands).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("scope", scope)
+        arguments.string("lang_code", langCode)
+        arguments.objects("commands", commands)
+        return TLRequest(definition: "bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
-    /// `bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setBotGroupDefaultAdminRights(...)` serializes.
-    public final class SetBotGroupDefaultAdminRights: TLFunction, TLRegistrable {
-        public let adminRights: Api.ChatAdminRights
-
-        public init(adminRights: Api.ChatAdminRights) {
-            self.adminRights = adminRights
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x925ec9ea) }
-            self.adminRights.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetBotGroupDefaultAdminRights {
-            guard id == 0x925ec9ea else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.setBotGroupDefaultAdminRights"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _adminRights = try Api.ChatAdminRights.parse(&reader)
-                return SetBotGroupDefaultAdminRights(adminRights: _adminRights)
-            }
-            catch {
-                throw error.inside(constructor: "bots.setBotGroupDefaultAdminRights", fields: "admin_rights", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.object("admin_rights", self.adminRights)
-            return ("bots.setBotGroupDefaultAdminRights", fields.fields)
-        }
-    }
-
     /// `bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;`
     public static func setBotGroupDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetBotGroupDefaultAdminRights(adminRights: adminRights).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.object("admin_rights", adminRights)
+        return TLRequest(definition: "bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
 extension Api.functions.bots {
     /// `bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;`
-    ///
-    /// The request as a value: what a server decodes, and what `addPreviewMedia(...)` serializes.
-    public final class AddPreviewMedia: TLFunction, TLRegistrable {
-        public let bot: Api.InputUser
-        public let langCode: String
-        public let media: Api.InputMedia
-
-        public init(bot: Api.InputUser, langCode: String, media: Api.InputMedia) {
-            self.bot = bot
-            self.langCode = langCode
-            self.media = media
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x17aeb75a) }
-            self.bot.serialize(buffer, true)
-            buffer.appendTLString(self.langCode)
-            self.media.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> AddPreviewMedia {
-            guard id == 0x17aeb75a else {
-                throw TLDecodingError(.unknownConstructor(id, type: "bots.addPreviewMedia"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _bot = try Api.InputUser.parse(&reader)
-                field = 1
-                let _langCode = try reader.readTLString()
-                field = 2
-                let _media = try Api.InputMedia.parse(&reader)
-                return AddPreviewMedia(bot: _bot, langCode: _langCode, media: _media)
-            }
-            catch {
-                throw error.inside(constructor: "bots.addPreviewMedia", fields: "bot,lang_code,media", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 3)
-            fields.object("bot", self.bot)
-            fields.string("lang_code", self.langCode)
-            fields.object("media", self.media)
-            return ("bots.addPreviewMedia", fields.fields)
-        }
-    }
-
-    /// `bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;`
     public static func addPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
-        AddPreviewMedia(bot: bot, langCode: langCode, media: media).call(DeserializeFunctionResponse(Api.BotPreviewMedia.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.object("bot", bot)
+        arguments.string("lang_code", langCode)
+        arguments.object("media", media)
+        return TLRequest(definition: "bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BotPreviewMedia.self))
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;`
-    ///
-    /// The request as a value: what a server decodes, and what `getStarGiftAuctionAcquiredGifts(...)` serializes.
-    public final class GetStarGiftAuctionAcquiredGifts: TLFunction, TLRegistrable {
-        public let giftId: Int64
-
-        public init(giftId: Int64) {
-            self.giftId = giftId
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x6ba2cbec) }
-            buffer.appendInt64(self.giftId)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetStarGiftAuctionAcquiredGifts {
-            guard id == 0x6ba2cbec else {
-                throw TLDecodingError(.unknownConstructor(id, type: "payments.getStarGiftAuctionAcquiredGifts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _giftId = try reader.readInt64()
-                return GetStarGiftAuctionAcquiredGifts(giftId: _giftId)
-            }
-            catch {
-                throw error.inside(constructor: "payments.getStarGiftAuctionAcquiredGifts", fields: "gift_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.long("gift_id", self.giftId)
-            return ("payments.getStarGiftAuctionAcquiredGifts", fields.fields)
-        }
-    }
-
-    /// `payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;`
     public static func getStarGiftAuctionAcquiredGifts(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionAcquiredGifts>) {
-        GetStarGiftAuctionAcquiredGifts(giftId: giftId).call(DeserializeFunctionResponse(Api.payments.StarGiftAuctionAcquiredGifts.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.long("gift_id", giftId)
+        return TLRequest(definition: "payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftAuctionAcquiredGifts.self))
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;`
-    ///
-    /// The request as a value: what a server decodes, and what `getGroupParticipants(...)` serializes.
-    public final class GetGroupParticipants: TLFunction, TLRegistrable {
-        public let call: Api.InputGroupCall
-        public let ids: [Api.InputPeer]
-        public let sources: [Int32]
-        public let offset: String
-        public let limit: Int32
-
-        public init(call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) {
-            self.call = call
-            self.ids = ids
-            self.sources = sources
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc558d8ab) }
-            self.call.serialize(buffer, true)
-            buffer.appendVector(self.ids, boxed: true)
-            buffer.appendVector(self.sources, boxed: true)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetGroupParticipants {
-            guard id == 0xc558d8ab else {
-                throw TLDecodingError(.unknownConstructor(id, type: "phone.getGroupParticipants"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _call = try Api.InputGroupCall.parse(&reader)
-                field = 1
-                let _ids = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                field = 2
-                let _sources = try reader.readVector(boxed: true, of: Int32.self)
-                field = 3
-                let _offset = try reader.readTLString()
-                field = 4
-                let _limit = try reader.readInt32()
-                return GetGroupParticipants(call: _call, ids: _ids, sources: _sources, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "phone.getGroupParticipants", fields: "call,ids,sources,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 5)
-            fields.object("call", self.call)
-            fields.objects("ids", self.ids)
-            fields.ints("sources", self.sources)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("phone.getGroupParticipants", fields.fields)
-        }
-    }
-
-    /// `phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;`
     public static func getGroupParticipants(call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupParticipants>) {
-        GetGroupParticipants(call: call, ids: ids, sources: sources, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.phone.GroupParticipants.self))
+        var arguments = TLFieldList(capacity: 5)
+        arguments.object("call", call)
+        arguments.objects("ids", ids)
+        arguments.ints("sources", sources)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupParticipants.self))
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;`
-    ///
-    /// The request as a value: what a server decodes, and what `getMessagePublicForwards(...)` serializes.
-    public final class GetMessagePublicForwards: TLFunction, TLRegistrable {
-        public let channel: Api.InputChannel
-        public let msgId: Int32
-        public let offset: String
-        public let limit: Int32
-
-        public init(channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) {
-            self.channel = channel
-            self.msgId = msgId
-            self.offset = offset
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x5f150144) }
-            self.channel.serialize(buffer, true)
-            buffer.appendInt32(self.msgId)
-            buffer.appendTLString(self.offset)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetMessagePublicForwards {
-            guard id == 0x5f150144 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stats.getMessagePublicForwards"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _channel = try Api.InputChannel.parse(&reader)
-                field = 1
-                let _msgId = try reader.readInt32()
-                field = 2
-                let _offset = try reader.readTLString()
-                field = 3
-                let _limit = try reader.readInt32()
-                return GetMessagePublicForwards(channel: _channel, msgId: _msgId, offset: _offset, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "stats.getMessagePublicForwards", fields: "channel,msg_id,offset,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 4)
-            fields.object("channel", self.channel)
-            fields.int("msg_id", self.msgId)
-            fields.string("offset", self.offset)
-            fields.int("limit", self.limit)
-            return ("stats.getMessagePublicForwards", fields.fields)
-        }
-    }
-
-    /// `stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;`
     public static func getMessagePublicForwards(channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
-        GetMessagePublicForwards(channel: channel, msgId: msgId, offset: offset, limit: limit).call(DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+        var arguments = TLFieldList(capacity: 4)
+        arguments.object("channel", channel)
+        arguments.int("msg_id", msgId)
+        arguments.string("offset", offset)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.PublicForwards.self))
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAlbums(...)` serializes.
-    public final class GetAlbums: TLFunction, TLRegistrable {
-        public let peer: Api.InputPeer
-        public let hash: Int64
-
-        public init(peer: Api.InputPeer, hash: Int64) {
-            self.peer = peer
-            self.hash = hash
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x25b3eac7) }
-            self.peer.serialize(buffer, true)
-            buffer.appendInt64(self.hash)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAlbums {
-            guard id == 0x25b3eac7 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "stories.getAlbums"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try Api.InputPeer.parse(&reader)
-                field = 1
-                let _hash = try reader.readInt64()
-                return GetAlbums(peer: _peer, hash: _hash)
-            }
-            catch {
-                throw error.inside(constructor: "stories.getAlbums", fields: "peer,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.object("peer", self.peer)
-            fields.long("hash", self.hash)
-            return ("stories.getAlbums", fields.fields)
-        }
-    }
-
-    /// `stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;`
     public static func getAlbums(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Albums>) {
-        GetAlbums(peer: peer, hash: hash).call(DeserializeFunctionResponse(Api.stories.Albums.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.object("peer", peer)
+        arguments.long("hash", hash)
+        return TLRequest(definition: "stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Albums.self))
     }
 }
 
@@ -3500,30 +2428,32 @@ extension Api {
         (0xd5e58274, Api.payments.CheckCanSendGiftResult.self),
         (0xf8e0aa1c, Api.account.Passkeys.self),
         (0x8d78512a, Api.communities.ParticipantJoinedChats.self),
-        (0xcb9f372d, Api.functions.InvokeAfterMsg.self),
-        (0x2db873a9, Api.functions.auth.ImportWebTokenAuthorization.self),
-        (0x8b9b4dae, Api.functions.account.GetContentSettings.self),
-        (0xe1902288, Api.functions.account.GetSavedRingtones.self),
-        (0x58d6b376, Api.functions.account.ToggleUsername.self),
-        (0x879537f1, Api.functions.contacts.ResetSaved.self),
-        (0xefd9a6a2, Api.functions.messages.GetPeerSettings.self),
-        (0x32d439a4, Api.functions.messages.SendEncryptedService.self),
-        (0xe6df7378, Api.functions.messages.StartBot.self),
-        (0xe822649d, Api.functions.messages.GetGameHighScores.self),
-        (0x1508b6af, Api.functions.messages.GetEmojiKeywordsDifference.self),
-        (0x3f64c076, Api.functions.messages.ReportReaction.self),
-        (0x39461db2, Api.functions.messages.GetRecentReactions.self),
-        (0x658b7188, Api.functions.messages.GetDefaultHistoryTTL.self),
-        (0x6c5cf2a7, Api.functions.messages.SendBotRequestedPeer.self),
-        (0x3ba47bff, Api.functions.messages.GetForumTopics.self),
-        (0xd360e72c, Api.functions.help.GetSupportName.self),
-        (0x9baa9647, Api.functions.channels.DeleteHistory.self),
-        (0x0517165a, Api.functions.bots.SetBotCommands.self),
-        (0x925ec9ea, Api.functions.bots.SetBotGroupDefaultAdminRights.self),
-        (0x17aeb75a, Api.functions.bots.AddPreviewMedia.self),
-        (0x6ba2cbec, Api.functions.payments.GetStarGiftAuctionAcquiredGifts.self),
-        (0xc558d8ab, Api.functions.phone.GetGroupParticipants.self),
-        (0x5f150144, Api.functions.stats.GetMessagePublicForwards.self),
-        (0x25b3eac7, Api.functions.stories.GetAlbums.self),
+    ]
+    static let functionEntries39: [(UInt32, StaticString)] = [
+        (0xcb9f372d, "invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;"),
+        (0x2db873a9, "auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;"),
+        (0x8b9b4dae, "account.getContentSettings#8b9b4dae = account.ContentSettings;"),
+        (0xe1902288, "account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;"),
+        (0x58d6b376, "account.toggleUsername#58d6b376 username:string active:Bool = Bool;"),
+        (0x879537f1, "contacts.resetSaved#879537f1 = Bool;"),
+        (0xefd9a6a2, "messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;"),
+        (0x32d439a4, "messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;"),
+        (0xe6df7378, "messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;"),
+        (0xe822649d, "messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;"),
+        (0x1508b6af, "messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;"),
+        (0x3f64c076, "messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;"),
+        (0x39461db2, "messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;"),
+        (0x658b7188, "messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;"),
+        (0x6c5cf2a7, "messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;"),
+        (0x3ba47bff, "messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;"),
+        (0xd360e72c, "help.getSupportName#d360e72c = help.SupportName;"),
+        (0x9baa9647, "channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;"),
+        (0x0517165a, "bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;"),
+        (0x925ec9ea, "bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;"),
+        (0x17aeb75a, "bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;"),
+        (0x6ba2cbec, "payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;"),
+        (0xc558d8ab, "phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;"),
+        (0x5f150144, "stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;"),
+        (0x25b3eac7, "stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;"),
     ]
 }

@@ -40,9 +40,4 @@ enum Naming {
     static func escaped(_ name: String) -> String {
         keywords.contains(name) ? "`\(name)`" : name
     }
-
-    /// `UpperCamel` from a TL function name: `getHistory` -> `GetHistory`, the payload type of a request.
-    static func upperFirst(_ name: String) -> String {
-        name.prefix(1).uppercased() + name.dropFirst()
-    }
 }

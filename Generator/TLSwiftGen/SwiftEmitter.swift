@@ -122,26 +122,20 @@ public struct SwiftEmitter {
             }
             w.line("")
             w.line("/// Parses any boxed constructor or function of this schema from its constructor ID.")
-            let parts = (0..<options.fileCount).map { "registryEntries\(fileSuffix($0))" }
-            w.line("public static let registry = TLRegistry(name: \"\(ns)\", entries: Array([")
-            for chunk in stride(from: 0, to: parts.count, by: 6) {
-                w.line("    " + parts[chunk..<min(chunk + 6, parts.count)].joined(separator: ", ") + ",")
+            w.line("public static let registry = TLRegistry(")
+            w.line("    name: \"\(ns)\",")
+            for (label, prefix) in [("entries", "registryEntries"), ("functions", "functionEntries")] {
+                let parts = (0..<options.fileCount).map { "\(prefix)\(fileSuffix($0))" }
+                w.line("    \(label): Array([")
+                for chunk in stride(from: 0, to: parts.count, by: 6) {
+                    w.line("        " + parts[chunk..<min(chunk + 6, parts.count)].joined(separator: ", ") + ",")
+                }
+                w.line("    ].joined())\(label == "entries" ? "," : ")")")
             }
-            w.line("].joined()))")
             w.line("")
             w.line("/// Parses exactly one boxed value from `buffer`; trailing bytes are an error.")
             w.block("public static func parse(_ buffer: Buffer) throws(TLDecodingError) -> any TLObject") {
                 w.line("try registry.parse(buffer)")
-            }
-            w.line("")
-            w.line("/// Reads a boxed function (the `!X` argument of a generic request such as `invokeWithLayer`).")
-            w.block("static func parseFunction(_ reader: inout BufferReader) throws(TLDecodingError) -> any TLFunction") {
-                w.line("let offset = reader.offset")
-                w.line("let object = try registry.parse(&reader)")
-                w.block("guard let function = object as? any TLFunction else") {
-                    w.line("throw TLDecodingError(.invalidValue(\"expected a function, found constructor \\(object.descriptionFields().0)\"), offset: offset)")
-                }
-                w.line("return function")
             }
         }
         if let text = options.schemaText {
@@ -170,6 +164,7 @@ public struct SwiftEmitter {
         let w = SwiftWriter()
         w.raw(header("Types and functions of \(ns), part \(index + 1) of \(options.fileCount)."))
         var entries: [(UInt32, String)] = []
+        var functionEntries: [(UInt32, String)] = []
         for type in types {
             w.line("")
             emitType(type, into: w)
@@ -180,12 +175,15 @@ public struct SwiftEmitter {
         for function in functions {
             w.line("")
             emitFunction(function, into: w)
-            entries.append((function.id, functionPayloadType(function)))
+            functionEntries.append((function.id, definitionLiteral(function)))
         }
         w.line("")
         w.block("extension \(ns)") {
             w.line("static let registryEntries\(fileSuffix(index)): [(UInt32, any TLRegistrable.Type)] = [")
             for (id, type) in entries { w.line("    (\(hexLiteral(id)), \(type).self),") }
+            w.line("]")
+            w.line("static let functionEntries\(fileSuffix(index)): [(UInt32, StaticString)] = [")
+            for (id, definition) in functionEntries { w.line("    (\(hexLiteral(id)), \(definition)),") }
             w.line("]")
         }
         return GeneratedFile(name: fileName(index), contents: w.text)
@@ -197,10 +195,6 @@ public struct SwiftEmitter {
 
     func functionContainer(_ function: Combinator) -> String {
         function.namespace.map { "\(ns).functions.\($0)" } ?? "\(ns).functions"
-    }
-
-    func functionPayloadType(_ function: Combinator) -> String {
-        "\(functionContainer(function)).\(Naming.upperFirst(function.shortName))"
     }
 
     func caseName(_ constructor: Combinator) -> String { Naming.escaped(constructor.shortName) }
@@ -505,7 +499,7 @@ public struct SwiftEmitter {
     }
 
     /// One `TLFieldList` call for a field.
-    func describeCall(_ type: TLType, name: String, value: String) -> String {
+    func describeCall(_ type: TLType, name: String, value: String, into list: String = "fields") -> String {
         let method: String
         switch type {
         case .int, .nat: method = "int"
@@ -530,10 +524,10 @@ public struct SwiftEmitter {
             case .int256: method = "int256s"
             case .bool: method = "bools"
             case .boxed, .bare: method = "objects"
-            default: return "fields.value(\"\(name)\", \(valueExpression(type, value, depth: 0)))"
+            default: return "\(list).value(\"\(name)\", \(valueExpression(type, value, depth: 0)))"
             }
         }
-        return "fields.\(method)(\"\(name)\", \(value))"
+        return "\(list).\(method)(\"\(name)\", \(value))"
     }
 
     /// A `TLValue` expression, for shapes `TLFieldList` has no method for (vectors of vectors).
@@ -590,6 +584,8 @@ public struct SwiftEmitter {
                     }
                 }
                 w.line("")
+                w.line("public static var tlTypeName: String { \"\(type.name)\" }")
+                w.line("")
                 w.block("public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> \(swiftName)") {
                     w.line("let id = try reader.readUInt32()")
                     w.line("return try parse(&reader, constructor: id)")
@@ -628,67 +624,62 @@ public struct SwiftEmitter {
 
     // MARK: Functions
 
+    /// The definition as a string literal: `TLRequest` writes, describes and parses the request from it.
+    func definitionLiteral(_ f: Combinator) -> String {
+        "\"" + f.definition + "\""
+    }
+
+    /// A request builder with typed parameters, in Telegram-iOS's shape. The arguments go to `TLRequest`, which
+    /// writes them by the definition; one runtime interpreter costs far less to compile than a class per function.
     func emitFunction(_ f: Combinator, into w: SwiftWriter) {
-        let payload = Naming.upperFirst(f.shortName)
         let fields = emittedFields(f).filter(\.isStored)
+        let generic = f.generics.first
+        var parameters: [String] = []
+        var responseSource: String?
+        for field in fields {
+            let label = Naming.escaped(field.swiftName)
+            if case .generic = field.field.type, let generic {
+                parameters.append("\(label): (FunctionDescription, Buffer, DeserializeFunctionResponse<\(generic)>)")
+                responseSource = "\(label).2"
+            } else if field.isTrueFlag {
+                parameters.append("\(label): Bool = false")
+            } else if field.isOptional {
+                parameters.append("\(label): \(field.declaredType) = nil")
+            } else {
+                parameters.append("\(label): \(field.declaredType)")
+            }
+        }
+        let resultType: String
+        let response: String
+        if let generic, case .generic = f.result {
+            resultType = generic
+            response = responseSource ?? "DeserializeFunctionResponse<\(generic)>({ _ in throw TLDecodingError(.invalidValue(\"no result type\"), offset: 0) })"
+        } else {
+            resultType = swiftType(f.result)
+            response = responseExpression(f.result)
+        }
         w.block("extension \(functionContainer(f))") {
             w.line("/// `\(f.definition)`")
-            w.line("///")
-            w.line("/// The request as a value: what a server decodes, and what `\(f.shortName)(...)` serializes.")
-            emitPayloadClass(name: payload, conformances: "TLFunction, TLRegistrable", combinator: f, into: w) { w in
-                w.line("")
-                w.block("public func serialize(_ buffer: Buffer, _ boxed: Bool)") {
-                    w.line("if boxed { buffer.appendUInt32(\(hexLiteral(f.id))) }")
-                    emitSerializeFields(f, payload: "self", into: w)
+            let genericClause = generic.map { "<\($0)>" } ?? ""
+            w.block("public static func \(Naming.escaped(f.shortName))\(genericClause)(\(parameters.joined(separator: ", "))) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<\(resultType)>)") {
+                if fields.isEmpty {
+                    w.line("TLRequest(definition: \(definitionLiteral(f)), arguments: []).call(\(response))")
+                    return
                 }
-                w.line("")
-                w.block("public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> \(payload)") {
-                    w.block("guard id == \(hexLiteral(f.id)) else") {
-                        w.line("throw TLDecodingError(.unknownConstructor(id, type: \"\(f.name)\"), offset: reader.offset - 4)")
+                w.line("var arguments = TLFieldList(capacity: \(fields.count))")
+                for field in fields {
+                    let label = Naming.escaped(field.swiftName)
+                    if case .generic = field.field.type {
+                        w.line("arguments.object(\"\(field.field.name)\", \(label).0.function)")
+                    } else if field.isTrueFlag {
+                        w.line("arguments.trueFlag(\"\(field.field.name)\", \(label))")
+                    } else if field.isOptional {
+                        w.line("if let value = \(label) { \(describeCall(field.field.type, name: field.field.name, value: "value", into: "arguments")) }")
+                    } else {
+                        w.line(describeCall(field.field.type, name: field.field.name, value: label, into: "arguments"))
                     }
-                    w.line("try reader.enterObject()")
-                    w.line("defer { reader.leaveObject() }")
-                    let ret = "return \(payload)(\(fields.map { "\($0.swiftName): \($0.local)" }.joined(separator: ", ")))"
-                    emitParseBody(f, returnStatement: ret, into: w)
                 }
-                w.line("")
-                w.block("public func descriptionFields() -> (String, [(String, TLValue)])") {
-                    emitDescription(f, payload: "self", into: w)
-                }
-            }
-            w.line("")
-            w.line("/// `\(f.definition)`")
-            let generic = f.generics.first
-            var parameters: [String] = []
-            var arguments: [String] = []
-            for field in fields {
-                let label = Naming.escaped(field.swiftName)
-                if case .generic = field.field.type, let generic {
-                    parameters.append("\(label): (FunctionDescription, Buffer, DeserializeFunctionResponse<\(generic)>)")
-                    arguments.append("\(field.swiftName): \(label).0.function")
-                    continue
-                }
-                if field.isTrueFlag {
-                    parameters.append("\(label): Bool = false")
-                } else if field.isOptional {
-                    parameters.append("\(label): \(field.declaredType) = nil")
-                } else {
-                    parameters.append("\(label): \(field.declaredType)")
-                }
-                arguments.append("\(field.swiftName): \(label)")
-            }
-            let value = "\(payload)(\(arguments.joined(separator: ", ")))"
-            if let generic, case .generic = f.result {
-                let carrier = fields.first { if case .generic = $0.field.type { return true }; return false }
-                let responseSource = carrier.map { "\(Naming.escaped($0.swiftName)).2" } ?? "DeserializeFunctionResponse<\(generic)>({ _ in throw TLDecodingError(.invalidValue(\"no result type\"), offset: 0) })"
-                w.block("public static func \(Naming.escaped(f.shortName))<\(generic)>(\(parameters.joined(separator: ", "))) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<\(generic)>)") {
-                    w.line("\(value).call(\(responseSource))")
-                }
-            } else {
-                let resultType = swiftType(f.result)
-                w.block("public static func \(Naming.escaped(f.shortName))(\(parameters.joined(separator: ", "))) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<\(resultType)>)") {
-                    w.line("\(value).call(\(responseExpression(f.result)))")
-                }
+                w.line("return TLRequest(definition: \(definitionLiteral(f)), arguments: arguments.fields).call(\(response))")
             }
         }
     }

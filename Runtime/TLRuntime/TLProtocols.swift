@@ -34,6 +34,9 @@ public protocol TLFunction: TLObject {}
 /// `reader.leaveObject()` when done. `TLRegistry` does not change the depth itself.
 public protocol TLRegistrable: TLObject {
     static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Self
+    /// The boxed TL type with its namespace (`"messages.Messages"`), to check an object read through the registry
+    /// is of the type a field expects.
+    static var tlTypeName: String { get }
 }
 
 /// A TL field value, as logs and tl-json see it.

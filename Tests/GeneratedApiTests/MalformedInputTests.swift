@@ -121,3 +121,29 @@ struct SplitMix64 {
         return z ^ (z >> 31)
     }
 }
+
+@Suite struct RequestDecodingTests {
+    @Test func aServerReadsRequestsByTheirDefinition() throws {
+        let (_, request, _) = Api.functions.messages.getHistory(
+            peer: .inputPeerSelf, offsetId: 1, offsetDate: 2, addOffset: 3, limit: 4, maxId: 5, minId: 6, hash: 7)
+        let parsed = try #require(try Api.registry.parse(request) as? TLRequest)
+        #expect(parsed.name == "messages.getHistory")
+        guard case .int(let limit)? = parsed["limit"], case .object(let peer)? = parsed["peer"] else {
+            Issue.record("unexpected arguments \(parsed.arguments.map(\.0))")
+            return
+        }
+        #expect(limit == 4)
+        #expect(peer.descriptionFields().0 == "inputPeerSelf")
+    }
+
+    @Test func anArgumentOfTheWrongTypeIsATypedError() throws {
+        // messages.getHistory whose peer is a userEmpty (a User, not an InputPeer).
+        let wire = Hex.decode("c5e62344" + "7a4bbcd3 0100000000000000" + String(repeating: "00000000", count: 6) + "0000000000000000")!
+        #expect {
+            _ = try Api.registry.parse(bytes: wire)
+        } throws: { error in
+            guard let e = error as? TLDecodingError, case .invalidValue(let text) = e.reason else { return false }
+            return text.contains("InputPeer") && e.path.first?.field == "peer"
+        }
+    }
+}

@@ -33,6 +33,8 @@ enum TestApi {
             return try parse(&reader, constructor: id)
         }
 
+        static var tlTypeName: String { "User" }
+
         static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> User {
             try reader.enterObject()
             defer { reader.leaveObject() }
@@ -103,6 +105,8 @@ enum TestApi {
             return try parse(&reader, constructor: id)
         }
 
+        static var tlTypeName: String { "Photo" }
+
         static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Photo {
             try reader.enterObject()
             defer { reader.leaveObject() }
@@ -160,6 +164,8 @@ enum TestApi {
             return try parse(&reader, constructor: id)
         }
 
+        static var tlTypeName: String { "Node" }
+
         static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Node {
             try reader.enterObject()
             defer { reader.leaveObject() }
@@ -197,6 +203,8 @@ enum TestApi {
     struct Message: TLRegistrable {
         let id: Int32
         let message: String
+
+        static var tlTypeName: String { "Message" }
 
         static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Message {
             try reader.enterObject()

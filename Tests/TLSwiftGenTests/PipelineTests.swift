@@ -6,7 +6,7 @@ import Testing
 @testable import TLSchema
 @testable import TLSwiftGen
 
-/// Which file each generated type and request payload lands in: `Api.messages.Messages` -> `Api3.swift`.
+/// Which file each generated type and request builder lands in: `Api.messages.Messages` -> `Api3.swift`.
 func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
     var result: [String: String] = [:]
     for file in files {
@@ -17,8 +17,8 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
                 continue
             }
             guard let container else { continue }
-            for prefix in ["    public enum ", "    public final class "] where line.hasPrefix(prefix) {
-                let name = line.dropFirst(prefix.count).prefix { $0 != ":" && $0 != " " }
+            for prefix in ["    public enum ", "    public static func "] where line.hasPrefix(prefix) {
+                let name = line.dropFirst(prefix.count).prefix { $0 != ":" && $0 != " " && $0 != "(" && $0 != "<" }
                 result["\(container).\(name)", default: ""] += file.name
             }
         }
@@ -60,10 +60,10 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         #expect(before.count == 43) // 33 types and 10 requests
         #expect(before.values.allSatisfy { $0.hasSuffix(".swift") && $0.count == "MT0.swift".count })
         #expect(Set(before.values).count > 3)
-        #expect(before["MT.ResPQ"] != nil && before["MT.functions.Req_pq"] != nil && before["MT.help.ConfigSimple"] != nil)
+        #expect(before["MT.ResPQ"] != nil && before["MT.functions.req_pq"] != nil && before["MT.help.ConfigSimple"] != nil)
         for (name, file) in before { #expect(after[name] == file, "\(name) moved from \(file) to \(after[name] ?? "nowhere")") }
         #expect(Set(after.keys).subtracting(before.keys) == [
-            "MT.AaaFirst", "MT.ZzzNew", "MT.help.Extra", "MT.functions.help.GetExtra", "MT.functions.ANewCall",
+            "MT.AaaFirst", "MT.ZzzNew", "MT.help.Extra", "MT.functions.help.getExtra", "MT.functions.aNewCall",
         ])
     }
 

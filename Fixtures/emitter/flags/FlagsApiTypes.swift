@@ -33,6 +33,8 @@ extension FlagsApi {
             }
         }
 
+        public static var tlTypeName: String { "Photo" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photo {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -158,6 +160,8 @@ extension FlagsApi {
                     }
             }
         }
+
+        public static var tlTypeName: String { "User" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> User {
             let id = try reader.readUInt32()
@@ -291,6 +295,8 @@ extension FlagsApi {
             }
         }
 
+        public static var tlTypeName: String { "UserStatus" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -333,85 +339,12 @@ extension FlagsApi {
 
 extension FlagsApi.functions.users {
     /// `users.setFlags#a9063f07 flags:# silent:flags.0?true user:flags.1?User status:flags.1?UserStatus = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `setFlags(...)` serializes.
-    public final class SetFlags: TLFunction, TLRegistrable {
-        public let silent: Bool
-        public let user: FlagsApi.User?
-        public let status: FlagsApi.UserStatus?
-
-        public init(silent: Bool = false, user: FlagsApi.User? = nil, status: FlagsApi.UserStatus? = nil) {
-            self.silent = silent
-            self.user = user
-            self.status = status
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if silent { tlSetFlag(&flags, 0x1) }
-            if user != nil && status != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xa9063f07) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.user {
-                value.serialize(buffer, true)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.status {
-                value.serialize(buffer, true)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> SetFlags {
-            guard id == 0xa9063f07 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "users.setFlags"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _silent = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                var _user: FlagsApi.User? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _user = try FlagsApi.User.parse(&reader)
-                }
-                field = 3
-                var _status: FlagsApi.UserStatus? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _status = try FlagsApi.UserStatus.parse(&reader)
-                }
-                return SetFlags(silent: _silent, user: _user, status: _status)
-            }
-            catch {
-                throw error.inside(constructor: "users.setFlags", fields: "flags,silent,user,status", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.trueFlag("silent", self.silent)
-            if tlFlagIsSet(_flags, 0x2), let value = self.user {
-                fields.object("user", value)
-            }
-            if tlFlagIsSet(_flags, 0x2), let value = self.status {
-                fields.object("status", value)
-            }
-            return ("users.setFlags", fields.fields)
-        }
-    }
-
-    /// `users.setFlags#a9063f07 flags:# silent:flags.0?true user:flags.1?User status:flags.1?UserStatus = Bool;`
     public static func setFlags(silent: Bool = false, user: FlagsApi.User? = nil, status: FlagsApi.UserStatus? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        SetFlags(silent: silent, user: user, status: status).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 3)
+        arguments.trueFlag("silent", silent)
+        if let value = user { arguments.object("user", value) }
+        if let value = status { arguments.object("status", value) }
+        return TLRequest(definition: "users.setFlags#a9063f07 flags:# silent:flags.0?true user:flags.1?User status:flags.1?UserStatus = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -421,6 +354,8 @@ extension FlagsApi {
         (0xb5a19f0a, FlagsApi.Photo.self),
         (0xf3a846e9, FlagsApi.User.self),
         (0x0ce86825, FlagsApi.UserStatus.self),
-        (0xa9063f07, FlagsApi.functions.users.SetFlags.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
+        (0xa9063f07, "users.setFlags#a9063f07 flags:# silent:flags.0?true user:flags.1?User status:flags.1?UserStatus = Bool;"),
     ]
 }

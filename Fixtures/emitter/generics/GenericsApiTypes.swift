@@ -31,6 +31,8 @@ extension GenericsApi {
             }
         }
 
+        public static var tlTypeName: String { "Error" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Error {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -97,6 +99,8 @@ extension GenericsApi {
             }
         }
 
+        public static var tlTypeName: String { "Config" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Config {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -138,256 +142,48 @@ extension GenericsApi {
 
 extension GenericsApi.functions.help {
     /// `help.getConfig#c4f9186b = Config;`
-    ///
-    /// The request as a value: what a server decodes, and what `getConfig(...)` serializes.
-    public final class GetConfig: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc4f9186b) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetConfig {
-            guard id == 0xc4f9186b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetConfig()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getConfig", [])
-        }
-    }
-
-    /// `help.getConfig#c4f9186b = Config;`
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<GenericsApi.Config>) {
-        GetConfig().call(DeserializeFunctionResponse(GenericsApi.Config.self))
+        TLRequest(definition: "help.getConfig#c4f9186b = Config;", arguments: []).call(DeserializeFunctionResponse(GenericsApi.Config.self))
     }
 }
 
 extension GenericsApi.functions.help {
     /// `help.getIds#afa65239 limit:int = Vector<long>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getIds(...)` serializes.
-    public final class GetIds: TLFunction, TLRegistrable {
-        public let limit: Int32
-
-        public init(limit: Int32) {
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xafa65239) }
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetIds {
-            guard id == 0xafa65239 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getIds"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _limit = try reader.readInt32()
-                return GetIds(limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "help.getIds", fields: "limit", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("limit", self.limit)
-            return ("help.getIds", fields.fields)
-        }
-    }
-
-    /// `help.getIds#afa65239 limit:int = Vector<long>;`
     public static func getIds(limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        GetIds(limit: limit).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "help.getIds#afa65239 limit:int = Vector<long>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
     }
 }
 
 extension GenericsApi.functions {
-    /// `invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeWithLayer(...)` serializes.
-    public final class InvokeWithLayer: TLFunction, TLRegistrable {
-        public let layer: Int32
-        public let query: any TLFunction
-
-        public init(layer: Int32, query: any TLFunction) {
-            self.layer = layer
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xda9b0d0d) }
-            buffer.appendInt32(self.layer)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeWithLayer {
-            guard id == 0xda9b0d0d else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeWithLayer"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _layer = try reader.readInt32()
-                field = 1
-                let _query = try GenericsApi.parseFunction(&reader)
-                return InvokeWithLayer(layer: _layer, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeWithLayer", fields: "layer,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("layer", self.layer)
-            fields.object("query", self.query)
-            return ("invokeWithLayer", fields.fields)
-        }
-    }
-
     /// `invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;`
     public static func invokeWithLayer<X>(layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeWithLayer(layer: layer, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("layer", layer)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension GenericsApi.functions {
-    /// `invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `invokeAfterMsgs(...)` serializes.
-    public final class InvokeAfterMsgs: TLFunction, TLRegistrable {
-        public let msgIds: [Int64]
-        public let query: any TLFunction
-
-        public init(msgIds: [Int64], query: any TLFunction) {
-            self.msgIds = msgIds
-            self.query = query
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x3dc4b4f0) }
-            buffer.appendVector(self.msgIds, boxed: true)
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InvokeAfterMsgs {
-            guard id == 0x3dc4b4f0 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "invokeAfterMsgs"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _msgIds = try reader.readVector(boxed: true, of: Int64.self)
-                field = 1
-                let _query = try GenericsApi.parseFunction(&reader)
-                return InvokeAfterMsgs(msgIds: _msgIds, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "invokeAfterMsgs", fields: "msg_ids,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.longs("msg_ids", self.msgIds)
-            fields.object("query", self.query)
-            return ("invokeAfterMsgs", fields.fields)
-        }
-    }
-
     /// `invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;`
     public static func invokeAfterMsgs<X>(msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InvokeAfterMsgs(msgIds: msgIds, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 2)
+        arguments.longs("msg_ids", msgIds)
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
 extension GenericsApi.functions {
     /// `initConnection#af16c849 {X:Type} flags:# api_id:int proxy:flags.0?string query:!X = X;`
-    ///
-    /// The request as a value: what a server decodes, and what `initConnection(...)` serializes.
-    public final class InitConnection: TLFunction, TLRegistrable {
-        public let apiId: Int32
-        public let proxy: String?
-        public let query: any TLFunction
-
-        public init(apiId: Int32, proxy: String? = nil, query: any TLFunction) {
-            self.apiId = apiId
-            self.proxy = proxy
-            self.query = query
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if proxy != nil { tlSetFlag(&flags, 0x1) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xaf16c849) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            buffer.appendInt32(self.apiId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
-                buffer.appendTLString(value)
-            }
-            self.query.serialize(buffer, true)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> InitConnection {
-            guard id == 0xaf16c849 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "initConnection"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _apiId = try reader.readInt32()
-                field = 2
-                var _proxy: String? = nil
-                if tlFlagIsSet(_flags, 0x1) {
-                    _proxy = try reader.readTLString()
-                }
-                field = 3
-                let _query = try GenericsApi.parseFunction(&reader)
-                return InitConnection(apiId: _apiId, proxy: _proxy, query: _query)
-            }
-            catch {
-                throw error.inside(constructor: "initConnection", fields: "flags,api_id,proxy,query", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 4)
-            fields.flags("flags", _flags)
-            fields.int("api_id", self.apiId)
-            if tlFlagIsSet(_flags, 0x1), let value = self.proxy {
-                fields.string("proxy", value)
-            }
-            fields.object("query", self.query)
-            return ("initConnection", fields.fields)
-        }
-    }
-
-    /// `initConnection#af16c849 {X:Type} flags:# api_id:int proxy:flags.0?string query:!X = X;`
     public static func initConnection<X>(apiId: Int32, proxy: String? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        InitConnection(apiId: apiId, proxy: proxy, query: query.0.function).call(query.2)
+        var arguments = TLFieldList(capacity: 3)
+        arguments.int("api_id", apiId)
+        if let value = proxy { arguments.string("proxy", value) }
+        arguments.object("query", query.0.function)
+        return TLRequest(definition: "initConnection#af16c849 {X:Type} flags:# api_id:int proxy:flags.0?string query:!X = X;", arguments: arguments.fields).call(query.2)
     }
 }
 
@@ -395,10 +191,12 @@ extension GenericsApi {
     static let registryEntries0: [(UInt32, any TLRegistrable.Type)] = [
         (0xc4b9f9bb, GenericsApi.Error.self),
         (0x70d0f553, GenericsApi.Config.self),
-        (0xc4f9186b, GenericsApi.functions.help.GetConfig.self),
-        (0xafa65239, GenericsApi.functions.help.GetIds.self),
-        (0xda9b0d0d, GenericsApi.functions.InvokeWithLayer.self),
-        (0x3dc4b4f0, GenericsApi.functions.InvokeAfterMsgs.self),
-        (0xaf16c849, GenericsApi.functions.InitConnection.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
+        (0xc4f9186b, "help.getConfig#c4f9186b = Config;"),
+        (0xafa65239, "help.getIds#afa65239 limit:int = Vector<long>;"),
+        (0xda9b0d0d, "invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;"),
+        (0x3dc4b4f0, "invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;"),
+        (0xaf16c849, "initConnection#af16c849 {X:Type} flags:# api_id:int proxy:flags.0?string query:!X = X;"),
     ]
 }

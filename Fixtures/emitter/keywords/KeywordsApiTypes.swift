@@ -65,6 +65,8 @@ extension KeywordsApi {
             }
         }
 
+        public static var tlTypeName: String { "Keys" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Keys {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -140,116 +142,20 @@ extension KeywordsApi {
 
 extension KeywordsApi.functions.keys {
     /// `keys.default#9b71967c static:int = Keys;`
-    ///
-    /// The request as a value: what a server decodes, and what `default(...)` serializes.
-    public final class Default: TLFunction, TLRegistrable {
-        public let `static`: Int32
-
-        public init(`static`: Int32) {
-            self.`static` = `static`
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x9b71967c) }
-            buffer.appendInt32(self.`static`)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Default {
-            guard id == 0x9b71967c else {
-                throw TLDecodingError(.unknownConstructor(id, type: "keys.default"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _static = try reader.readInt32()
-                return Default(static: _static)
-            }
-            catch {
-                throw error.inside(constructor: "keys.default", fields: "static", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("static", self.`static`)
-            return ("keys.default", fields.fields)
-        }
-    }
-
-    /// `keys.default#9b71967c static:int = Keys;`
     public static func `default`(`static`: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<KeywordsApi.Keys>) {
-        Default(static: `static`).call(DeserializeFunctionResponse(KeywordsApi.Keys.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("static", `static`)
+        return TLRequest(definition: "keys.default#9b71967c static:int = Keys;", arguments: arguments.fields).call(DeserializeFunctionResponse(KeywordsApi.Keys.self))
     }
 }
 
 extension KeywordsApi.functions.keys {
     /// `keys.set#22847a86 flags:# default:flags.0?true in:flags.1?string = Bool;`
-    ///
-    /// The request as a value: what a server decodes, and what `set(...)` serializes.
-    public final class Set: TLFunction, TLRegistrable {
-        public let `default`: Bool
-        public let `in`: String?
-
-        public init(`default`: Bool = false, `in`: String? = nil) {
-            self.`default` = `default`
-            self.`in` = `in`
-        }
-
-        /// The `flags` word, derived from which optional fields are set.
-        public var flags: Int32 {
-            var flags: Int32 = 0
-            if `default` { tlSetFlag(&flags, 0x1) }
-            if `in` != nil { tlSetFlag(&flags, 0x2) }
-            return flags
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x22847a86) }
-            let _flags = self.flags
-            buffer.appendInt32(_flags)
-            if tlFlagIsSet(_flags, 0x2), let value = self.`in` {
-                buffer.appendTLString(value)
-            }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Set {
-            guard id == 0x22847a86 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "keys.set"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _flags = try reader.readInt32()
-                field = 1
-                let _default = tlFlagIsSet(_flags, 0x1)
-                field = 2
-                var _in: String? = nil
-                if tlFlagIsSet(_flags, 0x2) {
-                    _in = try reader.readTLString()
-                }
-                return Set(default: _default, in: _in)
-            }
-            catch {
-                throw error.inside(constructor: "keys.set", fields: "flags,default,in", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            let _flags = self.flags
-            var fields = TLFieldList(capacity: 3)
-            fields.flags("flags", _flags)
-            fields.trueFlag("default", self.`default`)
-            if tlFlagIsSet(_flags, 0x2), let value = self.`in` {
-                fields.string("in", value)
-            }
-            return ("keys.set", fields.fields)
-        }
-    }
-
-    /// `keys.set#22847a86 flags:# default:flags.0?true in:flags.1?string = Bool;`
     public static func set(`default`: Bool = false, `in`: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        Set(default: `default`, in: `in`).call(DeserializeFunctionResponse(Bool.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.trueFlag("default", `default`)
+        if let value = `in` { arguments.string("in", value) }
+        return TLRequest(definition: "keys.set#22847a86 flags:# default:flags.0?true in:flags.1?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
     }
 }
 
@@ -257,7 +163,9 @@ extension KeywordsApi {
     static let registryEntries0: [(UInt32, any TLRegistrable.Type)] = [
         (0x1413010c, KeywordsApi.Keys.self),
         (0x006e058b, KeywordsApi.Keys.self),
-        (0x9b71967c, KeywordsApi.functions.keys.Default.self),
-        (0x22847a86, KeywordsApi.functions.keys.Set.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
+        (0x9b71967c, "keys.default#9b71967c static:int = Keys;"),
+        (0x22847a86, "keys.set#22847a86 flags:# default:flags.0?true in:flags.1?string = Bool;"),
     ]
 }

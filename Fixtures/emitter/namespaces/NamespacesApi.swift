@@ -19,23 +19,18 @@ public enum NamespacesApi {
     }
 
     /// Parses any boxed constructor or function of this schema from its constructor ID.
-    public static let registry = TLRegistry(name: "NamespacesApi", entries: Array([
-        registryEntries0, registryEntries1, registryEntries2,
-    ].joined()))
+    public static let registry = TLRegistry(
+        name: "NamespacesApi",
+        entries: Array([
+            registryEntries0, registryEntries1, registryEntries2,
+        ].joined()),
+        functions: Array([
+            functionEntries0, functionEntries1, functionEntries2,
+        ].joined()))
 
     /// Parses exactly one boxed value from `buffer`; trailing bytes are an error.
     public static func parse(_ buffer: Buffer) throws(TLDecodingError) -> any TLObject {
         try registry.parse(buffer)
-    }
-
-    /// Reads a boxed function (the `!X` argument of a generic request such as `invokeWithLayer`).
-    static func parseFunction(_ reader: inout BufferReader) throws(TLDecodingError) -> any TLFunction {
-        let offset = reader.offset
-        let object = try registry.parse(&reader)
-        guard let function = object as? any TLFunction else {
-            throw TLDecodingError(.invalidValue("expected a function, found constructor \(object.descriptionFields().0)"), offset: offset)
-        }
-        return function
     }
 }
 

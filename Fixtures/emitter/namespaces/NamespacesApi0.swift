@@ -34,6 +34,8 @@ extension NamespacesApi {
             }
         }
 
+        public static var tlTypeName: String { "FutureSalt" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalt {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -109,6 +111,8 @@ extension NamespacesApi {
             }
         }
 
+        public static var tlTypeName: String { "Message" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Message {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -178,6 +182,8 @@ extension NamespacesApi {
             }
         }
 
+        public static var tlTypeName: String { "MessageContainer" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageContainer {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -222,96 +228,20 @@ extension NamespacesApi {
 
 extension NamespacesApi.functions.messages {
     /// `messages.getHistory#876a530b peer:int limit:int = messages.Messages;`
-    ///
-    /// The request as a value: what a server decodes, and what `getHistory(...)` serializes.
-    public final class GetHistory: TLFunction, TLRegistrable {
-        public let peer: Int32
-        public let limit: Int32
-
-        public init(peer: Int32, limit: Int32) {
-            self.peer = peer
-            self.limit = limit
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x876a530b) }
-            buffer.appendInt32(self.peer)
-            buffer.appendInt32(self.limit)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetHistory {
-            guard id == 0x876a530b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getHistory"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            var field = 0
-            do {
-                let _peer = try reader.readInt32()
-                field = 1
-                let _limit = try reader.readInt32()
-                return GetHistory(peer: _peer, limit: _limit)
-            }
-            catch {
-                throw error.inside(constructor: "messages.getHistory", fields: "peer,limit", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 2)
-            fields.int("peer", self.peer)
-            fields.int("limit", self.limit)
-            return ("messages.getHistory", fields.fields)
-        }
-    }
-
-    /// `messages.getHistory#876a530b peer:int limit:int = messages.Messages;`
     public static func getHistory(peer: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.messages.Messages>) {
-        GetHistory(peer: peer, limit: limit).call(DeserializeFunctionResponse(NamespacesApi.messages.Messages.self))
+        var arguments = TLFieldList(capacity: 2)
+        arguments.int("peer", peer)
+        arguments.int("limit", limit)
+        return TLRequest(definition: "messages.getHistory#876a530b peer:int limit:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(NamespacesApi.messages.Messages.self))
     }
 }
 
 extension NamespacesApi.functions {
     /// `get_future_salts#b921bd04 num:int = FutureSalts;`
-    ///
-    /// The request as a value: what a server decodes, and what `get_future_salts(...)` serializes.
-    public final class Get_future_salts: TLFunction, TLRegistrable {
-        public let num: Int32
-
-        public init(num: Int32) {
-            self.num = num
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xb921bd04) }
-            buffer.appendInt32(self.num)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Get_future_salts {
-            guard id == 0xb921bd04 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "get_future_salts"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _num = try reader.readInt32()
-                return Get_future_salts(num: _num)
-            }
-            catch {
-                throw error.inside(constructor: "get_future_salts", fields: "num", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int("num", self.num)
-            return ("get_future_salts", fields.fields)
-        }
-    }
-
-    /// `get_future_salts#b921bd04 num:int = FutureSalts;`
     public static func get_future_salts(num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.FutureSalts>) {
-        Get_future_salts(num: num).call(DeserializeFunctionResponse(NamespacesApi.FutureSalts.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int("num", num)
+        return TLRequest(definition: "get_future_salts#b921bd04 num:int = FutureSalts;", arguments: arguments.fields).call(DeserializeFunctionResponse(NamespacesApi.FutureSalts.self))
     }
 }
 
@@ -320,7 +250,9 @@ extension NamespacesApi {
         (0x0949d9dc, NamespacesApi.FutureSalt.self),
         (0x5bb8e511, NamespacesApi.Message.self),
         (0x73f1f8dc, NamespacesApi.MessageContainer.self),
-        (0x876a530b, NamespacesApi.functions.messages.GetHistory.self),
-        (0xb921bd04, NamespacesApi.functions.Get_future_salts.self),
+    ]
+    static let functionEntries0: [(UInt32, StaticString)] = [
+        (0x876a530b, "messages.getHistory#876a530b peer:int limit:int = messages.Messages;"),
+        (0xb921bd04, "get_future_salts#b921bd04 num:int = FutureSalts;"),
     ]
 }

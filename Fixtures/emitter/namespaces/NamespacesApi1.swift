@@ -6,71 +6,23 @@ import TLRuntime
 
 extension NamespacesApi.functions.messages {
     /// `messages.getIds#c061b66b = Vector<long>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getIds(...)` serializes.
-    public final class GetIds: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0xc061b66b) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetIds {
-            guard id == 0xc061b66b else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getIds"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetIds()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getIds", [])
-        }
-    }
-
-    /// `messages.getIds#c061b66b = Vector<long>;`
     public static func getIds() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        GetIds().call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        TLRequest(definition: "messages.getIds#c061b66b = Vector<long>;", arguments: []).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
     }
 }
 
 extension NamespacesApi.functions.help {
     /// `help.getConfig#78eae3a8 = help.Config;`
-    ///
-    /// The request as a value: what a server decodes, and what `getConfig(...)` serializes.
-    public final class GetConfig: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x78eae3a8) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetConfig {
-            guard id == 0x78eae3a8 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "help.getConfig"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetConfig()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("help.getConfig", [])
-        }
-    }
-
-    /// `help.getConfig#78eae3a8 = help.Config;`
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.help.Config>) {
-        GetConfig().call(DeserializeFunctionResponse(NamespacesApi.help.Config.self))
+        TLRequest(definition: "help.getConfig#78eae3a8 = help.Config;", arguments: []).call(DeserializeFunctionResponse(NamespacesApi.help.Config.self))
     }
 }
 
 extension NamespacesApi {
     static let registryEntries1: [(UInt32, any TLRegistrable.Type)] = [
-        (0xc061b66b, NamespacesApi.functions.messages.GetIds.self),
-        (0x78eae3a8, NamespacesApi.functions.help.GetConfig.self),
+    ]
+    static let functionEntries1: [(UInt32, StaticString)] = [
+        (0xc061b66b, "messages.getIds#c061b66b = Vector<long>;"),
+        (0x78eae3a8, "help.getConfig#78eae3a8 = help.Config;"),
     ]
 }

@@ -34,6 +34,8 @@ extension NamespacesApi {
             }
         }
 
+        public static var tlTypeName: String { "FutureSalts" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalts {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -112,6 +114,8 @@ extension NamespacesApi {
                     buffer.appendTLBytes(c.pq)
             }
         }
+
+        public static var tlTypeName: String { "ResPQ" }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResPQ {
             let id = try reader.readUInt32()
@@ -197,6 +201,8 @@ extension NamespacesApi.messages {
             }
         }
 
+        public static var tlTypeName: String { "messages.Messages" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Messages {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -275,6 +281,8 @@ extension NamespacesApi.help {
             }
         }
 
+        public static var tlTypeName: String { "help.Config" }
+
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Config {
             let id = try reader.readUInt32()
             return try parse(&reader, constructor: id)
@@ -312,77 +320,17 @@ extension NamespacesApi.help {
 
 extension NamespacesApi.functions.messages {
     /// `messages.getAll#1a7bde94 = Vector<messages.Messages>;`
-    ///
-    /// The request as a value: what a server decodes, and what `getAll(...)` serializes.
-    public final class GetAll: TLFunction, TLRegistrable {
-        public init() {
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x1a7bde94) }
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> GetAll {
-            guard id == 0x1a7bde94 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "messages.getAll"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            return GetAll()
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            return ("messages.getAll", [])
-        }
-    }
-
-    /// `messages.getAll#1a7bde94 = Vector<messages.Messages>;`
     public static func getAll() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[NamespacesApi.messages.Messages]>) {
-        GetAll().call(DeserializeFunctionResponse<[NamespacesApi.messages.Messages]>.vector(of: NamespacesApi.messages.Messages.self))
+        TLRequest(definition: "messages.getAll#1a7bde94 = Vector<messages.Messages>;", arguments: []).call(DeserializeFunctionResponse<[NamespacesApi.messages.Messages]>.vector(of: NamespacesApi.messages.Messages.self))
     }
 }
 
 extension NamespacesApi.functions {
     /// `req_pq#60469778 nonce:int128 = ResPQ;`
-    ///
-    /// The request as a value: what a server decodes, and what `req_pq(...)` serializes.
-    public final class Req_pq: TLFunction, TLRegistrable {
-        public let nonce: TLInt128
-
-        public init(nonce: TLInt128) {
-            self.nonce = nonce
-        }
-
-        public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-            if boxed { buffer.appendUInt32(0x60469778) }
-            buffer.appendInt128(self.nonce)
-        }
-
-        public static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Req_pq {
-            guard id == 0x60469778 else {
-                throw TLDecodingError(.unknownConstructor(id, type: "req_pq"), offset: reader.offset - 4)
-            }
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            do {
-                let _nonce = try reader.readInt128()
-                return Req_pq(nonce: _nonce)
-            }
-            catch {
-                throw error.inside(constructor: "req_pq", fields: "nonce", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            var fields = TLFieldList(capacity: 1)
-            fields.int128("nonce", self.nonce)
-            return ("req_pq", fields.fields)
-        }
-    }
-
-    /// `req_pq#60469778 nonce:int128 = ResPQ;`
     public static func req_pq(nonce: TLInt128) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.ResPQ>) {
-        Req_pq(nonce: nonce).call(DeserializeFunctionResponse(NamespacesApi.ResPQ.self))
+        var arguments = TLFieldList(capacity: 1)
+        arguments.int128("nonce", nonce)
+        return TLRequest(definition: "req_pq#60469778 nonce:int128 = ResPQ;", arguments: arguments.fields).call(DeserializeFunctionResponse(NamespacesApi.ResPQ.self))
     }
 }
 
@@ -393,7 +341,9 @@ extension NamespacesApi {
         (0x65e96239, NamespacesApi.messages.Messages.self),
         (0x74535f21, NamespacesApi.messages.Messages.self),
         (0x05316cfa, NamespacesApi.help.Config.self),
-        (0x1a7bde94, NamespacesApi.functions.messages.GetAll.self),
-        (0x60469778, NamespacesApi.functions.Req_pq.self),
+    ]
+    static let functionEntries2: [(UInt32, StaticString)] = [
+        (0x1a7bde94, "messages.getAll#1a7bde94 = Vector<messages.Messages>;"),
+        (0x60469778, "req_pq#60469778 nonce:int128 = ResPQ;"),
     ]
 }
