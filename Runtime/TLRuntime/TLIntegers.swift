@@ -124,18 +124,30 @@ public enum Hex {
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count / 2)
-        var high: UInt8?
+        var high: UInt8 = 0
+        var haveHigh = false
         for c in text.utf8 {
-            if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
-            guard let v = nibble(c) else { return nil }
-            if let h = high {
-                out.append(h << 4 | v)
-                high = nil
+            let v = nibbles[Int(c)]
+            if v == skip { continue }
+            if v == invalid { return nil }
+            if haveHigh {
+                out.append(high << 4 | v)
             } else {
                 high = v
             }
+            haveHigh.toggle()
         }
-        return high == nil ? out : nil
+        return haveHigh ? nil : out
+    }
+
+    private static let invalid: UInt8 = 0xFF
+    private static let skip: UInt8 = 0xFE
+    /// Digit value per ASCII byte; `skip` for whitespace, `invalid` for everything else.
+    private static let nibbles: [UInt8] = (0..<256).map { c in
+        switch UInt8(c) {
+        case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): skip
+        default: nibble(UInt8(c)) ?? invalid
+        }
     }
 
     static func nibble(_ c: UInt8) -> UInt8? {
