@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "swift-mtproto",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tlgen", targets: ["tlgen"]),
         .executable(name: "tl", targets: ["tl"]),

@@ -9,7 +9,7 @@ let plugins: [Target.PluginUsage] = [.plugin(name: "BenchmarkPlugin", package: "
 
 let package = Package(
     name: "Benchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "swift-mtproto", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),

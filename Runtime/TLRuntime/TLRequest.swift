@@ -4,7 +4,9 @@
 // here as the definition text plus the present arguments; this file writes it, describes it, and — for a server —
 // reads it back. One interpreter instead of a generated class per function halves what the generated API costs to
 // compile (measured: 813 request classes were ~40% of a clean debug build of layer 229), and requests are written
-// once per call, so the interpretation is not on a hot path.
+// once per call, so the interpretation is not on a hot path; each definition is still parsed only once per process.
+
+import Synchronization
 
 /// A function call: which function (its TL definition) and its arguments.
 public struct TLRequest: TLFunction, CustomStringConvertible {
@@ -33,7 +35,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     // MARK: Writing
 
     public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-        let signature = TLSignature.parse(definition)
+        let signature = TLSignature.cached(definition)
         if boxed { buffer.appendUInt32(signature.id) }
         let flags = signature.flagWords(present: arguments)
         var next = 0
@@ -74,7 +76,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     // MARK: Describing
 
     public func descriptionFields() -> (String, [(String, TLValue)]) {
-        let signature = TLSignature.parse(definition)
+        let signature = TLSignature.cached(definition)
         let flags = signature.flagWords(present: arguments)
         var fields: [(String, TLValue)] = []
         fields.reserveCapacity(signature.fields.count)
@@ -103,7 +105,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     public static func parse(_ reader: inout BufferReader, definition: StaticString, registry: TLRegistry)
         throws(TLDecodingError) -> TLRequest
     {
-        let signature = TLSignature.parse(definition)
+        let signature = TLSignature.cached(definition)
         try reader.enterObject()
         defer { reader.leaveObject() }
         var flags: [String: Int32] = [:]
@@ -167,9 +169,9 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     }
 }
 
-/// A function definition as the request interpreter needs it: name, ID and typed fields.
-struct TLSignature {
-    indirect enum Kind: Equatable {
+/// A function definition as the request interpreter needs it: name, ID, typed fields and flag groups.
+struct TLSignature: Sendable {
+    indirect enum Kind: Equatable, Sendable {
         case int, long, double, string, bytes, int128, int256, bool, trueFlag, nat, generic
         case boxed(String)
         case vector(Kind, boxed: Bool)
@@ -177,15 +179,35 @@ struct TLSignature {
         case unsupported(String)
     }
 
-    struct Field {
+    struct Field: Sendable {
         var name: String
         var kind: Kind
         var condition: (flags: String, mask: Int32)?
     }
 
+    /// Fields sharing one bit of one `#` word.
+    struct FlagGroup: Sendable {
+        var flags: String
+        var mask: Int32
+        var values: [String]
+        var trueFlags: [String]
+    }
+
     var name: String
     var id: UInt32
     var fields: [Field]
+    var groups: [FlagGroup] = []
+
+    /// Parsed signatures by the address of their (static, immortal) definition text.
+    private static let cache = Mutex<[UInt: TLSignature]>([:])
+
+    static func cached(_ definition: StaticString) -> TLSignature {
+        let key = UInt(bitPattern: definition.utf8Start)
+        if let signature = cache.withLock({ $0[key] }) { return signature }
+        let signature = parse(definition)
+        cache.withLock { $0[key] = signature }
+        return signature
+    }
 
     /// `name` of `name#id …`, without parsing the rest.
     static func name(of definition: StaticString) -> String {
@@ -216,7 +238,22 @@ struct TLSignature {
             }
             fields.append(Field(name: fieldName, kind: kind(type), condition: condition))
         }
-        return TLSignature(name: name, id: id, fields: fields)
+        var signature = TLSignature(name: name, id: id, fields: fields)
+        for field in fields {
+            guard let condition = field.condition else { continue }
+            var index = signature.groups.count
+            if let existing = signature.groups.firstIndex(where: { $0.flags == condition.flags && $0.mask == condition.mask }) {
+                index = existing
+            } else {
+                signature.groups.append(FlagGroup(flags: condition.flags, mask: condition.mask, values: [], trueFlags: []))
+            }
+            if field.kind == .trueFlag {
+                signature.groups[index].trueFlags.append(field.name)
+            } else {
+                signature.groups[index].values.append(field.name)
+            }
+        }
+        return signature
     }
 
     static func kind(_ type: Substring) -> Kind {
@@ -247,20 +284,8 @@ struct TLSignature {
     /// The `#` words for these arguments. A bit is set when every value field on it is present; a bit carrying
     /// only `true` flags is set when one of them is.
     func flagWords(present arguments: [(String, TLValue)]) -> [String: Int32] {
-        var groups: [String: (flags: String, mask: Int32, values: [String], trueFlags: [String])] = [:]
-        var order: [String] = []
-        for field in fields {
-            guard let condition = field.condition else { continue }
-            let key = "\(condition.flags).\(condition.mask)"
-            if groups[key] == nil {
-                groups[key] = (condition.flags, condition.mask, [], [])
-                order.append(key)
-            }
-            if field.kind == .trueFlag { groups[key]?.trueFlags.append(field.name) } else { groups[key]?.values.append(field.name) }
-        }
         var words: [String: Int32] = [:]
-        for key in order {
-            guard let group = groups[key] else { continue }
+        for group in groups {
             let isSet: Bool
             if group.values.isEmpty {
                 isSet = group.trueFlags.contains { name in arguments.contains { $0.0 == name } }
