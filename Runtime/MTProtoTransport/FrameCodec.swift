@@ -194,17 +194,11 @@ public struct IntermediateCodec: FrameCodec {
     public func finish() throws(TransportError) { try reader.finish() }
 
     public func encodeQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8] {
-        try requireRole(role, .server, "a quick-ack reply")
-        var out: [UInt8] = []
-        out.appendUInt32LE(token | 0x8000_0000)
-        return out
+        try IntermediateServerWords.quickAck(token, role: role)
     }
 
     public mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8] {
-        try requireRole(role, .server, "a transport error code")
-        var out: [UInt8] = [4, 0, 0, 0]
-        out.appendUInt32LE(UInt32(bitPattern: code))
-        return out
+        try IntermediateServerWords.transportError(code, role: role)
     }
 }
 
@@ -277,18 +271,12 @@ public struct PaddedIntermediateCodec: FrameCodec {
     public func finish() throws(TransportError) { try reader.finish() }
 
     public func encodeQuickAck(_ token: UInt32) throws(TransportError) -> [UInt8] {
-        try requireRole(role, .server, "a quick-ack reply")
-        var out: [UInt8] = []
-        out.appendUInt32LE(token | 0x8000_0000)
-        return out
+        try IntermediateServerWords.quickAck(token, role: role)
     }
 
     /// Error codes go unpadded: 4 bytes are always a valid padded-intermediate payload.
     public mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8] {
-        try requireRole(role, .server, "a transport error code")
-        var out: [UInt8] = [4, 0, 0, 0]
-        out.appendUInt32LE(UInt32(bitPattern: code))
-        return out
+        try IntermediateServerWords.transportError(code, role: role)
     }
 
     /// Removes the 0–15 padding bytes from `data` (see `paddingLength`); nil when that finds none.
@@ -473,5 +461,23 @@ public enum CRC32 {
             offset += chunk
         }
         return UInt32(truncatingIfNeeded: crc)
+    }
+}
+
+/// The 4-byte words a server sends outside frames in both intermediate framings (quick-ack replies, and error
+/// codes as a 4-byte payload, which is also a valid padded-intermediate frame).
+enum IntermediateServerWords {
+    static func quickAck(_ token: UInt32, role: TransportRole) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a quick-ack reply")
+        var out: [UInt8] = []
+        out.appendUInt32LE(token | 0x8000_0000)
+        return out
+    }
+
+    static func transportError(_ code: Int32, role: TransportRole) throws(TransportError) -> [UInt8] {
+        try requireRole(role, .server, "a transport error code")
+        var out: [UInt8] = [4, 0, 0, 0]
+        out.appendUInt32LE(UInt32(bitPattern: code))
+        return out
     }
 }
