@@ -125,7 +125,7 @@ public final class Buffer {
     @inlinable public func appendDouble(_ v: Double) { _store(v.bitPattern) }
 
     /// TL `int128`, in wire order.
-    @inlinable public func appendInt128(_ v: TLInt128) {
+    public func appendInt128(_ v: TLInt128) {
         _reserveAdditional(16)
         (_base + _count).storeBytes(of: v._w0.littleEndian, as: UInt64.self)
         (_base + _count + 8).storeBytes(of: v._w1.littleEndian, as: UInt64.self)
@@ -133,7 +133,7 @@ public final class Buffer {
     }
 
     /// TL `int256`, in wire order.
-    @inlinable public func appendInt256(_ v: TLInt256) {
+    public func appendInt256(_ v: TLInt256) {
         _reserveAdditional(32)
         (_base + _count).storeBytes(of: v._w0.littleEndian, as: UInt64.self)
         (_base + _count + 8).storeBytes(of: v._w1.littleEndian, as: UInt64.self)
@@ -143,12 +143,12 @@ public final class Buffer {
     }
 
     /// TL `Bool`, which is always boxed: `boolTrue#997275b5` or `boolFalse#bc799737`.
-    @inlinable public func appendBool(_ v: Bool) {
+    public func appendBool(_ v: Bool) {
         _store(v ? TLConstructorID.boolTrue : TLConstructorID.boolFalse)
     }
 
     /// A vector prefix: `vector#1cb5c415` when boxed, then the element count as an `int`.
-    @inlinable public func appendVectorHeader(count: Int, boxed: Bool) {
+    public func appendVectorHeader(count: Int, boxed: Bool) {
         if boxed { _store(TLConstructorID.vector) }
         _store(Int32(truncatingIfNeeded: count))
     }
@@ -180,12 +180,12 @@ public final class Buffer {
     }
 
     /// TL `bytes`: length prefix, data, zero padding to a multiple of 4 counting the prefix.
-    @inlinable public func appendTLBytes(_ v: [UInt8]) {
+    public func appendTLBytes(_ v: [UInt8]) {
         v.withUnsafeBytes { appendTLBytes($0) }
     }
 
     /// TL `string`: the UTF-8 encoding as TL `bytes`.
-    @inlinable public func appendTLString(_ v: String) {
+    public func appendTLString(_ v: String) {
         let written: Bool? = v.utf8.withContiguousStorageIfAvailable {
             appendTLBytes(UnsafeRawBufferPointer($0))
             return true
@@ -221,14 +221,12 @@ public final class Buffer {
 
     /// A vector of serializable elements, with its header. `boxedElements` is passed to each element's `serialize`
     /// (`Vector<User>` holds boxed elements, `vector<%Message>` bare ones; integers and strings ignore it).
-    @inlinable
     public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool = true) {
         appendVectorHeader(count: elements.count, boxed: boxed)
         for element in elements { element.serialize(self, boxedElements) }
     }
 
     /// A vector of TL `bytes` (`Vector<bytes>`), with its header.
-    @inlinable
     public func appendBytesVector(_ elements: [[UInt8]], boxed: Bool) {
         appendVectorHeader(count: elements.count, boxed: boxed)
         for element in elements { appendTLBytes(element) }

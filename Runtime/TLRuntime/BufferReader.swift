@@ -114,7 +114,7 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     }
 
     /// TL `int128`.
-    @inlinable public mutating func readInt128() throws(TLDecodingError) -> TLInt128 {
+    public mutating func readInt128() throws(TLDecodingError) -> TLInt128 {
         let at = try _take(16)
         return TLInt128(
             UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at, as: UInt64.self)),
@@ -122,7 +122,7 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     }
 
     /// TL `int256`.
-    @inlinable public mutating func readInt256() throws(TLDecodingError) -> TLInt256 {
+    public mutating func readInt256() throws(TLDecodingError) -> TLInt256 {
         let at = try _take(32)
         return TLInt256(
             UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: at, as: UInt64.self)),
@@ -132,7 +132,7 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     }
 
     /// TL `Bool` (always boxed); any ID other than `boolTrue`/`boolFalse` is an error.
-    @inlinable public mutating func readBool() throws(TLDecodingError) -> Bool {
+    public mutating func readBool() throws(TLDecodingError) -> Bool {
         let at = _position
         let id = try _load(UInt32.self)
         switch id {
@@ -179,20 +179,20 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     }
 
     /// TL `bytes`.
-    @inlinable public mutating func readTLBytes() throws(TLDecodingError) -> [UInt8] {
+    public mutating func readTLBytes() throws(TLDecodingError) -> [UInt8] {
         let (start, count) = try _takeTLBytes()
         return _copy(from: start, count: count)
     }
 
     /// TL `string`. Invalid UTF-8 is repaired with U+FFFD rather than rejected, as Telegram's clients do.
-    @inlinable public mutating func readTLString() throws(TLDecodingError) -> String {
+    public mutating func readTLString() throws(TLDecodingError) -> String {
         let (start, count) = try _takeTLBytes()
         let utf8 = UnsafeBufferPointer(start: (_base + start).assumingMemoryBound(to: UInt8.self), count: count)
         return String(decoding: utf8, as: UTF8.self)
     }
 
     /// `count` bytes as they are.
-    @inlinable public mutating func readRaw(count: Int) throws(TLDecodingError) -> [UInt8] {
+    public mutating func readRaw(count: Int) throws(TLDecodingError) -> [UInt8] {
         guard count >= 0 else { throw TLDecodingError(.invalidLength(count), offset: _position) }
         let at = try _take(count)
         return _copy(from: at, count: count)
@@ -227,7 +227,7 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     ///
     /// Every TL element takes at least 4 bytes, so a count above `remaining / 4` (or below 0) is rejected before
     /// anything is allocated for it.
-    @inlinable public mutating func readVectorCount(boxed: Bool) throws(TLDecodingError) -> Int {
+    public mutating func readVectorCount(boxed: Bool) throws(TLDecodingError) -> Int {
         if boxed {
             let at = _position
             let id = try _load(UInt32.self)
@@ -242,7 +242,6 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     }
 
     /// A vector of TL-parsable elements.
-    @inlinable
     public mutating func readVector<T: TLParsable>(boxed: Bool, of: T.Type) throws(TLDecodingError) -> [T] {
         let count = try readVectorCount(boxed: boxed)
         var result: [T] = []
@@ -252,7 +251,6 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     }
 
     /// A vector of TL `bytes` (`Vector<bytes>`), which is not `TLParsable` because `[UInt8]` is an array.
-    @inlinable
     public mutating func readBytesVector(boxed: Bool) throws(TLDecodingError) -> [[UInt8]] {
         let count = try readVectorCount(boxed: boxed)
         var result: [[UInt8]] = []
