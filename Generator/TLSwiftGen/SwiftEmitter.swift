@@ -287,12 +287,21 @@ public struct SwiftEmitter {
         return order.compactMap { key in groups[key].map { ($0.0, $0.1, $0.2.joined(separator: " && ")) } }
     }
 
-    // MARK: Payload classes (constructors and functions)
+    /// `name: Type`, defaulting `true` flags to false and optional fields to nil.
+    func parameterDeclaration(_ field: EmittedField) -> String {
+        let label = Naming.escaped(field.swiftName)
+        if field.isTrueFlag { return "\(label): Bool = false" }
+        if field.isOptional { return "\(label): \(field.declaredType) = nil" }
+        return "\(label): \(field.declaredType)"
+    }
 
-    func emitPayloadClass(name: String, conformances: String, combinator c: Combinator, into w: SwiftWriter,
-                          extra: (SwiftWriter) -> Void) {
+    // MARK: Constructor payloads
+
+    /// `final class Cons_x: Sendable`: immutable fields, a memberwise init with defaults for optional fields and
+    /// flags, and the `#` words derived from them.
+    func emitPayloadClass(name: String, combinator c: Combinator, into w: SwiftWriter) {
         let fields = emittedFields(c).filter(\.isStored)
-        w.block("public final class \(name): \(conformances)") {
+        w.block("public final class \(name): Sendable") {
             for f in fields { w.line("public let \(Naming.escaped(f.swiftName)): \(f.declaredType)") }
             for f in emittedFields(c) {
                 guard let condition = f.derivedFrom else { continue }
@@ -300,13 +309,7 @@ public struct SwiftEmitter {
                 w.line("public var \(Naming.escaped(f.swiftName)): Bool { \(condition) }")
             }
             if !fields.isEmpty { w.line("") }
-            let parameters = fields.map { f -> String in
-                let label = Naming.escaped(f.swiftName)
-                if f.isTrueFlag { return "\(label): Bool = false" }
-                if f.isOptional { return "\(label): \(f.declaredType) = nil" }
-                return "\(label): \(f.declaredType)"
-            }
-            w.block("public init(\(parameters.joined(separator: ", ")))") {
+            w.block("public init(\(fields.map(parameterDeclaration).joined(separator: ", ")))") {
                 for f in fields { w.line("self.\(Naming.escaped(f.swiftName)) = \(Naming.escaped(f.swiftName))") }
             }
             let groups = flagGroups(c)
@@ -324,7 +327,6 @@ public struct SwiftEmitter {
                     }
                 }
             }
-            extra(w)
         }
     }
 
@@ -567,7 +569,7 @@ public struct SwiftEmitter {
                 for c in constructors where !emittedFields(c).isEmpty {
                     w.line("")
                     w.line("/// `\(c.definition)`")
-                    emitPayloadClass(name: consName(c), conformances: "Sendable", combinator: c, into: w) { _ in }
+                    emitPayloadClass(name: consName(c), combinator: c, into: w)
                 }
                 w.line("")
                 w.block("public func serialize(_ buffer: Buffer, _ boxed: Bool)") {
@@ -641,12 +643,8 @@ public struct SwiftEmitter {
             if case .generic = field.field.type, let generic {
                 parameters.append("\(label): (FunctionDescription, Buffer, DeserializeFunctionResponse<\(generic)>)")
                 responseSource = "\(label).2"
-            } else if field.isTrueFlag {
-                parameters.append("\(label): Bool = false")
-            } else if field.isOptional {
-                parameters.append("\(label): \(field.declaredType) = nil")
             } else {
-                parameters.append("\(label): \(field.declaredType)")
+                parameters.append(parameterDeclaration(field))
             }
         }
         let resultType: String
