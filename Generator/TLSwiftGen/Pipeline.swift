@@ -71,21 +71,19 @@ public enum GeneratorPipeline {
     public static func write(_ files: [OutputFile], configurationPath: String) throws -> Int {
         let base = (configurationPath as NSString).deletingLastPathComponent
         let fm = FileManager.default
-        var changed = 0
-        for drift in try compare(files, configurationPath: configurationPath) {
-            if case .extra(let path) = drift {
+        let contents = Dictionary(files.map { ($0.path, $0.contents) }, uniquingKeysWith: { first, _ in first })
+        let drifts = try compare(files, configurationPath: configurationPath)
+        for drift in drifts {
+            switch drift {
+            case .extra(let path):
                 try fm.removeItem(atPath: (base as NSString).appendingPathComponent(path))
-                changed += 1
+            case .missing(let path), .changed(let path):
+                let full = (base as NSString).appendingPathComponent(path)
+                try fm.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try Data((contents[path] ?? "").utf8).write(to: URL(fileURLWithPath: full))
             }
         }
-        for file in files {
-            let full = (base as NSString).appendingPathComponent(file.path)
-            if fm.contents(atPath: full).map({ String(decoding: $0, as: UTF8.self) }) == file.contents { continue }
-            try fm.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Data(file.contents.utf8).write(to: URL(fileURLWithPath: full))
-            changed += 1
-        }
-        return changed
+        return drifts.count
     }
 
     /// What differs between `files` and what is on disk.
