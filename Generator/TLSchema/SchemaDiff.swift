@@ -46,12 +46,16 @@ public struct SchemaDiff: Sendable {
     public var isEmpty: Bool { constructors.isEmpty && functions.isEmpty }
 
     /// Plain text for a terminal or a review comment: a summary line per section, then `+`, `-` and `~` lines.
-    public var rendered: String {
+    public var rendered: String { rendered(entries: true) }
+
+    /// - Parameter entries: whether to list each entry under its section's summary line.
+    public func rendered(entries: Bool) -> String {
         func layer(_ value: Int?) -> String { value.map(String.init) ?? "-" }
         var lines = ["layer \(layer(oldLayer)) -> \(layer(newLayer))"]
         for (title, section) in [("constructors", constructors), ("functions", functions)] {
             lines.append("\(title): \(section.added.count) added, \(section.removed.count) removed, "
                          + "\(section.redefined.count) redefined")
+            guard entries else { continue }
             for c in section.added { lines.append("+ \(c.definition)") }
             for c in section.removed { lines.append("- \(c.definition)") }
             for change in section.redefined {

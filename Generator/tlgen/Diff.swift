@@ -26,8 +26,6 @@ struct Diff: ParsableCommand {
             print("\(schema.file): \(schema.errors.count) error(s); fix them or pass --allow-errors")
             throw ExitCode.failure
         }
-        let diff = SchemaDiff(old: before, new: after)
-        let text = diff.rendered
-        print(summary ? text.split(separator: "\n").filter { !$0.hasPrefix("+") && !$0.hasPrefix("-") && !$0.hasPrefix("~") && !$0.hasPrefix(" ") }.joined(separator: "\n") : text)
+        print(SchemaDiff(old: before, new: after).rendered(entries: !summary))
     }
 }
