@@ -32,24 +32,46 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
 
     public var description: String { TLLogFormatter.telegram.format(self) }
 
+    /// One field as the wire carries it for these arguments.
+    enum WrittenField {
+        case flags(Int32)
+        case trueFlag
+        case value(TLValue, TLSignature.Kind)
+    }
+
+    /// Walks the fields the wire carries, in order: `#` words (derived from which arguments are present), set
+    /// `true` flags, and present values; fields whose bit is clear are skipped.
+    func forEachWrittenField(_ signature: TLSignature, _ body: (TLSignature.Field, WrittenField) -> Void) {
+        let flags = signature.flagWords(present: arguments)
+        var next = 0
+        for field in signature.fields {
+            if field.kind == .nat {
+                body(field, .flags(flags[field.name] ?? 0))
+                continue
+            }
+            if let condition = field.condition, !tlFlagIsSet(flags[condition.flags] ?? 0, condition.mask) { continue }
+            if field.kind == .trueFlag {
+                body(field, .trueFlag)
+                continue
+            }
+            // Arguments are in schema order, so one forward scan finds each.
+            guard let index = arguments[next...].firstIndex(where: { $0.0 == field.name }) else { continue }
+            next = index + 1
+            body(field, .value(arguments[index].1, field.kind))
+        }
+    }
+
     // MARK: Writing
 
     public func serialize(_ buffer: Buffer, _ boxed: Bool) {
         let signature = TLSignature.cached(definition)
         if boxed { buffer.appendUInt32(signature.id) }
-        let flags = signature.flagWords(present: arguments)
-        var next = 0
-        for field in signature.fields {
-            if field.kind == .nat {
-                buffer.appendInt32(flags[field.name] ?? 0)
-                continue
+        forEachWrittenField(signature) { _, written in
+            switch written {
+            case .flags(let word): buffer.appendInt32(word)
+            case .trueFlag: break
+            case .value(let value, let kind): Self.write(value, as: kind, into: buffer)
             }
-            if let condition = field.condition, !tlFlagIsSet(flags[condition.flags] ?? 0, condition.mask) { continue }
-            guard field.kind != .trueFlag else { continue }
-            // Arguments are in schema order, so one forward scan finds each.
-            guard let index = arguments[next...].firstIndex(where: { $0.0 == field.name }) else { continue }
-            next = index + 1
-            Self.write(arguments[index].1, as: field.kind, into: buffer)
         }
     }
 
@@ -77,23 +99,14 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
 
     public func descriptionFields() -> (String, [(String, TLValue)]) {
         let signature = TLSignature.cached(definition)
-        let flags = signature.flagWords(present: arguments)
         var fields: [(String, TLValue)] = []
         fields.reserveCapacity(signature.fields.count)
-        var next = 0
-        for field in signature.fields {
-            if field.kind == .nat {
-                fields.append((field.name, .flags(UInt32(bitPattern: flags[field.name] ?? 0))))
-                continue
+        forEachWrittenField(signature) { field, written in
+            switch written {
+            case .flags(let word): fields.append((field.name, .flags(UInt32(bitPattern: word))))
+            case .trueFlag: fields.append((field.name, .trueFlag))
+            case .value(let value, _): fields.append((field.name, value))
             }
-            if let condition = field.condition, !tlFlagIsSet(flags[condition.flags] ?? 0, condition.mask) { continue }
-            if field.kind == .trueFlag {
-                fields.append((field.name, .trueFlag))
-                continue
-            }
-            guard let index = arguments[next...].firstIndex(where: { $0.0 == field.name }) else { continue }
-            next = index + 1
-            fields.append(arguments[index])
         }
         return (signature.name, fields)
     }
