@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "TLJSON", targets: ["TLJSON"]),
         .library(name: "MTProtoCrypto", targets: ["MTProtoCrypto"]),
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
+        .library(name: "MTProto", targets: ["MTProto"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -53,6 +54,11 @@ let package = Package(
                 dependencies: ["MTProtoTransport", .product(name: "NIOCore", package: "swift-nio"),
                                .product(name: "NIOPosix", package: "swift-nio")],
                 path: "Runtime/MTProtoTransportNIO", swiftSettings: swiftSettings),
+
+        // The sans-IO MTProto core: the auth-key exchange and the encrypted session, both roles. Bytes and time in,
+        // bytes and events out, randomness injected; no sockets, no clocks.
+        .target(name: "MTProto", dependencies: ["MTProtoApi", "MTProtoCrypto", "TLRuntime"], path: "Runtime/MTProto",
+                swiftSettings: swiftSettings),
 
         // tl-json (the golden corpus's format): schema-driven reading and writing of TL values.
         .target(name: "TLJSON", dependencies: ["TLRuntime", "TLSchema"], path: "Runtime/TLJSON",
@@ -89,5 +95,7 @@ let package = Package(
                                    .product(name: "NIOPosix", package: "swift-nio"),
                                    .product(name: "NIOEmbedded", package: "swift-nio")],
                     path: "Tests/MTProtoTransportTests", swiftSettings: swiftSettings),
+        .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
+                    path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
     ]
 )
