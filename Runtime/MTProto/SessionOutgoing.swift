@@ -1,0 +1,341 @@
+// The sending half of a session: the requests a client hands in, the answers a server hands in, and `outgoing(now:)`,
+// which assigns msg_ids and seq_nos, adds acks, salt and state requests, packs containers and encrypts.
+import MTProtoCrypto
+import TLRuntime
+
+extension Session {
+    // MARK: Client requests
+
+    /// Queues an RPC request (a serialized function call, e.g. the `Buffer` of a generated triple).
+    /// - Returns: the id its result, error or failure will be reported under.
+    public mutating func send(_ body: [UInt8]) throws(SessionError) -> RequestID {
+        try track(.rpc, body: packed(body))
+    }
+
+    /// Queues a generated call: `session.send(Api.functions.help.getConfig())`.
+    public mutating func send<T>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>))
+        throws(SessionError) -> RequestID
+    {
+        try send(call.1.bytes)
+    }
+
+    /// Queues `ping` (answered by `.pong`).
+    public mutating func ping(id pingID: Int64) throws(SessionError) -> RequestID {
+        try track(.ping(pingID), body: ServiceWriter.words(WireID.ping) { $0.appendInt64(pingID) })
+    }
+
+    /// Queues `ping_delay_disconnect`: the server closes the connection `delay` seconds after it unless pinged again.
+    public mutating func ping(id pingID: Int64, disconnectDelay delay: Int32) throws(SessionError) -> RequestID {
+        try track(.ping(pingID), body: ServiceWriter.words(WireID.pingDelayDisconnect) {
+            $0.appendInt64(pingID)
+            $0.appendInt32(delay)
+        })
+    }
+
+    /// Queues `destroy_session` for another session of this key (answered by `.sessionDestroyed`).
+    public mutating func destroySession(_ id: Int64) throws(SessionError) -> RequestID {
+        try track(.destroySession(id), body: ServiceWriter.words(WireID.destroySession) { $0.appendInt64(id) })
+    }
+
+    /// Queues `destroy_auth_key` (answered by `.authKeyDestroyed`).
+    public mutating func destroyAuthKey() throws(SessionError) -> RequestID {
+        try track(.destroyAuthKey, body: ServiceWriter.words(WireID.destroyAuthKey) { _ in })
+    }
+
+    /// Gives up on a request. If it was sent, `rpc_drop_answer` asks the server to drop its answer (reported as
+    /// `.answerDropped`); a late answer is then ignored. Returns false for an unknown or finished request.
+    @discardableResult
+    public mutating func cancel(_ request: RequestID) -> Bool {
+        guard let record = finish(request) else { return false }
+        if let last = record.messageIDs.last {
+            _ = try? track(.dropAnswer(request), body: ServiceWriter.words(WireID.rpcDropAnswer) { $0.appendInt64(last) })
+        }
+        return true
+    }
+
+    mutating func track(_ kind: TrackedRequest.Kind, body: [UInt8]) throws(SessionError) -> RequestID {
+        guard requests.count < configuration.maxPendingRequests else {
+            throw .tooManyPendingRequests(limit: configuration.maxPendingRequests)
+        }
+        let id = RequestID(nextRequestNumber)
+        nextRequestNumber += 1
+        requests[id] = TrackedRequest(kind: kind, body: body)
+        queue.append(Outgoing(kind: .request(id)))
+        return id
+    }
+
+    /// Removes a request and every msg_id mapping to it; returns its record.
+    @discardableResult
+    mutating func finish(_ request: RequestID) -> TrackedRequest? {
+        guard let record = requests.removeValue(forKey: request) else { return nil }
+        for id in record.messageIDs {
+            requestByMessageID[id] = nil
+            retained.remove(id)
+        }
+        return record
+    }
+
+    /// `gzip_packed` when it is smaller, for bodies above the threshold.
+    func packed(_ body: [UInt8]) -> [UInt8] {
+        guard body.count >= configuration.gzipThreshold else { return body }
+        let packed = GZip.packedObject(body)
+        return packed.count < body.count ? packed : body
+    }
+
+    // MARK: Sending
+
+    /// Everything ready to go at `now`, as encrypted frames in order: queued messages, acks due, salt and state
+    /// requests due. Call it after handing in requests or answers, after `receive`, and at `nextDeadline`.
+    public mutating func outgoing(now: Double) -> [OutgoingFrame] {
+        if role == .client {
+            scheduleStateQueries(now: now)
+            if !queue.isEmpty { requestSaltsIfNeeded(now: now) }
+        }
+        var messages = queue
+        queue.removeAll(keepingCapacity: true)
+        if !pendingAcks.isEmpty, !messages.isEmpty || pendingAcks.count >= configuration.maxPendingAcks
+            || now - (oldestPendingAck ?? now) >= configuration.ackDelay
+        {
+            var start = 0
+            while start < pendingAcks.count {
+                let chunk = Array(pendingAcks[start..<min(pendingAcks.count, start + configuration.maxIDsPerAck)])
+                messages.insert(Outgoing(kind: .message(body: ServiceWriter.ids(WireID.msgsAck, chunk),
+                                                        contentRelated: false, isResponse: false, answers: nil)),
+                                at: 0)
+                start += chunk.count
+            }
+            pendingAcks.removeAll(keepingCapacity: true)
+            oldestPendingAck = nil
+        }
+        guard !messages.isEmpty else { return [] }
+        if role == .client { chooseSalt(now: now) } else { salt = saltSchedule.current(at: now) ?? salt }
+
+        // Assign ids in order, then pack: a container's id is taken after its items', so it is the greatest.
+        var wire: [WireMessage] = []
+        wire.reserveCapacity(messages.count)
+        for message in messages {
+            if let item = prepare(message, now: now) { wire.append(item) }
+        }
+        var frames: [OutgoingFrame] = []
+        var group: [WireMessage] = []
+        var groupBytes = 0
+        func flush(_ session: inout Session) {
+            if !group.isEmpty { frames.append(session.seal(group, now: now)) }
+            group.removeAll(keepingCapacity: true)
+            groupBytes = 0
+        }
+        for item in wire {
+            let size = item.body.count + 16
+            if item.solo || size >= configuration.soloMessageBytes {
+                flush(&self)
+                group = [item]
+                flush(&self)
+                continue
+            }
+            if group.count >= configuration.maxContainerItems || groupBytes + size > configuration.maxContainerBytes {
+                flush(&self)
+            }
+            group.append(item)
+            groupBytes += size
+        }
+        flush(&self)
+        return frames
+    }
+
+    /// The earliest time `outgoing(now:)` has something timed to do (an ack delay, a state query), or nil.
+    public var nextDeadline: Double? {
+        var deadline = Double.infinity
+        if let oldestPendingAck { deadline = oldestPendingAck + configuration.ackDelay }
+        if role == .client { deadline = min(deadline, nextStateScan) }
+        return deadline.isFinite ? deadline : nil
+    }
+
+    struct WireMessage {
+        let id: Int64
+        let seqNo: Int32
+        let body: [UInt8]
+        let solo: Bool
+        let isResponse: Bool
+        let request: RequestID?
+    }
+
+    mutating func nextSeqNo(contentRelated: Bool) -> Int32 {
+        if contentRelated {
+            contentMessagesSent &+= 1
+            return contentMessagesSent &* 2 &- 1
+        }
+        return contentMessagesSent &* 2
+    }
+
+    /// Gives a queued message its msg_id and seq_no and records what is needed to match, resend or answer it.
+    mutating func prepare(_ message: Outgoing, now: Double) -> WireMessage? {
+        switch message.kind {
+            case .request(let request):
+                guard var record = requests[request], record.queued else { return nil }
+                let id = messageIDs.next(now: now)
+                let seqNo = nextSeqNo(contentRelated: true)
+                record.queued = false
+                record.messageIDs.append(id)
+                if record.messageIDs.count > 16 {
+                    let gone = record.messageIDs.removeFirst()
+                    requestByMessageID[gone] = nil
+                }
+                record.lastProgress = now
+                requests[request] = record
+                requestByMessageID[id] = request
+                retained.insert(id, .init(seqNo: seqNo, body: record.body, isResponse: false, answers: nil))
+                nextStateScan = min(nextStateScan, now + configuration.stateRequestAfter)
+                return WireMessage(id: id, seqNo: seqNo, body: record.body, solo: record.solo, isResponse: false,
+                                   request: request)
+            case let .message(body, contentRelated, isResponse, answers):
+                let id = messageIDs.next(now: now, isResponse: isResponse)
+                let seqNo = nextSeqNo(contentRelated: contentRelated)
+                if contentRelated {
+                    for (dropped, kept) in retained.insert(id, .init(seqNo: seqNo, body: body, isResponse: isResponse,
+                                                                     answers: answers)) {
+                        if let request = kept.answers, self.answers[request] == dropped { self.answers[request] = nil }
+                    }
+                }
+                if let answers { self.answers[answers] = id }
+                return WireMessage(id: id, seqNo: seqNo, body: body, solo: false, isResponse: isResponse, request: nil)
+            case .stateQuery(let ids):
+                let id = messageIDs.next(now: now)
+                stateQueries[id] = (ids, now)
+                return WireMessage(id: id, seqNo: nextSeqNo(contentRelated: true),
+                                   body: ServiceWriter.ids(WireID.msgsStateReq, ids), solo: false, isResponse: false,
+                                   request: nil)
+            case let .again(id, kept):
+                return WireMessage(id: id, seqNo: kept.seqNo, body: kept.body, solo: false,
+                                   isResponse: kept.isResponse, request: nil)
+        }
+    }
+
+    /// Encrypts one message, or a container of several, into a frame.
+    mutating func seal(_ group: [WireMessage], now: Double) -> OutgoingFrame {
+        let topID: Int64
+        let topSeqNo: Int32
+        let body: [UInt8]
+        var ids = group.map(\.id)
+        if group.count == 1 {
+            topID = group[0].id
+            topSeqNo = group[0].seqNo
+            body = group[0].body
+        } else {
+            topID = messageIDs.next(now: now, isResponse: group.contains { $0.isResponse })
+            topSeqNo = nextSeqNo(contentRelated: false)
+            body = ServiceWriter.container(group.map { ($0.id, $0.seqNo, $0.body) })
+            containers[topID] = ids
+            containerOrder.append(topID)
+            if containerOrder.count > 4096 {
+                for old in containerOrder.prefix(2048) { containers[old] = nil }
+                containerOrder.removeFirst(2048)
+            }
+            ids.append(topID)
+        }
+        var carriesRequest = false
+        for item in group {
+            if let request = item.request {
+                requests[request]?.topLevelID = topID
+                carriesRequest = true
+            }
+        }
+        let plaintext = Buffer(capacity: 32 + body.count + 32)
+        plaintext.appendInt64(salt)
+        plaintext.appendInt64(sessionID)
+        plaintext.appendInt64(topID)
+        plaintext.appendInt32(topSeqNo)
+        plaintext.appendInt32(Int32(truncatingIfNeeded: body.count))
+        plaintext.appendRaw(body)
+        var padded = plaintext.bytes
+        let padding = 12 + (16 - (padded.count + 12) % 16) % 16
+        padded += random.bytes(padding)
+        // Encryption cannot fail: the plaintext is block-aligned and the key is 256 bytes.
+        let bytes = (try? cipher.encrypt(paddedPlaintext: padded, direction: role.outgoing)) ?? []
+        var token: UInt32?
+        if configuration.quickAcks, role == .client, carriesRequest {
+            let large = cipher.messageKeyLarge(for: padded, direction: role.outgoing)
+            let value = large.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } | 0x8000_0000
+            token = value
+            quickAckTokens[value] = group.compactMap(\.request)
+            quickAckOrder.append(value)
+            if quickAckOrder.count > 1024 {
+                quickAckTokens[quickAckOrder.removeFirst()] = nil
+            }
+        }
+        return OutgoingFrame(bytes: bytes, messageID: topID, messageIDs: ids, quickAckToken: token)
+    }
+
+    /// A quick ack arrived from the transport: the frame with this token reached the server.
+    public mutating func receiveQuickAck(_ token: UInt32) -> [SessionEvent] {
+        guard let acked = quickAckTokens.removeValue(forKey: token) else { return [] }
+        var done: [RequestID] = []
+        for request in acked where requests[request] != nil {
+            requests[request]?.acknowledged = true
+            done.append(request)
+        }
+        return done.isEmpty ? [] : [.acknowledged(done)]
+    }
+
+    // MARK: Salts (client)
+
+    /// The newest salt valid at the server's time now, else the last one known.
+    mutating func chooseSalt(now: Double) {
+        let serverNow = now + timeOffset
+        futureSalts.removeAll { Double($0.validUntil) <= serverNow }
+        if let best = futureSalts.last(where: { $0.isValid(at: serverNow) }) { salt = best.salt }
+    }
+
+    /// Asks for future salts when none known stays valid past the refresh margin and no request is out.
+    mutating func requestSaltsIfNeeded(now: Double) {
+        let horizon = now + timeOffset + configuration.saltRefreshMargin
+        guard !futureSalts.contains(where: { Double($0.validUntil) > horizon }),
+              !requests.values.contains(where: { $0.kind == .futureSalts }) else { return }
+        _ = try? track(.futureSalts, body: ServiceWriter.words(WireID.getFutureSalts) {
+            $0.appendInt32(configuration.futureSaltCount)
+        })
+    }
+
+    // MARK: State queries (client)
+
+    /// Asks `msgs_state_req` about requests that have gone quiet: unacknowledged for `stateRequestAfter`, or
+    /// acknowledged but unanswered for `answerTimeout`. A request asked about `maxStateQueries` times in a row
+    /// without any news fails with `.noAnswer`.
+    mutating func scheduleStateQueries(now: Double) {
+        
+        guard now >= nextStateScan else { return }
+        let staleQueries = stateQueries.filter { now - $0.value.sentAt > 4 * configuration.answerTimeout }.keys
+        for key in staleQueries { stateQueries[key] = nil }
+        var ask: [Int64] = []
+        var next = Double.infinity
+        var failed: [RequestID] = []
+        for (request, record) in requests where !record.queued {
+            guard let last = record.messageIDs.last else { continue }
+            let wait = record.acknowledged ? configuration.answerTimeout : configuration.stateRequestAfter
+            let due = max(record.lastProgress + wait, record.lastStateQuery + configuration.stateRequestAfter)
+            if due > now {
+                next = min(next, due)
+                continue
+            }
+            if record.unansweredStateQueries >= configuration.maxStateQueries {
+                failed.append(request)
+                continue
+            }
+            requests[request]?.unansweredStateQueries += 1
+            requests[request]?.lastStateQuery = now
+            next = min(next, now + configuration.stateRequestAfter)
+            ask.append(last)
+        }
+        for request in failed {
+            if let record = finish(request) {
+                pendingEvents.append(.failed(request, .noAnswer(stateQueries: record.unansweredStateQueries)))
+            }
+        }
+        nextStateScan = next
+        var start = 0
+        while start < ask.count {
+            let chunk = Array(ask[start..<min(ask.count, start + configuration.maxIDsPerAck)])
+            queue.append(Outgoing(kind: .stateQuery(chunk)))
+            start += chunk.count
+        }
+    }
+}

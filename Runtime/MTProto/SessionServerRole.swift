@@ -1,0 +1,146 @@
+// What only a server session does: answer requests and push updates, answer the service messages a server answers,
+// keep answers for resends and drops, tell clients their session was created, and the fault hooks a test server
+// uses (salt rotation, injected bad_msg_notification codes, a forgotten session).
+import MTProtoCrypto
+import TLRuntime
+
+extension Session {
+    /// Answers a request reported by `.request` with its serialized result. Returns false when the request is not
+    /// pending (already answered, or dropped by `rpc_drop_answer`).
+    @discardableResult
+    public mutating func answer(_ requestMessageID: Int64, result: [UInt8]) -> Bool {
+        guard inProgress.remove(requestMessageID) != nil else { return false }
+        respond(to: requestMessageID,
+                body: ServiceWriter.rpcResult(requestMessageID: requestMessageID, result: packed(result)),
+                contentRelated: true)
+        return true
+    }
+
+    /// Answers a request with `rpc_error`.
+    @discardableResult
+    public mutating func answer(_ requestMessageID: Int64, error: RPCError) -> Bool {
+        answer(requestMessageID, result: ServiceWriter.rpcError(error))
+    }
+
+    /// Sends a content message that answers nothing: an update (`Updates`), as serialized.
+    public mutating func push(_ update: [UInt8]) {
+        queue.append(Outgoing(kind: .message(body: packed(update), contentRelated: true, isResponse: false,
+                                             answers: nil)))
+    }
+
+    /// Answers `.destroySessionRequested` once the driver has destroyed (or not found) the session.
+    public mutating func answerDestroySession(_ requestMessageID: Int64, sessionID target: Int64, existed: Bool) {
+        respond(to: requestMessageID,
+                body: ServiceWriter.words(existed ? WireID.destroySessionOk : WireID.destroySessionNone) {
+                    $0.appendInt64(target)
+                }, contentRelated: true)
+    }
+
+    /// Answers `.destroyAuthKeyRequested` (`destroy_auth_key_ok` when the key was forgotten).
+    public mutating func answerDestroyAuthKey(_ requestMessageID: Int64, ok: Bool) {
+        respond(to: requestMessageID,
+                body: ServiceWriter.words(ok ? WireID.destroyAuthKeyOk : WireID.destroyAuthKeyFail) { _ in },
+                contentRelated: true)
+    }
+
+    /// Replaces the salts this server accepts (rotation; a fault test may rotate early).
+    public mutating func rotateSalts(_ schedule: SaltSchedule) { saltSchedule = schedule }
+
+    /// Fault injection: the next received frames are rejected with these `bad_msg_notification` codes, one each,
+    /// instead of being handled (48 sends `bad_server_salt`).
+    public mutating func injectBadMessageNotifications(_ codes: [Int32]) { injectedBadMessages += codes }
+
+    /// Fault injection: forget everything about this session, as a restarted server would; the next message gets
+    /// `new_session_created`.
+    public mutating func forgetState() {
+        received = ReceivedIDs(capacity: configuration.maxRememberedIDs)
+        retained.removeAll()
+        answers.removeAll()
+        inProgress.removeAll()
+        queue.removeAll()
+        pendingAcks.removeAll()
+        oldestPendingAck = nil
+        containers.removeAll()
+        containerOrder.removeAll()
+        announcedCreation = false
+        uniqueID = Session.randomInt64(random)
+    }
+
+    /// Requests reported by `.request` and not answered yet.
+    public var requestsInProgress: Int { inProgress.count }
+
+    // MARK: Internals
+
+    /// Queues an answer to message `id`; an answered message needs no separate ack. A content-related answer is
+    /// kept for `msg_resend_ans_req` and marks `id` answered in `msgs_state_info`, whatever the request was.
+    mutating func respond(to id: Int64, body: [UInt8], contentRelated: Bool) {
+        if let index = pendingAcks.lastIndex(of: id) {
+            pendingAcks.remove(at: index)
+            if pendingAcks.isEmpty { oldestPendingAck = nil }
+        }
+        if contentRelated { received[id]?.answered = true }
+        queue.append(Outgoing(kind: .message(body: body, contentRelated: contentRelated, isResponse: role == .server,
+                                             answers: contentRelated ? id : nil)))
+    }
+
+    mutating func queueBadMessage(_ id: Int64, seqNo: Int32, code: Int32, newSalt: Int64? = nil) {
+        respond(to: id, body: ServiceWriter.badMessage(id, seqNo: seqNo, code: code, newSalt: newSalt),
+                contentRelated: false)
+    }
+
+    mutating func announceCreation(firstMessageID: Int64, now: Double) {
+        announcedCreation = true
+        let current = saltSchedule.current(at: now) ?? salt
+        queue.append(Outgoing(kind: .message(body: ServiceWriter.words(WireID.newSessionCreated) {
+            $0.appendInt64(firstMessageID)
+            $0.appendInt64(uniqueID)
+            $0.appendInt64(current)
+        }, contentRelated: true, isResponse: false, answers: nil)))
+    }
+
+    /// A request seen again under the same msg_id: send the kept answer again if it is small, else tell the client
+    /// where it is (`msg_detailed_info`, service_messages_about_messages); nothing while it is being handled.
+    mutating func answerDuplicate(_ id: Int64) {
+        guard let answerID = answers[id], let kept = retained[answerID] else { return }
+        if kept.body.count <= 1024 {
+            retained.remove(answerID)
+            queue.append(Outgoing(kind: .message(body: kept.body, contentRelated: true, isResponse: true, answers: id)))
+        } else {
+            queue.append(Outgoing(kind: .message(body: ServiceWriter.words(WireID.msgDetailedInfo) {
+                $0.appendInt64(id)
+                $0.appendInt64(answerID)
+                $0.appendInt32(Int32(clamping: kept.body.count))
+                $0.appendInt32(0)
+            }, contentRelated: false, isResponse: true, answers: nil)))
+        }
+    }
+
+    /// `msg_resend_ans_req`: the kept answers to these requests, again under new msg_ids.
+    mutating func resendAnswers(_ ids: [Int64]) {
+        for id in ids {
+            guard let answerID = answers[id], let kept = retained.remove(answerID) else { continue }
+            queue.append(Outgoing(kind: .message(body: kept.body, contentRelated: true, isResponse: true, answers: id)))
+        }
+    }
+
+    /// `rpc_drop_answer` (service_messages, "Cancellation of an RPC Query").
+    mutating func dropAnswer(_ target: Int64, requestMessageID: Int64) {
+        let outcome: DropAnswerOutcome
+        let queuedBefore = queue.count
+        queue.removeAll {
+            if case .message(_, _, _, let answers) = $0.kind { return answers == target }
+            return false
+        }
+        if inProgress.remove(target) != nil || queue.count < queuedBefore {
+            outcome = .droppedRunning
+        } else if let answerID = answers.removeValue(forKey: target), let kept = retained.remove(answerID) {
+            outcome = .dropped(messageID: answerID, seqNo: kept.seqNo, bytes: Int32(clamping: kept.body.count))
+        } else {
+            outcome = .unknown
+        }
+        respond(to: requestMessageID,
+                body: ServiceWriter.rpcResult(requestMessageID: requestMessageID,
+                                              result: ServiceWriter.dropAnswerResult(outcome)),
+                contentRelated: true)
+    }
+}
