@@ -50,7 +50,7 @@ import TLRuntime
 public struct Session: Sendable {
     public let role: Role
     public let configuration: SessionConfiguration
-    public private(set) var sessionID: Int64
+    public internal(set) var sessionID: Int64
     /// The salt the next message carries (client), or the newest the schedule allows (server).
     public internal(set) var salt: Int64
     /// Salts learned from `future_salts`, oldest first (client).

@@ -58,13 +58,17 @@ extension Session {
             return
         }
         let isRequest: Bool = if case .other = decoded { role == .server } else { false }
-        received.insert(id, seqNo: seqNo, isRequest: isRequest)
+        // A container's id is above its items': it is remembered after them, so forgetting the oldest first
+        // keeps the forgotten range below what is still remembered.
+        let isContainer: Bool = if case .container = decoded { true } else { false }
+        if !isContainer { received.insert(id, seqNo: seqNo, isRequest: isRequest) }
         received.forget(before: now + (role == .client ? timeOffset : 0) - configuration.pastWindow - 30)
         if seqNo & 1 == 1 { queueAck(id, now: now) }
         if role == .server, !announcedCreation, let topLevel {
             announceCreation(firstMessageID: topLevel.id, now: now)
         }
         dispatch(decoded, id: id, seqNo: seqNo, body: body, now: now, isTopLevel: topLevel != nil, events: &events)
+        if isContainer { received.insert(id, seqNo: seqNo, isRequest: false) }
     }
 
     /// The checks every message passes before it is handled. Returns false when it must be dropped; a server
@@ -388,8 +392,14 @@ extension Session {
                 case 16, 17:
                     // The notification's own msg_id carries the server's time.
                     let offset = MessageIDGenerator.time(of: notificationID) - now
+                    // Continuing after the last id would still be too new for the server: start over.
+                    let backwards = MessageIDGenerator.time(of: messageIDs.last)
+                        > now + offset + configuration.futureWindow / 2
                     messageIDs.timeOffset = offset
                     events.append(.clockAdjusted(offset: offset))
+                    // msg_ids must keep increasing within a session, so a clock moved back behind ids already used
+                    // needs a new session. Safe: a 17 means the server took none of the too-new messages.
+                    if backwards { startNewSession(reason: .badMessage(code: code), events: &events) }
                 case 32:
                     contentMessagesSent &+= 32
                 default: break
@@ -487,6 +497,28 @@ extension Session {
         for salt in salts.prefix(64) where salt.validUntil > salt.validSince { known[salt.salt] = salt }
         futureSalts = known.values.sorted { ($0.validSince, $0.validUntil) < ($1.validSince, $1.validUntil) }
         chooseSalt(now: now)
+    }
+
+    /// A fresh session_id, seq_no and msg_id sequence; every pending request goes out again in it.
+    mutating func startNewSession(reason: ResendReason, events: inout [SessionEvent]) {
+        sessionID = Session.randomInt64(random)
+        messageIDs = MessageIDGenerator(role: role, timeOffset: messageIDs.timeOffset)
+        contentMessagesSent = 0
+        received = ReceivedIDs(capacity: configuration.maxRememberedIDs)
+        pendingAcks.removeAll()
+        oldestPendingAck = nil
+        retained.removeAll()
+        stateQueries.removeAll()
+        containers.removeAll()
+        containerOrder.removeAll()
+        queue.removeAll { if case .request = $0.kind { false } else { true } }
+        events.append(.sessionChanged(sessionID: sessionID))
+        for (request, record) in requests.sorted(by: { $0.key < $1.key }) where !record.queued {
+            requests[request]?.queued = true
+            requests[request]?.acknowledged = false
+            queue.append(Outgoing(kind: .request(request)))
+            events.append(.resent(request, reason))
+        }
     }
 
     mutating func handleNewSession(first: Int64, uniqueID: Int64, salt newSalt: Int64, now: Double,

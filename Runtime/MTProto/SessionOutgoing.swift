@@ -110,12 +110,8 @@ extension Session {
         guard !messages.isEmpty else { return [] }
         if role == .client { chooseSalt(now: now) } else { salt = saltSchedule.current(at: now) ?? salt }
 
-        // Assign ids in order, then pack: a container's id is taken after its items', so it is the greatest.
-        var wire: [WireMessage] = []
-        wire.reserveCapacity(messages.count)
-        for message in messages {
-            if let item = prepare(message, now: now) { wire.append(item) }
-        }
+        // Ids are assigned in order and each frame is sealed as soon as it is full, so a container's id (taken
+        // when it is sealed) is above its items' and frames go out in increasing msg_id order.
         var frames: [OutgoingFrame] = []
         var group: [WireMessage] = []
         var groupBytes = 0
@@ -124,19 +120,24 @@ extension Session {
             group.removeAll(keepingCapacity: true)
             groupBytes = 0
         }
-        for item in wire {
-            let size = item.body.count + 16
-            if item.solo || size >= configuration.soloMessageBytes {
+        for message in messages {
+            // Decide the frame before the id is taken, so an open container is sealed (taking its id) first.
+            guard let (size, solo) = footprint(of: message) else { continue }
+            if solo || size >= configuration.soloMessageBytes {
                 flush(&self)
-                group = [item]
-                flush(&self)
+                if let item = prepare(message, now: now) {
+                    group = [item]
+                    flush(&self)
+                }
                 continue
             }
             if group.count >= configuration.maxContainerItems || groupBytes + size > configuration.maxContainerBytes {
                 flush(&self)
             }
-            group.append(item)
-            groupBytes += size
+            if let item = prepare(message, now: now) {
+                group.append(item)
+                groupBytes += size
+            }
         }
         flush(&self)
         return frames
@@ -165,6 +166,18 @@ extension Session {
             return contentMessagesSent &* 2 &- 1
         }
         return contentMessagesSent &* 2
+    }
+
+    /// A queued message's size in a container and whether it must go alone; nil if it is no longer to be sent.
+    func footprint(of message: Outgoing) -> (Int, Bool)? {
+        switch message.kind {
+            case .request(let request):
+                guard let record = requests[request], record.queued else { return nil }
+                return (record.body.count + 16, record.solo)
+            case .message(let body, _, _, _): return (body.count + 16, false)
+            case .stateQuery(let ids): return (8 * ids.count + 24, false)
+            case .again(_, let kept): return (kept.body.count + 16, false)
+        }
     }
 
     /// Gives a queued message its msg_id and seq_no and records what is needed to match, resend or answer it.

@@ -180,6 +180,9 @@ public enum SessionEvent: Sendable {
     case answerDropped(RequestID, DropAnswerOutcome)
     /// The clock offset changed (seconds to add to the local clock to get the server's).
     case clockAdjusted(offset: Double)
+    /// The session started over under a new session_id (the clock moved back behind msg_ids already used); pending
+    /// requests were queued again in it. Persist the new id.
+    case sessionChanged(sessionID: Int64)
 
     // MARK: Server role
     /// A request to handle; answer with `answer(_:result:)` or `answer(_:error:)`.
