@@ -18,7 +18,7 @@ import COpenSSL
 /// AES-256-IGE with a fixed key and 32-byte IV. Each call starts from the IV; there is no state between calls.
 public struct AES256IGE: Sendable {
     /// Who computes the AES rounds and the chaining.
-    public enum Implementation: Sendable, Equatable, CaseIterable {
+    public enum Implementation: Sendable, Hashable, CaseIterable {
         /// Our AES-NI loop (CAESNI): x86 CPUs with AES-NI only.
         case aesni
         /// The chaining composed around OpenSSL's EVP AES: runs everywhere.
