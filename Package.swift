@@ -44,7 +44,9 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Runtime/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .target(name: "TLRuntime", dependencies: ["CZlib"], path: "Runtime/TLRuntime", swiftSettings: swiftSettings),
-        .target(name: "MTProtoCrypto", dependencies: ["COpenSSL"], path: "Runtime/MTProtoCrypto",
+        // AES-IGE on AES-NI, chosen at run time by CPUID; MTProtoCrypto falls back to OpenSSL without it.
+        .target(name: "CAESNI", path: "Runtime/CAESNI"),
+        .target(name: "MTProtoCrypto", dependencies: ["COpenSSL", "CAESNI"], path: "Runtime/MTProtoCrypto",
                 swiftSettings: swiftSettings),
         // Sans-IO transport codecs (framing, obfuscated2, MTProxy, fake-TLS): bytes in, frames and bytes out.
         .target(name: "MTProtoTransport", dependencies: ["MTProtoCrypto", "CZlib"], path: "Runtime/MTProtoTransport",
@@ -87,7 +89,7 @@ let package = Package(
                     path: "Tests/GeneratedApiTests", swiftSettings: swiftSettings),
         .testTarget(name: "TLRuntimeTests", dependencies: ["TLRuntime"], path: "Tests/TLRuntimeTests",
                     swiftSettings: swiftSettings),
-        .testTarget(name: "MTProtoCryptoTests", dependencies: ["MTProtoCrypto"], path: "Tests/MTProtoCryptoTests",
+        .testTarget(name: "MTProtoCryptoTests", dependencies: ["MTProtoCrypto", "MTProto"], path: "Tests/MTProtoCryptoTests",
                     swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTransportTests",
                     dependencies: ["MTProtoTransport", "MTProtoTransportNIO", "MTProtoCrypto",

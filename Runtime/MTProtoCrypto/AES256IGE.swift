@@ -2,40 +2,66 @@
 // "Defining AES Key and Initialization Vector"): c_i = E(p_i ⊕ c_{i−1}) ⊕ p_{i−1}. The 32-byte IV is
 // c_0 ‖ p_0 (the MTProto / OpenSSL order).
 //
-// OpenSSL 3 has no IGE in EVP (AES_ige_encrypt is deprecated and uses the slow non-AES-NI block code), so the
-// chaining is composed here around OpenSSL's AES; the block cipher itself is never hand-rolled.
+// Two implementations, picked per value (`Implementation`): where the CPU has AES-NI, the CAESNI target's loop
+// (AES instructions only, key schedule wiped after each call); elsewhere, and on request, the chaining composed
+// around OpenSSL's AES below. OpenSSL 3 has no IGE in EVP (AES_ige_encrypt is deprecated and uses the slow
+// non-AES-NI block code), and IGE decryption chains AES *decryptions*, which no EVP mode computes.
 //
-// Encryption runs as one CBC pass. With y_i = c_i ⊕ p_{i−1} the IGE rule becomes
+// OpenSSL encryption runs as one CBC pass. With y_i = c_i ⊕ p_{i−1} the IGE rule becomes
 //     y_i = E(p_i ⊕ c_{i−1}) = E((p_i ⊕ p_{i−2}) ⊕ y_{i−1}),
 // i.e. CBC over x_i = p_i ⊕ p_{i−2} with IV c_0 (taking p_{−1} = 0, so y_0 = c_0). So: pre-XOR, AES-CBC
-// (OpenSSL's AES-NI code), post-XOR c_i = y_i ⊕ p_{i−1}. IGE encryption thus runs at nearly CBC speed.
-//
-// Decryption, p_i = D(c_i ⊕ p_{i−1}) ⊕ c_{i−1}, feeds each output into the next block's decryption. That is a
-// chain of AES *decryptions*, which no EVP mode provides, so it runs one ECB block call per block on a
-// reused context.
+// (OpenSSL's AES-NI code), post-XOR c_i = y_i ⊕ p_{i−1}. OpenSSL decryption runs one ECB block call per block
+// on a reused context (about 0.7× CBC speed).
+import CAESNI
 import COpenSSL
 
 /// AES-256-IGE with a fixed key and 32-byte IV. Each call starts from the IV; there is no state between calls.
 public struct AES256IGE: Sendable {
+    /// Who computes the AES rounds and the chaining.
+    public enum Implementation: Sendable, Hashable, CaseIterable {
+        /// Our AES-NI loop (CAESNI): x86 CPUs with AES-NI only.
+        case aesni
+        /// The chaining composed around OpenSSL's EVP AES: runs everywhere.
+        case openssl
+    }
+
+    /// The implementations this CPU and build can run, fastest first; the first is the default.
+    public static let available: [Implementation] = caesni_available() != 0 ? [.aesni, .openssl] : [.openssl]
+
     public let key: [UInt8]
     public let iv: [UInt8]
+    public let implementation: Implementation
 
     /// - Parameters:
     ///   - key: 32 bytes.
     ///   - iv: 32 bytes: the initial "previous ciphertext" block, then the initial "previous plaintext" block.
     public init(key: [UInt8], iv: [UInt8]) throws(CryptoError) {
+        try self.init(key: key, iv: iv, implementation: Self.available[0])
+    }
+
+    /// As `init(key:iv:)`, with the implementation chosen by the caller (tests and benchmarks pin each one).
+    /// Throws `implementationUnavailable` for `.aesni` on a CPU or build without it.
+    public init(key: [UInt8], iv: [UInt8], implementation: Implementation) throws(CryptoError) {
         guard key.count == 32 else { throw .invalidKeyLength(what: "AES-256-IGE key", expected: 32, actual: key.count) }
-        try self.init(anyKey: key, iv: iv)
+        try self.init(anyKey: key, iv: iv, implementation: implementation)
     }
 
     /// Also accepts 16- and 24-byte keys; only for pinning the chaining with OpenSSL's AES-128 IGE test vectors.
-    init(anyKey key: [UInt8], iv: [UInt8]) throws(CryptoError) {
+    /// The AES-NI loop takes 16- and 32-byte keys, so a 24-byte key defaults to OpenSSL.
+    init(anyKey key: [UInt8], iv: [UInt8], implementation: Implementation? = nil) throws(CryptoError) {
         guard [16, 24, 32].contains(key.count) else {
             throw .invalidKeyLength(what: "AES-IGE key", expected: 32, actual: key.count)
         }
         guard iv.count == 32 else { throw .invalidIVLength(what: "AES-IGE IV", expected: 32, actual: iv.count) }
+        let aesniKey = key.count != 24
+        let chosen = implementation ?? (aesniKey ? Self.available[0] : .openssl)
+        if chosen == .aesni {
+            guard Self.available.contains(.aesni) else { throw .implementationUnavailable("AES-NI on this CPU") }
+            guard aesniKey else { throw .implementationUnavailable("AES-NI IGE with a \(key.count)-byte key") }
+        }
         self.key = key
         self.iv = iv
+        self.implementation = chosen
     }
 
     /// One-shot encryption with a fresh key and IV.
@@ -49,15 +75,11 @@ public struct AES256IGE: Sendable {
     }
 
     public func encrypt(_ plaintext: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var out = plaintext
-        try encrypt(inPlace: &out)
-        return out
+        try transformed(plaintext, encrypting: true)
     }
 
     public func decrypt(_ ciphertext: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var out = ciphertext
-        try decrypt(inPlace: &out)
-        return out
+        try transformed(ciphertext, encrypting: false)
     }
 
     public func encrypt(inPlace data: inout [UInt8]) throws(CryptoError) {
@@ -77,6 +99,64 @@ public struct AES256IGE: Sendable {
     /// Encrypts `buffer` in place. Its length must be a multiple of 16.
     public func encrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
+        switch implementation {
+        case .aesni: try runAESNI(caesni_ige_encrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
+        case .openssl: try openSSLEncrypt(buffer)
+        }
+    }
+
+    /// Decrypts `buffer` in place. Its length must be a multiple of 16.
+    public func decrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
+        switch implementation {
+        case .aesni: try runAESNI(caesni_ige_decrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
+        case .openssl: try openSSLDecrypt(buffer)
+        }
+    }
+
+    /// Out of place: with AES-NI the result is written straight into the new array (no copy first).
+    private func transformed(_ input: [UInt8], encrypting: Bool) throws(CryptoError) -> [UInt8] {
+        guard implementation == .aesni else {
+            var out = input
+            if encrypting { try encrypt(inPlace: &out) } else { try decrypt(inPlace: &out) }
+            return out
+        }
+        guard input.count % 16 == 0 else { throw .notBlockAligned(length: input.count) }
+        var failure: CryptoError?
+        let out = [UInt8](unsafeUninitializedCapacity: input.count) { buffer, initialized in
+            input.withUnsafeBytes { source in
+                do throws(CryptoError) {
+                    try runAESNI(encrypting ? caesni_ige_encrypt : caesni_ige_decrypt, from: source,
+                                 to: buffer.baseAddress)
+                    initialized = source.count
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if let failure { throw failure }
+        return out
+    }
+
+    /// Runs one of CAESNI's functions over `source` into `destination` (the same or a separate buffer of equal
+    /// size). Lengths are checked by the callers; a refusal would mean the CPU check and this type disagree.
+    private func runAESNI(
+        _ function: (UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, UnsafePointer<UInt8>?,
+                     UnsafeMutablePointer<UInt8>?, Int) -> Int32,
+        from source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer?
+    ) throws(CryptoError) {
+        let status = key.withUnsafeBufferPointer { key in
+            iv.withUnsafeBufferPointer { iv in
+                function(key.baseAddress, key.count, iv.baseAddress,
+                         source.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                         destination?.assumingMemoryBound(to: UInt8.self), source.count)
+            }
+        }
+        guard status == 0 else { throw .implementationUnavailable("AES-NI refused \(source.count) bytes") }
+    }
+
+    /// The OpenSSL path of `encrypt(_:)`; the length is already checked.
+    private func openSSLEncrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let ctx = try CipherContext(cipher: cbcCipher(keyLength: key.count), key: key,
                                     iv: Array(iv[0..<16]), encrypt: true)
@@ -117,9 +197,8 @@ public struct AES256IGE: Sendable {
         }
     }
 
-    /// Decrypts `buffer` in place. Its length must be a multiple of 16.
-    public func decrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
-        guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
+    /// The OpenSSL path of `decrypt(_:)`; the length is already checked.
+    private func openSSLDecrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let ctx = try CipherContext(cipher: ecbCipher(keyLength: key.count), key: key, iv: nil, encrypt: false)
         var cPrev = Block(iv, offset: 0)

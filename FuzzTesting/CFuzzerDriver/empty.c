@@ -1,0 +1,1 @@
+// CFuzzerDriver only declares libFuzzer's driver (include/CFuzzerDriver.h); SwiftPM needs one source file.

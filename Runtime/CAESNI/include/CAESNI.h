@@ -1,0 +1,32 @@
+// AES-IGE on the CPU's AES instructions (AES-NI), for MTProtoCrypto. IGE decryption chains AES *decryptions*,
+// which no OpenSSL mode offers, so MTProtoCrypto runs this loop where the CPU has AES-NI and OpenSSL elsewhere.
+// The functions only compute; MTProtoCrypto validates lengths first and picks the implementation.
+#ifndef CAESNI_H
+#define CAESNI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// 1 when this build targets x86 and the CPU reports AES-NI and SSE2 (CPUID leaf 1), else 0.
+int caesni_available(void);
+
+/// IGE encryption (c_i = E(p_i ^ c_{i-1}) ^ p_{i-1}) of `length` bytes from `input` to `output`.
+/// `key` has `key_length` bytes (16 or 32), `iv` 32 bytes: c_0 then p_0. `output` may be `input` itself but must
+/// not otherwise overlap it. Returns 0, or -1 without writing anything when AES-NI is unavailable, `key_length`
+/// is not 16 or 32, or `length` is not a multiple of 16.
+int caesni_ige_encrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
+                       const uint8_t *input, uint8_t *output, size_t length);
+
+/// IGE decryption (p_i = D(c_i ^ p_{i-1}) ^ c_{i-1}); arguments and results as for `caesni_ige_encrypt`.
+int caesni_ige_decrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
+                       const uint8_t *input, uint8_t *output, size_t length);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
