@@ -41,6 +41,19 @@ public enum AuthKeyExchange {
         }
     }
 
+    /// Requires `body` to be exactly what `write` serializes from the parsed value. TL's bytes padding and
+    /// length forms are otherwise unauthenticated slack in these unencrypted messages; every implementation
+    /// writes them canonically (zero padding, shortest length), so anything else is tampering or garbage.
+    static func requireCanonical(_ body: [UInt8], step: AuthKeyExchangeError.Step,
+                                 _ write: (Buffer) -> Void) throws(AuthKeyExchangeError) {
+        let buffer = Buffer(capacity: body.count)
+        write(buffer)
+        let canonical = buffer.bytes
+        guard canonical != body else { return }
+        let offset = zip(canonical, body).prefix { $0 == $1 }.count
+        throw .init(step, .nonCanonicalEncoding(offset: offset))
+    }
+
     // MARK: Inner data under the nonce key (steps 5 and 9)
 
     /// answer_with_hash = SHA1(data) ‖ data ‖ 0…15 random bytes to a multiple of 16, AES-256-IGE under the

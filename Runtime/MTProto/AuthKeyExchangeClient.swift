@@ -156,6 +156,7 @@ extension AuthKeyExchange {
             let resPQ = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
                 try MT.ResPQ.parse(&r)
             }
+            try AuthKeyExchange.requireCanonical(message.body, step: step) { resPQ.serialize($0, true) }
             guard case .resPQ(let answer) = resPQ else { throw .init(step, .unexpectedConstructor(0)) }
             guard answer.nonce.wireBytes == nonce else { throw .init(step, .nonceMismatch) }
             let fingerprints = answer.serverPublicKeyFingerprints
@@ -235,6 +236,7 @@ extension AuthKeyExchange {
             let params = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
                 try MT.Server_DH_Params.parse(&r)
             }
+            try AuthKeyExchange.requireCanonical(message.body, step: step) { params.serialize($0, true) }
             let answer: MT.Server_DH_Params.Cons_server_DH_params_ok
             switch params {
                 case .server_DH_params_fail(let fail):
@@ -320,6 +322,7 @@ extension AuthKeyExchange {
             let answer = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
                 try MT.Set_client_DH_params_answer.parse(&r)
             }
+            try AuthKeyExchange.requireCanonical(message.body, step: step) { answer.serialize($0, true) }
             let nonces = agreement.nonces
             switch answer {
                 case .dh_gen_ok(let ok):

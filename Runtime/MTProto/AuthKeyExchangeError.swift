@@ -31,6 +31,9 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
         case messageID(Int64, rule: String)
         /// The body does not parse as the expected TL (or has trailing bytes).
         case malformed(TLDecodingError)
+        /// The body parses but is not written canonically (non-zero bytes padding, a long length form): the
+        /// first differing byte's offset in the body.
+        case nonCanonicalEncoding(offset: Int)
         /// A constructor that this step does not accept.
         case unexpectedConstructor(UInt32)
         /// `nonce` differs from the one the client chose.
@@ -96,6 +99,7 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
             case .envelope(let e): e.description
             case let .messageID(id, rule): "msg_id \(id) breaks the rule: \(rule)"
             case .malformed(let e): "malformed body: \(e)"
+            case .nonCanonicalEncoding(let offset): "body is not canonically encoded (byte \(offset))"
             case .unexpectedConstructor(let id): "unexpected constructor 0x\(String(id, radix: 16))"
             case .nonceMismatch: "nonce does not match the client's"
             case .serverNonceMismatch: "server_nonce does not match the server's"

@@ -151,9 +151,10 @@ extension AuthKeyExchange {
         private mutating func receiveReqPQ(_ frame: [UInt8], now: Double) throws(AuthKeyExchangeError) -> Output {
             let step = AuthKeyExchangeError.Step.reqPQ
             let message = try clientMessage(frame, now: now, step: step)
+            // req_pq#60469778 (deprecated, still answered) and req_pq_multi#be7e8ef1, both `nonce:int128 = ResPQ`;
+            // fixed-size fields only, so a whole-body parse leaves no slack to check.
             let nonce = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
                 let id = try r.readUInt32()
-                // req_pq#60469778 (deprecated, still answered) and req_pq_multi#be7e8ef1, both `nonce:int128 = ResPQ`.
                 guard id == 0x6046_9778 || id == 0xbe7e_8ef1 else {
                     throw TLDecodingError(.unknownConstructor(id, type: "req_pq"), offset: 0)
                 }
@@ -200,6 +201,15 @@ extension AuthKeyExchange {
                 guard id == 0xd712_e4be else { throw TLDecodingError(.unknownConstructor(id, type: "req_DH_params"), offset: 0) }
                 return (nonce: try r.readInt128(), serverNonce: try r.readInt128(), p: try r.readTLBytes(),
                         q: try r.readTLBytes(), fingerprint: try r.readInt64(), encrypted: try r.readTLBytes())
+            }
+            try AuthKeyExchange.requireCanonical(message.body, step: step) { b in
+                b.appendUInt32(0xd712_e4be)
+                b.appendInt128(request.nonce)
+                b.appendInt128(request.serverNonce)
+                b.appendTLBytes(request.p)
+                b.appendTLBytes(request.q)
+                b.appendInt64(request.fingerprint)
+                b.appendTLBytes(request.encrypted)
             }
             try check(request.nonce, request.serverNonce, offer, step: step)
             guard request.p == offer.p else { throw .init(step, .fieldMismatch(field: "p")) }
@@ -319,6 +329,12 @@ extension AuthKeyExchange {
                     throw TLDecodingError(.unknownConstructor(id, type: "set_client_DH_params"), offset: 0)
                 }
                 return (nonce: try r.readInt128(), serverNonce: try r.readInt128(), encrypted: try r.readTLBytes())
+            }
+            try AuthKeyExchange.requireCanonical(message.body, step: step) { b in
+                b.appendUInt32(0xf504_5f1f)
+                b.appendInt128(request.nonce)
+                b.appendInt128(request.serverNonce)
+                b.appendTLBytes(request.encrypted)
             }
             try check(request.nonce, request.serverNonce, offer, step: step)
             let inner = try AuthKeyExchange.decryptInnerData(request.encrypted, key: agreement.tmpKey, step: step) {

@@ -55,15 +55,14 @@ import Testing
         #expect(leadingZeroKeys > 0)
     }
 
-    /// g^ab with a leading zero byte (seed found by searching; see `thousandSeededExchangesAgree`): the key stays
-    /// 256 bytes with the zero in front, and both ends derive auth_key_id from all 256 bytes. MtProtoKit drops
-    /// the zero, which gives a 255-byte key and a different auth_key_id than the server's.
+    /// g^ab with a leading zero byte: the key stays 256 bytes with the zero in front, and both ends derive
+    /// auth_key_id from all 256 bytes. MtProtoKit drops the zero, which gives a 255-byte key and an auth_key_id
+    /// the server does not have. Seed 317 is the first of 1...1000 whose key starts with a zero byte (found by
+    /// running them; a change to the order of random draws moves it: search again). `thousandSeededExchangesAgree`
+    /// also counts such keys.
     @Test func keyWithLeadingZeroByteIsLeftPadded() throws {
         let (clientConfiguration, serverConfiguration) = try Self.configurations()
-        let seed = try #require((UInt64(1)...1000).first { seed in
-            let (client, server) = Exchange.seededPair(seed, client: clientConfiguration, server: serverConfiguration)
-            return Exchange.run(client, server).0.completed?.client.authKey.bytes.first == 0
-        })
+        let seed: UInt64 = 317
         let (client, server) = Exchange.seededPair(seed, client: clientConfiguration, server: serverConfiguration)
         guard let (c, s) = Self.expectAgreement(Exchange.run(client, server).0, seed: seed) else { return }
         #expect(c.authKey.bytes.count == 256 && c.authKey.bytes[0] == 0)

@@ -40,6 +40,8 @@ enum Exchange {
         let server: Server
         let now: Double
         let sent: [Direction: Int]
+        /// The server's result if it has already finished (its dh_gen_ok is the frame in flight).
+        var serverResult: Server.Result?
     }
 
     static let start: Double = 1_700_000_000
@@ -64,12 +66,12 @@ enum Exchange {
                        tamper: (Direction, Int, inout [UInt8]) -> Void = { _, _, _ in }) -> (Outcome, [Snapshot]) {
         var client = snapshot.client, server = snapshot.server, now = snapshot.now
         var direction = snapshot.direction, index = snapshot.index, frame = snapshot.frame, sent = snapshot.sent
-        var serverResult: Server.Result?
+        var serverResult = snapshot.serverResult
         var snapshots: [Snapshot] = []
         for _ in 0..<40 {
             if record {
                 snapshots.append(Snapshot(direction: direction, index: index, frame: frame, client: client,
-                                          server: server, now: now, sent: sent))
+                                          server: server, now: now, sent: sent, serverResult: serverResult))
             }
             tamper(direction, index, &frame)
             now += 0.05
