@@ -247,7 +247,8 @@ extension AuthKeyExchange {
             let newNonce = fields.newNonce.wireBytes
             let tmpKey = try AuthKeyExchange.nonceKey(newNonce: newNonce, serverNonce: offer.serverNonce.wireBytes, step: step)
             let (a, gA) = try makeExponent(step: step)
-            let serverTime = Int32(clamping: Int64(now.isFinite ? now.rounded(.down) : 0))
+            // The caller's clock, clamped into int range (a NaN or absurd `now` must not trap the conversion).
+            let serverTime = Int32(min(max(now.isNaN ? 0 : now.rounded(.down), 0), Double(Int32.max)))
             let answer = Buffer(capacity: 600)
             MT.Server_DH_inner_data.server_DH_inner_data(.init(
                 nonce: offer.nonce, serverNonce: offer.serverNonce, g: Int32(configuration.dh.g),
