@@ -46,7 +46,8 @@ func rawModExp(base: [UInt8], exponent: [UInt8], modulus: [UInt8], secret: Bool,
 }
 
 let benchmarks: @Sendable () -> Void = {
-    let configuration = Benchmark.Configuration(metrics: [.wallClock], maxDuration: .seconds(5), maxIterations: 500)
+    let configuration = Benchmark.Configuration(metrics: [.wallClock], timeUnits: .microseconds, maxDuration: .seconds(5),
+                                                maxIterations: 500)
 
     Benchmark("auth-key exchange: client + server in process", configuration: configuration) { benchmark in
         let key = try testKey()
