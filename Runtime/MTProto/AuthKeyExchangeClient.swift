@@ -157,7 +157,7 @@ extension AuthKeyExchange {
                 try MT.ResPQ.parse(&r)
             }
             try AuthKeyExchange.requireCanonical(message.body, step: step) { resPQ.serialize($0, true) }
-            guard case .resPQ(let answer) = resPQ else { throw .init(step, .unexpectedConstructor(0)) }
+            let answer = switch resPQ { case .resPQ(let c): c }
             guard answer.nonce.wireBytes == nonce else { throw .init(step, .nonceMismatch) }
             let fingerprints = answer.serverPublicKeyFingerprints
             let keys = configuration.keys
@@ -250,7 +250,7 @@ extension AuthKeyExchange {
             let inner = try AuthKeyExchange.decryptInnerData(answer.encryptedAnswer, key: nonces.tmpKey, step: step) {
                 (r: inout BufferReader) throws(TLDecodingError) in try MT.Server_DH_inner_data.parse(&r)
             }
-            guard case .server_DH_inner_data(let data) = inner else { throw .init(step, .unexpectedConstructor(0)) }
+            let data = switch inner { case .server_DH_inner_data(let c): c }
             try checkNonces(data.nonce, data.serverNonce, nonces, step: step)
             let dh: DHParameters
             do {

@@ -29,13 +29,11 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
         case envelope(UnencryptedMessageError)
         /// The envelope's msg_id breaks a rule (residue, order, or agreement with the peer's clock); `rule` says which.
         case messageID(Int64, rule: String)
-        /// The body does not parse as the expected TL (or has trailing bytes).
+        /// The body does not parse as the expected TL (an unknown constructor included) or has trailing bytes.
         case malformed(TLDecodingError)
         /// The body parses but is not written canonically (non-zero bytes padding, a long length form): the
         /// first differing byte's offset in the body.
         case nonCanonicalEncoding(offset: Int)
-        /// A constructor that this step does not accept.
-        case unexpectedConstructor(UInt32)
         /// `nonce` differs from the one the client chose.
         case nonceMismatch
         /// `server_nonce` differs from the one the server chose.
@@ -81,7 +79,8 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
         case randomnessExhausted(what: String)
         /// A cryptographic primitive refused its input (should not happen with valid state; reported, not trapped).
         case crypto(CryptoError)
-        /// A message arrived after the exchange finished or failed, or before the client started.
+        /// A message arrived after the exchange finished or failed (reported under the role's last step), or
+        /// before the client started (under `.resPQ`).
         case notExpected
     }
 
@@ -100,7 +99,6 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
             case let .messageID(id, rule): "msg_id \(id) breaks the rule: \(rule)"
             case .malformed(let e): "malformed body: \(e)"
             case .nonCanonicalEncoding(let offset): "body is not canonically encoded (byte \(offset))"
-            case .unexpectedConstructor(let id): "unexpected constructor 0x\(String(id, radix: 16))"
             case .nonceMismatch: "nonce does not match the client's"
             case .serverNonceMismatch: "server_nonce does not match the server's"
             case .unknownFingerprints(let f): "no key for any server fingerprint \(f)"

@@ -341,7 +341,7 @@ extension AuthKeyExchange {
             let inner = try AuthKeyExchange.decryptInnerData(request.encrypted, key: agreement.tmpKey, step: step) {
                 (r: inout BufferReader) throws(TLDecodingError) in try MT.Client_DH_Inner_Data.parse(&r)
             }
-            guard case .client_DH_inner_data(let data) = inner else { throw .init(step, .unexpectedConstructor(0)) }
+            let data = switch inner { case .client_DH_inner_data(let c): c }
             try check(data.nonce, data.serverNonce, offer, step: step)
             guard data.retryId == agreement.expectedRetryID else { throw .init(step, .retryIDMismatch(data.retryId)) }
             do {

@@ -102,7 +102,7 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
         guard fields.msgID == messageID else { throw .mismatch(field: "msg_id") }
         guard fields.seqNo == 0 else { throw .mismatch(field: "seqno") }
         guard fields.length == 40 else { throw .mismatch(field: "message length") }
-        guard case .bind_auth_key_inner(let inner) = fields.inner else { throw .mismatch(field: "constructor") }
+        let inner = switch fields.inner { case .bind_auth_key_inner(let c): c }
         guard inner.nonce == nonce else { throw .mismatch(field: "nonce") }
         guard inner.permAuthKeyId == permanentKeyID else { throw .mismatch(field: "perm_auth_key_id") }
         guard inner.tempAuthKeyId == AuthKeyExchange.long(temporaryKey.id) else { throw .mismatch(field: "temp_auth_key_id") }
