@@ -151,13 +151,7 @@ extension AuthKeyExchange {
         /// Steps 2–4: check resPQ, factor pq, encrypt p_q_inner_data* to a known key, send req_DH_params.
         private mutating func receiveResPQ(_ frame: [UInt8], nonce: [UInt8], now: Double) throws(AuthKeyExchangeError) -> Output {
             let step = AuthKeyExchangeError.Step.resPQ
-            let message = try AuthKeyExchange.unwrap(frame, step: step, limit: Self.maxFrameLength)
-            try serverIDs.record(message.messageID, at: now, step: step)
-            let resPQ = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
-                try MT.ResPQ.parse(&r)
-            }
-            try AuthKeyExchange.requireCanonical(message.body, step: step) { resPQ.serialize($0, true) }
-            let answer = switch resPQ { case .resPQ(let c): c }
+            let answer = switch try serverMessage(frame, MT.ResPQ.self, now: now, step: step) { case .resPQ(let c): c }
             guard answer.nonce.wireBytes == nonce else { throw .init(step, .nonceMismatch) }
             let fingerprints = answer.serverPublicKeyFingerprints
             let keys = configuration.keys
@@ -231,14 +225,8 @@ extension AuthKeyExchange {
         private mutating func receiveServerDHParams(_ frame: [UInt8], _ nonces: Nonces,
                                                     now: Double) throws(AuthKeyExchangeError) -> Output {
             let step = AuthKeyExchangeError.Step.serverDHParams
-            let message = try AuthKeyExchange.unwrap(frame, step: step, limit: Self.maxFrameLength)
-            try serverIDs.record(message.messageID, at: now, step: step)
-            let params = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
-                try MT.Server_DH_Params.parse(&r)
-            }
-            try AuthKeyExchange.requireCanonical(message.body, step: step) { params.serialize($0, true) }
             let answer: MT.Server_DH_Params.Cons_server_DH_params_ok
-            switch params {
+            switch try serverMessage(frame, MT.Server_DH_Params.self, now: now, step: step) {
                 case .server_DH_params_fail(let fail):
                     try checkNonces(fail.nonce, fail.serverNonce, nonces, step: step)
                     try checkNewNonceHash(fail.newNonceHash, number: 0, key: nil, nonces, step: step)
@@ -316,13 +304,8 @@ extension AuthKeyExchange {
         private mutating func receiveDHGen(_ frame: [UInt8], _ agreement: Agreement,
                                            now: Double) throws(AuthKeyExchangeError) -> Output {
             let step = AuthKeyExchangeError.Step.dhGenAnswer
-            let message = try AuthKeyExchange.unwrap(frame, step: step, limit: Self.maxFrameLength)
-            try serverIDs.record(message.messageID, at: now, step: step)
+            let answer = try serverMessage(frame, MT.Set_client_DH_params_answer.self, now: now, step: step)
             try serverIDs.check(step: step) { $0 + agreement.timeOffset }
-            let answer = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
-                try MT.Set_client_DH_params_answer.parse(&r)
-            }
-            try AuthKeyExchange.requireCanonical(message.body, step: step) { answer.serialize($0, true) }
             let nonces = agreement.nonces
             switch answer {
                 case .dh_gen_ok(let ok):
@@ -359,6 +342,18 @@ extension AuthKeyExchange {
         }
 
         // MARK: Checks and framing
+
+        /// Unwraps a server frame, records its msg_id, and reads its body as one canonically encoded `T`.
+        private mutating func serverMessage<T: TLParsable & TLSerializable>(
+            _ frame: [UInt8], _ type: T.Type, now: Double, step: AuthKeyExchangeError.Step) throws(AuthKeyExchangeError) -> T {
+            let message = try AuthKeyExchange.unwrap(frame, step: step, limit: Self.maxFrameLength)
+            try serverIDs.record(message.messageID, at: now, step: step)
+            let value = try AuthKeyExchange.parseBody(message.body, step: step) { (r: inout BufferReader) throws(TLDecodingError) in
+                try T.parse(&r)
+            }
+            try AuthKeyExchange.requireCanonical(message.body, step: step) { value.serialize($0, true) }
+            return value
+        }
 
         private func checkNonces(_ nonce: TLInt128, _ serverNonce: TLInt128, _ nonces: Nonces,
                                  step: AuthKeyExchangeError.Step) throws(AuthKeyExchangeError) {
