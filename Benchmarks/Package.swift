@@ -43,6 +43,11 @@ let package = Package(
                                            .product(name: "MTProtoCrypto", package: "swift-mtproto")],
             path: "Benchmarks/SessionBenchmarks", plugins: plugins),
         .executableTarget(
+            name: "AuthKeyExchangeBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "MTProto", package: "swift-mtproto"),
+                                           .product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            path: "Benchmarks/AuthKeyExchangeBenchmarks", plugins: plugins),
+        .executableTarget(
             name: "TransportBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoTransport", package: "swift-mtproto")],
             path: "Benchmarks/TransportBenchmarks", plugins: plugins),
