@@ -7,6 +7,22 @@ import TLRuntime
 
 /// Namespace of the auth-key exchange: `Client` and `Server` (in their own files), the shared limits, and
 /// `TemporaryKeyBinding` for perfect forward secrecy.
+///
+/// ```swift
+/// var client = AuthKeyExchange.Client(configuration: .init(keys: serverKeys, dcID: 2), random: SystemRandom())
+/// var output = AuthKeyExchange.Client.Output.send(client.start(now: clock()))
+/// while case .send(let frame) = output {
+///     output = try client.receive(frame: try await transport.exchange(frame), now: clock())
+/// }
+/// guard case .done(let result) = output else { return }  // result.authKey, .firstSalt, .timeOffset
+///
+/// var server = AuthKeyExchange.Server(configuration: try .init(keys: [privateKey], dcID: 2), random: SystemRandom())
+/// switch try server.receive(frame: frameFromClient, now: clock()) {
+///     case .send(let frame): send(frame)
+///     case let .finished(frame, result): send(frame); store(result.authKey)
+///     case let .refused(frame, _): send(frame)
+/// }
+/// ```
 public enum AuthKeyExchange {
     /// How far, in seconds, a peer's msg_id may stray from where its clock is known to be (client: from the
     /// `server_time` of server_DH_inner_data; server: from the client's first msg_id plus the server's elapsed time).

@@ -159,6 +159,9 @@ extension AuthKeyExchange {
                   let key = keys.first(where: { $0.fingerprint == fingerprint }) else {
                 throw .init(step, .unknownFingerprints(fingerprints))
             }
+            // pq is echoed verbatim in the inner data, so its width is bounded here, not only its value: 8 bytes
+            // is what Telegram sends and keeps every inner data form within RSA_PAD's 144 bytes.
+            guard answer.pq.count <= 8 else { throw .init(step, .pqNotFactorable(.pqTooWide(bytes: answer.pq.count))) }
             let (p, q): (UInt64, UInt64)
             do {
                 (p, q) = try PQFactorizer.factor(bigEndian: answer.pq)
@@ -176,9 +179,9 @@ extension AuthKeyExchange {
             let paddingBlock = random.bytes(RSAPad.paddedLength)
             let encrypted: [UInt8]
             do {
-                // Every inner data form is at most 100 bytes, under RSA_PAD's 144; `encrypt` checks it anyway.
+                // At most 4 + 12 × 3 + 16 + 16 + 32 + 8 = 112 bytes with pq bounded above, under RSA_PAD's 144.
                 encrypted = try RSAPad.encrypt(data: inner, key: key,
-                                               padding: Array(paddingBlock.prefix(RSAPad.paddedLength - inner.count))) {
+                                               padding: Array(paddingBlock.prefix(max(0, RSAPad.paddedLength - inner.count)))) {
                     random.bytes(32)
                 }
             } catch {

@@ -34,6 +34,31 @@ import Testing
         return UnencryptedMessage(messageID: (try? UnencryptedMessage(parsing: frame))?.messageID ?? 0, body: body.bytes).bytes
     }
 
+    // MARK: Client checks on resPQ
+
+    /// pq travels back inside p_q_inner_data, so a wide pq (even one whose value is fine, zero-extended) must be a
+    /// typed error before it could overflow RSA_PAD's 144 bytes; so must a pq that is not two primes.
+    @Test func clientRejectsWideOrNonSemiprimePQ() throws {
+        let cases: [(([UInt8]) -> [UInt8], AuthKeyExchangeError.Reason)] = [
+            ({ [UInt8](repeating: 0, count: 192) + $0 }, .pqNotFactorable(.pqTooWide(bytes: 200))),
+            ({ [0] + $0 }, .pqNotFactorable(.pqTooWide(bytes: 9))),
+            ({ _ in AuthKeyExchange.bigEndianBytes(1009 * 1009 * 1009) }, .pqFactorNotPrime(1009 * 1009)),  // 1009 × 1009²
+            ({ _ in AuthKeyExchange.bigEndianBytes(2_147_483_647) }, .pqNotFactorable(.pqIsPrime(2_147_483_647))),
+        ]
+        for (change, expected) in cases {
+            let (client, server) = try Self.pair()
+            let (outcome, _) = Exchange.run(client, server) { direction, index, frame in
+                guard direction == .toClient, index == 0 else { return }
+                var reader = BufferReader(bytes: Array(frame.dropFirst(20)))
+                guard case .resPQ(let answer)? = try? MT.ResPQ.parse(&reader) else { return }
+                frame = Self.reframe(frame, MT.ResPQ.resPQ(.init(
+                    nonce: answer.nonce, serverNonce: answer.serverNonce, pq: change(answer.pq),
+                    serverPublicKeyFingerprints: answer.serverPublicKeyFingerprints)))
+            }
+            #expect(outcome.error == AuthKeyExchangeError(.resPQ, expected))
+        }
+    }
+
     // MARK: Client checks on server_DH_inner_data
 
     struct ServerAnswer {

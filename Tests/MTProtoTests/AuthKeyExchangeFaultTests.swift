@@ -2,7 +2,9 @@
 // and random frames at every state. The property: a typed error from one of the two ends, or — only where the
 // protocol authenticates nothing — an exchange that still ends with both ends holding the same key. Never a trap,
 // never a client key the server does not hold.
+import MTProtoApi
 import MTProtoCrypto
+import TLRuntime
 import Testing
 @testable import MTProto
 
@@ -82,13 +84,19 @@ import Testing
         print("client messages flipped:", tally)
     }
 
-    /// Each message cut short at every length, and grown by a byte: typed errors only.
-    @Test func truncatedAndExtendedMessages() throws {
+    /// The states before each delivery of a completed exchange between a client and a one-key server.
+    static func recordedExchange(seed: UInt64) throws -> [Exchange.Snapshot] {
         let (first, _) = try TestKeys.both()
         let (client, server) = Exchange.seededPair(
-            43, client: .init(keys: [first.publicKey], dcID: 2), server: try .init(keys: [first], dcID: 2))
+            seed, client: .init(keys: [first.publicKey], dcID: 2), server: try .init(keys: [first], dcID: 2))
         let (reference, snapshots) = Exchange.run(client, server, record: true)
         #expect(reference.completed != nil)
+        return snapshots
+    }
+
+    /// Each message cut short at every length, and grown by a byte: typed errors only.
+    @Test func truncatedAndExtendedMessages() throws {
+        let snapshots = try Self.recordedExchange(seed: 43)
         for snapshot in snapshots {
             for length in Array(0..<snapshot.frame.count) + [snapshot.frame.count + 1] {
                 let (outcome, _) = Exchange.resume(snapshot) { d, index, frame in
@@ -104,9 +112,7 @@ import Testing
     /// machines in every state: always a typed error, never a trap or a hang.
     @Test func garbageAtEveryState() throws {
         let (first, _) = try TestKeys.both()
-        let (client, server) = Exchange.seededPair(
-            44, client: .init(keys: [first.publicKey], dcID: 2), server: try .init(keys: [first], dcID: 2))
-        let (_, snapshots) = Exchange.run(client, server, record: true)
+        let snapshots = try Self.recordedExchange(seed: 44)
         let random = SeededRandom(seed: 45)
         let constructors: [UInt32] = [0x0516_2463, 0xd0e8_075c, 0x79cb_045d, 0x3bcb_f734, 0x46dc_1fb9, 0xa69d_ae02,
                                       0x6046_9778, 0xbe7e_8ef1, 0xd712_e4be, 0xf504_5f1f]
@@ -140,6 +146,78 @@ import Testing
         }
         var idle = Client(configuration: .init(keys: [first.publicKey], dcID: 2), random: random)
         #expect(throws: AuthKeyExchangeError(.resPQ, .notExpected)) { try idle.receive(frame: [], now: 0) }
+    }
+
+    /// A peer that echoes the right nonces but fills every other field at random (random lengths included): each
+    /// machine answers with a frame or a typed error, never a trap. Catches what bit flips cannot: fields whose
+    /// length, not content, is hostile.
+    @Test func randomFieldsBehindValidNonces() throws {
+        let (first, _) = try TestKeys.both()
+        let snapshots = try Self.recordedExchange(seed: 47)
+        let random = SeededRandom(seed: 48)
+        func bytes(upTo limit: UInt64) -> [UInt8] { random.bytes(Int(random.next() % (limit + 1))) }
+        func nonces(_ frame: [UInt8]) -> (TLInt128, TLInt128)? {
+            var reader = BufferReader(bytes: Array(frame.dropFirst(24)))
+            guard let nonce = try? reader.readInt128(), let serverNonce = try? reader.readInt128() else { return nil }
+            return (nonce, serverNonce)
+        }
+        var answeredPastAHash = 0
+        for snapshot in snapshots {
+            // The nonces of this exchange, from a message that carries both.
+            guard let (nonce, serverNonce) = snapshots.lazy.compactMap({ s in
+                s.direction == .toClient && s.index == 1 ? nonces(s.frame) : nil }).first else { return }
+            for _ in 0..<200 {
+                let body = Buffer()
+                switch (snapshot.direction, snapshot.index) {
+                    case (.toClient, 0):
+                        let fingerprints = (0..<Int(random.next() % 4)).map { _ in Int64(bitPattern: random.next()) }
+                        MT.ResPQ.resPQ(.init(nonce: nonce, serverNonce: serverNonce, pq: bytes(upTo: 300),
+                                             serverPublicKeyFingerprints: fingerprints + [first.publicKey.fingerprint]))
+                            .serialize(body, true)
+                    case (.toClient, 1):
+                        MT.Server_DH_Params.server_DH_params_ok(.init(nonce: nonce, serverNonce: serverNonce,
+                                                                      encryptedAnswer: bytes(upTo: 1000)))
+                            .serialize(body, true)
+                    case (.toClient, _):
+                        MT.Set_client_DH_params_answer.dh_gen_ok(.init(nonce: nonce, serverNonce: serverNonce,
+                                                                       newNonceHash1: AuthKeyExchange.int128(random.bytes(16))))
+                            .serialize(body, true)
+                    case (.toServer, 0):
+                        continue
+                    case (.toServer, 1):
+                        body.appendUInt32(0xd712_e4be)
+                        body.appendInt128(nonce)
+                        body.appendInt128(serverNonce)
+                        body.appendTLBytes(bytes(upTo: 12))
+                        body.appendTLBytes(bytes(upTo: 12))
+                        body.appendInt64(first.publicKey.fingerprint)
+                        body.appendTLBytes(bytes(upTo: 300))
+                    case (.toServer, _):
+                        body.appendUInt32(0xf504_5f1f)
+                        body.appendInt128(nonce)
+                        body.appendInt128(serverNonce)
+                        body.appendTLBytes(bytes(upTo: 600))
+                }
+                let frame = UnencryptedMessage(messageID: (Int64(Exchange.start) + 1) << 32 | (snapshot.direction == .toServer ? 0 : 1),
+                                               body: body.bytes).bytes
+                do {
+                    switch snapshot.direction {
+                        case .toServer:
+                            var server = snapshot.server
+                            _ = try server.receive(frame: frame, now: snapshot.now)
+                        case .toClient:
+                            var client = snapshot.client
+                            _ = try client.receive(frame: frame, now: snapshot.now)
+                    }
+                    // A resPQ whose random pq happens to be two primes is a valid resPQ; anything else answered
+                    // would have passed a hash or a nonce check by chance.
+                    if !(snapshot.direction == .toClient && snapshot.index == 0) { answeredPastAHash += 1 }
+                } catch {
+                    #expect(!error.description.isEmpty)
+                }
+            }
+        }
+        #expect(answeredPastAHash == 0)
     }
 
     /// Server msg_ids are checked against the clock the server reveals: a resPQ claiming a time 10 minutes away
