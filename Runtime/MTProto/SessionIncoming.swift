@@ -281,7 +281,11 @@ extension Session {
             case .other:
                 if role == .server {
                     inProgress.insert(id)
-                    events.append(.request(messageID: id, body: body))
+                    if inProgress.count > configuration.maxRequestsInProgress {
+                        answer(id, error: RPCError(code: 420, message: "FLOOD_WAIT_1"))
+                    } else {
+                        events.append(.request(messageID: id, body: body))
+                    }
                 } else {
                     events.append(.update(body, messageID: id))
                 }

@@ -565,6 +565,32 @@ func words(_ id: UInt32, _ build: (Buffer) -> Void = { _ in }) -> [UInt8] { Serv
     }
 }
 
+@Suite struct SessionBoundsTests {
+    /// A client that floods a server with requests its driver has not answered gets FLOOD_WAIT, not unbounded state.
+    @Test func serverBoundsRequestsInProgress() throws {
+        var configuration = SessionConfiguration()
+        configuration.maxRequestsInProgress = 10
+        var pair = SessionPair(seed: 101, configuration: configuration)
+        pair.autoAnswer = false
+        let ids = try (0..<25).map { try pair.client.send(Echo.request(UInt64($0))) }
+        try pair.step()
+        try pair.step()
+        #expect(pair.serverRequests.count == 10)
+        #expect(pair.server.requestsInProgress == 10)
+        let errors = pair.clientEvents.compactMap { if case .rpcError(let id, let e) = $0 { (id, e) } else { nil } }
+        #expect(errors.count == 15 && errors.allSatisfy { $0.1.kind == .floodWait(seconds: 1) })
+        #expect(Set(errors.map(\.0)).isSubset(of: Set(ids)))
+    }
+
+    @Test func clientBoundsPendingRequests() throws {
+        var configuration = SessionConfiguration()
+        configuration.maxPendingRequests = 3
+        var client = ClientUnderTest(configuration: configuration)
+        for n in 0..<3 as Range<UInt64> { _ = try client.session.send(Echo.request(n)) }
+        #expect(throws: SessionError.tooManyPendingRequests(limit: 3)) { _ = try client.session.send(Echo.request(9)) }
+    }
+}
+
 @Suite struct SessionPackingTests {
     @Test func containersRespectTheItemLimitAndBigMessagesGoAlone() throws {
         var client = ClientUnderTest()
