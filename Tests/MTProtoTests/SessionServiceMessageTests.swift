@@ -492,6 +492,23 @@ func words(_ id: UInt32, _ build: (Buffer) -> Void = { _ in }) -> [UInt8] { Serv
         try ServiceMessageTableTests().sendRequests(&client, count)
     }
 
+    @Test func serverRejectsEveryFlippedByteOfAClientFrame() throws {
+        var pair = SessionPair(seed: 111)
+        _ = try pair.client.send(Echo.request(1))
+        _ = try pair.client.send(Echo.request(2))
+        let frames = pair.client.outgoing(now: pair.now)
+        for frame in frames {
+            for index in frame.bytes.indices {
+                var bad = frame.bytes
+                bad[index] ^= 0xff
+                #expect(throws: SessionError.self) { _ = try pair.server.receive(frame: bad, now: pair.now) }
+            }
+        }
+        #expect(pair.server.requestsInProgress == 0, "nothing of a tampered frame was taken")
+        for frame in frames { _ = try pair.server.receive(frame: frame.bytes, now: pair.now) }
+        #expect(pair.server.requestsInProgress == 2)
+    }
+
     @Test func wrongSessionParityTimeAndDuplicates() throws {
         var client = ClientUnderTest()
         let other = try seal(Echo.request(1), id: serverID(at: client.now), seqNo: 1, salt: 1, session: 5, from: .server)
