@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "MTProtoCrypto", targets: ["MTProtoCrypto"]),
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
         .library(name: "MTProto", targets: ["MTProto"]),
+        .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -62,6 +63,10 @@ let package = Package(
         .target(name: "MTProto", dependencies: ["MTProtoApi", "MTProtoCrypto", "TLRuntime"], path: "Runtime/MTProto",
                 swiftSettings: swiftSettings),
 
+        // The client: a sans-IO connection (transport, key exchange, session); SwiftNIO and async/await on top.
+        .target(name: "MTProtoClient", dependencies: ["MTProto", "MTProtoCrypto", "MTProtoTransport"],
+                path: "Runtime/MTProtoClient", swiftSettings: swiftSettings),
+
         // tl-json (the golden corpus's format): schema-driven reading and writing of TL values.
         .target(name: "TLJSON", dependencies: ["TLRuntime", "TLSchema"], path: "Runtime/TLJSON",
                 swiftSettings: swiftSettings),
@@ -97,6 +102,9 @@ let package = Package(
                                    .product(name: "NIOPosix", package: "swift-nio"),
                                    .product(name: "NIOEmbedded", package: "swift-nio")],
                     path: "Tests/MTProtoTransportTests", swiftSettings: swiftSettings),
+        .testTarget(name: "MTProtoClientTests",
+                    dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime"],
+                    path: "Tests/MTProtoClientTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
                     path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
     ]
