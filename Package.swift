@@ -64,7 +64,10 @@ let package = Package(
                 swiftSettings: swiftSettings),
 
         // The client: a sans-IO connection (transport, key exchange, session); SwiftNIO and async/await on top.
-        .target(name: "MTProtoClient", dependencies: ["MTProto", "MTProtoCrypto", "MTProtoTransport"],
+        .target(name: "MTProtoClient",
+                dependencies: ["MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime",
+                               .product(name: "NIOCore", package: "swift-nio"),
+                               .product(name: "NIOPosix", package: "swift-nio")],
                 path: "Runtime/MTProtoClient", swiftSettings: swiftSettings),
 
         // tl-json (the golden corpus's format): schema-driven reading and writing of TL values.
@@ -103,7 +106,9 @@ let package = Package(
                                    .product(name: "NIOEmbedded", package: "swift-nio")],
                     path: "Tests/MTProtoTransportTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoClientTests",
-                    dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime"],
+                    dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime",
+                                   "MTProtoApi", .product(name: "NIOCore", package: "swift-nio"),
+                                   .product(name: "NIOPosix", package: "swift-nio")],
                     path: "Tests/MTProtoClientTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
                     path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
