@@ -28,6 +28,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
     ],
     targets: [
         // MARK: Generator: TL text -> checked model -> Swift text. No dependency on the runtime.
@@ -67,7 +68,8 @@ let package = Package(
         .target(name: "MTProtoClient",
                 dependencies: ["MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime",
                                .product(name: "NIOCore", package: "swift-nio"),
-                               .product(name: "NIOPosix", package: "swift-nio")],
+                               .product(name: "NIOPosix", package: "swift-nio"),
+                               .product(name: "SQLiteNIO", package: "sqlite-nio")],
                 path: "Runtime/MTProtoClient", swiftSettings: swiftSettings),
 
         // tl-json (the golden corpus's format): schema-driven reading and writing of TL values.

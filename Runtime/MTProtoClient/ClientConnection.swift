@@ -5,8 +5,9 @@ import MTProto
 import MTProtoCrypto
 import MTProtoTransport
 
-/// An auth key with what a client keeps next to it, so a later connection skips the exchange.
-public struct StoredAuthKey: Sendable, Hashable {
+/// An auth key with what a client keeps next to it, so a later connection skips the exchange. Its description
+/// names the key by id only.
+public struct StoredAuthKey: Sendable, Hashable, CustomStringConvertible {
     public let authKey: AuthKey
     /// The last salt known.
     public var salt: Int64
@@ -18,6 +19,8 @@ public struct StoredAuthKey: Sendable, Hashable {
         self.salt = salt
         self.timeOffset = timeOffset
     }
+
+    public var description: String { "StoredAuthKey(\(authKey), salt: set, offset: \(timeOffset))" }
 }
 
 /// Why a connection ended. After any of them the connection is over; the driver reconnects.

@@ -46,13 +46,17 @@ public actor MTProtoClient {
         public var connection: ClientConnection.Configuration
         /// How long `invoke` waits for an answer.
         public var requestTimeout: Duration
+        /// Where the auth key is kept: loaded on `connect` (a stored key skips the exchange), saved when a new
+        /// key is agreed.
+        public var store: (any SessionStore)?
 
         public init(host: String, port: Int, connection: ClientConnection.Configuration,
-                    requestTimeout: Duration = .seconds(30)) {
+                    requestTimeout: Duration = .seconds(30), store: (any SessionStore)? = nil) {
             self.host = host
             self.port = port
             self.connection = connection
             self.requestTimeout = requestTimeout
+            self.store = store
         }
     }
 
@@ -85,6 +89,10 @@ public actor MTProtoClient {
 
     /// Connects and waits until the session is up (after a key exchange, unless a stored key was configured).
     public func connect() async throws {
+        var connectionConfiguration = configuration.connection
+        if connectionConfiguration.storedKey == nil, let store = configuration.store {
+            connectionConfiguration.storedKey = try await store.load().permanentKeys[connectionConfiguration.dcID]
+        }
         let asyncChannel = try await ClientBootstrap(group: group)
             .connect(host: configuration.host, port: configuration.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -95,7 +103,7 @@ public actor MTProtoClient {
         var connection: ClientConnection
         let start: (bytes: [UInt8], events: [ClientConnection.Event])
         do {
-            connection = try ClientConnection(configuration: configuration.connection, random: SystemRandom(),
+            connection = try ClientConnection(configuration: connectionConfiguration, random: SystemRandom(),
                                               now: Self.now())
             start = try connection.start(now: Self.now())
         } catch {
@@ -108,6 +116,13 @@ public actor MTProtoClient {
         handle(start.events)
         if authKey == nil {
             try await withCheckedThrowingContinuation { readiness.append($0) }
+            if let store = configuration.store, let key = authKey {
+                var state = try await store.load()
+                state.permanentKeys[connectionConfiguration.dcID] = key
+                state.addresses[connectionConfiguration.dcID] = DCAddress(host: configuration.host,
+                                                                          port: configuration.port)
+                try await store.save(state)
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 // The async client over loopback TCP against the in-memory server behind a SwiftNIO listener: a key exchange,
 // then many concurrent calls matched to their answers, typed results through a generated call, and failures.
 import Foundation
+import Synchronization
 import MTProto
 import MTProtoApi
 import MTProtoClient
@@ -11,11 +12,20 @@ import NIOPosix
 import TLRuntime
 import Testing
 
-/// MiniServer behind a real socket on 127.0.0.1, one MiniServer per connection.
+/// The auth keys a loopback server knows, shared by its connections.
+final class KeyBox: Sendable {
+    private let keys = Mutex<[UInt64: (AuthKey, Int64)]>([:])
+    func withLock<R>(_ body: (inout [UInt64: (AuthKey, Int64)]) -> R) -> R { keys.withLock { body(&$0) } }
+}
+
+/// MiniServer behind a real socket on 127.0.0.1, one MiniServer per connection; auth keys outlive connections.
 final class LoopbackServer: Sendable {
     let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
     let task: Task<Void, Never>
+    let keys = KeyBox()
     var port: Int { channel.channel.localAddress?.port ?? 0 }
+    /// Key exchanges completed so far.
+    var exchanges: Int { keys.withLock { $0.count } }
 
     init(key: RSAPrivateKey, secret: MTProxySecret? = nil) async throws {
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -25,16 +35,19 @@ final class LoopbackServer: Sendable {
                 }
             }
         let listener = channel
+        let keys = self.keys
         task = Task {
             try? await listener.executeThenClose { connections in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await connection in connections {
                         group.addTask {
                             try? await connection.executeThenClose { inbound, outbound in
-                                var server = try MiniServer(secret: secret, key: key, now: wallClock())
+                                var server = try MiniServer(secret: secret, key: key, now: wallClock(),
+                                                            knownKeys: keys.withLock { $0 })
                                 for try await var buffer in inbound {
                                     let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
                                     let reply = try server.receive(bytes, now: wallClock())
+                                    keys.withLock { $0.merge(server.keys) { a, _ in a } }
                                     if !reply.isEmpty { try await outbound.write(ByteBuffer(bytes: reply)) }
                                 }
                             }
@@ -54,11 +67,44 @@ final class LoopbackServer: Sendable {
 func wallClock() -> Double { Date().timeIntervalSince1970 }
 
 @Suite(.timeLimit(.minutes(1))) struct MTProtoClientTests {
-    func makeClient(port: Int, key: RSAPrivateKey, transport: TransportConfiguration) -> MTProtoClient {
+    func makeClient(port: Int, key: RSAPrivateKey, transport: TransportConfiguration,
+                    store: (any SessionStore)? = nil) -> MTProtoClient {
         MTProtoClient(configuration: .init(
             host: "127.0.0.1", port: port,
             connection: .init(transport: transport, serverKeys: [key.publicKey], dcID: 2),
-            requestTimeout: .seconds(10)))
+            requestTimeout: .seconds(10), store: store))
+    }
+
+    /// A client closed and reopened from its SQLite file makes its next call with no new key exchange.
+    @Test func reopenedFromItsSQLiteFileWithoutANewHandshake() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mtproto-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let firstStore = try await SQLiteSessionStore.open(path: path)
+        let first = makeClient(port: server.port, key: key, transport: TransportConfiguration(kind: .intermediate),
+                               store: firstStore)
+        try await first.connect()
+        #expect(try await first.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 1, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 1, 0, 0, 0])
+        let firstKey = try #require(await first.authKey)
+        await first.close()
+        try await firstStore.close()
+        #expect(server.exchanges == 1)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        let reopened = try await SQLiteSessionStore.open(path: path)
+        #expect(try await reopened.load().permanentKeys[2] == firstKey)
+        let second = makeClient(port: server.port, key: key, transport: TransportConfiguration(kind: .abridged),
+                                store: reopened)
+        try await second.connect()
+        #expect(try await second.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 2, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 2, 0, 0, 0])
+        #expect(server.exchanges == 1, "no second key exchange")
+        #expect(await second.authKey?.authKey == firstKey.authKey)
+        await second.close()
+        try await reopened.close()
+        await server.stop()
     }
 
     @Test(arguments: [TransportKind.abridged, .intermediate, .paddedIntermediate, .full])
