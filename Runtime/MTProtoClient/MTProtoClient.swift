@@ -49,14 +49,21 @@ public actor MTProtoClient {
         /// Where the auth key is kept: loaded on `connect` (a stored key skips the exchange), saved when a new
         /// key is agreed.
         public var store: (any SessionStore)?
+        /// `FLOOD_WAIT_X` (and `FLOOD_PREMIUM_WAIT_X`, `SLOWMODE_WAIT_X`) up to this many seconds is waited out and
+        /// the call sent again (at most `maxFloodWaitRetries` times); longer waits are thrown as `.rpc`.
+        public var floodWaitThreshold: Int
+        public var maxFloodWaitRetries: Int
 
         public init(host: String, port: Int, connection: ClientConnection.Configuration,
-                    requestTimeout: Duration = .seconds(30), store: (any SessionStore)? = nil) {
+                    requestTimeout: Duration = .seconds(30), store: (any SessionStore)? = nil,
+                    floodWaitThreshold: Int = 60, maxFloodWaitRetries: Int = 3) {
             self.host = host
             self.port = port
             self.connection = connection
             self.requestTimeout = requestTimeout
             self.store = store
+            self.floodWaitThreshold = floodWaitThreshold
+            self.maxFloodWaitRetries = maxFloodWaitRetries
         }
     }
 
@@ -136,8 +143,23 @@ public actor MTProtoClient {
         }
     }
 
-    /// Sends serialized request bytes and returns the serialized result.
+    /// Sends serialized request bytes and returns the serialized result. Short flood waits are waited out.
     public func invoke(raw body: [UInt8]) async throws -> [UInt8] {
+        var retries = 0
+        while true {
+            do {
+                return try await send(body)
+            } catch MTProtoClientError.rpc(let error) {
+                guard case .floodWait(let seconds) = error.kind, seconds <= configuration.floodWaitThreshold,
+                      retries < configuration.maxFloodWaitRetries else { throw MTProtoClientError.rpc(error) }
+                retries += 1
+                try await Task.sleep(for: .seconds(seconds))
+            }
+        }
+    }
+
+    /// One attempt: the answer, or why there is none.
+    private func send(_ body: [UInt8]) async throws -> [UInt8] {
         if let failure { throw failure }
         guard var connection else { throw MTProtoClientError.notConnected }
         let request: RequestID

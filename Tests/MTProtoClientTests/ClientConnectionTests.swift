@@ -30,6 +30,7 @@ struct MiniServer {
     var sessions: [Int64: Session] = [:]
     let random = SeededRandom(seed: 404)
     var handled = 0
+    var flooded: Set<[UInt8]> = []
 
     init(secret: MTProxySecret?, key: RSAPrivateKey, now: Double, knownKeys: [UInt64: (AuthKey, Int64)] = [:])
         throws
@@ -64,6 +65,12 @@ struct MiniServer {
                 ?? Session(role: .server, authKey: key, sessionID: sessionID, salt: salt, now: now, random: random)
             for case .request(let id, let body) in try session.receive(message, now: now) {
                 handled += 1
+                // 0xf100d0NN: answer FLOOD_WAIT_NN the first time this server sees it, then echo.
+                if body.count >= 4, Array(body[1..<4]) == [0xd0, 0x00, 0xf1], !flooded.contains(body) {
+                    flooded.insert(body)
+                    session.answer(id, error: RPCError(code: 420, message: "FLOOD_WAIT_\(body[0])"))
+                    continue
+                }
                 session.answer(id, result: [0x02, 0xee, 0xff, 0xc0] + body.dropFirst(4))
             }
             for frame in session.outgoing(now: now) { reply += try transport.send(frame.bytes) }

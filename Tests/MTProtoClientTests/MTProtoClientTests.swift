@@ -151,6 +151,28 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         await server.stop()
     }
 
+    @Test func shortFloodWaitsAreWaitedOutLongOnesThrown() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = MTProtoClient(configuration: .init(
+            host: "127.0.0.1", port: server.port,
+            connection: .init(transport: TransportConfiguration(kind: .intermediate), serverKeys: [key.publicKey], dcID: 2),
+            requestTimeout: .seconds(10), floodWaitThreshold: 2))
+        try await client.connect()
+        let started = ContinuousClock.now
+        let answer = try await client.invoke(raw: [1, 0xd0, 0x00, 0xf1, 7, 7, 7, 7])  // FLOOD_WAIT_1, then the echo
+        #expect(answer == [0x02, 0xee, 0xff, 0xc0, 7, 7, 7, 7])
+        #expect(ContinuousClock.now - started >= .seconds(1))
+        do {
+            _ = try await client.invoke(raw: [5, 0xd0, 0x00, 0xf1, 8, 8, 8, 8])  // FLOOD_WAIT_5, above the threshold
+            Issue.record("a long flood wait was waited out")
+        } catch MTProtoClientError.rpc(let error) {
+            #expect(error.kind == .floodWait(seconds: 5))
+        }
+        await client.close()
+        await server.stop()
+    }
+
     @Test func connectingToNothingFails() async throws {
         let key = try #require(TestKey.privateKey)
         let client = makeClient(port: 1, key: key, transport: TransportConfiguration(kind: .abridged))
