@@ -34,12 +34,15 @@ struct Diff: ParsableCommand {
     @Flag(help: "Exit with status 2 when a change breaks Swift code using the generated API (for CI).")
     var breaking = false
 
+    @OptionGroup var exceptions: ExceptionsOption
+
     @Flag(help: "Accept schemas with errors (e.g. TDLib's preamble ID mismatches); entries still compare by name and ID.")
     var allowErrors = false
 
     func run() throws {
-        let before = try loadSchema(old)
-        let after = try loadSchema(new)
+        let accepted = try exceptions.load()
+        let before = try loadSchema(old, exceptions: accepted)
+        let after = try loadSchema(new, exceptions: accepted)
         for schema in [before, after] where !schema.errors.isEmpty && !allowErrors {
             for diagnostic in schema.errors { print(diagnostic.rendered) }
             print("\(schema.file): \(schema.errors.count) error(s); fix them or pass --allow-errors")
