@@ -65,7 +65,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .executableTarget(
             name: "tl",
-            dependencies: ["TLJSON", "TelegramApi", "MTProtoApi", "SecretApi",
+            dependencies: ["TLJSON", "TLSchema", "TelegramApi", "MTProtoApi", "SecretApi",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Runtime/tl", swiftSettings: swiftSettings),
 
@@ -85,6 +85,8 @@ let package = Package(
         .testTarget(name: "GeneratedApiTests",
                     dependencies: ["TLJSON", "TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi"],
                     path: "Tests/GeneratedApiTests", swiftSettings: swiftSettings),
+        .testTarget(name: "TLToolTests", dependencies: ["tl", "TLJSON", "TLSchema", "TLRuntime", "TelegramApi", "MTProtoApi"],
+                    path: "Tests/TLToolTests", swiftSettings: swiftSettings),
         .testTarget(name: "TLRuntimeTests", dependencies: ["TLRuntime"], path: "Tests/TLRuntimeTests",
                     swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoCryptoTests", dependencies: ["MTProtoCrypto"], path: "Tests/MTProtoCryptoTests",
