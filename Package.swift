@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "MTProtoCrypto", targets: ["MTProtoCrypto"]),
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
         .library(name: "MTProto", targets: ["MTProto"]),
+        // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
+        .plugin(name: "TLGenPlugin", targets: ["TLGenBuildTool"]),
+        .plugin(name: "TLGenCommand", targets: ["TLGenCommand"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -37,6 +40,11 @@ let package = Package(
             name: "tlgen",
             dependencies: ["TLSwiftGen", "TLSchema", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Generator/tlgen", swiftSettings: swiftSettings),
+        .plugin(name: "TLGenBuildTool", capability: .buildTool(), dependencies: ["tlgen"], path: "Plugins/TLGenBuildTool"),
+        .plugin(name: "TLGenCommand",
+                capability: .command(intent: .custom(verb: "tlgen", description: "Regenerate or check sources generated from TL schemas"),
+                                     permissions: [.writeToPackageDirectory(reason: "tlgen writes the generated Swift sources")]),
+                dependencies: ["tlgen"], path: "Plugins/TLGenCommand"),
 
         // MARK: Runtime
         .systemLibrary(name: "CZlib", path: "Runtime/CZlib", pkgConfig: "zlib",
