@@ -111,13 +111,6 @@ public struct SwiftEmitter {
         w.line("/// Types and functions of `\(options.schemaName)`. Boxed types are enums (`\(ns).User`), requests are")
         w.line("/// `\(ns).functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.")
         w.block("public enum \(ns)") {
-            if let layer = schema.layer {
-                w.line("/// The schema layer these types were generated from.")
-                w.line("public static let layer: Int32 = \(layer)")
-            }
-            w.line("/// SHA-256 of the schema text these types were generated from.")
-            w.line("public static let schemaSHA256 = \"\(options.schemaSHA256)\"")
-            w.line("")
             for namespace in namespaces { w.line("public enum \(namespace) {}") }
             w.line("")
             w.line("/// Functions (requests), by namespace.")
@@ -142,18 +135,31 @@ public struct SwiftEmitter {
                 w.line("try registry.parse(buffer)")
             }
         }
+        // The facts that change with every layer live in an extension, not in the enum's body: the compiler tracks
+        // a type body as one unit, and a new value there recompiled every file of the module (measured).
+        w.line("")
+        w.block("extension \(ns)") {
+            if let layer = schema.layer {
+                w.line("/// The schema layer these types were generated from.")
+                w.line("public static let layer: Int32 = \(layer)")
+            }
+            w.line("/// SHA-256 of the schema text these types were generated from.")
+            w.line("public static let schemaSHA256 = \"\(options.schemaSHA256)\"")
+        }
         if let text = options.schemaText {
             var delimiter = "#"
             while text.contains("\"\"\"" + delimiter) { delimiter += "#" }
+            // In a getter's body, which is not part of the module's interface: a new schema text then recompiles
+            // this file only (as a top-level constant it recompiled much of the module, measured).
             w.line("")
             w.block("extension \(ns)") {
                 w.line("/// The schema text, for tools that read values schema-first (`tl encode`).")
-                w.line("public static var schemaSource: String { schemaSourceText }")
+                w.block("public static var schemaSource: String") {
+                    w.line("\(delimiter)\"\"\"")
+                    // The closing delimiter at column 0: a multi-line literal's lines keep their own indentation.
+                    w.raw((text.hasSuffix("\n") ? text : text + "\n") + "\"\"\"\(delimiter)\n")
+                }
             }
-            w.line("")
-            w.line("private let schemaSourceText: String = \(delimiter)\"\"\"")
-            w.raw(text.hasSuffix("\n") ? text : text + "\n")
-            w.line("\"\"\"\(delimiter)")
         }
         return GeneratedFile(name: "\(ns).swift", contents: w.text)
     }

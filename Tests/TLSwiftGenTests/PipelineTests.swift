@@ -132,7 +132,18 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         let fixture = try #require(EmitterFixture.all.first { $0.embedSchema })
         let text = try readText(fixture.schemaURL)
         let namespaceFile = try #require(try fixture.emit().first)
-        #expect(namespaceFile.contents.contains("private let schemaSourceText: String = #\"\"\"\n" + text + "\"\"\"#\n"))
+        #expect(namespaceFile.contents.contains("public static var schemaSource: String {\n        #\"\"\"\n" + text + "\"\"\"#\n"))
+    }
+
+    @Test func theFactsOfALayerStayOutOfTheNamespaceEnumsBody() throws {
+        // A new value in the enum's body recompiled every file of the module; in an extension it recompiles one.
+        let fixture = try #require(EmitterFixture.all.first { $0.name == "flags" })
+        let namespaceFile = try #require(try fixture.emit().first { $0.name == "FlagsApi.swift" }).contents
+        let body = try #require(namespaceFile.range(of: "public enum FlagsApi {"))
+        let end = try #require(namespaceFile.range(of: "\n}\n", range: body.upperBound..<namespaceFile.endIndex))
+        let enumBody = namespaceFile[body.upperBound..<end.lowerBound]
+        #expect(!enumBody.contains("layer") && !enumBody.contains("schemaSHA256"))
+        #expect(namespaceFile[end.upperBound...].contains("public static let layer: Int32 = 7"))
     }
 
     @Test func aSchemaWithErrorsEmitsNothing() {

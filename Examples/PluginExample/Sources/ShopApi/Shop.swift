@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `shop.tl`. Boxed types are enums (`Shop.User`), requests are
 /// `Shop.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum Shop {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 1
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "024874ea34710e3ba7ca21fb45febc6957ee7c2449bccf6befc9ba2b11ef61d9"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -31,4 +26,11 @@ public enum Shop {
     public static func parse(_ buffer: Buffer) throws(TLDecodingError) -> any TLObject {
         try registry.parse(buffer)
     }
+}
+
+extension Shop {
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 1
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "024874ea34710e3ba7ca21fb45febc6957ee7c2449bccf6befc9ba2b11ef61d9"
 }
