@@ -24,6 +24,9 @@ let package = Package(
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
         .library(name: "MTProto", targets: ["MTProto"]),
         .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
+        // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
+        .plugin(name: "TLGenPlugin", targets: ["TLGenBuildTool"]),
+        .plugin(name: "TLGenCommand", targets: ["TLGenCommand"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -39,6 +42,11 @@ let package = Package(
             name: "tlgen",
             dependencies: ["TLSwiftGen", "TLSchema", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Generator/tlgen", swiftSettings: swiftSettings),
+        .plugin(name: "TLGenBuildTool", capability: .buildTool(), dependencies: ["tlgen"], path: "Plugins/TLGenBuildTool"),
+        .plugin(name: "TLGenCommand",
+                capability: .command(intent: .custom(verb: "tlgen", description: "Regenerate or check sources generated from TL schemas"),
+                                     permissions: [.writeToPackageDirectory(reason: "tlgen writes the generated Swift sources")]),
+                dependencies: ["tlgen"], path: "Plugins/TLGenCommand"),
 
         // MARK: Runtime
         .systemLibrary(name: "CZlib", path: "Runtime/CZlib", pkgConfig: "zlib",
@@ -77,7 +85,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .executableTarget(
             name: "tl",
-            dependencies: ["TLJSON", "TelegramApi", "MTProtoApi", "SecretApi",
+            dependencies: ["TLJSON", "TLSchema", "TelegramApi", "MTProtoApi", "SecretApi",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Runtime/tl", swiftSettings: swiftSettings),
 
@@ -97,6 +105,8 @@ let package = Package(
         .testTarget(name: "GeneratedApiTests",
                     dependencies: ["TLJSON", "TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi"],
                     path: "Tests/GeneratedApiTests", swiftSettings: swiftSettings),
+        .testTarget(name: "TLToolTests", dependencies: ["tl", "TLJSON", "TLSchema", "TLRuntime", "TelegramApi", "MTProtoApi"],
+                    path: "Tests/TLToolTests", swiftSettings: swiftSettings),
         .testTarget(name: "TLRuntimeTests", dependencies: ["TLRuntime"], path: "Tests/TLRuntimeTests",
                     swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoCryptoTests", dependencies: ["MTProtoCrypto", "MTProto"], path: "Tests/MTProtoCryptoTests",
