@@ -234,15 +234,19 @@ public struct ServerTransportConfiguration: Sendable, Hashable {
     public var allowedClockSkew: ClosedRange<Int64>
     public var maximumPayload: Int
     public var padding: PaddingPolicy
+    /// The most padding (0–15) added to padded-intermediate frames sent; see `PaddedIntermediateCodec.init`.
+    public var maximumPadding: Int
 
     public init(
         secret: MTProxySecret? = nil, allowedClockSkew: ClosedRange<Int64> = -600...600,
-        maximumPayload: Int = FrameLimits.defaultMaximumPayload, padding: PaddingPolicy = .mtproto
+        maximumPayload: Int = FrameLimits.defaultMaximumPayload, padding: PaddingPolicy = .mtproto,
+        maximumPadding: Int = 15
     ) {
         self.secret = secret
         self.allowedClockSkew = allowedClockSkew
         self.maximumPayload = maximumPayload
         self.padding = padding
+        self.maximumPadding = maximumPadding
     }
 }
 
@@ -352,7 +356,7 @@ public struct ServerTransport: Sendable {
 
     private func makeCodec(_ kind: TransportKind) -> any FrameCodec {
         makeFrameCodec(kind: kind, role: .server, maximumPayload: configuration.maximumPayload, random: random,
-                       padding: configuration.padding)
+                       padding: configuration.padding, maximumPadding: configuration.maximumPadding)
     }
 
     private mutating func acceptObfuscated(

@@ -1,0 +1,297 @@
+// The server role over SwiftNIO: a listener on loopback whose every accepted channel feeds a `ServerConnection`
+// (bytes and the wall clock in, bytes out), with one timer per channel for the connection's next deadline. All
+// protocol logic stays in the sans-IO connection; this file only moves bytes, keeps time and enforces the
+// connection and write-queue limits.
+import Foundation
+import MTProto
+import MTProtoCrypto
+import MTProtoTransport
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A running server: one DC, on one port, or two when an MTProxy secret is configured (the plain port accepts the
+/// plain tags and obfuscated2 without a secret; the proxy port accepts only the secret's protocol).
+public final class MTProtoTestServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port.
+        public var port: Int
+        public var proxyPort: Int
+        public var dcID: Int32
+        public var rsaKeys: [RSAPrivateKey]
+        /// Adds a listener speaking MTProxy with this secret.
+        public var proxySecret: MTProxySecret?
+        public var handlers: RPCHandlers
+        public var limits: ServerLimits
+        public var sessionConfiguration: SessionConfiguration
+        public var random: any RandomSource
+        /// The most padding sent on padded-intermediate frames: 3, because Telethon 1.x strips only `length % 4`.
+        public var maximumPadding: Int
+        /// Called for every connection event and close, from the connection's event loop.
+        public var onEvent: @Sendable (ConnectionReport) -> Void
+
+        public init(rsaKeys: [RSAPrivateKey], handlers: RPCHandlers, host: String = "127.0.0.1", port: Int = 0,
+                    proxyPort: Int = 0, dcID: Int32 = 2, proxySecret: MTProxySecret? = nil,
+                    limits: ServerLimits = ServerLimits(),
+                    sessionConfiguration: SessionConfiguration = SessionConfiguration(),
+                    random: any RandomSource = SystemRandom(), maximumPadding: Int = 3,
+                    onEvent: @escaping @Sendable (ConnectionReport) -> Void = { _ in }) {
+            self.rsaKeys = rsaKeys
+            self.handlers = handlers
+            self.host = host
+            self.port = port
+            self.proxyPort = proxyPort
+            self.dcID = dcID
+            self.proxySecret = proxySecret
+            self.limits = limits
+            self.sessionConfiguration = sessionConfiguration
+            self.random = random
+            self.maximumPadding = maximumPadding
+            self.onEvent = onEvent
+        }
+    }
+
+    /// One thing that happened on one connection.
+    public struct ConnectionReport: Sendable {
+        public let connection: UInt64
+        public let kind: Kind
+
+        public enum Kind: Sendable {
+            case opened(remote: String)
+            case event(ServerConnectionEvent)
+            /// Closed: by the server for this reason, or by the client (nil).
+            case closed(ServerConnectionError?)
+        }
+    }
+
+    public let context: ServerContext
+    /// The context of the MTProxy listener (same keys, sessions and handlers), when there is one.
+    public let proxyContext: ServerContext?
+    public let port: Int
+    public let proxyPort: Int?
+    private let group: MultiThreadedEventLoopGroup
+    private let channels: [any Channel]
+    private let openConnections: ConnectionCounter
+
+    /// Binds the listener(s) and returns once they accept connections.
+    public static func start(_ configuration: Configuration) async throws -> MTProtoTestServer {
+        let exchange = try AuthKeyExchange.Server.Configuration(keys: configuration.rsaKeys, dcID: configuration.dcID)
+        let endpoint = ServerEndpoint(dcID: configuration.dcID, host: configuration.host, port: configuration.port)
+        let context = ServerContext(
+            exchange: exchange,
+            transport: ServerTransportConfiguration(maximumPadding: configuration.maximumPadding),
+            handlers: configuration.handlers, endpoint: endpoint, limits: configuration.limits,
+            sessionConfiguration: configuration.sessionConfiguration, random: configuration.random)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let counter = ConnectionCounter()
+        do {
+            let main = try await bind(context: context, host: configuration.host, port: configuration.port,
+                                      group: group, counter: counter, onEvent: configuration.onEvent)
+            let port = main.localAddress?.port ?? configuration.port
+            context.endpoint.port = port
+            var channels = [main]
+            var proxyContext: ServerContext?
+            var proxyPort: Int?
+            if let secret = configuration.proxySecret {
+                let proxy = ServerContext(sharing: context, secret: secret)
+                let channel = try await bind(context: proxy, host: configuration.host, port: configuration.proxyPort,
+                                             group: group, counter: counter, onEvent: configuration.onEvent)
+                channels.append(channel)
+                proxyContext = proxy
+                proxyPort = channel.localAddress?.port
+            }
+            return MTProtoTestServer(context: context, proxyContext: proxyContext, port: port, proxyPort: proxyPort,
+                                     group: group, channels: channels, counter: counter)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private init(context: ServerContext, proxyContext: ServerContext?, port: Int, proxyPort: Int?,
+                 group: MultiThreadedEventLoopGroup, channels: [any Channel], counter: ConnectionCounter) {
+        self.context = context
+        self.proxyContext = proxyContext
+        self.port = port
+        self.proxyPort = proxyPort
+        self.group = group
+        self.channels = channels
+        openConnections = counter
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { openConnections.current }
+
+    /// Closes the listeners and every connection, and stops the event loop.
+    public func shutdown() async throws {
+        for channel in channels { try? await channel.close() }
+        try await group.shutdownGracefully()
+    }
+
+    private static func bind(context: ServerContext, host: String, port: Int, group: MultiThreadedEventLoopGroup,
+                             counter: ConnectionCounter,
+                             onEvent: @escaping @Sendable (ConnectionReport) -> Void) async throws -> any Channel {
+        try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ServerConnectionHandler(context: context, counter: counter, onEvent: onEvent))
+                }
+            }
+            .bind(host: host, port: port).get()
+    }
+}
+
+extension ServerContext {
+    /// A context for another listener of the same DC: same keys, sessions and handlers, another transport secret.
+    convenience init(sharing other: ServerContext, secret: MTProxySecret) {
+        var transport = other.transport
+        transport.secret = secret
+        self.init(exchange: other.exchange, transport: transport, handlers: other.handlers, endpoint: other.endpoint,
+                  limits: other.limits, sessionConfiguration: other.sessionConfiguration, random: other.random,
+                  keys: other.keys, sessions: other.sessions)
+    }
+}
+
+/// Open connections across listeners, and the ids reports carry.
+final class ConnectionCounter: Sendable {
+    private let state = Mutex<(open: Int, next: UInt64)>((0, 0))
+
+    /// Counts a new connection; nil when `limit` are open already.
+    func open(limit: Int) -> UInt64? {
+        state.withLock { state in
+            state.next += 1
+            guard state.open < limit else { return nil }
+            state.open += 1
+            return state.next
+        }
+    }
+
+    func close() { state.withLock { $0.open -= 1 } }
+
+    var current: Int { state.withLock { $0.open } }
+}
+
+/// Feeds one channel's bytes to its `ServerConnection` and writes what comes back.
+final class ServerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let context: ServerContext
+    private let counter: ConnectionCounter
+    private let onEvent: @Sendable (MTProtoTestServer.ConnectionReport) -> Void
+    private var connection: ServerConnection
+    private var id: UInt64?
+    private var timer: Scheduled<Void>?
+    /// Bytes handed to the channel whose writes have not completed.
+    private var queuedBytes = 0
+    private var closing = false
+
+    init(context: ServerContext, counter: ConnectionCounter,
+         onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void) {
+        self.context = context
+        self.counter = counter
+        self.onEvent = onEvent
+        connection = ServerConnection(context: context, now: Self.now())
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    func channelActive(context channelContext: ChannelHandlerContext) {
+        guard let id = counter.open(limit: context.limits.maxConnections) else {
+            onEvent(.init(connection: 0, kind: .closed(.tooManyConnections(limit: context.limits.maxConnections))))
+            closing = true
+            channelContext.close(promise: nil)
+            return
+        }
+        self.id = id
+        let remote = channelContext.remoteAddress.map { "\($0)" } ?? "?"
+        onEvent(.init(connection: id, kind: .opened(remote: remote)))
+        schedule(channelContext)
+        channelContext.fireChannelActive()
+    }
+
+    func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        var buffer = unwrapInboundIn(data)
+        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        apply(connection.receive(bytes, now: Self.now()), channelContext)
+    }
+
+    func channelInactive(context channelContext: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        if let id {
+            counter.close()
+            if !closing { onEvent(.init(connection: id, kind: .closed(connection.finish()))) }
+        }
+        id = nil
+        channelContext.fireChannelInactive()
+    }
+
+    func errorCaught(context channelContext: ChannelHandlerContext, error: any Error) {
+        channelContext.close(promise: nil)
+    }
+
+    private func apply(_ output: ServerConnectionOutput, _ channelContext: ChannelHandlerContext) {
+        if let id {
+            for event in output.events { onEvent(.init(connection: id, kind: .event(event))) }
+        }
+        var written: EventLoopFuture<Void>?
+        if !output.outbound.isEmpty {
+            let count = output.outbound.count
+            queuedBytes += count
+            let promise = channelContext.eventLoop.makePromise(of: Void.self)
+            let loopBound = NIOLoopBound(self, eventLoop: channelContext.eventLoop)
+            promise.futureResult.whenComplete { _ in loopBound.value.queuedBytes -= count }
+            channelContext.writeAndFlush(wrapOutboundOut(channelContext.channel.allocator.buffer(bytes: output.outbound)),
+                                         promise: promise)
+            written = promise.futureResult
+            if queuedBytes > context.limits.maxQueuedBytes, output.close == nil {
+                close(.queueOverflow(bytes: queuedBytes), channelContext, after: nil)
+                return
+            }
+        }
+        if let reason = output.close {
+            close(reason, channelContext, after: written)
+        } else {
+            schedule(channelContext)
+        }
+    }
+
+    /// Closes once `after` (the last write: a −404, a last answer) completed, so it reaches the client.
+    private func close(_ reason: ServerConnectionError, _ channelContext: ChannelHandlerContext,
+                       after: EventLoopFuture<Void>?) {
+        guard !closing else { return }
+        closing = true
+        timer?.cancel()
+        timer = nil
+        if let id { onEvent(.init(connection: id, kind: .closed(reason))) }
+        guard let after else {
+            channelContext.close(promise: nil)
+            return
+        }
+        let loopBound = NIOLoopBound(channelContext, eventLoop: channelContext.eventLoop)
+        after.whenComplete { _ in loopBound.value.close(promise: nil) }
+    }
+
+    private func schedule(_ channelContext: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        guard !closing, let deadline = connection.nextDeadline else { return }
+        let delay = max(0, deadline - Self.now())
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
+        timer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(Int64(min(delay, 86_400) * 1e9))) {
+            let (handler, channelContext) = loopBound.value
+            handler.timer = nil
+            handler.apply(handler.connection.tick(now: Self.now()), channelContext)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension ServerConnectionHandler: Sendable {}

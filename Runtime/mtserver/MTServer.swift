@@ -1,0 +1,135 @@
+// `mtserver`: the test Telegram as a command. Binds loopback, prints one JSON line when ready (ports, the public key
+// PEM, its fingerprint, the proxy secret), logs connections with swift-log on standard error, and stops on
+// SIGINT/SIGTERM or after `--timeout` seconds.
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import MTProto
+import MTProtoCrypto
+import MTProtoServer
+import MTProtoTransport
+import TestTelegram
+
+@main
+struct MTServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mtserver",
+        abstract: "Run a local test Telegram server (MTProto server role) on 127.0.0.1.",
+        discussion: """
+            Prints one JSON line on standard output when ready, e.g.
+              {"dc":2,"fingerprint":"0x…","port":40123,"proxy_port":40124,"public_key":"-----BEGIN RSA PUBLIC KEY-----\\n…","secret":"dd…"}
+            Clients load public_key as the server's RSA key and connect to 127.0.0.1:port (any transport: abridged,
+            intermediate, padded intermediate, full, obfuscated2), or to proxy_port through MTProxy with the secret.
+
+            Example:
+              mtserver --generate-key --secret dd0123456789abcdef0123456789abcdef --timeout 60
+            """)
+
+    @Option(help: "TCP port for direct connections (0 picks a free one).")
+    var port: Int = 0
+
+    @Option(help: "TCP port of the MTProxy listener when --secret is given (0 picks a free one).")
+    var proxyPort: Int = 0
+
+    @Option(name: .customLong("rsa-key"), help: "PEM file with the server's RSA private key.")
+    var rsaKey: String?
+
+    @Flag(help: "Generate a fresh 2048-bit RSA key (its public PEM is printed in the JSON line).")
+    var generateKey = false
+
+    @Option(help: "MTProxy secret in hex: 32 hex digits (plain), 'dd' + 32 (padded intermediate), or 'ee' + 32 + hex domain (fake-TLS).")
+    var secret: String?
+
+    @Option(help: "Stop after this many seconds (0: run until SIGINT/SIGTERM).")
+    var timeout: Double = 0
+
+    @Option(help: "Seed the server's randomness (nonces, salts, padding) so a run replays; not for real keys.")
+    var seed: UInt64?
+
+    @Option(help: "The DC id this server is.")
+    var dc: Int32 = 2
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard (rsaKey != nil) != generateKey else { throw ValidationError("give exactly one of --rsa-key PEM and --generate-key") }
+        guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "mtserver")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let pem = try rsaKey.map { try String(contentsOfFile: $0, encoding: .utf8) } ?? RSAKeys.generatePEM()
+        let key = try RSAPrivateKey(pem: pem)
+        let proxySecret = try secret.map { try MTProxySecret(parsing: $0) }
+        let random: any RandomSource = seed.map { SeededRandom(seed: $0) } ?? SystemRandom()
+        let log = logger
+        let server = try await MTProtoTestServer.start(.init(
+            rsaKeys: [key], handlers: TestTelegram.handlers(), port: port, proxyPort: proxyPort, dcID: dc,
+            proxySecret: proxySecret, random: random, onEvent: { report in Self.log(report, to: log) }))
+
+        let ready = Ready(port: server.port, proxy_port: server.proxyPort, dc: dc,
+                          public_key: key.publicKey.pkcs1PEM,
+                          fingerprint: "0x" + String(UInt64(bitPattern: key.publicKey.fingerprint), radix: 16),
+                          secret: proxySecret?.hexString)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Unbuffered, so a parent reading the pipe sees the line at once.
+        FileHandle.standardOutput.write(try encoder.encode(ready) + Data("\n".utf8))
+        logger.info("listening on 127.0.0.1:\(server.port)\(server.proxyPort.map { ", MTProxy on \($0)" } ?? "")")
+
+        let reason = await Self.waitForStop(timeout: timeout)
+        logger.info("stopping: \(reason)")
+        try await server.shutdown()
+    }
+
+    struct Ready: Encodable {
+        let port: Int
+        let proxy_port: Int?
+        let dc: Int32
+        let public_key: String
+        let fingerprint: String
+        let secret: String?
+    }
+
+    static func log(_ report: MTProtoTestServer.ConnectionReport, to logger: Logger) {
+        let id = report.connection
+        switch report.kind {
+        case .opened(let remote):
+            logger.debug("connection \(id) opened from \(remote)")
+        case .closed(let reason?):
+            logger.info("connection \(id) closed: \(reason)")
+        case .closed(nil):
+            logger.debug("connection \(id) closed by the client")
+        case .event(.handled(let method, let key, let error?)):
+            logger.info("connection \(id) session \(key.sessionID): \(method) -> \(error)")
+        case .event(let event):
+            logger.debug("connection \(id): \(event)")
+        }
+    }
+
+    /// Waits for SIGINT, SIGTERM or the timeout; returns which.
+    static func waitForStop(timeout: Double) async -> String {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let queue = DispatchQueue(label: "mtserver.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { continuation.yield(name) }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+        if timeout > 0 {
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                continuation.yield("timeout after \(timeout) s")
+            }
+        }
+        for await reason in stream { return reason }
+        return "stream ended"
+    }
+}
