@@ -113,6 +113,8 @@ public enum ServerConnectionError: Error, Sendable, Equatable, CustomStringConve
     case tooManyConnections(limit: Int)
     /// Written bytes the client did not read exceeded `ServerLimits.maxQueuedBytes`.
     case queueOverflow(bytes: Int)
+    /// The client closed the connection between frames (not a failure; `finish()` returns nil for it).
+    case clientClosed
 
     public var description: String {
         switch self {
@@ -128,6 +130,7 @@ public enum ServerConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .authKeyDestroyed: "the client destroyed its auth key"
         case .tooManyConnections(let limit): "more than \(limit) connections open"
         case .queueOverflow(let bytes): "\(bytes) bytes written and not read by the client"
+        case .clientClosed: "the client closed the connection"
         }
     }
 }
@@ -195,9 +198,9 @@ public struct ServerConnection: Sendable {
         if !wasNegotiated, let negotiated = transport.negotiated { output.events.append(.negotiated(negotiated)) }
         for event in decoded.events {
             switch event {
-            case .frame(let payload, _):
+            case .frame(let payload, let quickAck):
                 lastActivity = now
-                handle(frame: payload, now: now, output: &output)
+                handle(frame: payload, quickAck: quickAck, now: now, output: &output)
             case .quickAck, .transportError:
                 output = fail(.unexpectedTransportMessage(event), output)
             }
@@ -222,7 +225,7 @@ public struct ServerConnection: Sendable {
         guard closed == nil else { return nil }
         do {
             try transport.finish()
-            closed = .idle(seconds: 0)
+            closed = .clientClosed
             return nil
         } catch {
             closed = .transport(error)
@@ -232,7 +235,7 @@ public struct ServerConnection: Sendable {
 
     // MARK: Frames
 
-    private mutating func handle(frame: [UInt8], now: Double, output: inout ServerConnectionOutput) {
+    private mutating func handle(frame: [UInt8], quickAck: Bool, now: Double, output: inout ServerConnectionOutput) {
         guard frame.count >= 8 else {
             output = fail(.frameTooShort(frame.count), output)
             return
@@ -241,7 +244,7 @@ public struct ServerConnection: Sendable {
         if authKeyID == 0 {
             handleUnencrypted(frame, now: now, output: &output)
         } else {
-            handleEncrypted(frame, authKeyID: authKeyID, now: now, output: &output)
+            handleEncrypted(frame, authKeyID: authKeyID, quickAck: quickAck, now: now, output: &output)
         }
     }
 
@@ -280,7 +283,7 @@ public struct ServerConnection: Sendable {
         }
     }
 
-    private mutating func handleEncrypted(_ frame: [UInt8], authKeyID: UInt64, now: Double,
+    private mutating func handleEncrypted(_ frame: [UInt8], authKeyID: UInt64, quickAck: Bool, now: Double,
                                           output: inout ServerConnectionOutput) {
         guard let entry = context.keys.entry(id: authKeyID) else {
             do {
@@ -298,6 +301,18 @@ public struct ServerConnection: Sendable {
         } catch {
             output = fail(.session(nil, .decryption(error)), output)
             return
+        }
+        if quickAck {
+            // "Quick ack": the first 32 bits of msg_key_large (SHA-256 over the client's padded plaintext), top
+            // bit set, sent at once (core.telegram.org/mtproto/mtproto-transports).
+            let large = entry.cipher.messageKeyLarge(for: message.plaintext, direction: .client)
+            let token = large.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } | 0x8000_0000
+            do {
+                output.outbound += try transport.sendQuickAck(token)
+            } catch {
+                output = fail(.transport(error), output)
+                return
+            }
         }
         let sessionID = message.plaintext.withUnsafeBytes {
             Int64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: Int64.self))

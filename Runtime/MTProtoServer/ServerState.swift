@@ -59,14 +59,29 @@ public struct SessionKey: Sendable, Hashable {
 }
 
 /// The server-role `Session`s, at most `perKey` per auth key and `capacity` in all; the least recently used goes
-/// first. A session outlives its connection: a client that reconnects with the same session_id finds it.
+/// first. A session outlives its connection: a client that reconnects with the same session_id finds it. Use
+/// stamps make each access O(1); only creating a session past a bound scans for the one to evict.
 public final class SessionRegistry: Sendable {
     public let capacity: Int
     public let perKey: Int
     private struct State {
-        var sessions: [SessionKey: Session] = [:]
-        /// Least recently used first.
-        var order: [SessionKey] = []
+        var sessions: [SessionKey: (session: Session, used: UInt64)] = [:]
+        var perKey: [UInt64: Int] = [:]
+        var clock: UInt64 = 0
+
+        mutating func evictOldest(where include: (SessionKey) -> Bool) {
+            guard let oldest = sessions.filter({ include($0.key) }).min(by: { $0.value.used < $1.value.used })?.key
+            else { return }
+            remove(oldest)
+        }
+
+        @discardableResult
+        mutating func remove(_ key: SessionKey) -> Bool {
+            guard sessions.removeValue(forKey: key) != nil else { return false }
+            let left = (perKey[key.authKeyID] ?? 1) - 1
+            perKey[key.authKeyID] = left > 0 ? left : nil
+            return true
+        }
     }
     private let state = Mutex(State())
 
@@ -80,21 +95,22 @@ public final class SessionRegistry: Sendable {
     public func withSession<T>(_ key: SessionKey, make: () -> Session,
                                _ body: (inout Session) -> T) -> (value: T, created: Bool) {
         state.withLock { state in
+            state.clock += 1
             var created = false
             var session: Session
             if let existing = state.sessions[key] {
-                session = existing
-                state.order.removeAll { $0 == key }
+                session = existing.session
             } else {
                 created = true
                 session = make()
-                let sameKey = state.order.filter { $0.authKeyID == key.authKeyID }
-                if sameKey.count >= perKey, let oldest = sameKey.first { Self.evict(oldest, from: &state) }
-                while state.order.count >= capacity, let oldest = state.order.first { Self.evict(oldest, from: &state) }
+                if state.perKey[key.authKeyID] ?? 0 >= perKey {
+                    state.evictOldest { $0.authKeyID == key.authKeyID }
+                }
+                if state.sessions.count >= capacity { state.evictOldest { _ in true } }
+                state.perKey[key.authKeyID, default: 0] += 1
             }
             let value = body(&session)
-            state.sessions[key] = session
-            state.order.append(key)
+            state.sessions[key] = (session, state.clock)
             return (value, created)
         }
     }
@@ -102,34 +118,22 @@ public final class SessionRegistry: Sendable {
     /// Runs `body` on an existing session only.
     public func withExisting<T>(_ key: SessionKey, _ body: (inout Session) -> T) -> T? {
         state.withLock { state in
-            guard var session = state.sessions[key] else { return nil }
-            let value = body(&session)
-            state.sessions[key] = session
+            guard var entry = state.sessions[key] else { return nil }
+            let value = body(&entry.session)
+            state.sessions[key] = entry
             return value
         }
     }
 
     @discardableResult
-    public func remove(_ key: SessionKey) -> Bool {
-        state.withLock { state in
-            guard state.sessions[key] != nil else { return false }
-            Self.evict(key, from: &state)
-            return true
-        }
-    }
+    public func remove(_ key: SessionKey) -> Bool { state.withLock { $0.remove(key) } }
 
     /// Forgets every session of an auth key (`destroy_auth_key`).
     public func removeAll(authKeyID: UInt64) {
         state.withLock { state in
-            for key in state.order where key.authKeyID == authKeyID { state.sessions.removeValue(forKey: key) }
-            state.order.removeAll { $0.authKeyID == authKeyID }
+            for key in state.sessions.keys where key.authKeyID == authKeyID { state.remove(key) }
         }
     }
 
     public var count: Int { state.withLock { $0.sessions.count } }
-
-    private static func evict(_ key: SessionKey, from state: inout State) {
-        state.sessions.removeValue(forKey: key)
-        state.order.removeAll { $0 == key }
-    }
 }

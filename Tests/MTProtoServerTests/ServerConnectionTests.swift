@@ -120,6 +120,27 @@ import Testing
         }
     }
 
+    /// A frame sent with the quick-ack bit is acknowledged at once with the token the client's session expects.
+    @Test(arguments: [TransportKind.abridged, .intermediate, .paddedIntermediate])
+    func quickAckIsAnswered(kind: TransportKind) throws {
+        var pair = try Pair(context: try Fixture.context(), kind: kind, wrapping: .obfuscated2, seed: 15)
+        let key = try pair.handshake()
+        var configuration = SessionConfiguration()
+        configuration.quickAcks = true
+        var session = Session(role: .client, authKey: key.authKey, salt: key.firstSalt, timeOffset: key.timeOffset,
+                              configuration: configuration, random: SeededRandom(seed: 16))
+        let id = try session.send(firstCall())
+        let frames = session.outgoing(now: pair.now)
+        let token = try #require(frames.first?.quickAckToken)
+        _ = try pair.deliver(frames[0].bytes, quickAck: true)
+        #expect(pair.quickAcks == [token])
+        guard case .acknowledged(let ids)? = session.receiveQuickAck(token).first else {
+            Issue.record("the token did not acknowledge the request")
+            return
+        }
+        #expect(ids.contains(id))  // with the get_future_salts the session packed beside it
+    }
+
     @Test func keysAndSessionsAreBounded() throws {
         var limits = ServerLimits()
         limits.maxAuthKeys = 2

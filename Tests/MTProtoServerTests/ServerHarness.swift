@@ -89,6 +89,8 @@ struct Pair {
     var events: [ServerConnectionEvent] = []
     /// Transport error codes the client received (−404).
     var transportErrors: [Int32] = []
+    /// Quick-ack tokens the client received.
+    var quickAcks: [UInt32] = []
     let random: SeededRandom
     var now = Fixture.now
 
@@ -103,8 +105,8 @@ struct Pair {
     }
 
     /// Sends a payload through the client transport; returns the client frames decoded from the server's answer.
-    mutating func deliver(_ payload: [UInt8]) throws -> [[UInt8]] {
-        try deliverRaw(try transport.send(payload))
+    mutating func deliver(_ payload: [UInt8], quickAck: Bool = false) throws -> [[UInt8]] {
+        try deliverRaw(try transport.send(payload, quickAck: quickAck))
     }
 
     /// Feeds raw bytes to the server and decodes its answer with the client transport.
@@ -118,7 +120,7 @@ struct Pair {
             switch event {
             case .frame(let payload, _): frames.append(payload)
             case .transportError(let code): transportErrors.append(code)
-            case .quickAck: break
+            case .quickAck(let token): quickAcks.append(token)
             }
         }
         // Fake-TLS: the frames held until the ServerHello go out now.

@@ -1,0 +1,124 @@
+// The NIO listener on loopback: a client over a real socket makes a key and gets help.getConfig from
+// `MTProtoTestServer`; the connection limit turns extra clients away; shutdown stops everything.
+import Foundation
+import MTProto
+import MTProtoCrypto
+import MTProtoServer
+import MTProtoTransport
+import NIOCore
+import NIOPosix
+import TLRuntime
+import TelegramApi
+import TestTelegram
+import Testing
+
+@Suite struct TestServerTests {
+    /// Runs `body` with a deadline, so a server that stops answering fails the test instead of hanging it.
+    static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw HarnessFailure(description: "no result within \(seconds) s")
+            }
+            return value
+        }
+    }
+
+    /// Connects over TCP, runs the exchange and the first call; returns the config.
+    static func getConfig(port: Int, kind: TransportKind, obfuscation: TransportConfiguration.Obfuscation,
+                          seed: UInt64) async throws -> Api.Config {
+        let random = SeededRandom(seed: seed)
+        var transport = try ClientTransport(configuration: TransportConfiguration(kind: kind, obfuscation: obfuscation, dcId: 2),
+                                            random: random, unixTime: Int32(Date.now.timeIntervalSince1970))
+        var exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2),
+                                              random: random)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            func now() -> Double { Date.now.timeIntervalSince1970 }
+            try await outbound.write(ByteBuffer(bytes: try transport.send(exchange.start(now: now()))))
+            var session: Session?
+            var request: RequestID?
+            let call = firstCall()
+            for try await var buffer in inbound {
+                let output = try transport.receive(buffer.readBytes(length: buffer.readableBytes) ?? [])
+                for case .frame(let payload, _) in output.events {
+                    if var active = session {
+                        for case .result(request, let bytes) in try active.receive(frame: payload, now: now()) {
+                            return try call.2.parse(Buffer(bytes: bytes))
+                        }
+                        session = active
+                    } else {
+                        switch try exchange.receive(frame: payload, now: now()) {
+                        case .send(let next):
+                            try await outbound.write(ByteBuffer(bytes: try transport.send(next)))
+                        case .done(let result):
+                            session = Session(role: .client, authKey: result.authKey, salt: result.firstSalt,
+                                              timeOffset: result.timeOffset, random: random)
+                            request = try session?.send(call)
+                        }
+                    }
+                }
+                if var active = session {
+                    for frame in active.outgoing(now: now()) {
+                        try await outbound.write(ByteBuffer(bytes: try transport.send(frame.bytes)))
+                    }
+                    session = active
+                }
+            }
+            throw HarnessFailure(description: "the server closed the connection")
+        }
+    }
+
+    @Test func loopbackClientsAreServed() async throws {
+        let secret = try MTProxySecret(parsing: "dd" + Fixture.key)
+        let server = try await MTProtoTestServer.start(.init(
+            rsaKeys: [try Fixture.rsaKey()], handlers: TestTelegram.handlers(), proxySecret: secret,
+            random: SeededRandom(seed: 5)))
+        do {
+            let port = server.port
+            let direct = try await Self.within(20) {
+                try await Self.getConfig(port: port, kind: .full, obfuscation: .none, seed: 1)
+            }
+            guard case .config(let config) = direct, case .dcOption(let option)? = config.dcOptions.first else {
+                throw HarnessFailure(description: "no config")
+            }
+            #expect(option.port == Int32(port) && option.ipAddress == "127.0.0.1")
+            let proxyPort = try #require(server.proxyPort)
+            let proxied = try await Self.within(20) {
+                try await Self.getConfig(port: proxyPort, kind: .paddedIntermediate, obfuscation: .mtproxy(secret), seed: 2)
+            }
+            guard case .config(let viaProxy) = proxied else { throw HarnessFailure(description: "no config") }
+            #expect(viaProxy.thisDc == 2)
+            #expect(server.context.keys.count == 2)
+        } catch {
+            try await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+    }
+
+    @Test func connectionLimitTurnsClientsAway() async throws {
+        var limits = ServerLimits()
+        limits.maxConnections = 1
+        let server = try await MTProtoTestServer.start(.init(
+            rsaKeys: [try Fixture.rsaKey()], handlers: TestTelegram.handlers(), limits: limits))
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let first = try await bootstrap.connect(host: "127.0.0.1", port: server.port).get()
+        // The second is accepted by the kernel, then closed by the server.
+        let second = try await bootstrap.connect(host: "127.0.0.1", port: server.port).get()
+        try await Self.within(10) { try await second.closeFuture.get() }
+        #expect(server.connectionCount == 1)
+        try await first.close()
+        try await server.shutdown()
+    }
+}
