@@ -73,6 +73,7 @@ public final class MTProtoTestServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channels: [any Channel]
     private let openConnections: ConnectionCounter
+    private let routes: SessionRoutes
 
     /// Binds the listener(s) and returns once they accept connections.
     public static func start(_ configuration: Configuration) async throws -> MTProtoTestServer {
@@ -85,9 +86,10 @@ public final class MTProtoTestServer: Sendable {
             sessionConfiguration: configuration.sessionConfiguration, random: configuration.random)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let counter = ConnectionCounter()
+        let routes = SessionRoutes()
         do {
             let main = try await bind(context: context, host: configuration.host, port: configuration.port,
-                                      group: group, counter: counter, onEvent: configuration.onEvent)
+                                      group: group, counter: counter, routes: routes, onEvent: configuration.onEvent)
             let port = main.localAddress?.port ?? configuration.port
             context.endpoint.port = port
             var channels = [main]
@@ -96,13 +98,14 @@ public final class MTProtoTestServer: Sendable {
             if let secret = configuration.proxySecret {
                 let proxy = ServerContext(sharing: context, secret: secret)
                 let channel = try await bind(context: proxy, host: configuration.host, port: configuration.proxyPort,
-                                             group: group, counter: counter, onEvent: configuration.onEvent)
+                                             group: group, counter: counter, routes: routes,
+                                             onEvent: configuration.onEvent)
                 channels.append(channel)
                 proxyContext = proxy
                 proxyPort = channel.localAddress?.port
             }
             return MTProtoTestServer(context: context, proxyContext: proxyContext, port: port, proxyPort: proxyPort,
-                                     group: group, channels: channels, counter: counter)
+                                     group: group, channels: channels, counter: counter, routes: routes)
         } catch {
             try? await group.shutdownGracefully()
             throw error
@@ -110,7 +113,8 @@ public final class MTProtoTestServer: Sendable {
     }
 
     private init(context: ServerContext, proxyContext: ServerContext?, port: Int, proxyPort: Int?,
-                 group: MultiThreadedEventLoopGroup, channels: [any Channel], counter: ConnectionCounter) {
+                 group: MultiThreadedEventLoopGroup, channels: [any Channel], counter: ConnectionCounter,
+                 routes: SessionRoutes) {
         self.context = context
         self.proxyContext = proxyContext
         self.port = port
@@ -118,6 +122,22 @@ public final class MTProtoTestServer: Sendable {
         self.group = group
         self.channels = channels
         openConnections = counter
+        self.routes = routes
+    }
+
+    /// Queues an update (a serialized `Updates`) in a session and sends it on the connection that carries the
+    /// session now, if any (otherwise it goes out with the session's next frame). False if the session is unknown.
+    @discardableResult
+    public func push(_ update: [UInt8], to key: SessionKey) -> Bool {
+        guard context.sessions.withExisting(key, { $0.push(update) }) != nil else { return false }
+        routes.wake(key)
+        return true
+    }
+
+    /// Pushes an update to every session of an auth key; returns how many there were.
+    @discardableResult
+    public func push(_ update: [UInt8], toAuthKey authKeyID: UInt64) -> Int {
+        context.sessions.keys(authKeyID: authKeyID).filter { push(update, to: $0) }.count
     }
 
     /// Connections open now.
@@ -130,7 +150,7 @@ public final class MTProtoTestServer: Sendable {
     }
 
     private static func bind(context: ServerContext, host: String, port: Int, group: MultiThreadedEventLoopGroup,
-                             counter: ConnectionCounter,
+                             counter: ConnectionCounter, routes: SessionRoutes,
                              onEvent: @escaping @Sendable (ConnectionReport) -> Void) async throws -> any Channel {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -139,7 +159,8 @@ public final class MTProtoTestServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ServerConnectionHandler(context: context, counter: counter, onEvent: onEvent))
+                        ServerConnectionHandler(context: context, counter: counter, routes: routes,
+                                                onEvent: onEvent))
                 }
             }
             .bind(host: host, port: port).get()
@@ -176,6 +197,27 @@ final class ConnectionCounter: Sendable {
     var current: Int { state.withLock { $0.open } }
 }
 
+/// Which connection carries each session now, so a pushed update can wake it. The last connection to carry a
+/// session owns its route; a closing connection removes only the routes it still owns.
+final class SessionRoutes: Sendable {
+    private let routes = Mutex<[SessionKey: (connection: UInt64, wake: @Sendable () -> Void)]>([:])
+
+    func claim(_ key: SessionKey, connection: UInt64, wake: @escaping @Sendable () -> Void) {
+        routes.withLock { $0[key] = (connection, wake) }
+    }
+
+    func release(_ keys: [SessionKey], connection: UInt64) {
+        routes.withLock { routes in
+            for key in keys where routes[key]?.connection == connection { routes.removeValue(forKey: key) }
+        }
+    }
+
+    func wake(_ key: SessionKey) {
+        let wake = routes.withLock { $0[key]?.wake }
+        wake?()
+    }
+}
+
 /// Feeds one channel's bytes to its `ServerConnection` and writes what comes back.
 final class ServerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
@@ -183,6 +225,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
 
     private let context: ServerContext
     private let counter: ConnectionCounter
+    private let routes: SessionRoutes
+    /// Sessions whose route this handler has claimed.
+    private var claimed = 0
     private let onEvent: @Sendable (MTProtoTestServer.ConnectionReport) -> Void
     private var connection: ServerConnection
     private var id: UInt64?
@@ -191,10 +236,11 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     private var queuedBytes = 0
     private var closing = false
 
-    init(context: ServerContext, counter: ConnectionCounter,
+    init(context: ServerContext, counter: ConnectionCounter, routes: SessionRoutes,
          onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void) {
         self.context = context
         self.counter = counter
+        self.routes = routes
         self.onEvent = onEvent
         connection = ServerConnection(context: context, now: Self.now())
     }
@@ -226,6 +272,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         timer?.cancel()
         timer = nil
         if let id {
+            routes.release(connection.sessionKeys, connection: id)
             counter.close()
             if !closing { onEvent(.init(connection: id, kind: .closed(connection.finish()))) }
         }
@@ -240,6 +287,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     private func apply(_ output: ServerConnectionOutput, _ channelContext: ChannelHandlerContext) {
         if let id {
             for event in output.events { onEvent(.init(connection: id, kind: .event(event))) }
+            claimRoutes(id: id, channelContext)
         }
         var written: EventLoopFuture<Void>?
         if !output.outbound.isEmpty {
@@ -261,6 +309,24 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         } else {
             schedule(channelContext)
         }
+    }
+
+    /// Routes pushes for sessions this connection started carrying to it.
+    private func claimRoutes(id: UInt64, _ channelContext: ChannelHandlerContext) {
+        let keys = connection.sessionKeys
+        guard keys.count > claimed else { return }
+        let loop = channelContext.eventLoop
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: loop)
+        for key in keys[claimed...] {
+            routes.claim(key, connection: id) {
+                loop.execute {
+                    let (handler, channelContext) = loopBound.value
+                    guard !handler.closing else { return }
+                    handler.apply(handler.connection.flush(now: Self.now()), channelContext)
+                }
+            }
+        }
+        claimed = keys.count
     }
 
     /// Closes once `after` (the last write: a −404, a last answer) completed, so it reaches the client.

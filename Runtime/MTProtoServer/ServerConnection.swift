@@ -220,6 +220,18 @@ public struct ServerConnection: Sendable {
         return output
     }
 
+    /// Sends what this connection's sessions have queued outside a request: updates pushed with `Session.push`
+    /// (through `SessionRegistry.withExisting`) since the last call.
+    public mutating func flush(now: Double) -> ServerConnectionOutput {
+        var output = ServerConnectionOutput()
+        guard closed == nil else { return output }
+        flushSessions(now: now, output: &output)
+        return output
+    }
+
+    /// The sessions this connection carries: their answers and pushed updates go out on it.
+    public var sessionKeys: [SessionKey] { sessions }
+
     /// Call when the client closed the connection: the error, if it ended inside the opening or a frame.
     public mutating func finish() -> ServerConnectionError? {
         guard closed == nil else { return nil }

@@ -135,5 +135,10 @@ public final class SessionRegistry: Sendable {
         }
     }
 
+    /// The sessions open on an auth key (a user's devices, once keys belong to users).
+    public func keys(authKeyID: UInt64) -> [SessionKey] {
+        state.withLock { $0.sessions.keys.filter { $0.authKeyID == authKeyID } }
+    }
+
     public var count: Int { state.withLock { $0.sessions.count } }
 }

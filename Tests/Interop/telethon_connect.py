@@ -4,7 +4,8 @@
 Starts mtserver on 127.0.0.1 with a generated RSA key and an MTProxy secret (used plain, and as a `dd` secret by
 the randomized-intermediate class), then for every connection class
 connects with a fresh MemorySession (so every run makes a new auth key) and calls help.getConfig, checking that the
-answer names this DC and its port. Everything is bounded: each connection and call has a timeout, the run count is
+answer names this DC and its port; then once with a key the server never made, which must end in -404
+(AuthKeyNotFound). Everything is bounded: each connection and call has a timeout, the run count is
 fixed, and mtserver itself stops after --server-timeout seconds. Exit status 0 only if every run passed.
 
 Usage: telethon_connect.py [--mtserver PATH] [--runs N]
@@ -20,7 +21,8 @@ import time
 import warnings
 
 from telethon import TelegramClient, connection, functions
-from telethon.crypto import rsa
+from telethon.crypto import AuthKey, rsa
+from telethon.errors import AuthKeyNotFound
 from telethon.sessions import MemorySession
 
 CLASSES = [
@@ -63,9 +65,14 @@ def start_server(path, timeout):
     return process, json.loads(line)
 
 
-async def connect_once(cls, ready):
+async def connect_once(cls, ready, unknown_key=False):
+    """Connects and calls help.getConfig. With `unknown_key`, the session holds a key the server never made: the
+    server answers transport error -404, which Telethon 1.45 raises as AuthKeyNotFound (it does not re-handshake
+    by itself; a client that drops the key gets a new one)."""
     session = MemorySession()
     session.set_dc(DC, "127.0.0.1", ready["port"])
+    if unknown_key:
+        session.auth_key = AuthKey(os.urandom(256))
     extra = {}
     if "MTProxy" in cls.__name__:
         dd = cls is connection.ConnectionTcpMTProxyRandomizedIntermediate
@@ -73,6 +80,13 @@ async def connect_once(cls, ready):
     client = TelegramClient(session, api_id=1, api_hash="0" * 32, connection=cls, timeout=5,
                             connection_retries=3, retry_delay=0.1, request_retries=3, **extra)
     try:
+        if unknown_key:
+            try:
+                await asyncio.wait_for(client.connect(), 30)
+                await asyncio.wait_for(client(functions.help.GetConfigRequest()), 15)
+            except AuthKeyNotFound:
+                return
+            raise AssertionError("a key the server never made was accepted")
         await asyncio.wait_for(client.connect(), 30)
         config = await asyncio.wait_for(client(functions.help.GetConfigRequest()), 15)
         if config.this_dc != DC or [o.port for o in config.dc_options] != [ready["port"]]:
@@ -108,9 +122,15 @@ async def main():
                     ok += 1
                 except Exception as error:  # report and go on: every class is tried
                     print(f"FAIL {cls.__name__} run {run}: {type(error).__name__}: {error}", flush=True)
+            try:
+                await connect_once(cls, ready, unknown_key=True)
+                ok += 1
+            except Exception as error:
+                print(f"FAIL {cls.__name__} unknown key: {type(error).__name__}: {error}", flush=True)
             passed += ok
-            failed += args.runs - ok
-            print(f"{cls.__name__}: {ok}/{args.runs} in {time.monotonic() - started:.1f} s", flush=True)
+            failed += args.runs + 1 - ok
+            print(f"{cls.__name__}: {ok}/{args.runs + 1} (the last with an unknown key, -404) in "
+                  f"{time.monotonic() - started:.1f} s", flush=True)
     finally:
         process.terminate()
         try:

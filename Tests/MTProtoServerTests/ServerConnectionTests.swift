@@ -141,6 +141,25 @@ import Testing
         #expect(ids.contains(id))  // with the get_future_salts the session packed beside it
     }
 
+    /// An update pushed into a session outside any request goes out on the connection's next flush.
+    @Test func pushedUpdateIsFlushed() throws {
+        let context = try Fixture.context()
+        var pair = try Pair(context: context, kind: .intermediate, wrapping: .plain, seed: 17)
+        let key = try pair.handshake()
+        guard case .success = try pair.call(firstCall()) else { throw HarnessFailure(description: "no config") }
+        var session = try #require(pair.session)
+        let sessionKey = SessionKey(authKeyID: key.authKey.idValue, sessionID: session.sessionID)
+        #expect(pair.server.sessionKeys == [sessionKey])
+        let update = TestTelegram.serialized(Api.Updates.updatesTooLong)
+        #expect(context.sessions.withExisting(sessionKey) { $0.push(update) } != nil)
+        let output = pair.server.flush(now: pair.now)
+        var received: [[UInt8]] = []
+        for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
+            for case .update(let bytes, _) in try session.receive(frame: payload, now: pair.now) { received.append(bytes) }
+        }
+        #expect(received == [update])
+    }
+
     @Test func keysAndSessionsAreBounded() throws {
         var limits = ServerLimits()
         limits.maxAuthKeys = 2

@@ -29,9 +29,11 @@ import Testing
         }
     }
 
-    /// Connects over TCP, runs the exchange and the first call; returns the config.
+    /// Connects over TCP, runs the exchange and the first call; returns the config. With `push`, then calls it
+    /// with the session's key and waits for the update it pushes, which it returns too.
     static func getConfig(port: Int, kind: TransportKind, obfuscation: TransportConfiguration.Obfuscation,
-                          seed: UInt64) async throws -> Api.Config {
+                          seed: UInt64, push: (@Sendable (SessionKey) -> Void)? = nil) async throws
+        -> (Api.Config, [UInt8]?) {
         let random = SeededRandom(seed: seed)
         var transport = try ClientTransport(configuration: TransportConfiguration(kind: kind, obfuscation: obfuscation, dcId: 2),
                                             random: random, unixTime: Int32(Date.now.timeIntervalSince1970))
@@ -48,13 +50,23 @@ import Testing
             try await outbound.write(ByteBuffer(bytes: try transport.send(exchange.start(now: now()))))
             var session: Session?
             var request: RequestID?
+            var config: Api.Config?
             let call = firstCall()
             for try await var buffer in inbound {
                 let output = try transport.receive(buffer.readBytes(length: buffer.readableBytes) ?? [])
                 for case .frame(let payload, _) in output.events {
                     if var active = session {
-                        for case .result(request, let bytes) in try active.receive(frame: payload, now: now()) {
-                            return try call.2.parse(Buffer(bytes: bytes))
+                        for event in try active.receive(frame: payload, now: now()) {
+                            switch event {
+                            case .result(request, let bytes):
+                                let parsed = try call.2.parse(Buffer(bytes: bytes))
+                                guard let push else { return (parsed, nil) }
+                                config = parsed
+                                push(SessionKey(authKeyID: active.authKey.idValue, sessionID: active.sessionID))
+                            case .update(let bytes, _):
+                                if let config { return (config, bytes) }
+                            default: break
+                            }
                         }
                         session = active
                     } else {
@@ -86,15 +98,20 @@ import Testing
             random: SeededRandom(seed: 5)))
         do {
             let port = server.port
-            let direct = try await Self.within(20) {
-                try await Self.getConfig(port: port, kind: .full, obfuscation: .none, seed: 1)
+            // The update is pushed from outside any request, and reaches the connection carrying the session.
+            let update = TestTelegram.serialized(Api.Updates.updatesTooLong)
+            let (direct, pushed) = try await Self.within(20) {
+                try await Self.getConfig(port: port, kind: .full, obfuscation: .none, seed: 1) { key in
+                    #expect(server.push(update, to: key))
+                }
             }
             guard case .config(let config) = direct, case .dcOption(let option)? = config.dcOptions.first else {
                 throw HarnessFailure(description: "no config")
             }
             #expect(option.port == Int32(port) && option.ipAddress == "127.0.0.1")
+            #expect(pushed == update)
             let proxyPort = try #require(server.proxyPort)
-            let proxied = try await Self.within(20) {
+            let (proxied, _) = try await Self.within(20) {
                 try await Self.getConfig(port: proxyPort, kind: .paddedIntermediate, obfuscation: .mtproxy(secret), seed: 2)
             }
             guard case .config(let viaProxy) = proxied else { throw HarnessFailure(description: "no config") }
