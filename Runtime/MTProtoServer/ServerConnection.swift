@@ -44,6 +44,8 @@ public final class ServerContext: Sendable {
     public let sessionConfiguration: SessionConfiguration
     public let keys: AuthKeyStore
     public let sessions: SessionRegistry
+    /// Fake-TLS ClientHello digests accepted by this listener (replays are refused).
+    public let replayCache = FakeTLSReplayCache()
     public let random: any RandomSource
     private let endpointState: Mutex<ServerEndpoint>
 
@@ -167,7 +169,7 @@ public struct ServerConnection: Sendable {
     public init(context: ServerContext, now: Double) {
         self.context = context
         transport = ServerTransport(configuration: context.transport, random: context.random,
-                                    unixTime: Int64(now.rounded(.down)))
+                                    unixTime: Int64(now.rounded(.down)), replayCache: context.replayCache)
         lastActivity = now
     }
 

@@ -272,6 +272,7 @@ public struct ServerTransport: Sendable {
     public let configuration: ServerTransportConfiguration
     private let random: any RandomSource
     private let unixTime: Int64
+    private let replayCache: FakeTLSReplayCache?
     private var pipeline: TransportPipeline?
     private var pending = ByteQueue()
     private var helloDone = false
@@ -279,11 +280,15 @@ public struct ServerTransport: Sendable {
     private var failure: TransportError?
     public private(set) var negotiated: NegotiatedTransport?
 
-    /// - Parameter unixTime: the server's clock, checked against a fake-TLS ClientHello.
-    public init(configuration: ServerTransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int64) {
+    /// - Parameters:
+    ///   - unixTime: the server's clock, checked against a fake-TLS ClientHello.
+    ///   - replayCache: where a listener's accepted ClientHello digests are kept; a hello seen before is refused.
+    public init(configuration: ServerTransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int64,
+                replayCache: FakeTLSReplayCache? = nil) {
         self.configuration = configuration
         self.random = random
         self.unixTime = unixTime
+        self.replayCache = replayCache
     }
 
     /// Feeds bytes from the client.
@@ -315,6 +320,11 @@ public struct ServerTransport: Sendable {
                 else { return nil }
                 let info = try FakeTLSHandshake.verifyClientHello(
                     hello, key: key, domain: domain, now: unixTime, allowedSkew: configuration.allowedClockSkew)
+                // Kept while a hello with the same clock could still pass the skew check.
+                let expires = Int64(info.unixTime) - configuration.allowedClockSkew.lowerBound
+                if let replayCache, !replayCache.insert(info.digest, now: unixTime, expires: expires) {
+                    throw .fakeTLS("ClientHello replayed (its digest was accepted before)")
+                }
                 outbound = try FakeTLSHandshake.serverHello(for: info, key: key, random: random)
                 helloDone = true
                 tlsReader = TLSRecordReader()

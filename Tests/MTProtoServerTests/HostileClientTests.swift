@@ -118,6 +118,29 @@ import Testing
         #expect(context.keys.count == 0 && context.sessions.count == 0)
     }
 
+    /// A fake-TLS ClientHello recorded and sent again (a censor probing for a proxy) is refused by the listener that
+    /// accepted it; the replay cache is per listener.
+    @Test func replayedClientHelloIsRefused() throws {
+        let context = try Fixture.context(wrapping: .ee)
+        var client = try ClientTransport(
+            configuration: TransportConfiguration(kind: .paddedIntermediate, obfuscation: Fixture.Wrapping.ee.clientObfuscation,
+                                                  dcId: 2),
+            random: SeededRandom(seed: 80), unixTime: Int32(Fixture.now))
+        let hello = client.start()
+        var first = ServerConnection(context: context, now: Fixture.now)
+        let accepted = first.receive(hello, now: Fixture.now)
+        #expect(accepted.close == nil && !accepted.outbound.isEmpty, "the ServerHello")
+        var replay = ServerConnection(context: context, now: Fixture.now + 1)
+        guard case .transport(.fakeTLS(let why))? = replay.receive(hello, now: Fixture.now + 1).close else {
+            Issue.record("a replayed ClientHello was accepted")
+            return
+        }
+        #expect(why.contains("replayed"))
+        var elsewhere = ServerConnection(context: try Fixture.context(wrapping: .ee), now: Fixture.now)
+        #expect(elsewhere.receive(hello, now: Fixture.now).close == nil)
+        #expect(context.replayCache.count == 1)
+    }
+
     @Test func publicKeyPEMMatchesTheFixture() throws {
         let key = try Fixture.rsaKey().publicKey
         let expected = try #require(Fixture.testKey?["pem_pkcs1"])
