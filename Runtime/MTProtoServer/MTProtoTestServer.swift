@@ -28,6 +28,9 @@ public final class MTProtoTestServer: Sendable {
         public var random: any RandomSource
         /// The most padding sent on padded-intermediate frames: 3, because Telethon 1.x strips only `length % 4`.
         public var maximumPadding: Int
+        /// Faults applied from the start, drawn from `faultSeed`.
+        public var faults = FaultPlan()
+        public var faultSeed: UInt64 = 0
         /// Called for every connection event and close, from the connection's event loop.
         public var onEvent: @Sendable (ConnectionReport) -> Void
 
@@ -83,7 +86,8 @@ public final class MTProtoTestServer: Sendable {
             exchange: exchange,
             transport: ServerTransportConfiguration(maximumPadding: configuration.maximumPadding),
             handlers: configuration.handlers, endpoint: endpoint, limits: configuration.limits,
-            sessionConfiguration: configuration.sessionConfiguration, random: configuration.random)
+            sessionConfiguration: configuration.sessionConfiguration, random: configuration.random,
+            faults: configuration.faults, faultSeed: configuration.faultSeed)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let counter = ConnectionCounter()
         let routes = SessionRoutes()
@@ -123,6 +127,15 @@ public final class MTProtoTestServer: Sendable {
         self.channels = channels
         openConnections = counter
         self.routes = routes
+    }
+
+    /// The faults every listener applies from now on.
+    public var faults: FaultPlan {
+        get { context.faults }
+        set {
+            context.faults = newValue
+            proxyContext?.faults = newValue
+        }
     }
 
     /// Queues an update (a serialized `Updates`) in a session and sends it on the connection that carries the
@@ -174,7 +187,7 @@ extension ServerContext {
         transport.secret = secret
         self.init(exchange: other.exchange, transport: transport, handlers: other.handlers, endpoint: other.endpoint,
                   limits: other.limits, sessionConfiguration: other.sessionConfiguration, random: other.random,
-                  keys: other.keys, sessions: other.sessions)
+                  faults: other.faults, faultSeed: other.faultSeed &+ 1, keys: other.keys, sessions: other.sessions)
     }
 }
 

@@ -47,12 +47,16 @@ public final class ServerContext: Sendable {
     /// Fake-TLS ClientHello digests accepted by this listener (replays are refused).
     public let replayCache = FakeTLSReplayCache()
     public let random: any RandomSource
+    let faultState: FaultState
+    /// The seed fault draws come from.
+    public let faultSeed: UInt64
     private let endpointState: Mutex<ServerEndpoint>
 
     public init(exchange: AuthKeyExchange.Server.Configuration, transport: ServerTransportConfiguration,
                 handlers: RPCHandlers, endpoint: ServerEndpoint, limits: ServerLimits = ServerLimits(),
                 sessionConfiguration: SessionConfiguration = SessionConfiguration(),
-                random: any RandomSource = SystemRandom(), keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil) {
+                random: any RandomSource = SystemRandom(), faults: FaultPlan = FaultPlan(), faultSeed: UInt64 = 0,
+                keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil) {
         self.exchange = exchange
         var transport = transport
         transport.maximumPayload = min(transport.maximumPayload, limits.maxFramePayload)
@@ -61,6 +65,8 @@ public final class ServerContext: Sendable {
         self.handlers = handlers
         self.sessionConfiguration = sessionConfiguration
         self.random = random
+        faultState = FaultState(plan: faults, seed: faultSeed)
+        self.faultSeed = faultSeed
         self.keys = keys ?? AuthKeyStore(capacity: limits.maxAuthKeys)
         self.sessions = sessions ?? SessionRegistry(capacity: limits.maxSessions, perKey: limits.maxSessionsPerKey)
         endpointState = Mutex(endpoint)
@@ -117,6 +123,8 @@ public enum ServerConnectionError: Error, Sendable, Equatable, CustomStringConve
     case queueOverflow(bytes: Int)
     /// The client closed the connection between frames (not a failure; `finish()` returns nil for it).
     case clientClosed
+    /// `FaultPlan.closeOn` named this method.
+    case faultInjected(method: String)
 
     public var description: String {
         switch self {
@@ -133,6 +141,7 @@ public enum ServerConnectionError: Error, Sendable, Equatable, CustomStringConve
         case .tooManyConnections(let limit): "more than \(limit) connections open"
         case .queueOverflow(let bytes): "\(bytes) bytes written and not read by the client"
         case .clientClosed: "the client closed the connection"
+        case .faultInjected(let method): "closed on \(method) by fault injection"
         }
     }
 }
@@ -365,10 +374,16 @@ public struct ServerConnection: Sendable {
         output.events += action.events
         if let deadline = action.disconnectAt { disconnectAt = deadline }
         // Handlers run outside the registry's lock, so they may reach other sessions; answers go in after.
+        let faults = context.faults
         for (messageID, body) in action.requests {
-            let (method, result) = context.handlers.dispatch(
+            var (method, result) = context.handlers.dispatch(
                 body: body, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
                 endpoint: context.endpoint, now: now)
+            if faults.closeOn.contains(method) {
+                output = fail(.faultInjected(method: method), output)
+                return
+            }
+            if let error = faults.errors[method] { result = .failure(error) }
             var failure: RPCError?
             context.sessions.withExisting(key) { session in
                 switch result {
@@ -443,8 +458,8 @@ public struct ServerConnection: Sendable {
             if let next { deadline = min(deadline ?? next, next) }
         }
         sessionDeadline = deadline
-        for frame in frames {
-            send(frame.bytes, output: &output)
+        for frame in context.faultState.shape(frames.map(\.bytes)) {
+            send(frame, output: &output)
             if closed != nil { return }
         }
     }

@@ -12,7 +12,7 @@ public final class AuthKeyStore: Sendable {
     public struct Entry: Sendable {
         public let key: AuthKey
         public let cipher: MTProto2Cipher
-        public let salts: SaltSchedule
+        public internal(set) var salts: SaltSchedule
         public let createdAt: Double
     }
 
@@ -34,6 +34,15 @@ public final class AuthKeyStore: Sendable {
     }
 
     public func entry(id: UInt64) -> Entry? { state.withLock { $0.entries[id] } }
+
+    /// Replaces a key's salt schedule (sessions created later take it); false if the key is unknown.
+    func replaceSalts(id: UInt64, with schedule: SaltSchedule) -> Bool {
+        state.withLock { state in
+            guard state.entries[id] != nil else { return false }
+            state.entries[id]?.salts = schedule
+            return true
+        }
+    }
 
     @discardableResult
     public func remove(id: UInt64) -> Bool {
