@@ -1,6 +1,7 @@
 // Fault injection for tests of clients: what the server does wrong on purpose, seeded so a failing run replays. A
 // `FaultPlan` applies to every connection of a server and can be changed while it runs; one-shot faults on a session
 // (bad_msg_notification codes, a forgotten session, rotated salts) go through `ServerContext`.
+import Foundation
 import MTProto
 import MTProtoCrypto
 import Synchronization
@@ -18,8 +19,43 @@ public struct FaultPlan: Sendable {
 
     public init() {}
 
-    var isEmpty: Bool {
-        dropOutgoing <= 0 && duplicateOutgoing <= 0 && reorderOutgoing <= 0 && errors.isEmpty && closeOn.isEmpty
+    /// Why a fault specification was refused.
+    public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
+        public let item: String
+        public let reason: String
+        public var description: String { "fault '\(item)': \(reason)" }
+    }
+
+    /// Reads `mtserver --faults`: comma-separated items `drop=P`, `duplicate=P`, `reorder=P` (P in 0…1),
+    /// `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`) and `close=METHOD`.
+    public init(parsing spec: String) throws(SpecError) {
+        for item in spec.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) })
+        where !item.isEmpty {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw SpecError(item: item, reason: "expected NAME=VALUE") }
+            let value = parts[1]
+            switch parts[0] {
+            case "drop", "duplicate", "reorder":
+                guard let probability = Double(value), (0...1).contains(probability) else {
+                    throw SpecError(item: item, reason: "the probability must be a number in 0...1")
+                }
+                switch parts[0] {
+                case "drop": dropOutgoing = probability
+                case "duplicate": duplicateOutgoing = probability
+                default: reorderOutgoing = probability
+                }
+            case "error":
+                let fields = value.split(separator: ":", maxSplits: 2).map(String.init)
+                guard fields.count == 3, let code = Int32(fields[1]), !fields[2].isEmpty else {
+                    throw SpecError(item: item, reason: "expected error=METHOD:CODE:MESSAGE")
+                }
+                errors[fields[0]] = RPCError(code: code, message: fields[2])
+            case "close":
+                closeOn.insert(value)
+            default:
+                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, error, close)")
+            }
+        }
     }
 }
 

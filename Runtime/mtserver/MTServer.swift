@@ -17,13 +17,15 @@ struct MTServer: AsyncParsableCommand {
         commandName: "mtserver",
         abstract: "Run a local test Telegram server (MTProto server role) on 127.0.0.1.",
         discussion: """
-            Prints one JSON line on standard output when ready, e.g.
-              {"dc":2,"fingerprint":"0x…","port":40123,"proxy_port":40124,"public_key":"-----BEGIN RSA PUBLIC KEY-----\\n…","secret":"dd…"}
-            Clients load public_key as the server's RSA key and connect to 127.0.0.1:port (any transport: abridged,
-            intermediate, padded intermediate, full, obfuscated2), or to proxy_port through MTProxy with the secret.
+            When ready it prints one JSON line on standard output: "port", "proxy_port" (with --secret), "dc", \
+            "public_key" (PKCS#1 PEM), "fingerprint", "secret". Clients load public_key as the server's RSA key \
+            and connect to 127.0.0.1:port with any transport (abridged, intermediate, padded intermediate, full, \
+            obfuscated2), or to proxy_port through MTProxy with the secret. Logs go to standard error.
 
-            Example:
-              mtserver --generate-key --secret dd0123456789abcdef0123456789abcdef --timeout 60
+            Examples:
+              mtserver --generate-key --secret dd0123456789abcdef0123456789abcdef
+              mtserver --rsa-key key.pem --port 4430 --timeout 60 --seed 7 \\
+                --faults drop=0.05,error=help.getConfig:420:FLOOD_WAIT_3
             """)
 
     @Option(help: "TCP port for direct connections (0 picks a free one).")
@@ -43,6 +45,9 @@ struct MTServer: AsyncParsableCommand {
 
     @Option(help: "Stop after this many seconds (0: run until SIGINT/SIGTERM).")
     var timeout: Double = 0
+
+    @Option(help: "Faults to inject, comma-separated: drop=P, duplicate=P, reorder=P (outgoing frames, P in 0...1), error=METHOD:CODE:MESSAGE, close=METHOD. Draws are seeded by --seed.")
+    var faults: String?
 
     @Option(help: "Seed the server's randomness (nonces, salts, padding) so a run replays; not for real keys.")
     var seed: UInt64?
@@ -65,10 +70,12 @@ struct MTServer: AsyncParsableCommand {
         let key = try RSAPrivateKey(pem: pem)
         let proxySecret = try secret.map { try MTProxySecret(parsing: $0) }
         let random: any RandomSource = seed.map { SeededRandom(seed: $0) } ?? SystemRandom()
-        let log = logger
-        let server = try await MTProtoTestServer.start(.init(
+        var configuration = MTProtoTestServer.Configuration(
             rsaKeys: [key], handlers: TestTelegram.handlers(), port: port, proxyPort: proxyPort, dcID: dc,
-            proxySecret: proxySecret, random: random, onEvent: { report in Self.log(report, to: log) }))
+            proxySecret: proxySecret, random: random, onEvent: { [logger] report in Self.log(report, to: logger) })
+        configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
+        configuration.faultSeed = seed ?? 0
+        let server = try await MTProtoTestServer.start(configuration)
 
         let ready = Ready(port: server.port, proxy_port: server.proxyPort, dc: dc,
                           public_key: key.publicKey.pkcs1PEM,

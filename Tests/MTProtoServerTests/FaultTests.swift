@@ -104,3 +104,17 @@ import Testing
         #expect(first.contains(true) && first.contains(false))
     }
 }
+
+@Suite struct FaultSpecTests {
+    @Test func specIsRead() throws {
+        let plan = try FaultPlan(parsing: "drop=0.25, duplicate=1,reorder=0,error=help.getConfig:420:FLOOD_WAIT_5,close=updates.getState")
+        #expect(plan.dropOutgoing == 0.25 && plan.duplicateOutgoing == 1 && plan.reorderOutgoing == 0)
+        #expect(plan.errors["help.getConfig"] == RPCError(code: 420, message: "FLOOD_WAIT_5"))
+        #expect(plan.closeOn == ["updates.getState"])
+    }
+
+    @Test(arguments: ["drop=2", "drop", "error=help.getConfig:x:Y", "error=help.getConfig:400", "flood=1"])
+    func badSpecsAreRefused(spec: String) {
+        #expect(throws: FaultPlan.SpecError.self) { try FaultPlan(parsing: spec) }
+    }
+}
