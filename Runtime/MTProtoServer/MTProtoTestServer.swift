@@ -10,15 +10,18 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A running server: one DC, on one port, or two when an MTProxy secret is configured (the plain port accepts the
-/// plain tags and obfuscated2 without a secret; the proxy port accepts only the secret's protocol).
+/// A running server: one or more DCs, each on its own port with its own auth keys and sessions, sharing handlers and
+/// a directory `help.getConfig` lists. With an MTProxy secret the first DC has a second port speaking MTProxy (the
+/// plain port accepts the plain tags and obfuscated2 without a secret; the proxy port only the secret's protocol).
 public final class MTProtoTestServer: Sendable {
     public struct Configuration: Sendable {
         public var host: String
         /// 0 picks a free port.
         public var port: Int
         public var proxyPort: Int
-        public var dcID: Int32
+        /// The DCs to run, each on a port of its own (the first on `port`, the others on free ports). A single DC
+        /// also accepts key exchanges naming any of Telegram's DC ids, as one server stands in for all.
+        public var dcIDs: [Int32]
         public var rsaKeys: [RSAPrivateKey]
         /// Adds a listener speaking MTProxy with this secret.
         public var proxySecret: MTProxySecret?
@@ -35,7 +38,7 @@ public final class MTProtoTestServer: Sendable {
         public var onEvent: @Sendable (ConnectionReport) -> Void
 
         public init(rsaKeys: [RSAPrivateKey], handlers: RPCHandlers, host: String = "127.0.0.1", port: Int = 0,
-                    proxyPort: Int = 0, dcID: Int32 = 2, proxySecret: MTProxySecret? = nil,
+                    proxyPort: Int = 0, dcIDs: [Int32] = [2], proxySecret: MTProxySecret? = nil,
                     limits: ServerLimits = ServerLimits(),
                     sessionConfiguration: SessionConfiguration = SessionConfiguration(),
                     random: any RandomSource = SystemRandom(), maximumPadding: Int = 3,
@@ -45,7 +48,7 @@ public final class MTProtoTestServer: Sendable {
             self.host = host
             self.port = port
             self.proxyPort = proxyPort
-            self.dcID = dcID
+            self.dcIDs = dcIDs.isEmpty ? [2] : dcIDs
             self.proxySecret = proxySecret
             self.limits = limits
             self.sessionConfiguration = sessionConfiguration
@@ -68,10 +71,14 @@ public final class MTProtoTestServer: Sendable {
         }
     }
 
+    /// The first DC's context and port.
     public let context: ServerContext
-    /// The context of the MTProxy listener (same keys, sessions and handlers), when there is one.
-    public let proxyContext: ServerContext?
     public let port: Int
+    /// Every DC's context and port, by DC id.
+    public let contexts: [Int32: ServerContext]
+    public let ports: [Int32: Int]
+    /// The context of the MTProxy listener (the first DC's keys, sessions and handlers), when there is one.
+    public let proxyContext: ServerContext?
     public let proxyPort: Int?
     private let group: MultiThreadedEventLoopGroup
     private let channels: [any Channel]
@@ -80,27 +87,39 @@ public final class MTProtoTestServer: Sendable {
 
     /// Binds the listener(s) and returns once they accept connections.
     public static func start(_ configuration: Configuration) async throws -> MTProtoTestServer {
-        let exchange = try AuthKeyExchange.Server.Configuration(keys: configuration.rsaKeys, dcID: configuration.dcID)
-        let endpoint = ServerEndpoint(dcID: configuration.dcID, host: configuration.host, port: configuration.port)
-        let context = ServerContext(
-            exchange: exchange,
-            transport: ServerTransportConfiguration(maximumPadding: configuration.maximumPadding),
-            handlers: configuration.handlers, endpoint: endpoint, limits: configuration.limits,
-            sessionConfiguration: configuration.sessionConfiguration, random: configuration.random,
-            faults: configuration.faults, faultSeed: configuration.faultSeed)
+        let directory = DCDirectory([])
+        var contexts: [(Int32, ServerContext)] = []
+        for (index, dcID) in configuration.dcIDs.enumerated() {
+            var exchange = try AuthKeyExchange.Server.Configuration(keys: configuration.rsaKeys, dcID: dcID)
+            if configuration.dcIDs.count == 1 {
+                for id in 1...5 as ClosedRange<Int32> { exchange.acceptedDCs.formUnion([id, -id, 10_000 + id, -10_000 - id]) }
+            }
+            let endpoint = ServerEndpoint(dcID: dcID, host: configuration.host, port: index == 0 ? configuration.port : 0)
+            contexts.append((dcID, ServerContext(
+                exchange: exchange, transport: ServerTransportConfiguration(maximumPadding: configuration.maximumPadding),
+                handlers: configuration.handlers, endpoint: endpoint, limits: configuration.limits,
+                sessionConfiguration: configuration.sessionConfiguration, random: configuration.random,
+                faults: configuration.faults, faultSeed: configuration.faultSeed &+ UInt64(index) &* 2,
+                directory: directory)))
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let counter = ConnectionCounter()
         let routes = SessionRoutes()
+        var channels: [any Channel] = []
         do {
-            let main = try await bind(context: context, host: configuration.host, port: configuration.port,
-                                      group: group, counter: counter, routes: routes, onEvent: configuration.onEvent)
-            let port = main.localAddress?.port ?? configuration.port
-            context.endpoint.port = port
-            var channels = [main]
+            var ports: [Int32: Int] = [:]
+            for (dcID, context) in contexts {
+                let channel = try await bind(context: context, host: configuration.host, port: context.endpoint.port,
+                                             group: group, counter: counter, routes: routes,
+                                             onEvent: configuration.onEvent)
+                channels.append(channel)
+                context.endpoint.port = channel.localAddress?.port ?? context.endpoint.port
+                ports[dcID] = context.endpoint.port
+            }
             var proxyContext: ServerContext?
             var proxyPort: Int?
-            if let secret = configuration.proxySecret {
-                let proxy = ServerContext(sharing: context, secret: secret)
+            if let secret = configuration.proxySecret, let first = contexts.first?.1 {
+                let proxy = ServerContext(sharing: first, secret: secret)
                 let channel = try await bind(context: proxy, host: configuration.host, port: configuration.proxyPort,
                                              group: group, counter: counter, routes: routes,
                                              onEvent: configuration.onEvent)
@@ -108,20 +127,23 @@ public final class MTProtoTestServer: Sendable {
                 proxyContext = proxy
                 proxyPort = channel.localAddress?.port
             }
-            return MTProtoTestServer(context: context, proxyContext: proxyContext, port: port, proxyPort: proxyPort,
+            return MTProtoTestServer(contexts: contexts, ports: ports, proxyContext: proxyContext, proxyPort: proxyPort,
                                      group: group, channels: channels, counter: counter, routes: routes)
         } catch {
+            for channel in channels { try? await channel.close() }
             try? await group.shutdownGracefully()
             throw error
         }
     }
 
-    private init(context: ServerContext, proxyContext: ServerContext?, port: Int, proxyPort: Int?,
-                 group: MultiThreadedEventLoopGroup, channels: [any Channel], counter: ConnectionCounter,
-                 routes: SessionRoutes) {
-        self.context = context
+    private init(contexts: [(Int32, ServerContext)], ports: [Int32: Int], proxyContext: ServerContext?,
+                 proxyPort: Int?, group: MultiThreadedEventLoopGroup, channels: [any Channel],
+                 counter: ConnectionCounter, routes: SessionRoutes) {
+        context = contexts[0].1
+        port = ports[contexts[0].0] ?? 0
+        self.contexts = Dictionary(contexts, uniquingKeysWith: { first, _ in first })
+        self.ports = ports
         self.proxyContext = proxyContext
-        self.port = port
         self.proxyPort = proxyPort
         self.group = group
         self.channels = channels
@@ -133,24 +155,27 @@ public final class MTProtoTestServer: Sendable {
     public var faults: FaultPlan {
         get { context.faults }
         set {
-            context.faults = newValue
+            for context in contexts.values { context.faults = newValue }
             proxyContext?.faults = newValue
         }
     }
 
-    /// Queues an update (a serialized `Updates`) in a session and sends it on the connection that carries the
-    /// session now, if any (otherwise it goes out with the session's next frame). False if the session is unknown.
+    /// Queues an update (a serialized `Updates`) in a session of the first DC and sends it on the connection that
+    /// carries the session now, if any (otherwise it goes out with the session's next frame). False if the session
+    /// is unknown.
     @discardableResult
-    public func push(_ update: [UInt8], to key: SessionKey) -> Bool {
-        guard context.sessions.withExisting(key, { $0.push(update) }) != nil else { return false }
+    public func push(_ update: [UInt8], to key: SessionKey, dc: Int32? = nil) -> Bool {
+        let target = dc.flatMap { contexts[$0] } ?? context
+        guard target.sessions.withExisting(key, { $0.push(update) }) != nil else { return false }
         routes.wake(key)
         return true
     }
 
     /// Pushes an update to every session of an auth key; returns how many there were.
     @discardableResult
-    public func push(_ update: [UInt8], toAuthKey authKeyID: UInt64) -> Int {
-        context.sessions.keys(authKeyID: authKeyID).filter { push(update, to: $0) }.count
+    public func push(_ update: [UInt8], toAuthKey authKeyID: UInt64, dc: Int32? = nil) -> Int {
+        let target = dc.flatMap { contexts[$0] } ?? context
+        return target.sessions.keys(authKeyID: authKeyID).filter { push(update, to: $0, dc: dc) }.count
     }
 
     /// Connections open now.
@@ -187,7 +212,8 @@ extension ServerContext {
         transport.secret = secret
         self.init(exchange: other.exchange, transport: transport, handlers: other.handlers, endpoint: other.endpoint,
                   limits: other.limits, sessionConfiguration: other.sessionConfiguration, random: other.random,
-                  faults: other.faults, faultSeed: other.faultSeed &+ 1, keys: other.keys, sessions: other.sessions)
+                  faults: other.faults, faultSeed: other.faultSeed &+ 1, keys: other.keys, sessions: other.sessions,
+                  directory: other.directory)
     }
 }
 

@@ -4,6 +4,7 @@
 // handler registered for its name. Unknown methods are answered `rpc_error` 400 METHOD_NOT_IMPLEMENTED, never
 // silence; undecodable ones 400 INPUT_METHOD_INVALID (core.telegram.org/api/errors).
 import MTProto
+import Synchronization
 import TLRuntime
 
 /// Where a request came from and where it arrived: what a handler needs besides the request.
@@ -20,6 +21,8 @@ public struct RPCCall: Sendable {
     public let messageID: Int64
     /// The server the request reached.
     public let endpoint: ServerEndpoint
+    /// Every DC of the cluster (this one included), by id: what `help.getConfig` lists.
+    public let dcs: [ServerEndpoint]
     /// The server's clock (Unix seconds) when the request arrived.
     public let now: Double
 }
@@ -35,6 +38,24 @@ public struct ServerEndpoint: Sendable, Hashable {
         self.host = host
         self.port = port
     }
+}
+
+/// The DCs of a cluster, shared by their servers; a listener fills in its port once bound.
+public final class DCDirectory: Sendable {
+    private let state: Mutex<[ServerEndpoint]>
+
+    public init(_ endpoints: [ServerEndpoint]) { state = Mutex(endpoints.sorted { $0.dcID < $1.dcID }) }
+
+    /// Adds or replaces the endpoint of `endpoint.dcID`.
+    public func update(_ endpoint: ServerEndpoint) {
+        state.withLock { endpoints in
+            endpoints.removeAll { $0.dcID == endpoint.dcID }
+            endpoints.append(endpoint)
+            endpoints.sort { $0.dcID < $1.dcID }
+        }
+    }
+
+    public var endpoints: [ServerEndpoint] { state.withLock { $0 } }
 }
 
 /// Answers one call with the serialized result (a boxed TL value), or throws the `rpc_error` to send.
@@ -60,7 +81,7 @@ public struct RPCHandlers: Sendable {
     /// Decodes a request body and answers it: the innermost method's name (`?` when the body does not decode)
     /// and the serialized result, or the `rpc_error` to send.
     public func dispatch(body: [UInt8], authKeyID: UInt64, sessionID: Int64, messageID: Int64,
-                         endpoint: ServerEndpoint, now: Double) -> (method: String, result: Result<[UInt8], RPCError>) {
+                         endpoint: ServerEndpoint, dcs: [ServerEndpoint], now: Double) -> (method: String, result: Result<[UInt8], RPCError>) {
         let invalid = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
         guard let object = try? registry.parse(bytes: body), var request = object as? TLRequest else {
             return ("?", .failure(invalid))
@@ -79,7 +100,7 @@ public struct RPCHandlers: Sendable {
             return (request.name, .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED")))
         }
         let call = RPCCall(request: request, wrappers: wrappers, layer: layer, authKeyID: authKeyID,
-                           sessionID: sessionID, messageID: messageID, endpoint: endpoint, now: now)
+                           sessionID: sessionID, messageID: messageID, endpoint: endpoint, dcs: dcs, now: now)
         do {
             return (request.name, .success(try handler(call)))
         } catch {

@@ -51,12 +51,14 @@ public final class ServerContext: Sendable {
     /// The seed fault draws come from.
     public let faultSeed: UInt64
     private let endpointState: Mutex<ServerEndpoint>
+    /// The cluster this server belongs to (just itself unless one is passed).
+    public let directory: DCDirectory
 
     public init(exchange: AuthKeyExchange.Server.Configuration, transport: ServerTransportConfiguration,
                 handlers: RPCHandlers, endpoint: ServerEndpoint, limits: ServerLimits = ServerLimits(),
                 sessionConfiguration: SessionConfiguration = SessionConfiguration(),
                 random: any RandomSource = SystemRandom(), faults: FaultPlan = FaultPlan(), faultSeed: UInt64 = 0,
-                keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil) {
+                keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil, directory: DCDirectory? = nil) {
         self.exchange = exchange
         var transport = transport
         transport.maximumPayload = min(transport.maximumPayload, limits.maxFramePayload)
@@ -70,12 +72,16 @@ public final class ServerContext: Sendable {
         self.keys = keys ?? AuthKeyStore(capacity: limits.maxAuthKeys)
         self.sessions = sessions ?? SessionRegistry(capacity: limits.maxSessions, perKey: limits.maxSessionsPerKey)
         endpointState = Mutex(endpoint)
+        self.directory = directory ?? DCDirectory([endpoint])
     }
 
-    /// Where clients reach this server (the port is known once a listener is bound).
+    /// Where clients reach this server (the port is known once a listener is bound); kept in the directory too.
     public var endpoint: ServerEndpoint {
         get { endpointState.withLock { $0 } }
-        set { endpointState.withLock { $0 = newValue } }
+        set {
+            endpointState.withLock { $0 = newValue }
+            directory.update(newValue)
+        }
     }
 }
 
@@ -378,7 +384,7 @@ public struct ServerConnection: Sendable {
         for (messageID, body) in action.requests {
             var (method, result) = context.handlers.dispatch(
                 body: body, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
-                endpoint: context.endpoint, now: now)
+                endpoint: context.endpoint, dcs: context.directory.endpoints, now: now)
             if faults.closeOn.contains(method) {
                 output = fail(.faultInjected(method: method), output)
                 return

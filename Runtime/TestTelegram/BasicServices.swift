@@ -41,13 +41,14 @@ public enum TestTelegram {
         }
     }
 
-    /// This DC's configuration: one option (the address clients reached), limits as Telegram's production ones.
+    /// The cluster's configuration: an option per DC, limits as Telegram's production ones.
     static func config(for call: RPCCall) -> Api.Config {
         let now = Int32(clamping: Int64(call.now))
-        let option = Api.DcOption.dcOption(.init(id: call.endpoint.dcID, ipAddress: call.endpoint.host,
-                                                 port: Int32(clamping: call.endpoint.port)))
+        let options = call.dcs.map {
+            Api.DcOption.dcOption(.init(id: $0.dcID, ipAddress: $0.host, port: Int32(clamping: $0.port)))
+        }
         return .config(.init(
-            date: now, expires: now &+ 3600, testMode: true, thisDc: call.endpoint.dcID, dcOptions: [option],
+            date: now, expires: now &+ 3600, testMode: true, thisDc: call.endpoint.dcID, dcOptions: options,
             dcTxtDomainName: "localhost", chatSizeMax: 200, megagroupSizeMax: 200_000, forwardedCountMax: 100,
             onlineUpdatePeriodMs: 210_000, offlineBlurTimeoutMs: 5000, offlineIdleTimeoutMs: 30_000,
             onlineCloudTimeoutMs: 300_000, notifyCloudDelayMs: 30_000, notifyDefaultDelayMs: 1500,

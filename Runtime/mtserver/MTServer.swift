@@ -17,7 +17,8 @@ struct MTServer: AsyncParsableCommand {
         commandName: "mtserver",
         abstract: "Run a local test Telegram server (MTProto server role) on 127.0.0.1.",
         discussion: """
-            When ready it prints one JSON line on standard output: "port", "proxy_port" (with --secret), "dc", \
+            When ready it prints one JSON line on standard output: "port" (the first DC's), "ports" (by DC id), \
+            "proxy_port" (with --secret, for the first DC), "dc", \
             "public_key" (PKCS#1 PEM), "fingerprint", "secret". Clients load public_key as the server's RSA key \
             and connect to 127.0.0.1:port with any transport (abridged, intermediate, padded intermediate, full, \
             obfuscated2), or to proxy_port through MTProxy with the secret. Logs go to standard error.
@@ -52,8 +53,11 @@ struct MTServer: AsyncParsableCommand {
     @Option(help: "Seed the server's randomness (nonces, salts, padding) so a run replays; not for real keys.")
     var seed: UInt64?
 
-    @Option(help: "The DC id this server is.")
+    @Option(help: "The DC id of a single-DC server (it also accepts clients naming any other DC).")
     var dc: Int32 = 2
+
+    @Option(help: "Run DCs 1...N, each on its own port (printed under \"ports\"); --port is DC 1's.")
+    var dcs: Int32 = 1
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -61,6 +65,7 @@ struct MTServer: AsyncParsableCommand {
     func validate() throws {
         guard (rsaKey != nil) != generateKey else { throw ValidationError("give exactly one of --rsa-key PEM and --generate-key") }
         guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more") }
+        guard (1...16).contains(dcs) else { throw ValidationError("--dcs must be 1...16") }
     }
 
     func run() async throws {
@@ -71,15 +76,17 @@ struct MTServer: AsyncParsableCommand {
         let proxySecret = try secret.map { try MTProxySecret(parsing: $0) }
         let random: any RandomSource = seed.map { SeededRandom(seed: $0) } ?? SystemRandom()
         var configuration = MTProtoTestServer.Configuration(
-            rsaKeys: [key], handlers: TestTelegram.handlers(), port: port, proxyPort: proxyPort, dcID: dc,
+            rsaKeys: [key], handlers: TestTelegram.handlers(), port: port, proxyPort: proxyPort,
+            dcIDs: dcs == 1 ? [dc] : Array(1...dcs),
             proxySecret: proxySecret, random: random, onEvent: { [logger] report in Self.log(report, to: logger) })
         configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
         configuration.faultSeed = seed ?? 0
         let server = try await MTProtoTestServer.start(configuration)
 
-        let ready = Ready(port: server.port, proxy_port: server.proxyPort, dc: dc,
+        let ready = Ready(port: server.port, ports: Dictionary(uniqueKeysWithValues: server.ports.map { ("\($0.key)", $0.value) }),
+                          proxy_port: server.proxyPort, dc: dcs == 1 ? dc : 1,
                           public_key: key.publicKey.pkcs1PEM,
-                          fingerprint: "0x" + String(UInt64(bitPattern: key.publicKey.fingerprint), radix: 16),
+                          fingerprint: Self.hex(key.publicKey.fingerprint),
                           secret: proxySecret?.hexString)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -92,8 +99,15 @@ struct MTServer: AsyncParsableCommand {
         try await server.shutdown()
     }
 
+    /// A fingerprint as 16 hex digits, the way Telegram's key lists print them.
+    static func hex(_ value: Int64) -> String {
+        let digits = String(UInt64(bitPattern: value), radix: 16)
+        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
     struct Ready: Encodable {
         let port: Int
+        let ports: [String: Int]
         let proxy_port: Int?
         let dc: Int32
         let public_key: String

@@ -124,6 +124,31 @@ import Testing
         try await server.shutdown()
     }
 
+    /// Three DCs, each on its port with its own keys; help.getConfig on DC 2 lists all three.
+    @Test func clusterListsEveryDC() async throws {
+        let server = try await MTProtoTestServer.start(.init(
+            rsaKeys: [try Fixture.rsaKey()], handlers: TestTelegram.handlers(), dcIDs: [1, 2, 3],
+            random: SeededRandom(seed: 6)))
+        let ports = server.ports
+        do {
+            let port = try #require(ports[2])
+            let (answer, _) = try await Self.within(20) {
+                try await Self.getConfig(port: port, kind: .abridged, obfuscation: .obfuscated2, seed: 3)
+            }
+            guard case .config(let config) = answer else { throw HarnessFailure(description: "no config") }
+            #expect(config.thisDc == 2)
+            var listed: [Int32: Int32] = [:]
+            for case .dcOption(let option) in config.dcOptions { listed[option.id] = option.port }
+            #expect(listed == ports.mapValues { Int32($0) })
+            #expect(Set(ports.values).count == 3)
+            #expect(server.contexts[2]?.keys.count == 1 && server.contexts[1]?.keys.count == 0)
+        } catch {
+            try await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+    }
+
     @Test func connectionLimitTurnsClientsAway() async throws {
         var limits = ServerLimits()
         limits.maxConnections = 1
