@@ -149,6 +149,34 @@ import Testing
         try await server.shutdown()
     }
 
+    /// 300 real connections, each sending half an exchange message and dropped: every one is closed and counted
+    /// out, nothing is kept, and the server still serves.
+    @Test func droppedConnectionsLeaveNothing() async throws {
+        let server = try await MTProtoTestServer.start(.init(
+            rsaKeys: [try Fixture.rsaKey()], handlers: TestTelegram.handlers(), random: SeededRandom(seed: 7)))
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        for round in 0..<300 {
+            let channel = try await bootstrap.connect(host: "127.0.0.1", port: server.port).get()
+            var exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2),
+                                                  random: SeededRandom(seed: UInt64(round)))
+            var codec = IntermediateCodec(role: .client)
+            var frame = try codec.encode(exchange.start(now: 0), quickAck: false)
+            frame = [0xee, 0xee, 0xee, 0xee] + frame.prefix(frame.count / 2)
+            try await channel.writeAndFlush(ByteBuffer(bytes: frame))
+            try await channel.close()
+        }
+        let port = server.port
+        let (answer, _) = try await Self.within(20) {
+            try await Self.getConfig(port: port, kind: .intermediate, obfuscation: .none, seed: 4)
+        }
+        guard case .config = answer else { throw HarnessFailure(description: "no config") }
+        // The last closes may still be in flight on the server's loop.
+        for _ in 0..<100 where server.connectionCount > 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(server.connectionCount == 0)
+        #expect(server.context.keys.count == 1 && server.context.sessions.count == 1)
+        try await server.shutdown()
+    }
+
     @Test func connectionLimitTurnsClientsAway() async throws {
         var limits = ServerLimits()
         limits.maxConnections = 1
