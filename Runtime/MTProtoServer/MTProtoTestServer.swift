@@ -77,7 +77,8 @@ public final class MTProtoTestServer: Sendable {
     /// Every DC's context and port, by DC id.
     public let contexts: [Int32: ServerContext]
     public let ports: [Int32: Int]
-    /// The context of the MTProxy listener (the first DC's keys, sessions and handlers), when there is one.
+    /// The context of the MTProxy listener (the first DC's keys, sessions and handlers; a client naming another
+    /// DC in its header is forwarded to that DC's), when there is one.
     public let proxyContext: ServerContext?
     public let proxyPort: Int?
     private let group: MultiThreadedEventLoopGroup
@@ -119,7 +120,9 @@ public final class MTProtoTestServer: Sendable {
             var proxyContext: ServerContext?
             var proxyPort: Int?
             if let secret = configuration.proxySecret, let first = contexts.first?.1 {
-                let proxy = ServerContext(sharing: first, secret: secret)
+                let routing = DCRouting()
+                routing.set(Dictionary(contexts, uniquingKeysWith: { first, _ in first }))
+                let proxy = ServerContext(sharing: first, secret: secret, routing: routing)
                 let channel = try await bind(context: proxy, host: configuration.host, port: configuration.proxyPort,
                                              group: group, counter: counter, routes: routes,
                                              onEvent: configuration.onEvent)
@@ -207,13 +210,14 @@ public final class MTProtoTestServer: Sendable {
 
 extension ServerContext {
     /// A context for another listener of the same DC: same keys, sessions and handlers, another transport secret.
-    convenience init(sharing other: ServerContext, secret: MTProxySecret) {
+    /// An MTProxy listener in front of `other`'s DC, forwarding to the DC a client names when `routing` has it.
+    convenience init(sharing other: ServerContext, secret: MTProxySecret, routing: DCRouting) {
         var transport = other.transport
         transport.secret = secret
         self.init(exchange: other.exchange, transport: transport, handlers: other.handlers, endpoint: other.endpoint,
                   limits: other.limits, sessionConfiguration: other.sessionConfiguration, random: other.random,
                   faults: other.faults, faultSeed: other.faultSeed &+ 1, keys: other.keys, sessions: other.sessions,
-                  directory: other.directory)
+                  directory: other.directory, routing: routing)
     }
 }
 

@@ -58,6 +58,17 @@ public final class DCDirectory: Sendable {
     public var endpoints: [ServerEndpoint] { state.withLock { $0 } }
 }
 
+/// The DCs an MTProxy listener forwards to, by id; filled once every DC's context exists.
+public final class DCRouting: Sendable {
+    private let state = Mutex<[Int32: ServerContext]>([:])
+
+    public init() {}
+
+    public func set(_ contexts: [Int32: ServerContext]) { state.withLock { $0 = contexts } }
+
+    public func context(for dcID: Int32) -> ServerContext? { state.withLock { $0[dcID] } }
+}
+
 /// Answers one call with the serialized result (a boxed TL value), or throws the `rpc_error` to send.
 public typealias RPCHandler = @Sendable (RPCCall) throws(RPCError) -> [UInt8]
 

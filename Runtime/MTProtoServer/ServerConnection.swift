@@ -53,12 +53,15 @@ public final class ServerContext: Sendable {
     private let endpointState: Mutex<ServerEndpoint>
     /// The cluster this server belongs to (just itself unless one is passed).
     public let directory: DCDirectory
+    /// Set on an MTProxy listener: the DCs it forwards to by the id in the client's header.
+    public let routing: DCRouting?
 
     public init(exchange: AuthKeyExchange.Server.Configuration, transport: ServerTransportConfiguration,
                 handlers: RPCHandlers, endpoint: ServerEndpoint, limits: ServerLimits = ServerLimits(),
                 sessionConfiguration: SessionConfiguration = SessionConfiguration(),
                 random: any RandomSource = SystemRandom(), faults: FaultPlan = FaultPlan(), faultSeed: UInt64 = 0,
-                keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil, directory: DCDirectory? = nil) {
+                keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil, directory: DCDirectory? = nil,
+                routing: DCRouting? = nil) {
         self.exchange = exchange
         var transport = transport
         transport.maximumPayload = min(transport.maximumPayload, limits.maxFramePayload)
@@ -73,6 +76,7 @@ public final class ServerContext: Sendable {
         self.sessions = sessions ?? SessionRegistry(capacity: limits.maxSessions, perKey: limits.maxSessionsPerKey)
         endpointState = Mutex(endpoint)
         self.directory = directory ?? DCDirectory([endpoint])
+        self.routing = routing
     }
 
     /// Where clients reach this server (the port is known once a listener is bound); kept in the directory too.
@@ -170,7 +174,8 @@ public struct ServerConnectionOutput: Sendable {
 
 /// The server end of one client connection.
 public struct ServerConnection: Sendable {
-    public let context: ServerContext
+    /// The DC this connection talks to: its listener's, or the one an MTProxy header names (see `DCRouting`).
+    public private(set) var context: ServerContext
     private var transport: ServerTransport
     private var exchange: AuthKeyExchange.Server?
     private var exchangesStarted = 0
@@ -212,7 +217,13 @@ public struct ServerConnection: Sendable {
             return fail(.transport(error), output)
         }
         output.outbound += decoded.outbound
-        if !wasNegotiated, let negotiated = transport.negotiated { output.events.append(.negotiated(negotiated)) }
+        if !wasNegotiated, let negotiated = transport.negotiated {
+            output.events.append(.negotiated(negotiated))
+            // An MTProxy forwards to the DC its client names (test DCs are 10000 + id, media DCs negative).
+            if let dcID = negotiated.dcId, let target = context.routing?.context(for: Int32(abs(Int32(dcID)) % 10_000)) {
+                context = target
+            }
+        }
         for event in decoded.events {
             switch event {
             case .frame(let payload, let quickAck):

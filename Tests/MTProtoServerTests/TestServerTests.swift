@@ -32,13 +32,14 @@ import Testing
     /// Connects over TCP, runs the exchange and the first call; returns the config. With `push`, then calls it
     /// with the session's key and waits for the update it pushes, which it returns too.
     static func getConfig(port: Int, kind: TransportKind, obfuscation: TransportConfiguration.Obfuscation,
-                          seed: UInt64, push: (@Sendable (SessionKey) -> Void)? = nil) async throws
+                          seed: UInt64, dcID: Int16 = 2, push: (@Sendable (SessionKey) -> Void)? = nil) async throws
         -> (Api.Config, [UInt8]?) {
         let random = SeededRandom(seed: seed)
-        var transport = try ClientTransport(configuration: TransportConfiguration(kind: kind, obfuscation: obfuscation, dcId: 2),
-                                            random: random, unixTime: Int32(Date.now.timeIntervalSince1970))
-        var exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2),
-                                              random: random)
+        var transport = try ClientTransport(
+            configuration: TransportConfiguration(kind: kind, obfuscation: obfuscation, dcId: dcID),
+            random: random, unixTime: Int32(Date.now.timeIntervalSince1970))
+        var exchange = AuthKeyExchange.Client(
+            configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: Int32(dcID)), random: random)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -124,10 +125,12 @@ import Testing
         try await server.shutdown()
     }
 
-    /// Three DCs, each on its port with its own keys; help.getConfig on DC 2 lists all three.
+    /// Three DCs, each on its port with its own keys; help.getConfig on DC 2 lists all three; the MTProxy port
+    /// forwards a client naming DC 3 to DC 3.
     @Test func clusterListsEveryDC() async throws {
+        let secret = try MTProxySecret(parsing: Fixture.key)
         let server = try await MTProtoTestServer.start(.init(
-            rsaKeys: [try Fixture.rsaKey()], handlers: TestTelegram.handlers(), dcIDs: [1, 2, 3],
+            rsaKeys: [try Fixture.rsaKey()], handlers: TestTelegram.handlers(), dcIDs: [1, 2, 3], proxySecret: secret,
             random: SeededRandom(seed: 6)))
         let ports = server.ports
         do {
@@ -142,6 +145,14 @@ import Testing
             #expect(listed == ports.mapValues { Int32($0) })
             #expect(Set(ports.values).count == 3)
             #expect(server.contexts[2]?.keys.count == 1 && server.contexts[1]?.keys.count == 0)
+            let proxyPort = try #require(server.proxyPort)
+            let (viaProxy, _) = try await Self.within(20) {
+                try await Self.getConfig(port: proxyPort, kind: .intermediate, obfuscation: .mtproxy(secret), seed: 4,
+                                         dcID: 3)
+            }
+            guard case .config(let third) = viaProxy else { throw HarnessFailure(description: "no config") }
+            #expect(third.thisDc == 3)
+            #expect(server.contexts[3]?.keys.count == 1 && server.contexts[1]?.keys.count == 0)
         } catch {
             try await server.shutdown()
             throw error
