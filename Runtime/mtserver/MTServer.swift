@@ -18,7 +18,7 @@ struct MTServer: AsyncParsableCommand {
         abstract: "Run a local test Telegram server (MTProto server role) on 127.0.0.1.",
         discussion: """
             When ready it prints one JSON line on standard output: "port" (the first DC's), "ports" (by DC id), \
-            "proxy_port" (with --secret, for the first DC), "dc", \
+            "proxy_port" (with --secret; it forwards to the DC a client names), "dc", \
             "public_key" (PKCS#1 PEM), "fingerprint", "secret". Clients load public_key as the server's RSA key \
             and connect to 127.0.0.1:port with any transport (abridged, intermediate, padded intermediate, full, \
             obfuscated2), or to proxy_port through MTProxy with the secret. Logs go to standard error.
