@@ -27,11 +27,14 @@ let package = Package(
         // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
         .plugin(name: "TLGenPlugin", targets: ["TLGenBuildTool"]),
         .plugin(name: "TLGenCommand", targets: ["TLGenCommand"]),
+        .library(name: "MTProtoServer", targets: ["MTProtoServer", "TestTelegram"]),
+        .executable(name: "mtserver", targets: ["mtserver"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // MARK: Generator: TL text -> checked model -> Swift text. No dependency on the runtime.
@@ -79,6 +82,23 @@ let package = Package(
                                .product(name: "NIOPosix", package: "swift-nio"),
                                .product(name: "SQLiteNIO", package: "sqlite-nio")],
                 path: "Runtime/MTProtoClient", swiftSettings: swiftSettings),
+        // The server role over SwiftNIO: a sans-IO connection (transport detection, key exchange, sessions, RPC
+        // dispatch by method name) and the NIO listener around it. Speaks no API layer: requests are decoded with
+        // the registry it is given.
+        .target(name: "MTProtoServer",
+                dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "MTProtoTransport", "MTProtoTransportNIO",
+                               "TLRuntime", .product(name: "NIOCore", package: "swift-nio"),
+                               .product(name: "NIOPosix", package: "swift-nio")],
+                path: "Runtime/MTProtoServer", swiftSettings: swiftSettings),
+        // The in-memory test Telegram: API handlers compiled against TelegramApi, on top of MTProtoServer.
+        .target(name: "TestTelegram", dependencies: ["MTProtoServer", "TelegramApi", "TLRuntime", "MTProtoCrypto"],
+                path: "Runtime/TestTelegram", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "mtserver",
+            dependencies: ["TestTelegram", "MTProtoServer", "MTProto", "MTProtoCrypto", "MTProtoTransport", "COpenSSL",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")],
+            path: "Runtime/mtserver", swiftSettings: swiftSettings),
 
         // tl-json (the golden corpus's format): schema-driven reading and writing of TL values.
         .target(name: "TLJSON", dependencies: ["TLRuntime", "TLSchema"], path: "Runtime/TLJSON",
@@ -122,6 +142,12 @@ let package = Package(
                                    "MTProtoApi", .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOPosix", package: "swift-nio")],
                     path: "Tests/MTProtoClientTests", swiftSettings: swiftSettings),
+        .testTarget(name: "MTProtoServerTests",
+                    dependencies: ["MTProtoServer", "TestTelegram", "MTProto", "MTProtoApi", "MTProtoCrypto",
+                                   "MTProtoTransport", "TLRuntime", "TelegramApi",
+                                   .product(name: "NIOCore", package: "swift-nio"),
+                                   .product(name: "NIOPosix", package: "swift-nio")],
+                    path: "Tests/MTProtoServerTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
                     path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
     ]

@@ -38,13 +38,14 @@ public enum FrameLimits {
 /// Creates the codec for `kind`.
 public func makeFrameCodec(
     kind: TransportKind, role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
-    random: any RandomSource = SystemRandom(), padding: PaddingPolicy = .mtproto
+    random: any RandomSource = SystemRandom(), padding: PaddingPolicy = .mtproto, maximumPadding: Int = 15
 ) -> any FrameCodec {
     switch kind {
     case .abridged: AbridgedCodec(role: role, maximumPayload: maximumPayload)
     case .intermediate: IntermediateCodec(role: role, maximumPayload: maximumPayload)
     case .paddedIntermediate:
-        PaddedIntermediateCodec(role: role, maximumPayload: maximumPayload, random: random, padding: padding)
+        PaddedIntermediateCodec(role: role, maximumPayload: maximumPayload, random: random, padding: padding,
+                                maximumPadding: maximumPadding)
     case .full: FullCodec(role: role, maximumPayload: maximumPayload)
     }
 }
@@ -221,22 +222,27 @@ public struct PaddedIntermediateCodec: FrameCodec {
     private var reader: LengthPrefixedReader
     private let random: any RandomSource
     private let padding: PaddingPolicy
+    private let maximumPadding: Int
 
+    /// - Parameter maximumPadding: the most padding `encode` adds (clamped to 0–15). Some peers strip only
+    ///   `length % 4` bytes (Telethon 1.x), so a server talking to them pads at most 3.
     public init(
         role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
-        random: any RandomSource = SystemRandom(), padding: PaddingPolicy = .mtproto
+        random: any RandomSource = SystemRandom(), padding: PaddingPolicy = .mtproto, maximumPadding: Int = 15
     ) {
         self.role = role
         self.random = random
         self.padding = padding
+        self.maximumPadding = min(max(maximumPadding, 0), 15)
         reader = LengthPrefixedReader(kind: .paddedIntermediate, role: role, maximumPayload: maximumPayload + 15)
     }
 
-    /// Draws the padding with one call for 16 random bytes: the low 4 bits of the first give the count, the
-    /// padding is the next `count` bytes. (One call, because the system generator costs more than the framing.)
+    /// Draws the padding with one call for 16 random bytes: the first modulo `maximumPadding + 1` gives the count
+    /// (its low 4 bits by default), the padding is the next `count` bytes. (One call, because the system generator
+    /// costs more than the framing.)
     public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
         let draw = random.bytes(16)
-        let count = Int(draw[0] & 0x0f)
+        let count = Int(draw[0]) % (maximumPadding + 1)
         return try encode(payload, padding: Array(draw[1..<(1 + count)]), quickAck: quickAck)
     }
 

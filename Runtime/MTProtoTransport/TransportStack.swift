@@ -234,15 +234,19 @@ public struct ServerTransportConfiguration: Sendable, Hashable {
     public var allowedClockSkew: ClosedRange<Int64>
     public var maximumPayload: Int
     public var padding: PaddingPolicy
+    /// The most padding (0–15) added to padded-intermediate frames sent; see `PaddedIntermediateCodec.init`.
+    public var maximumPadding: Int
 
     public init(
         secret: MTProxySecret? = nil, allowedClockSkew: ClosedRange<Int64> = -600...600,
-        maximumPayload: Int = FrameLimits.defaultMaximumPayload, padding: PaddingPolicy = .mtproto
+        maximumPayload: Int = FrameLimits.defaultMaximumPayload, padding: PaddingPolicy = .mtproto,
+        maximumPadding: Int = 15
     ) {
         self.secret = secret
         self.allowedClockSkew = allowedClockSkew
         self.maximumPayload = maximumPayload
         self.padding = padding
+        self.maximumPadding = maximumPadding
     }
 }
 
@@ -268,6 +272,7 @@ public struct ServerTransport: Sendable {
     public let configuration: ServerTransportConfiguration
     private let random: any RandomSource
     private let unixTime: Int64
+    private let replayCache: FakeTLSReplayCache?
     private var pipeline: TransportPipeline?
     private var pending = ByteQueue()
     private var helloDone = false
@@ -275,11 +280,15 @@ public struct ServerTransport: Sendable {
     private var failure: TransportError?
     public private(set) var negotiated: NegotiatedTransport?
 
-    /// - Parameter unixTime: the server's clock, checked against a fake-TLS ClientHello.
-    public init(configuration: ServerTransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int64) {
+    /// - Parameters:
+    ///   - unixTime: the server's clock, checked against a fake-TLS ClientHello.
+    ///   - replayCache: where a listener's accepted ClientHello digests are kept; a hello seen before is refused.
+    public init(configuration: ServerTransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int64,
+                replayCache: FakeTLSReplayCache? = nil) {
         self.configuration = configuration
         self.random = random
         self.unixTime = unixTime
+        self.replayCache = replayCache
     }
 
     /// Feeds bytes from the client.
@@ -311,6 +320,11 @@ public struct ServerTransport: Sendable {
                 else { return nil }
                 let info = try FakeTLSHandshake.verifyClientHello(
                     hello, key: key, domain: domain, now: unixTime, allowedSkew: configuration.allowedClockSkew)
+                // Kept while a hello with the same clock could still pass the skew check.
+                let expires = Int64(info.unixTime) - configuration.allowedClockSkew.lowerBound
+                if let replayCache, !replayCache.insert(info.digest, now: unixTime, expires: expires) {
+                    throw .fakeTLS("ClientHello replayed (its digest was accepted before)")
+                }
                 outbound = try FakeTLSHandshake.serverHello(for: info, key: key, random: random)
                 helloDone = true
                 tlsReader = TLSRecordReader()
@@ -352,7 +366,7 @@ public struct ServerTransport: Sendable {
 
     private func makeCodec(_ kind: TransportKind) -> any FrameCodec {
         makeFrameCodec(kind: kind, role: .server, maximumPayload: configuration.maximumPayload, random: random,
-                       padding: configuration.padding)
+                       padding: configuration.padding, maximumPadding: configuration.maximumPadding)
     }
 
     private mutating func acceptObfuscated(

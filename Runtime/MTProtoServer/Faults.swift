@@ -1,0 +1,130 @@
+// Fault injection for tests of clients: what the server does wrong on purpose, seeded so a failing run replays. A
+// `FaultPlan` applies to every connection of a server and can be changed while it runs; one-shot faults on a session
+// (bad_msg_notification codes, a forgotten session, rotated salts) go through `ServerContext`.
+import Foundation
+import MTProto
+import MTProtoCrypto
+import Synchronization
+
+/// Faults applied to every connection of a server.
+public struct FaultPlan: Sendable {
+    /// Probability (0…1) that an outgoing encrypted frame is dropped, sent twice, or swapped with the next one.
+    public var dropOutgoing: Double = 0
+    public var duplicateOutgoing: Double = 0
+    public var reorderOutgoing: Double = 0
+    /// Methods answered with this error instead of their handler (`FLOOD_WAIT_5`, `PHONE_MIGRATE_3`…).
+    public var errors: [String: RPCError] = [:]
+    /// Methods whose arrival closes the connection before they are answered (the session keeps the request).
+    public var closeOn: Set<String> = []
+
+    public init() {}
+
+    /// Why a fault specification was refused.
+    public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
+        public let item: String
+        public let reason: String
+        public var description: String { "fault '\(item)': \(reason)" }
+    }
+
+    /// Reads `mtserver --faults`: comma-separated items `drop=P`, `duplicate=P`, `reorder=P` (P in 0…1),
+    /// `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`) and `close=METHOD`.
+    public init(parsing spec: String) throws(SpecError) {
+        for item in spec.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) })
+        where !item.isEmpty {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw SpecError(item: item, reason: "expected NAME=VALUE") }
+            let value = parts[1]
+            switch parts[0] {
+            case "drop", "duplicate", "reorder":
+                guard let probability = Double(value), (0...1).contains(probability) else {
+                    throw SpecError(item: item, reason: "the probability must be a number in 0...1")
+                }
+                switch parts[0] {
+                case "drop": dropOutgoing = probability
+                case "duplicate": duplicateOutgoing = probability
+                default: reorderOutgoing = probability
+                }
+            case "error":
+                let fields = value.split(separator: ":", maxSplits: 2).map(String.init)
+                guard fields.count == 3, let code = Int32(fields[1]), !fields[2].isEmpty else {
+                    throw SpecError(item: item, reason: "expected error=METHOD:CODE:MESSAGE")
+                }
+                errors[fields[0]] = RPCError(code: code, message: fields[2])
+            case "close":
+                closeOn.insert(value)
+            default:
+                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, error, close)")
+            }
+        }
+    }
+}
+
+/// A server's fault plan and the seeded source its draws come from.
+final class FaultState: Sendable {
+    let plan: Mutex<FaultPlan>
+    let random: any RandomSource
+
+    init(plan: FaultPlan, seed: UInt64) {
+        self.plan = Mutex(plan)
+        random = SeededRandom(seed: seed)
+    }
+
+    /// True with probability `probability`.
+    func draw(_ probability: Double) -> Bool {
+        guard probability > 0 else { return false }
+        let value = random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        return Double(value >> 11) / Double(1 << 53) < probability
+    }
+
+    /// Applies drop, duplicate and reorder to the frames of one flush.
+    func shape(_ frames: [[UInt8]]) -> [[UInt8]] {
+        let plan = plan.withLock { $0 }
+        guard plan.dropOutgoing > 0 || plan.duplicateOutgoing > 0 || plan.reorderOutgoing > 0 else { return frames }
+        var out: [[UInt8]] = []
+        for frame in frames where !draw(plan.dropOutgoing) {
+            out.append(frame)
+            if draw(plan.duplicateOutgoing) { out.append(frame) }
+        }
+        var index = 0
+        while index + 1 < out.count {
+            if draw(plan.reorderOutgoing) {
+                out.swapAt(index, index + 1)
+                index += 1
+            }
+            index += 1
+        }
+        return out
+    }
+}
+
+extension ServerContext {
+    /// The faults applied from now on.
+    public var faults: FaultPlan {
+        get { faultState.plan.withLock { $0 } }
+        set { faultState.plan.withLock { $0 = newValue } }
+    }
+
+    /// The next frames of this session are answered with these `bad_msg_notification` codes (48 sends
+    /// `bad_server_salt`), one each. False if the session is unknown.
+    @discardableResult
+    public func injectBadMessages(_ codes: [Int32], into key: SessionKey) -> Bool {
+        sessions.withExisting(key) { $0.injectBadMessageNotifications(codes) } != nil
+    }
+
+    /// Forgets the session's state as a restarted server would: its next message gets `new_session_created`.
+    @discardableResult
+    public func resetSession(_ key: SessionKey) -> Bool {
+        sessions.withExisting(key) { $0.forgetState() } != nil
+    }
+
+    /// Replaces the salts of an auth key now (early rotation): messages with an older salt get `bad_server_salt`.
+    /// Returns the new current salt, or nil if the key is unknown.
+    @discardableResult
+    public func rotateSalts(authKeyID: UInt64, now: Double) -> Int64? {
+        let salt = Int64(bitPattern: faultState.random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
+        let schedule = SaltSchedule.hourly(first: salt, start: now, random: faultState.random)
+        guard keys.replaceSalts(id: authKeyID, with: schedule) else { return nil }
+        for key in sessions.keys(authKeyID: authKeyID) { sessions.withExisting(key) { $0.rotateSalts(schedule) } }
+        return salt
+    }
+}

@@ -1,0 +1,406 @@
+// The server role over SwiftNIO: a listener on loopback whose every accepted channel feeds a `ServerConnection`
+// (bytes and the wall clock in, bytes out), with one timer per channel for the connection's next deadline. All
+// protocol logic stays in the sans-IO connection; this file only moves bytes, keeps time and enforces the
+// connection and write-queue limits.
+import Foundation
+import MTProto
+import MTProtoCrypto
+import MTProtoTransport
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A running server: one or more DCs, each on its own port with its own auth keys and sessions, sharing handlers and
+/// a directory `help.getConfig` lists. With an MTProxy secret the first DC has a second port speaking MTProxy (the
+/// plain port accepts the plain tags and obfuscated2 without a secret; the proxy port only the secret's protocol).
+public final class MTProtoTestServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port.
+        public var port: Int
+        public var proxyPort: Int
+        /// The DCs to run, each on a port of its own (the first on `port`, the others on free ports). A single DC
+        /// also accepts key exchanges naming any of Telegram's DC ids, as one server stands in for all.
+        public var dcIDs: [Int32]
+        public var rsaKeys: [RSAPrivateKey]
+        /// Adds a listener speaking MTProxy with this secret.
+        public var proxySecret: MTProxySecret?
+        public var handlers: RPCHandlers
+        public var limits: ServerLimits
+        public var sessionConfiguration: SessionConfiguration
+        public var random: any RandomSource
+        /// The most padding sent on padded-intermediate frames: 3, because Telethon 1.x strips only `length % 4`.
+        public var maximumPadding: Int
+        /// Faults applied from the start, drawn from `faultSeed`.
+        public var faults = FaultPlan()
+        public var faultSeed: UInt64 = 0
+        /// Called for every connection event and close, from the connection's event loop.
+        public var onEvent: @Sendable (ConnectionReport) -> Void
+
+        public init(rsaKeys: [RSAPrivateKey], handlers: RPCHandlers, host: String = "127.0.0.1", port: Int = 0,
+                    proxyPort: Int = 0, dcIDs: [Int32] = [2], proxySecret: MTProxySecret? = nil,
+                    limits: ServerLimits = ServerLimits(),
+                    sessionConfiguration: SessionConfiguration = SessionConfiguration(),
+                    random: any RandomSource = SystemRandom(), maximumPadding: Int = 3,
+                    onEvent: @escaping @Sendable (ConnectionReport) -> Void = { _ in }) {
+            self.rsaKeys = rsaKeys
+            self.handlers = handlers
+            self.host = host
+            self.port = port
+            self.proxyPort = proxyPort
+            self.dcIDs = dcIDs.isEmpty ? [2] : dcIDs
+            self.proxySecret = proxySecret
+            self.limits = limits
+            self.sessionConfiguration = sessionConfiguration
+            self.random = random
+            self.maximumPadding = maximumPadding
+            self.onEvent = onEvent
+        }
+    }
+
+    /// One thing that happened on one connection.
+    public struct ConnectionReport: Sendable {
+        public let connection: UInt64
+        public let kind: Kind
+
+        public enum Kind: Sendable {
+            case opened(remote: String)
+            case event(ServerConnectionEvent)
+            /// Closed: by the server for this reason, or by the client (nil).
+            case closed(ServerConnectionError?)
+        }
+    }
+
+    /// The first DC's context and port.
+    public let context: ServerContext
+    public let port: Int
+    /// Every DC's context and port, by DC id.
+    public let contexts: [Int32: ServerContext]
+    public let ports: [Int32: Int]
+    /// The context of the MTProxy listener (the first DC's keys, sessions and handlers; a client naming another
+    /// DC in its header is forwarded to that DC's), when there is one.
+    public let proxyContext: ServerContext?
+    public let proxyPort: Int?
+    private let group: MultiThreadedEventLoopGroup
+    private let channels: [any Channel]
+    private let openConnections: ConnectionCounter
+    private let routes: SessionRoutes
+
+    /// Binds the listener(s) and returns once they accept connections.
+    public static func start(_ configuration: Configuration) async throws -> MTProtoTestServer {
+        let directory = DCDirectory([])
+        var contexts: [(Int32, ServerContext)] = []
+        for (index, dcID) in configuration.dcIDs.enumerated() {
+            var exchange = try AuthKeyExchange.Server.Configuration(keys: configuration.rsaKeys, dcID: dcID)
+            if configuration.dcIDs.count == 1 {
+                for id in 1...5 as ClosedRange<Int32> { exchange.acceptedDCs.formUnion([id, -id, 10_000 + id, -10_000 - id]) }
+            }
+            let endpoint = ServerEndpoint(dcID: dcID, host: configuration.host, port: index == 0 ? configuration.port : 0)
+            contexts.append((dcID, ServerContext(
+                exchange: exchange, transport: ServerTransportConfiguration(maximumPadding: configuration.maximumPadding),
+                handlers: configuration.handlers, endpoint: endpoint, limits: configuration.limits,
+                sessionConfiguration: configuration.sessionConfiguration, random: configuration.random,
+                faults: configuration.faults, faultSeed: configuration.faultSeed &+ UInt64(index) &* 2,
+                directory: directory)))
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let counter = ConnectionCounter()
+        let routes = SessionRoutes()
+        var channels: [any Channel] = []
+        do {
+            var ports: [Int32: Int] = [:]
+            for (dcID, context) in contexts {
+                let channel = try await bind(context: context, host: configuration.host, port: context.endpoint.port,
+                                             group: group, counter: counter, routes: routes,
+                                             onEvent: configuration.onEvent)
+                channels.append(channel)
+                context.endpoint.port = channel.localAddress?.port ?? context.endpoint.port
+                ports[dcID] = context.endpoint.port
+            }
+            var proxyContext: ServerContext?
+            var proxyPort: Int?
+            if let secret = configuration.proxySecret, let first = contexts.first?.1 {
+                let routing = DCRouting()
+                routing.set(Dictionary(contexts, uniquingKeysWith: { first, _ in first }))
+                let proxy = ServerContext(sharing: first, secret: secret, routing: routing)
+                let channel = try await bind(context: proxy, host: configuration.host, port: configuration.proxyPort,
+                                             group: group, counter: counter, routes: routes,
+                                             onEvent: configuration.onEvent)
+                channels.append(channel)
+                proxyContext = proxy
+                proxyPort = channel.localAddress?.port
+            }
+            return MTProtoTestServer(contexts: contexts, ports: ports, proxyContext: proxyContext, proxyPort: proxyPort,
+                                     group: group, channels: channels, counter: counter, routes: routes)
+        } catch {
+            for channel in channels { try? await channel.close() }
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private init(contexts: [(Int32, ServerContext)], ports: [Int32: Int], proxyContext: ServerContext?,
+                 proxyPort: Int?, group: MultiThreadedEventLoopGroup, channels: [any Channel],
+                 counter: ConnectionCounter, routes: SessionRoutes) {
+        context = contexts[0].1
+        port = ports[contexts[0].0] ?? 0
+        self.contexts = Dictionary(contexts, uniquingKeysWith: { first, _ in first })
+        self.ports = ports
+        self.proxyContext = proxyContext
+        self.proxyPort = proxyPort
+        self.group = group
+        self.channels = channels
+        openConnections = counter
+        self.routes = routes
+    }
+
+    /// The faults every listener applies from now on.
+    public var faults: FaultPlan {
+        get { context.faults }
+        set {
+            for context in contexts.values { context.faults = newValue }
+            proxyContext?.faults = newValue
+        }
+    }
+
+    /// Queues an update (a serialized `Updates`) in a session of the first DC and sends it on the connection that
+    /// carries the session now, if any (otherwise it goes out with the session's next frame). False if the session
+    /// is unknown.
+    @discardableResult
+    public func push(_ update: [UInt8], to key: SessionKey, dc: Int32? = nil) -> Bool {
+        let target = dc.flatMap { contexts[$0] } ?? context
+        guard target.sessions.withExisting(key, { $0.push(update) }) != nil else { return false }
+        routes.wake(key)
+        return true
+    }
+
+    /// Pushes an update to every session of an auth key; returns how many there were.
+    @discardableResult
+    public func push(_ update: [UInt8], toAuthKey authKeyID: UInt64, dc: Int32? = nil) -> Int {
+        let target = dc.flatMap { contexts[$0] } ?? context
+        return target.sessions.keys(authKeyID: authKeyID).filter { push(update, to: $0, dc: dc) }.count
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { openConnections.current }
+
+    /// Closes the listeners and every connection, and stops the event loop.
+    public func shutdown() async throws {
+        for channel in channels { try? await channel.close() }
+        try await group.shutdownGracefully()
+    }
+
+    private static func bind(context: ServerContext, host: String, port: Int, group: MultiThreadedEventLoopGroup,
+                             counter: ConnectionCounter, routes: SessionRoutes,
+                             onEvent: @escaping @Sendable (ConnectionReport) -> Void) async throws -> any Channel {
+        try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ServerConnectionHandler(context: context, counter: counter, routes: routes,
+                                                onEvent: onEvent))
+                }
+            }
+            .bind(host: host, port: port).get()
+    }
+}
+
+extension ServerContext {
+    /// A context for another listener of the same DC: same keys, sessions and handlers, another transport secret.
+    /// An MTProxy listener in front of `other`'s DC, forwarding to the DC a client names when `routing` has it.
+    convenience init(sharing other: ServerContext, secret: MTProxySecret, routing: DCRouting) {
+        var transport = other.transport
+        transport.secret = secret
+        self.init(exchange: other.exchange, transport: transport, handlers: other.handlers, endpoint: other.endpoint,
+                  limits: other.limits, sessionConfiguration: other.sessionConfiguration, random: other.random,
+                  faults: other.faults, faultSeed: other.faultSeed &+ 1, keys: other.keys, sessions: other.sessions,
+                  directory: other.directory, routing: routing)
+    }
+}
+
+/// Open connections across listeners, and the ids reports carry.
+final class ConnectionCounter: Sendable {
+    private let state = Mutex<(open: Int, next: UInt64)>((0, 0))
+
+    /// Counts a new connection; nil when `limit` are open already.
+    func open(limit: Int) -> UInt64? {
+        state.withLock { state in
+            state.next += 1
+            guard state.open < limit else { return nil }
+            state.open += 1
+            return state.next
+        }
+    }
+
+    func close() { state.withLock { $0.open -= 1 } }
+
+    var current: Int { state.withLock { $0.open } }
+}
+
+/// Which connection carries each session now, so a pushed update can wake it. The last connection to carry a
+/// session owns its route; a closing connection removes only the routes it still owns.
+final class SessionRoutes: Sendable {
+    private let routes = Mutex<[SessionKey: (connection: UInt64, wake: @Sendable () -> Void)]>([:])
+
+    func claim(_ key: SessionKey, connection: UInt64, wake: @escaping @Sendable () -> Void) {
+        routes.withLock { $0[key] = (connection, wake) }
+    }
+
+    func release(_ keys: [SessionKey], connection: UInt64) {
+        routes.withLock { routes in
+            for key in keys where routes[key]?.connection == connection { routes.removeValue(forKey: key) }
+        }
+    }
+
+    func wake(_ key: SessionKey) {
+        let wake = routes.withLock { $0[key]?.wake }
+        wake?()
+    }
+}
+
+/// Feeds one channel's bytes to its `ServerConnection` and writes what comes back.
+final class ServerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let context: ServerContext
+    private let counter: ConnectionCounter
+    private let routes: SessionRoutes
+    /// Sessions whose route this handler has claimed.
+    private var claimed = 0
+    private let onEvent: @Sendable (MTProtoTestServer.ConnectionReport) -> Void
+    private var connection: ServerConnection
+    private var id: UInt64?
+    private var timer: Scheduled<Void>?
+    /// Bytes handed to the channel whose writes have not completed.
+    private var queuedBytes = 0
+    private var closing = false
+
+    init(context: ServerContext, counter: ConnectionCounter, routes: SessionRoutes,
+         onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void) {
+        self.context = context
+        self.counter = counter
+        self.routes = routes
+        self.onEvent = onEvent
+        connection = ServerConnection(context: context, now: Self.now())
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    func channelActive(context channelContext: ChannelHandlerContext) {
+        guard let id = counter.open(limit: context.limits.maxConnections) else {
+            onEvent(.init(connection: 0, kind: .closed(.tooManyConnections(limit: context.limits.maxConnections))))
+            closing = true
+            channelContext.close(promise: nil)
+            return
+        }
+        self.id = id
+        let remote = channelContext.remoteAddress.map { "\($0)" } ?? "?"
+        onEvent(.init(connection: id, kind: .opened(remote: remote)))
+        schedule(channelContext)
+        channelContext.fireChannelActive()
+    }
+
+    func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        var buffer = unwrapInboundIn(data)
+        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        apply(connection.receive(bytes, now: Self.now()), channelContext)
+    }
+
+    func channelInactive(context channelContext: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        if let id {
+            routes.release(connection.sessionKeys, connection: id)
+            counter.close()
+            if !closing { onEvent(.init(connection: id, kind: .closed(connection.finish()))) }
+        }
+        id = nil
+        channelContext.fireChannelInactive()
+    }
+
+    func errorCaught(context channelContext: ChannelHandlerContext, error: any Error) {
+        channelContext.close(promise: nil)
+    }
+
+    private func apply(_ output: ServerConnectionOutput, _ channelContext: ChannelHandlerContext) {
+        if let id {
+            for event in output.events { onEvent(.init(connection: id, kind: .event(event))) }
+            claimRoutes(id: id, channelContext)
+        }
+        var written: EventLoopFuture<Void>?
+        if !output.outbound.isEmpty {
+            let count = output.outbound.count
+            queuedBytes += count
+            let promise = channelContext.eventLoop.makePromise(of: Void.self)
+            let loopBound = NIOLoopBound(self, eventLoop: channelContext.eventLoop)
+            promise.futureResult.whenComplete { _ in loopBound.value.queuedBytes -= count }
+            channelContext.writeAndFlush(wrapOutboundOut(channelContext.channel.allocator.buffer(bytes: output.outbound)),
+                                         promise: promise)
+            written = promise.futureResult
+            if queuedBytes > context.limits.maxQueuedBytes, output.close == nil {
+                close(.queueOverflow(bytes: queuedBytes), channelContext, after: nil)
+                return
+            }
+        }
+        if let reason = output.close {
+            close(reason, channelContext, after: written)
+        } else {
+            schedule(channelContext)
+        }
+    }
+
+    /// Routes pushes for sessions this connection started carrying to it.
+    private func claimRoutes(id: UInt64, _ channelContext: ChannelHandlerContext) {
+        let keys = connection.sessionKeys
+        guard keys.count > claimed else { return }
+        let loop = channelContext.eventLoop
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: loop)
+        for key in keys[claimed...] {
+            routes.claim(key, connection: id) {
+                loop.execute {
+                    let (handler, channelContext) = loopBound.value
+                    guard !handler.closing else { return }
+                    handler.apply(handler.connection.flush(now: Self.now()), channelContext)
+                }
+            }
+        }
+        claimed = keys.count
+    }
+
+    /// Closes once `after` (the last write: a −404, a last answer) completed, so it reaches the client.
+    private func close(_ reason: ServerConnectionError, _ channelContext: ChannelHandlerContext,
+                       after: EventLoopFuture<Void>?) {
+        guard !closing else { return }
+        closing = true
+        timer?.cancel()
+        timer = nil
+        if let id { onEvent(.init(connection: id, kind: .closed(reason))) }
+        guard let after else {
+            channelContext.close(promise: nil)
+            return
+        }
+        let loopBound = NIOLoopBound(channelContext, eventLoop: channelContext.eventLoop)
+        after.whenComplete { _ in loopBound.value.close(promise: nil) }
+    }
+
+    private func schedule(_ channelContext: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        guard !closing, let deadline = connection.nextDeadline else { return }
+        let delay = max(0, deadline - Self.now())
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
+        timer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(Int64(min(delay, 86_400) * 1e9))) {
+            let (handler, channelContext) = loopBound.value
+            handler.timer = nil
+            handler.apply(handler.connection.tick(now: Self.now()), channelContext)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension ServerConnectionHandler: Sendable {}

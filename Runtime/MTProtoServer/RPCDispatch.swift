@@ -1,0 +1,121 @@
+// RPC dispatch by method name. A request body is decoded with the registry the server was given (the API layer's,
+// so this target needs none), the wrappers every client sends on its first call (`invokeWithLayer`,
+// `initConnection`, `invokeWithoutUpdates`, `invokeAfterMsg(s)`) are peeled off, and the innermost call goes to the
+// handler registered for its name. Unknown methods are answered `rpc_error` 400 METHOD_NOT_IMPLEMENTED, never
+// silence; undecodable ones 400 INPUT_METHOD_INVALID (core.telegram.org/api/errors).
+import MTProto
+import Synchronization
+import TLRuntime
+
+/// Where a request came from and where it arrived: what a handler needs besides the request.
+public struct RPCCall: Sendable {
+    /// The innermost call, wrappers removed.
+    public let request: TLRequest
+    /// The wrappers removed, outermost first (e.g. `["invokeWithLayer", "initConnection"]`).
+    public let wrappers: [String]
+    /// `invokeWithLayer.layer`, when the request carried one.
+    public let layer: Int32?
+    public let authKeyID: UInt64
+    public let sessionID: Int64
+    /// The msg_id the client sent the request under.
+    public let messageID: Int64
+    /// The server the request reached.
+    public let endpoint: ServerEndpoint
+    /// Every DC of the cluster (this one included), by id: what `help.getConfig` lists.
+    public let dcs: [ServerEndpoint]
+    /// The server's clock (Unix seconds) when the request arrived.
+    public let now: Double
+}
+
+/// A DC as clients see it.
+public struct ServerEndpoint: Sendable, Hashable {
+    public var dcID: Int32
+    public var host: String
+    public var port: Int
+
+    public init(dcID: Int32, host: String, port: Int) {
+        self.dcID = dcID
+        self.host = host
+        self.port = port
+    }
+}
+
+/// The DCs of a cluster, shared by their servers; a listener fills in its port once bound.
+public final class DCDirectory: Sendable {
+    private let state: Mutex<[ServerEndpoint]>
+
+    public init(_ endpoints: [ServerEndpoint]) { state = Mutex(endpoints.sorted { $0.dcID < $1.dcID }) }
+
+    /// Adds or replaces the endpoint of `endpoint.dcID`.
+    public func update(_ endpoint: ServerEndpoint) {
+        state.withLock { endpoints in
+            endpoints.removeAll { $0.dcID == endpoint.dcID }
+            endpoints.append(endpoint)
+            endpoints.sort { $0.dcID < $1.dcID }
+        }
+    }
+
+    public var endpoints: [ServerEndpoint] { state.withLock { $0 } }
+}
+
+/// The DCs an MTProxy listener forwards to, by id; filled once every DC's context exists.
+public final class DCRouting: Sendable {
+    private let state = Mutex<[Int32: ServerContext]>([:])
+
+    public init() {}
+
+    public func set(_ contexts: [Int32: ServerContext]) { state.withLock { $0 = contexts } }
+
+    public func context(for dcID: Int32) -> ServerContext? { state.withLock { $0[dcID] } }
+}
+
+/// Answers one call with the serialized result (a boxed TL value), or throws the `rpc_error` to send.
+public typealias RPCHandler = @Sendable (RPCCall) throws(RPCError) -> [UInt8]
+
+/// Handlers by method name (`help.getConfig`), and the registry requests are decoded with.
+public struct RPCHandlers: Sendable {
+    public let registry: TLRegistry
+    public private(set) var handlers: [String: RPCHandler] = [:]
+    /// Wrappers nested deeper than this are refused (each is a call holding a call).
+    public var maxWrapperDepth = 8
+
+    /// Wrappers unwrapped before dispatch: their `query` field is the real call.
+    public static let wrapperNames: Set<String> = [
+        "invokeWithLayer", "initConnection", "invokeWithoutUpdates", "invokeAfterMsg", "invokeAfterMsgs",
+    ]
+
+    public init(registry: TLRegistry) { self.registry = registry }
+
+    /// Registers (or replaces) the handler for `method`, named as in the schema (`help.getConfig`).
+    public mutating func register(_ method: String, _ handler: @escaping RPCHandler) { handlers[method] = handler }
+
+    /// Decodes a request body and answers it: the innermost method's name (`?` when the body does not decode)
+    /// and the serialized result, or the `rpc_error` to send.
+    public func dispatch(body: [UInt8], authKeyID: UInt64, sessionID: Int64, messageID: Int64,
+                         endpoint: ServerEndpoint, dcs: [ServerEndpoint], now: Double) -> (method: String, result: Result<[UInt8], RPCError>) {
+        let invalid = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
+        guard let object = try? registry.parse(bytes: body), var request = object as? TLRequest else {
+            return ("?", .failure(invalid))
+        }
+        var wrappers: [String] = []
+        var layer: Int32?
+        while Self.wrapperNames.contains(request.name) {
+            guard wrappers.count < maxWrapperDepth, case .object(let inner)? = request["query"],
+                  let next = inner as? TLRequest
+            else { return (request.name, .failure(invalid)) }
+            if request.name == "invokeWithLayer", case .int(let value)? = request["layer"] { layer = value }
+            wrappers.append(request.name)
+            request = next
+        }
+        guard let handler = handlers[request.name] else {
+            return (request.name, .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED")))
+        }
+        let call = RPCCall(request: request, wrappers: wrappers, layer: layer, authKeyID: authKeyID,
+                           sessionID: sessionID, messageID: messageID, endpoint: endpoint, dcs: dcs, now: now)
+        do {
+            return (request.name, .success(try handler(call)))
+        } catch {
+            return (request.name, .failure(error))
+        }
+    }
+}

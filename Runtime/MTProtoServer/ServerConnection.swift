@@ -1,0 +1,500 @@
+// One client connection of the server role as a sans-IO state machine: bytes and the time in, bytes to write and
+// events out. It composes the pieces that exist: `ServerTransport` recognises the client's framing and obfuscation
+// from its first bytes; unencrypted frames (auth_key_id 0) run `AuthKeyExchange.Server`; encrypted ones are
+// decrypted with their key's `MTProto2Cipher` to learn the session_id, then handed to the server-role `Session` for
+// (auth key, session id), created on first sight; requests the session reports go to the `RPCHandlers`. An unknown
+// auth key gets transport error −404 as Telegram sends it (core.telegram.org/mtproto/mtproto-transports,
+// "Transport errors"), then the connection closes. Every failure closes the connection with a typed error.
+import MTProto
+import MTProtoCrypto
+import MTProtoTransport
+import Synchronization
+import TLRuntime
+
+/// Bounds of one server. Each is a cap on memory or work a client can cause.
+public struct ServerLimits: Sendable, Hashable {
+    /// Open connections; more are closed as soon as they are accepted.
+    public var maxConnections = 1024
+    /// Auth keys kept (oldest forgotten first).
+    public var maxAuthKeys = 10_000
+    /// Sessions kept in all, and per auth key (least recently used forgotten first).
+    public var maxSessions = 10_000
+    public var maxSessionsPerKey = 16
+    /// Largest transport payload accepted (an upload part is 512 KiB).
+    public var maxFramePayload = 1 << 20
+    /// Bytes written to a connection and not yet taken by the socket; above it the client is not reading.
+    public var maxQueuedBytes = 8 << 20
+    /// Seconds without a frame from the client before the connection is closed.
+    public var idleTimeout: Double = 300
+    /// Key exchanges one connection may start (a client normally needs one; −404 makes it reconnect).
+    public var maxExchangesPerConnection = 4
+    /// Distinct sessions one connection may address.
+    public var maxSessionsPerConnection = 16
+
+    public init() {}
+}
+
+/// Everything a server's connections share: configuration, keys, sessions, handlers and randomness. Listeners of
+/// one DC pass the same `keys` and `sessions`.
+public final class ServerContext: Sendable {
+    public let exchange: AuthKeyExchange.Server.Configuration
+    public let transport: ServerTransportConfiguration
+    public let limits: ServerLimits
+    public let handlers: RPCHandlers
+    public let sessionConfiguration: SessionConfiguration
+    public let keys: AuthKeyStore
+    public let sessions: SessionRegistry
+    /// Fake-TLS ClientHello digests accepted by this listener (replays are refused).
+    public let replayCache = FakeTLSReplayCache()
+    public let random: any RandomSource
+    let faultState: FaultState
+    /// The seed fault draws come from.
+    public let faultSeed: UInt64
+    private let endpointState: Mutex<ServerEndpoint>
+    /// The cluster this server belongs to (just itself unless one is passed).
+    public let directory: DCDirectory
+    /// Set on an MTProxy listener: the DCs it forwards to by the id in the client's header.
+    public let routing: DCRouting?
+
+    public init(exchange: AuthKeyExchange.Server.Configuration, transport: ServerTransportConfiguration,
+                handlers: RPCHandlers, endpoint: ServerEndpoint, limits: ServerLimits = ServerLimits(),
+                sessionConfiguration: SessionConfiguration = SessionConfiguration(),
+                random: any RandomSource = SystemRandom(), faults: FaultPlan = FaultPlan(), faultSeed: UInt64 = 0,
+                keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil, directory: DCDirectory? = nil,
+                routing: DCRouting? = nil) {
+        self.exchange = exchange
+        var transport = transport
+        transport.maximumPayload = min(transport.maximumPayload, limits.maxFramePayload)
+        self.transport = transport
+        self.limits = limits
+        self.handlers = handlers
+        self.sessionConfiguration = sessionConfiguration
+        self.random = random
+        faultState = FaultState(plan: faults, seed: faultSeed)
+        self.faultSeed = faultSeed
+        self.keys = keys ?? AuthKeyStore(capacity: limits.maxAuthKeys)
+        self.sessions = sessions ?? SessionRegistry(capacity: limits.maxSessions, perKey: limits.maxSessionsPerKey)
+        endpointState = Mutex(endpoint)
+        self.directory = directory ?? DCDirectory([endpoint])
+        self.routing = routing
+    }
+
+    /// Where clients reach this server (the port is known once a listener is bound); kept in the directory too.
+    public var endpoint: ServerEndpoint {
+        get { endpointState.withLock { $0 } }
+        set {
+            endpointState.withLock { $0 = newValue }
+            directory.update(newValue)
+        }
+    }
+}
+
+/// What a connection reports, for logs and tests.
+public enum ServerConnectionEvent: Sendable, Equatable {
+    /// The client's transport is known.
+    case negotiated(NegotiatedTransport)
+    /// A key exchange finished; the key is stored.
+    case authKeyCreated(authKeyID: UInt64, dcID: Int32?, legacyRSA: Bool)
+    /// A session was created on first sight of its id.
+    case sessionCreated(SessionKey)
+    /// A request was dispatched: its innermost method and whether it was answered with an error.
+    case handled(method: String, SessionKey, error: RPCError?)
+    /// A message inside a frame was skipped (duplicate, outside the time window, undecodable…).
+    case ignored(SessionKey, IgnoredMessage)
+    /// `destroy_auth_key` forgot this key.
+    case authKeyDestroyed(authKeyID: UInt64)
+}
+
+/// Why a connection was closed.
+public enum ServerConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The transport refused the byte stream (framing, obfuscation, fake-TLS, sizes).
+    case transport(TransportError)
+    /// A key exchange failed a check.
+    case exchange(AuthKeyExchangeError)
+    /// An encrypted frame named a key this server does not have; −404 was sent.
+    case unknownAuthKey(UInt64)
+    /// An encrypted frame for a known key failed decryption or named another session.
+    case session(SessionKey?, SessionError)
+    /// A frame too short to hold an auth_key_id.
+    case frameTooShort(Int)
+    /// More key exchanges on one connection than `ServerLimits.maxExchangesPerConnection`.
+    case tooManyExchanges(limit: Int)
+    /// More sessions on one connection than `ServerLimits.maxSessionsPerConnection`.
+    case tooManySessions(limit: Int)
+    /// The client sent a server-only transport message (quick-ack reply or error code).
+    case unexpectedTransportMessage(TransportEvent)
+    /// No frame for `ServerLimits.idleTimeout` seconds, or past a `ping_delay_disconnect` deadline.
+    case idle(seconds: Double)
+    /// The client asked for its key to be destroyed; it was.
+    case authKeyDestroyed
+    /// Too many connections already open.
+    case tooManyConnections(limit: Int)
+    /// Written bytes the client did not read exceeded `ServerLimits.maxQueuedBytes`.
+    case queueOverflow(bytes: Int)
+    /// The client closed the connection between frames (not a failure; `finish()` returns nil for it).
+    case clientClosed
+    /// `FaultPlan.closeOn` named this method.
+    case faultInjected(method: String)
+
+    public var description: String {
+        switch self {
+        case .transport(let error): "transport: \(error)"
+        case .exchange(let error): "key exchange: \(error)"
+        case .unknownAuthKey(let id): "unknown auth_key_id \(hex64(id)), sent -404"
+        case let .session(key, error): "session \(key.map { "\($0.sessionID)" } ?? "?"): \(error)"
+        case .frameTooShort(let count): "a \(count)-byte frame cannot hold an auth_key_id"
+        case .tooManyExchanges(let limit): "more than \(limit) key exchanges on one connection"
+        case .tooManySessions(let limit): "more than \(limit) sessions on one connection"
+        case .unexpectedTransportMessage(let event): "the client sent a server-only transport message: \(event)"
+        case .idle(let seconds): "no frame for \(seconds) s"
+        case .authKeyDestroyed: "the client destroyed its auth key"
+        case .tooManyConnections(let limit): "more than \(limit) connections open"
+        case .queueOverflow(let bytes): "\(bytes) bytes written and not read by the client"
+        case .clientClosed: "the client closed the connection"
+        case .faultInjected(let method): "closed on \(method) by fault injection"
+        }
+    }
+}
+
+func hex64(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return "0x" + String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+}
+
+/// What one call produced.
+public struct ServerConnectionOutput: Sendable {
+    /// Bytes to write now, in order.
+    public var outbound: [UInt8] = []
+    public var events: [ServerConnectionEvent] = []
+    /// Set when the connection must close after `outbound` is written; later calls produce nothing.
+    public var close: ServerConnectionError?
+
+    public init() {}
+}
+
+/// The server end of one client connection.
+public struct ServerConnection: Sendable {
+    /// The DC this connection talks to: its listener's, or the one an MTProxy header names (see `DCRouting`).
+    public private(set) var context: ServerContext
+    private var transport: ServerTransport
+    private var exchange: AuthKeyExchange.Server?
+    private var exchangesStarted = 0
+    /// Sessions this connection carries, in first-seen order (their answers and acks go out here).
+    private var sessions: [SessionKey] = []
+    private var lastActivity: Double
+    private var disconnectAt: Double?
+    private var sessionDeadline: Double?
+    public private(set) var closed: ServerConnectionError?
+
+    public init(context: ServerContext, now: Double) {
+        self.context = context
+        transport = ServerTransport(configuration: context.transport, random: context.random,
+                                    unixTime: Int64(now.rounded(.down)), replayCache: context.replayCache)
+        lastActivity = now
+    }
+
+    /// The client's transport, once recognised.
+    public var negotiated: NegotiatedTransport? { transport.negotiated }
+
+    /// When `tick(now:)` has timed work (acks due, the idle or ping deadline).
+    public var nextDeadline: Double? {
+        guard closed == nil else { return nil }
+        var deadline = lastActivity + context.limits.idleTimeout
+        if let disconnectAt { deadline = min(deadline, disconnectAt) }
+        if let sessionDeadline { deadline = min(deadline, sessionDeadline) }
+        return deadline
+    }
+
+    /// Feeds bytes from the client.
+    public mutating func receive(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput {
+        var output = ServerConnectionOutput()
+        guard closed == nil else { return output }
+        let wasNegotiated = transport.negotiated != nil
+        let decoded: TransportOutput
+        do {
+            decoded = try transport.receive(bytes)
+        } catch {
+            return fail(.transport(error), output)
+        }
+        output.outbound += decoded.outbound
+        if !wasNegotiated, let negotiated = transport.negotiated {
+            output.events.append(.negotiated(negotiated))
+            // An MTProxy forwards to the DC its client names (test DCs are 10000 + id, media DCs negative).
+            if let dcID = negotiated.dcId, let target = context.routing?.context(for: Int32(abs(Int32(dcID)) % 10_000)) {
+                context = target
+            }
+        }
+        for event in decoded.events {
+            switch event {
+            case .frame(let payload, let quickAck):
+                lastActivity = now
+                handle(frame: payload, quickAck: quickAck, now: now, output: &output)
+            case .quickAck, .transportError:
+                output = fail(.unexpectedTransportMessage(event), output)
+            }
+            if closed != nil { return output }
+        }
+        flushSessions(now: now, output: &output)
+        return output
+    }
+
+    /// Timed work: acks due on this connection's sessions, the idle timeout.
+    public mutating func tick(now: Double) -> ServerConnectionOutput {
+        var output = ServerConnectionOutput()
+        guard closed == nil else { return output }
+        if let disconnectAt, now >= disconnectAt { return fail(.idle(seconds: now - lastActivity), output) }
+        if now - lastActivity >= context.limits.idleTimeout { return fail(.idle(seconds: now - lastActivity), output) }
+        flushSessions(now: now, output: &output)
+        return output
+    }
+
+    /// Sends what this connection's sessions have queued outside a request: updates pushed with `Session.push`
+    /// (through `SessionRegistry.withExisting`) since the last call.
+    public mutating func flush(now: Double) -> ServerConnectionOutput {
+        var output = ServerConnectionOutput()
+        guard closed == nil else { return output }
+        flushSessions(now: now, output: &output)
+        return output
+    }
+
+    /// The sessions this connection carries: their answers and pushed updates go out on it.
+    public var sessionKeys: [SessionKey] { sessions }
+
+    /// Call when the client closed the connection: the error, if it ended inside the opening or a frame.
+    public mutating func finish() -> ServerConnectionError? {
+        guard closed == nil else { return nil }
+        do {
+            try transport.finish()
+            closed = .clientClosed
+            return nil
+        } catch {
+            closed = .transport(error)
+            return .transport(error)
+        }
+    }
+
+    // MARK: Frames
+
+    private mutating func handle(frame: [UInt8], quickAck: Bool, now: Double, output: inout ServerConnectionOutput) {
+        guard frame.count >= 8 else {
+            output = fail(.frameTooShort(frame.count), output)
+            return
+        }
+        let authKeyID = frame.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        if authKeyID == 0 {
+            handleUnencrypted(frame, now: now, output: &output)
+        } else {
+            handleEncrypted(frame, authKeyID: authKeyID, quickAck: quickAck, now: now, output: &output)
+        }
+    }
+
+    /// Key exchange frames. A connection may start over after a finished (or refused) exchange, a bounded number
+    /// of times.
+    private mutating func handleUnencrypted(_ frame: [UInt8], now: Double, output: inout ServerConnectionOutput) {
+        if exchange == nil || exchange?.isFinished == true {
+            guard exchangesStarted < context.limits.maxExchangesPerConnection else {
+                output = fail(.tooManyExchanges(limit: context.limits.maxExchangesPerConnection), output)
+                return
+            }
+            exchangesStarted += 1
+            exchange = AuthKeyExchange.Server(configuration: context.exchange, random: context.random)
+        }
+        guard var running = exchange else { return }
+        let result: AuthKeyExchange.Server.Output
+        do {
+            result = try running.receive(frame: frame, now: now)
+        } catch {
+            exchange = running
+            output = fail(.exchange(error), output)
+            return
+        }
+        exchange = running
+        switch result {
+        case .send(let reply):
+            send(reply, output: &output)
+        case .finished(let reply, let done):
+            context.keys.insert(done.authKey, firstSalt: done.firstSalt, now: now, random: context.random)
+            output.events.append(.authKeyCreated(authKeyID: done.authKey.idValue, dcID: done.dcID,
+                                                 legacyRSA: done.usedLegacyRSA))
+            send(reply, output: &output)
+        case .refused(let reply, let error):
+            send(reply, output: &output)
+            output = fail(.exchange(error), output)
+        }
+    }
+
+    private mutating func handleEncrypted(_ frame: [UInt8], authKeyID: UInt64, quickAck: Bool, now: Double,
+                                          output: inout ServerConnectionOutput) {
+        guard let entry = context.keys.entry(id: authKeyID) else {
+            do {
+                output.outbound += try transport.sendTransportError(-404)
+            } catch {
+                output = fail(.transport(error), output)
+                return
+            }
+            output = fail(.unknownAuthKey(authKeyID), output)
+            return
+        }
+        let message: DecryptedMessage
+        do {
+            message = try entry.cipher.decrypt(frame, direction: .client)
+        } catch {
+            output = fail(.session(nil, .decryption(error)), output)
+            return
+        }
+        if quickAck {
+            // "Quick ack": the first 32 bits of msg_key_large (SHA-256 over the client's padded plaintext), top
+            // bit set, sent at once (core.telegram.org/mtproto/mtproto-transports).
+            let large = entry.cipher.messageKeyLarge(for: message.plaintext, direction: .client)
+            let token = large.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } | 0x8000_0000
+            do {
+                output.outbound += try transport.sendQuickAck(token)
+            } catch {
+                output = fail(.transport(error), output)
+                return
+            }
+        }
+        let sessionID = message.plaintext.withUnsafeBytes {
+            Int64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: Int64.self))
+        }
+        let key = SessionKey(authKeyID: authKeyID, sessionID: sessionID)
+        if !sessions.contains(key) {
+            guard sessions.count < context.limits.maxSessionsPerConnection else {
+                output = fail(.tooManySessions(limit: context.limits.maxSessionsPerConnection), output)
+                return
+            }
+            sessions.append(key)
+        }
+        let context = self.context
+        let (outcome, created) = context.sessions.withSession(key, make: {
+            Session(role: .server, authKey: entry.key, sessionID: sessionID,
+                    salt: entry.salts.current(at: now) ?? 0, saltSchedule: entry.salts, now: now,
+                    configuration: context.sessionConfiguration, random: context.random)
+        }) { session -> Result<ConnectionAction, SessionError> in
+            let events: [SessionEvent]
+            do throws(SessionError) {
+                events = try session.receive(message, now: now)
+            } catch {
+                return .failure(error)
+            }
+            return .success(Self.react(to: events, key: key, session: &session, context: context, now: now))
+        }
+        if created { output.events.append(.sessionCreated(key)) }
+        let action: ConnectionAction
+        switch outcome {
+        case .failure(let error):
+            output = fail(.session(key, error), output)
+            return
+        case .success(let value):
+            action = value
+        }
+        output.events += action.events
+        if let deadline = action.disconnectAt { disconnectAt = deadline }
+        // Handlers run outside the registry's lock, so they may reach other sessions; answers go in after.
+        let faults = context.faults
+        for (messageID, body) in action.requests {
+            var (method, result) = context.handlers.dispatch(
+                body: body, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
+                endpoint: context.endpoint, dcs: context.directory.endpoints, now: now)
+            if faults.closeOn.contains(method) {
+                output = fail(.faultInjected(method: method), output)
+                return
+            }
+            if let error = faults.errors[method] { result = .failure(error) }
+            var failure: RPCError?
+            context.sessions.withExisting(key) { session in
+                switch result {
+                case .success(let bytes): session.answer(messageID, result: bytes)
+                case .failure(let error):
+                    failure = error
+                    session.answer(messageID, error: error)
+                }
+            }
+            output.events.append(.handled(method: method, key, error: failure))
+        }
+        for (target, requestMessageID) in action.destroySessions {
+            let existed = context.sessions.remove(SessionKey(authKeyID: authKeyID, sessionID: target))
+            context.sessions.withExisting(key) { session in
+                session.answerDestroySession(requestMessageID, sessionID: target, existed: existed)
+            }
+        }
+        if action.destroyKey {
+            let last = context.sessions.withExisting(key) { $0.outgoing(now: now) } ?? []
+            context.keys.remove(id: authKeyID)
+            context.sessions.removeAll(authKeyID: authKeyID)
+            output.events.append(.authKeyDestroyed(authKeyID: authKeyID))
+            for frame in last { send(frame.bytes, output: &output) }
+            output = fail(.authKeyDestroyed, output)
+        }
+    }
+
+    /// What one frame's session events ask of the connection, collected under the registry's lock.
+    private struct ConnectionAction {
+        var events: [ServerConnectionEvent] = []
+        var requests: [(messageID: Int64, body: [UInt8])] = []
+        var destroySessions: [(sessionID: Int64, requestMessageID: Int64)] = []
+        var disconnectAt: Double?
+        var destroyKey = false
+    }
+
+    private static func react(to events: [SessionEvent], key: SessionKey, session: inout Session,
+                              context: ServerContext, now: Double) -> ConnectionAction {
+        var action = ConnectionAction()
+        for event in events {
+            switch event {
+            case .request(let messageID, let body):
+                action.requests.append((messageID, body))
+            case .destroySessionRequested(let target, let requestMessageID):
+                action.destroySessions.append((target, requestMessageID))
+            case .destroyAuthKeyRequested(let requestMessageID):
+                session.answerDestroyAuthKey(requestMessageID, ok: true)
+                action.destroyKey = true
+            case .disconnectDeadline(let at):
+                action.disconnectAt = at
+            case .ignored(_, let why):
+                action.events.append(.ignored(key, why))
+            case .result, .rpcError, .failed, .acknowledged, .resent, .update, .sessionCreated, .pong,
+                 .sessionDestroyed, .authKeyDestroyed, .answerDropped, .clockAdjusted, .sessionChanged:
+                break  // client-role events
+            }
+        }
+        return action
+    }
+
+    // MARK: Output
+
+    /// Frames every session of this connection has ready, and notes the earliest session deadline.
+    private mutating func flushSessions(now: Double, output: inout ServerConnectionOutput) {
+        var frames: [OutgoingFrame] = []
+        var deadline: Double?
+        for key in sessions {
+            let (ready, next) = context.sessions.withExisting(key) { session in
+                (session.outgoing(now: now), session.nextDeadline)
+            } ?? ([], nil)
+            frames += ready
+            if let next { deadline = min(deadline ?? next, next) }
+        }
+        sessionDeadline = deadline
+        for frame in context.faultState.shape(frames.map(\.bytes)) {
+            send(frame, output: &output)
+            if closed != nil { return }
+        }
+    }
+
+    private mutating func send(_ payload: [UInt8], output: inout ServerConnectionOutput) {
+        do {
+            output.outbound += try transport.send(payload)
+        } catch {
+            output = fail(.transport(error), output)
+        }
+    }
+
+    private mutating func fail(_ error: ServerConnectionError, _ output: ServerConnectionOutput) -> ServerConnectionOutput {
+        var output = output
+        if closed == nil {
+            closed = error
+            output.close = error
+        }
+        return output
+    }
+}

@@ -1,0 +1,153 @@
+// What a server shares between its connections: the auth keys it created (with each key's salt schedule) and the
+// sessions open on them, keyed by (auth key, session id). Both are bounded, evicting the oldest entry, so a client
+// that makes keys or sessions without end costs a fixed amount of memory. Locked, because NIO runs connections on
+// several threads; every operation is short and never calls out while holding the lock.
+import MTProto
+import MTProtoCrypto
+import Synchronization
+
+/// The auth keys a server knows, by auth_key_id, oldest evicted first.
+public final class AuthKeyStore: Sendable {
+    /// A key with the salts its sessions accept (one schedule per key, so every session of it agrees).
+    public struct Entry: Sendable {
+        public let key: AuthKey
+        public let cipher: MTProto2Cipher
+        public internal(set) var salts: SaltSchedule
+        public let createdAt: Double
+    }
+
+    public let capacity: Int
+    private let state = Mutex<(entries: [UInt64: Entry], order: [UInt64])>(([:], []))
+
+    public init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    /// Stores a key made by an exchange; its salts are hour-long from `now`, the first being the exchange's.
+    public func insert(_ key: AuthKey, firstSalt: Int64, now: Double, random: any RandomSource) {
+        let entry = Entry(key: key, cipher: MTProto2Cipher(authKey: key),
+                          salts: SaltSchedule.hourly(first: firstSalt, start: now - 60, random: random), createdAt: now)
+        state.withLock { state in
+            if state.entries.updateValue(entry, forKey: key.idValue) == nil { state.order.append(key.idValue) }
+            while state.order.count > capacity {
+                state.entries.removeValue(forKey: state.order.removeFirst())
+            }
+        }
+    }
+
+    public func entry(id: UInt64) -> Entry? { state.withLock { $0.entries[id] } }
+
+    /// Replaces a key's salt schedule (sessions created later take it); false if the key is unknown.
+    func replaceSalts(id: UInt64, with schedule: SaltSchedule) -> Bool {
+        state.withLock { state in
+            guard state.entries[id] != nil else { return false }
+            state.entries[id]?.salts = schedule
+            return true
+        }
+    }
+
+    @discardableResult
+    public func remove(id: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.entries.removeValue(forKey: id) != nil else { return false }
+            state.order.removeAll { $0 == id }
+            return true
+        }
+    }
+
+    public var count: Int { state.withLock { $0.entries.count } }
+}
+
+/// A session's identity on a server.
+public struct SessionKey: Sendable, Hashable {
+    public let authKeyID: UInt64
+    public let sessionID: Int64
+
+    public init(authKeyID: UInt64, sessionID: Int64) {
+        self.authKeyID = authKeyID
+        self.sessionID = sessionID
+    }
+}
+
+/// The server-role `Session`s, at most `perKey` per auth key and `capacity` in all; the least recently used goes
+/// first. A session outlives its connection: a client that reconnects with the same session_id finds it. Use
+/// stamps make each access O(1); only creating a session past a bound scans for the one to evict.
+public final class SessionRegistry: Sendable {
+    public let capacity: Int
+    public let perKey: Int
+    private struct State {
+        var sessions: [SessionKey: (session: Session, used: UInt64)] = [:]
+        var perKey: [UInt64: Int] = [:]
+        var clock: UInt64 = 0
+
+        mutating func evictOldest(where include: (SessionKey) -> Bool) {
+            guard let oldest = sessions.filter({ include($0.key) }).min(by: { $0.value.used < $1.value.used })?.key
+            else { return }
+            remove(oldest)
+        }
+
+        @discardableResult
+        mutating func remove(_ key: SessionKey) -> Bool {
+            guard sessions.removeValue(forKey: key) != nil else { return false }
+            let left = (perKey[key.authKeyID] ?? 1) - 1
+            perKey[key.authKeyID] = left > 0 ? left : nil
+            return true
+        }
+    }
+    private let state = Mutex(State())
+
+    public init(capacity: Int, perKey: Int) {
+        self.capacity = max(1, capacity)
+        self.perKey = max(1, perKey)
+    }
+
+    /// Runs `body` on the session for `key`, creating it with `make` on first sight (evicting as the bounds
+    /// require). Returns what `body` returns and whether the session was created by this call.
+    public func withSession<T>(_ key: SessionKey, make: () -> Session,
+                               _ body: (inout Session) -> T) -> (value: T, created: Bool) {
+        state.withLock { state in
+            state.clock += 1
+            var created = false
+            var session: Session
+            if let existing = state.sessions[key] {
+                session = existing.session
+            } else {
+                created = true
+                session = make()
+                if state.perKey[key.authKeyID] ?? 0 >= perKey {
+                    state.evictOldest { $0.authKeyID == key.authKeyID }
+                }
+                if state.sessions.count >= capacity { state.evictOldest { _ in true } }
+                state.perKey[key.authKeyID, default: 0] += 1
+            }
+            let value = body(&session)
+            state.sessions[key] = (session, state.clock)
+            return (value, created)
+        }
+    }
+
+    /// Runs `body` on an existing session only.
+    public func withExisting<T>(_ key: SessionKey, _ body: (inout Session) -> T) -> T? {
+        state.withLock { state in
+            guard var entry = state.sessions[key] else { return nil }
+            let value = body(&entry.session)
+            state.sessions[key] = entry
+            return value
+        }
+    }
+
+    @discardableResult
+    public func remove(_ key: SessionKey) -> Bool { state.withLock { $0.remove(key) } }
+
+    /// Forgets every session of an auth key (`destroy_auth_key`).
+    public func removeAll(authKeyID: UInt64) {
+        state.withLock { state in
+            for key in state.sessions.keys where key.authKeyID == authKeyID { state.remove(key) }
+        }
+    }
+
+    /// The sessions open on an auth key (a user's devices, once keys belong to users).
+    public func keys(authKeyID: UInt64) -> [SessionKey] {
+        state.withLock { $0.sessions.keys.filter { $0.authKeyID == authKeyID } }
+    }
+
+    public var count: Int { state.withLock { $0.sessions.count } }
+}

@@ -1,0 +1,156 @@
+// `mtserver`: the test Telegram as a command. Binds loopback, prints one JSON line when ready (ports, the public key
+// PEM, its fingerprint, the proxy secret), logs connections with swift-log on standard error, and stops on
+// SIGINT/SIGTERM or after `--timeout` seconds.
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import MTProto
+import MTProtoCrypto
+import MTProtoServer
+import MTProtoTransport
+import TestTelegram
+
+@main
+struct MTServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mtserver",
+        abstract: "Run a local test Telegram server (MTProto server role) on 127.0.0.1.",
+        discussion: """
+            When ready it prints one JSON line on standard output: "port" (the first DC's), "ports" (by DC id), \
+            "proxy_port" (with --secret; it forwards to the DC a client names), "dc", \
+            "public_key" (PKCS#1 PEM), "fingerprint", "secret". Clients load public_key as the server's RSA key \
+            and connect to 127.0.0.1:port with any transport (abridged, intermediate, padded intermediate, full, \
+            obfuscated2), or to proxy_port through MTProxy with the secret. Logs go to standard error.
+
+            Examples:
+              mtserver --generate-key --secret dd0123456789abcdef0123456789abcdef
+              mtserver --rsa-key key.pem --port 4430 --timeout 60 --seed 7 \\
+                --faults drop=0.05,error=help.getConfig:420:FLOOD_WAIT_3
+            """)
+
+    @Option(help: "TCP port for direct connections (0 picks a free one).")
+    var port: Int = 0
+
+    @Option(help: "TCP port of the MTProxy listener when --secret is given (0 picks a free one).")
+    var proxyPort: Int = 0
+
+    @Option(name: .customLong("rsa-key"), help: "PEM file with the server's RSA private key.")
+    var rsaKey: String?
+
+    @Flag(help: "Generate a fresh 2048-bit RSA key (its public PEM is printed in the JSON line).")
+    var generateKey = false
+
+    @Option(help: "MTProxy secret in hex: 32 hex digits (plain), 'dd' + 32 (padded intermediate), or 'ee' + 32 + hex domain (fake-TLS).")
+    var secret: String?
+
+    @Option(help: "Stop after this many seconds (0: run until SIGINT/SIGTERM).")
+    var timeout: Double = 0
+
+    @Option(help: "Faults to inject, comma-separated: drop=P, duplicate=P, reorder=P (outgoing frames, P in 0...1), error=METHOD:CODE:MESSAGE, close=METHOD. Draws are seeded by --seed.")
+    var faults: String?
+
+    @Option(help: "Seed the server's randomness (nonces, salts, padding) so a run replays; not for real keys.")
+    var seed: UInt64?
+
+    @Option(help: "The DC id of a single-DC server (it also accepts clients naming any other DC).")
+    var dc: Int32 = 2
+
+    @Option(help: "Run DCs 1...N, each on its own port (printed under \"ports\"); --port is DC 1's.")
+    var dcs: Int32 = 1
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard (rsaKey != nil) != generateKey else { throw ValidationError("give exactly one of --rsa-key PEM and --generate-key") }
+        guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more") }
+        guard (1...16).contains(dcs) else { throw ValidationError("--dcs must be 1...16") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "mtserver")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let pem = try rsaKey.map { try String(contentsOfFile: $0, encoding: .utf8) } ?? RSAKeys.generatePEM()
+        let key = try RSAPrivateKey(pem: pem)
+        let proxySecret = try secret.map { try MTProxySecret(parsing: $0) }
+        let random: any RandomSource = seed.map { SeededRandom(seed: $0) } ?? SystemRandom()
+        var configuration = MTProtoTestServer.Configuration(
+            rsaKeys: [key], handlers: TestTelegram.handlers(), port: port, proxyPort: proxyPort,
+            dcIDs: dcs == 1 ? [dc] : Array(1...dcs),
+            proxySecret: proxySecret, random: random, onEvent: { [logger] report in Self.log(report, to: logger) })
+        configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
+        configuration.faultSeed = seed ?? 0
+        let server = try await MTProtoTestServer.start(configuration)
+
+        let ready = Ready(port: server.port, ports: Dictionary(uniqueKeysWithValues: server.ports.map { ("\($0.key)", $0.value) }),
+                          proxy_port: server.proxyPort, dc: dcs == 1 ? dc : 1,
+                          public_key: key.publicKey.pkcs1PEM,
+                          fingerprint: Self.hex(key.publicKey.fingerprint),
+                          secret: proxySecret?.hexString)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Unbuffered, so a parent reading the pipe sees the line at once.
+        FileHandle.standardOutput.write(try encoder.encode(ready) + Data("\n".utf8))
+        logger.info("listening on 127.0.0.1:\(server.port)\(server.proxyPort.map { ", MTProxy on \($0)" } ?? "")")
+
+        let reason = await Self.waitForStop(timeout: timeout)
+        logger.info("stopping: \(reason)")
+        try await server.shutdown()
+    }
+
+    /// A fingerprint as 16 hex digits, the way Telegram's key lists print them.
+    static func hex(_ value: Int64) -> String {
+        let digits = String(UInt64(bitPattern: value), radix: 16)
+        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    struct Ready: Encodable {
+        let port: Int
+        let ports: [String: Int]
+        let proxy_port: Int?
+        let dc: Int32
+        let public_key: String
+        let fingerprint: String
+        let secret: String?
+    }
+
+    static func log(_ report: MTProtoTestServer.ConnectionReport, to logger: Logger) {
+        let id = report.connection
+        switch report.kind {
+        case .opened(let remote):
+            logger.debug("connection \(id) opened from \(remote)")
+        case .closed(let reason?):
+            logger.info("connection \(id) closed: \(reason)")
+        case .closed(nil):
+            logger.debug("connection \(id) closed by the client")
+        case .event(.handled(let method, let key, let error?)):
+            logger.info("connection \(id) session \(key.sessionID): \(method) -> \(error)")
+        case .event(let event):
+            logger.debug("connection \(id): \(event)")
+        }
+    }
+
+    /// Waits for SIGINT, SIGTERM or the timeout; returns which.
+    static func waitForStop(timeout: Double) async -> String {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let queue = DispatchQueue(label: "mtserver.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { continuation.yield(name) }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+        if timeout > 0 {
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                continuation.yield("timeout after \(timeout) s")
+            }
+        }
+        for await reason in stream { return reason }
+        return "stream ended"
+    }
+}
