@@ -41,7 +41,7 @@ import Testing
     @Test func theFileIsOwnerOnlyEvenIfItWasNot() async throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644])
+        #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644]))
         let store = try await SQLiteSessionStore.open(path: path)
         try await store.save(try sampleState())
         try await store.close()
