@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "MTProtoCrypto", targets: ["MTProtoCrypto"]),
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
         .library(name: "MTProto", targets: ["MTProto"]),
+        // For the fuzz package (Fuzz/) only: what its targets check.
+        .library(name: "FuzzProperties", targets: ["FuzzProperties"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -79,6 +81,13 @@ let package = Package(
         .target(name: "SecretApi", dependencies: ["TLRuntime"], path: "Generated/SecretApi",
                 swiftSettings: swiftSettings),
 
+        // What each libFuzzer target (Fuzz/, its own package) checks, here so the regression tests replay saved
+        // findings through the same code.
+        .target(name: "FuzzProperties",
+                dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
+                               "MTProtoTransport", "MTProtoCrypto", "MTProto"],
+                path: "Fuzz/Properties", swiftSettings: swiftSettings),
+
         // MARK: Tests
         .testTarget(name: "TLSchemaTests", dependencies: ["TLSchema"], path: "Tests/TLSchemaTests",
                     swiftSettings: swiftSettings),
@@ -99,5 +108,7 @@ let package = Package(
                     path: "Tests/MTProtoTransportTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
                     path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzProperties"], path: "Tests/FuzzRegressionTests",
+                    swiftSettings: swiftSettings),
     ]
 )
