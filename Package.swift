@@ -23,12 +23,17 @@ let package = Package(
         .library(name: "MTProtoCrypto", targets: ["MTProtoCrypto"]),
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
         .library(name: "MTProto", targets: ["MTProto"]),
+        .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
         // For the fuzz package (Fuzz/) only: what its targets check.
         .library(name: "FuzzProperties", targets: ["FuzzProperties"]),
+        // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
+        .plugin(name: "TLGenPlugin", targets: ["TLGenBuildTool"]),
+        .plugin(name: "TLGenCommand", targets: ["TLGenCommand"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
     ],
     targets: [
         // MARK: Generator: TL text -> checked model -> Swift text. No dependency on the runtime.
@@ -39,6 +44,11 @@ let package = Package(
             name: "tlgen",
             dependencies: ["TLSwiftGen", "TLSchema", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Generator/tlgen", swiftSettings: swiftSettings),
+        .plugin(name: "TLGenBuildTool", capability: .buildTool(), dependencies: ["tlgen"], path: "Plugins/TLGenBuildTool"),
+        .plugin(name: "TLGenCommand",
+                capability: .command(intent: .custom(verb: "tlgen", description: "Regenerate or check sources generated from TL schemas"),
+                                     permissions: [.writeToPackageDirectory(reason: "tlgen writes the generated Swift sources")]),
+                dependencies: ["tlgen"], path: "Plugins/TLGenCommand"),
 
         // MARK: Runtime
         .systemLibrary(name: "CZlib", path: "Runtime/CZlib", pkgConfig: "zlib",
@@ -64,12 +74,20 @@ let package = Package(
         .target(name: "MTProto", dependencies: ["MTProtoApi", "MTProtoCrypto", "TLRuntime"], path: "Runtime/MTProto",
                 swiftSettings: swiftSettings),
 
+        // The client: a sans-IO connection (transport, key exchange, session); SwiftNIO and async/await on top.
+        .target(name: "MTProtoClient",
+                dependencies: ["MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime",
+                               .product(name: "NIOCore", package: "swift-nio"),
+                               .product(name: "NIOPosix", package: "swift-nio"),
+                               .product(name: "SQLiteNIO", package: "sqlite-nio")],
+                path: "Runtime/MTProtoClient", swiftSettings: swiftSettings),
+
         // tl-json (the golden corpus's format): schema-driven reading and writing of TL values.
         .target(name: "TLJSON", dependencies: ["TLRuntime", "TLSchema"], path: "Runtime/TLJSON",
                 swiftSettings: swiftSettings),
         .executableTarget(
             name: "tl",
-            dependencies: ["TLJSON", "TelegramApi", "MTProtoApi", "SecretApi",
+            dependencies: ["TLJSON", "TLSchema", "TelegramApi", "MTProtoApi", "SecretApi",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Runtime/tl", swiftSettings: swiftSettings),
 
@@ -96,6 +114,8 @@ let package = Package(
         .testTarget(name: "GeneratedApiTests",
                     dependencies: ["TLJSON", "TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi"],
                     path: "Tests/GeneratedApiTests", swiftSettings: swiftSettings),
+        .testTarget(name: "TLToolTests", dependencies: ["tl", "TLJSON", "TLSchema", "TLRuntime", "TelegramApi", "MTProtoApi"],
+                    path: "Tests/TLToolTests", swiftSettings: swiftSettings),
         .testTarget(name: "TLRuntimeTests", dependencies: ["TLRuntime"], path: "Tests/TLRuntimeTests",
                     swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoCryptoTests", dependencies: ["MTProtoCrypto", "MTProto"], path: "Tests/MTProtoCryptoTests",
@@ -106,6 +126,11 @@ let package = Package(
                                    .product(name: "NIOPosix", package: "swift-nio"),
                                    .product(name: "NIOEmbedded", package: "swift-nio")],
                     path: "Tests/MTProtoTransportTests", swiftSettings: swiftSettings),
+        .testTarget(name: "MTProtoClientTests",
+                    dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime",
+                                   "MTProtoApi", .product(name: "NIOCore", package: "swift-nio"),
+                                   .product(name: "NIOPosix", package: "swift-nio")],
+                    path: "Tests/MTProtoClientTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
                     path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzProperties"], path: "Tests/FuzzRegressionTests",

@@ -38,6 +38,16 @@ let package = Package(
             dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
             path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
         .executableTarget(
+            name: "SessionBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "MTProto", package: "swift-mtproto"),
+                                           .product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            path: "Benchmarks/SessionBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "AuthKeyExchangeBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "MTProto", package: "swift-mtproto"),
+                                           .product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            path: "Benchmarks/AuthKeyExchangeBenchmarks", plugins: plugins),
+        .executableTarget(
             name: "TransportBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoTransport", package: "swift-mtproto")],
             path: "Benchmarks/TransportBenchmarks", plugins: plugins),

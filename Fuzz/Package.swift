@@ -33,6 +33,8 @@ let targets: [(String, [String])] = [
     ("FuzzMTProxySecret", []),
     ("FuzzSessionClient", []),
     ("FuzzSessionServer", []),
+    ("FuzzExchangeClient", []),
+    ("FuzzExchangeServer", []),
 ]
 
 let package = Package(

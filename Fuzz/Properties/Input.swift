@@ -54,7 +54,7 @@ func chunks(_ data: [UInt8], seed: UInt8) -> [[UInt8]] {
 public let targetNames: [String] = [
     "FuzzTLDecode", "FuzzTLEncode", "FuzzSchema", "FuzzAbridged", "FuzzIntermediate", "FuzzPadded", "FuzzFull",
     "FuzzObfuscated2", "FuzzFakeTLSClientHello", "FuzzFakeTLSServerHello", "FuzzMTProxySecret", "FuzzSessionClient",
-    "FuzzSessionServer",
+    "FuzzSessionServer", "FuzzExchangeClient", "FuzzExchangeServer",
 ] + registries.keys.sorted().map { "Fuzz" + $0 }
 
 /// Runs the property of fuzz target `target` on `data`; false if there is no such target.
@@ -73,6 +73,8 @@ public func checkProperty(of target: String, _ data: [UInt8]) throws(Violation) 
     case "FuzzMTProxySecret": try fuzzMTProxySecret(data)
     case "FuzzSessionClient": try fuzzSession(.client, data)
     case "FuzzSessionServer": try fuzzSession(.server, data)
+    case "FuzzExchangeClient": try fuzzExchange(tampered: .client, data)
+    case "FuzzExchangeServer": try fuzzExchange(tampered: .server, data)
     default:
         guard target.hasPrefix("Fuzz"), registries[String(target.dropFirst(4))] != nil else { return false }
         try fuzzRegistry(String(target.dropFirst(4)), data)

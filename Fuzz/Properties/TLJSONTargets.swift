@@ -33,7 +33,10 @@ public func fuzzTLDecode(_ data: [UInt8]) throws(Violation) {
     } catch {
         throw Violation("tl encode rejects what tl decode wrote: \(error)\n\(text)")
     }
-    guard encoded == serialized(object) else { throw Violation("tl encode of tl decode's output differs:\n\(text)") }
+    // The same bytes, but for NaN payloads, which tl-json does not carry ("NaN"): then the same JSON.
+    guard encoded == serialized(object)
+        || (try? tlRegistry.parse(bytes: encoded)).map({ TLJSONWriter.json($0) == json }) == true
+    else { throw Violation("tl encode of tl decode's output differs:\n\(text)") }
 }
 
 /// `tl encode`: any text is either refused or encodes to bytes that decode to JSON that encodes to the same bytes.

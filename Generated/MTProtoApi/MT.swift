@@ -6,9 +6,6 @@ import TLRuntime
 /// Types and functions of `mtproto.tl`. Boxed types are enums (`MT.User`), requests are
 /// `MT.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum MT {
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "06c73d69eb9e37e59940b02fdb3bf410cf42e8b5e5eaa68c3596e49bb7d176ba"
-
     public enum help {}
 
     /// Functions (requests), by namespace.
@@ -32,11 +29,14 @@ public enum MT {
 }
 
 extension MT {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "06c73d69eb9e37e59940b02fdb3bf410cf42e8b5e5eaa68c3596e49bb7d176ba"
 }
 
-private let schemaSourceText: String = #"""
+extension MT {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // MTProto service schema: everything a client and a server exchange below the API layer.
 // Merged by this project from ../shared/schemas (see Schemas/PROVENANCE.md):
 //  - the base is Telethon's mtproto.tl (tdesktop's set: req_pq, every p_q_inner_data*, server_DH_params_fail,
@@ -163,3 +163,5 @@ ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;
 
 destroy_session#e7512126 session_id:long = DestroySessionRes;
 """#
+    }
+}

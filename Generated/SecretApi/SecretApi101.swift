@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `secret/layer101.tl`. Boxed types are enums (`SecretApi101.User`), requests are
 /// `SecretApi101.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum SecretApi101 {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 101
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "c32f170ad56667a14c2e304a824dac0828d4b1ef6f9d6bc2e7fef54cbacc373c"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -33,11 +28,16 @@ public enum SecretApi101 {
 }
 
 extension SecretApi101 {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 101
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "c32f170ad56667a14c2e304a824dac0828d4b1ef6f9d6bc2e7fef54cbacc373c"
 }
 
-private let schemaSourceText: String = #"""
+extension SecretApi101 {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // Telegram secret-chat (end-to-end encrypted) schema, LAYER 101.
 // Exactly the constructors a layer-101 client parses (the constructor-ID set equals the parsers
 // dictionary of Telegram-iOS SecretApiLayer101.swift, primitives aside). Definitions are
@@ -116,3 +116,5 @@ messageEntityBlockquote#20df5d0 offset:int length:int = MessageEntity;
 
 // LAYER 101
 """#
+    }
+}

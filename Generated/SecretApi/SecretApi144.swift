@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `secret/layer144.tl`. Boxed types are enums (`SecretApi144.User`), requests are
 /// `SecretApi144.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum SecretApi144 {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 144
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "ab4e63cff0e5b97ba9e67898d2f3bb55e02b2f70d704883c52740414e11cf863"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -33,11 +28,16 @@ public enum SecretApi144 {
 }
 
 extension SecretApi144 {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 144
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "ab4e63cff0e5b97ba9e67898d2f3bb55e02b2f70d704883c52740414e11cf863"
 }
 
-private let schemaSourceText: String = #"""
+extension SecretApi144 {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // Telegram secret-chat (end-to-end encrypted) schema, LAYER 144.
 // Exactly the constructors a layer-144 client parses (the constructor-ID set equals the parsers
 // dictionary of Telegram-iOS SecretApiLayer144.swift, primitives aside). Definitions are
@@ -122,3 +122,5 @@ messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = Messa
 
 // LAYER 144
 """#
+    }
+}

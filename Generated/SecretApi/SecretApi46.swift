@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `secret/layer46.tl`. Boxed types are enums (`SecretApi46.User`), requests are
 /// `SecretApi46.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum SecretApi46 {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 46
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "ff9ddea51a856b33876af0287a1bf03b5ebb6e496087a0fb5abc351d5a74deff"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -33,11 +28,16 @@ public enum SecretApi46 {
 }
 
 extension SecretApi46 {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 46
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "ff9ddea51a856b33876af0287a1bf03b5ebb6e496087a0fb5abc351d5a74deff"
 }
 
-private let schemaSourceText: String = #"""
+extension SecretApi46 {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // Telegram secret-chat (end-to-end encrypted) schema, LAYER 46.
 // Exactly the constructors a layer-46 client parses (the constructor-ID set equals the parsers
 // dictionary of Telegram-iOS SecretApiLayer46.swift, primitives aside). Definitions are
@@ -107,3 +107,5 @@ documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:f
 
 // LAYER 46
 """#
+    }
+}

@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `secret/layer73.tl`. Boxed types are enums (`SecretApi73.User`), requests are
 /// `SecretApi73.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum SecretApi73 {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 73
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "273f8803a97ad73bb0dec7333bacb7a5c0c4cfdb90307326f667b3b2dc72adc0"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -33,11 +28,16 @@ public enum SecretApi73 {
 }
 
 extension SecretApi73 {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 73
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "273f8803a97ad73bb0dec7333bacb7a5c0c4cfdb90307326f667b3b2dc72adc0"
 }
 
-private let schemaSourceText: String = #"""
+extension SecretApi73 {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // Telegram secret-chat (end-to-end encrypted) schema, LAYER 73.
 // Exactly the constructors a layer-73 client parses (the constructor-ID set equals the parsers
 // dictionary of Telegram-iOS SecretApiLayer73.swift, primitives aside). Definitions are
@@ -111,3 +111,5 @@ decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true ra
 
 // LAYER 73
 """#
+    }
+}

@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `secret/layer8.tl`. Boxed types are enums (`SecretApi8.User`), requests are
 /// `SecretApi8.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum SecretApi8 {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 8
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "35b44abe8eb46e441c05802fb33a05cf9b8e5ec7dfae13d91fa8d65474ef8f70"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -33,11 +28,16 @@ public enum SecretApi8 {
 }
 
 extension SecretApi8 {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 8
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "35b44abe8eb46e441c05802fb33a05cf9b8e5ec7dfae13d91fa8d65474ef8f70"
 }
 
-private let schemaSourceText: String = #"""
+extension SecretApi8 {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // Telegram secret-chat (end-to-end encrypted) schema, LAYER 8.
 // Exactly the constructors a layer-8 client parses (the constructor-ID set equals the parsers
 // dictionary of Telegram-iOS SecretApiLayer8.swift, primitives aside). Definitions are
@@ -65,3 +65,5 @@ decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;
 
 // LAYER 8
 """#
+    }
+}

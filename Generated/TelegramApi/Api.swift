@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `api.tl`. Boxed types are enums (`Api.User`), requests are
 /// `Api.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum Api {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 229
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "2818dd15fcea29bbe271d67f2e388b6186700229cfbaeb0b5f85c47c15fcea3f"
-
     public enum account {}
     public enum aicompose {}
     public enum auth {}
@@ -94,11 +89,16 @@ public enum Api {
 }
 
 extension Api {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 229
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "2818dd15fcea29bbe271d67f2e388b6186700229cfbaeb0b5f85c47c15fcea3f"
 }
 
-private let schemaSourceText: String = #"""
+extension Api {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // Telegram API schema, LAYER 229. Provenance and checks: PROVENANCE.md.
 // Everything from inputPeerEmpty on is byte-identical to tdlib/td td/generate/scheme/telegram_api.tl
 // at revision 42e6a5259551178d1dab54a22ad96d14bd906e20 (see upstream/tdlib_telegram_api.tl). TDLib's own
@@ -3219,3 +3219,5 @@ ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.Welco
 
 // LAYER 229
 """#
+    }
+}

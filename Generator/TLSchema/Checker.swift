@@ -89,7 +89,7 @@ private struct Context {
             if let first = ids[id] {
                 // A reused ID where either side fails its CRC is reported once, as that mismatch
                 // (e.g. TDLib's *Prefix helpers reuse the IDs of the invokeWith* wrappers).
-                if idIsValid(d) && idIsValid(first) {
+                if idIsValid(d) && idIsValid(first) && !sharesDeliberately(d, first) {
                     error("duplicate constructor ID #\(hex(id)) of '\(d.name)': already used by '\(first.name)' at \(first.location)",
                           at: d.idLocation ?? d.location, length: d.explicitID == nil ? d.name.count : d.idLength)
                 }
@@ -97,6 +97,11 @@ private struct Context {
                 ids[id] = d
             }
         }
+    }
+
+    /// Whether an exception declares that `a` reuses `b`'s ID or the reverse.
+    func sharesDeliberately(_ a: Declaration, _ b: Declaration) -> Bool {
+        exceptions.contains { ($0.name == a.name && $0.sharedWith == b.name) || ($0.name == b.name && $0.sharedWith == a.name) }
     }
 
     func idIsValid(_ d: Declaration) -> Bool {

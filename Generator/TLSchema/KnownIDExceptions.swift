@@ -1,6 +1,7 @@
-// Constructor IDs Telegram assigned that the CRC rule does not reproduce. One list, a reason each
-// (source: ../shared/schemas/PROVENANCE.md, "Known exceptions"). Where a variant of the rule does reproduce
-// the ID, the checker still verifies it with that variant, so an exception cannot hide a typo.
+// Constructor IDs Telegram assigned that the CRC rule does not reproduce. The built-in list has a reason each
+// (source: ../shared/schemas/PROVENANCE.md, "Known exceptions"); a generator configuration adds its own for upstream
+// files (TDLib's renamed and ID-sharing helpers). Where a variant of the rule does reproduce the ID, the checker
+// still verifies it with that variant, so an exception cannot hide a typo.
 
 public struct KnownIDException: Sendable, Hashable {
     public enum Verification: Sendable, Hashable {
@@ -16,6 +17,17 @@ public struct KnownIDException: Sendable, Hashable {
     public var id: UInt32
     public var verification: Verification
     public var reason: String
+    /// The entry whose ID this one deliberately reuses (TDLib's `invokeWithReCaptchaPrefix` shares
+    /// `invokeWithReCaptcha`'s): the duplicate-ID check accepts exactly that pair.
+    public var sharedWith: String?
+
+    public init(name: String, id: UInt32, verification: Verification, reason: String, sharedWith: String? = nil) {
+        self.name = name
+        self.id = id
+        self.verification = verification
+        self.reason = reason
+        self.sharedWith = sharedWith
+    }
 
     public static let all: [KnownIDException] = [
         KnownIDException(name: "ipPortSecret", id: 0x3798_2646, verification: .withoutBytesNormalization,

@@ -1,4 +1,5 @@
-// The checked-in generator configuration (Schemas/tlgen.json): which schema becomes which module and namespace.
+// The checked-in generator configuration (Schemas/tlgen.json): which schema becomes which module and namespace,
+// the layer of a schema that does not state one, and the constructor-ID exceptions an upstream file needs.
 
 import Foundation
 import TLSchema
@@ -21,9 +22,66 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         public var files: Int
         /// Embed the schema text as `<namespace>.schemaSource` (for schema-first tools such as `tl encode`).
         public var embedSchema: Bool?
+        /// The layer, for a schema without a `// LAYER N` line (TDLib's `telegram_api.tl`); must agree with one.
+        public var layer: Int?
+
+        public init(schema: String, namespace: String, files: Int, embedSchema: Bool? = nil, layer: Int? = nil) {
+            self.schema = schema
+            self.namespace = namespace
+            self.files = files
+            self.embedSchema = embedSchema
+            self.layer = layer
+        }
+    }
+
+    /// A constructor ID the CRC rule does not reproduce, accepted for every schema of this configuration.
+    public struct IDException: Codable, Sendable, Equatable {
+        public var name: String
+        /// Hex, as the schema writes it: `"dd289f8e"` or `"#dd289f8e"`.
+        public var id: String
+        public var reason: String
+        /// A definition whose CRC is the ID (an older name or spelling); the checker verifies it.
+        public var spelling: String?
+        /// The entry whose ID this one deliberately reuses.
+        public var sharedWith: String?
     }
 
     public var modules: [Module]
+    /// Added to the built-in list (`KnownIDException.all`), which applies when none are declared.
+    public var idExceptions: [IDException]?
+
+    /// The built-in exceptions plus the declared ones.
+    public func exceptions(path: String) throws -> [KnownIDException] {
+        try Self.exceptions(idExceptions ?? [], path: path)
+    }
+
+    /// The built-in exceptions plus those a JSON file declares under `idExceptions` (a tlgen.json, or the build
+    /// plugin's tlgen-plugin.json); other keys are ignored.
+    public static func exceptions(fromFile path: String) throws -> [KnownIDException] {
+        struct Declared: Decodable { var idExceptions: [IDException]? }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw GeneratorError.configuration(path: path, message: "cannot read the file")
+        }
+        do {
+            return try exceptions(try JSONDecoder().decode(Declared.self, from: data).idExceptions ?? [], path: path)
+        } catch let error as GeneratorError {
+            throw error
+        } catch {
+            throw GeneratorError.configuration(path: path, message: "idExceptions: \(error)")
+        }
+    }
+
+    static func exceptions(_ declared: [IDException], path: String) throws -> [KnownIDException] {
+        try KnownIDException.all + declared.map { entry in
+            let digits = entry.id.hasPrefix("#") ? entry.id.dropFirst() : Substring(entry.id)
+            guard (1...8).contains(digits.count), let id = UInt32(digits, radix: 16) else {
+                throw GeneratorError.configuration(path: path, message: "idExceptions: '\(entry.id)' of \(entry.name) is not a hex constructor ID")
+            }
+            return KnownIDException(name: entry.name, id: id,
+                                    verification: entry.spelling.map { .olderSpelling($0) } ?? .accepted,
+                                    reason: entry.reason, sharedWith: entry.sharedWith)
+        }
+    }
 
     public static func load(from path: String) throws -> GeneratorConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -46,6 +104,7 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
     }
 
     func validate(path: String) throws {
+        _ = try exceptions(path: path)
         var namespaces: Set<String> = []
         for module in modules {
             for entry in module.schemas {

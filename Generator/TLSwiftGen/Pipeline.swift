@@ -15,6 +15,7 @@ public enum GeneratorPipeline {
     public static func render(configurationPath: String) throws -> [OutputFile] {
         let configuration = try GeneratorConfiguration.load(from: configurationPath)
         let base = (configurationPath as NSString).deletingLastPathComponent
+        let exceptions = try configuration.exceptions(path: configurationPath)
         var outputs: [OutputFile] = []
         for module in configuration.modules {
             for entry in module.schemas {
@@ -26,7 +27,8 @@ public enum GeneratorPipeline {
                     throw GeneratorError.schemaFile(path: schemaPath, message: "the schema is not valid UTF-8")
                 }
                 let files = try emit(schemaText: text, displayName: entry.schema, namespace: entry.namespace,
-                                     fileCount: entry.files, embedSchema: entry.embedSchema ?? false)
+                                     fileCount: entry.files, embedSchema: entry.embedSchema ?? false,
+                                     layer: entry.layer, exceptions: exceptions)
                 for file in files {
                     outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
                                               contents: file.contents))
@@ -37,10 +39,20 @@ public enum GeneratorPipeline {
     }
 
     /// Check a schema and emit its files; a schema with errors emits nothing.
+    /// - Parameters:
+    ///   - layer: the configured layer, for a schema without a `// LAYER` line; a schema that has one must agree.
+    ///   - exceptions: constructor IDs accepted although the CRC rule does not reproduce them.
     public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,
-                            embedSchema: Bool) throws -> [GeneratedFile] {
-        let schema = Checker.check(file: displayName, text: schemaText)
+                            embedSchema: Bool, layer: Int? = nil,
+                            exceptions: [KnownIDException] = KnownIDException.all) throws -> [GeneratedFile] {
+        var schema = Checker.check(file: displayName, text: schemaText, exceptions: exceptions)
         guard schema.errors.isEmpty else { throw GeneratorError.invalidSchema(SchemaErrors(schema.errors)) }
+        if let layer {
+            if let stated = schema.layer, stated != layer {
+                throw GeneratorError.schemaFile(path: displayName, message: "the schema says layer \(stated), the configuration \(layer)")
+            }
+            schema.layer = layer
+        }
         let options = EmitOptions(namespace: namespace, fileCount: fileCount, schemaName: displayName,
                                   schemaSHA256: SHA256.hex(Array(schemaText.utf8)),
                                   schemaText: embedSchema ? schemaText : nil)

@@ -47,3 +47,46 @@ struct Check: ParsableCommand {
         throw ExitCode.failure
     }
 }
+
+struct Emit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Generate one schema into a directory (what the SwiftPM build-tool plugin runs).",
+        discussion: "Writes <namespace>.swift and the type files, always (the build system runs it only when its inputs change).")
+
+    @Argument(help: "The schema.", completion: .file(extensions: ["tl"]))
+    var schema: String
+
+    @Option(help: "The Swift namespace (a caseless enum) the types live in.")
+    var namespace: String
+
+    @Option(help: "How many files the types are spread over.")
+    var files = 1
+
+    @Option(help: "The layer, for a schema without a `// LAYER` line.")
+    var layer: Int?
+
+    @Flag(help: "Embed the schema text as <namespace>.schemaSource.")
+    var embedSchema = false
+
+    @OptionGroup var exceptions: ExceptionsOption
+
+    @Option(help: "The output directory.", completion: .directory)
+    var output: String
+
+    func validate() throws {
+        guard files >= 1 else { throw ValidationError("--files must be at least 1") }
+    }
+
+    func run() throws {
+        let text = try readText(schema)
+        let generated = try GeneratorPipeline.emit(
+            schemaText: text, displayName: (schema as NSString).lastPathComponent, namespace: namespace,
+            fileCount: files, embedSchema: embedSchema, layer: layer, exceptions: try exceptions.load())
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: output, withIntermediateDirectories: true)
+        for file in generated {
+            let path = (output as NSString).appendingPathComponent(file.name)
+            try Data(file.contents.utf8).write(to: URL(fileURLWithPath: path))
+        }
+    }
+}

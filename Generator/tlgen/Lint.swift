@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TLSchema
+import TLSwiftGen
 
 struct Lint: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,12 +17,15 @@ struct Lint: ParsableCommand {
     @Flag(name: .customLong("quiet"), help: "Print only the summary lines.")
     var quiet = false
 
+    @OptionGroup var exceptions: ExceptionsOption
+
     func run() throws {
         var failed = false
+        let accepted = try exceptions.load()
         for file in files {
             let schema: Schema
             do {
-                schema = try loadSchema(file)
+                schema = try loadSchema(file, exceptions: accepted)
             } catch {
                 print("\(file): error: \(error)")
                 failed = true
@@ -59,6 +63,18 @@ func readText(_ path: String) throws -> String {
     return text
 }
 
-func loadSchema(_ path: String) throws -> Schema {
-    Checker.check(file: path, text: try readText(path))
+func loadSchema(_ path: String, exceptions: [KnownIDException] = KnownIDException.all) throws -> Schema {
+    Checker.check(file: path, text: try readText(path), exceptions: exceptions)
+}
+
+/// `--id-exceptions CONFIG`: check with a configuration's declared ID exceptions as well as the built-in ones.
+struct ExceptionsOption: ParsableArguments {
+    @Option(name: .customLong("id-exceptions"), help: "A JSON file (tlgen.json) whose idExceptions apply (TDLib's file needs them).",
+            completion: .file(extensions: ["json"]))
+    var configuration: String?
+
+    func load() throws -> [KnownIDException] {
+        guard let configuration else { return KnownIDException.all }
+        return try GeneratorConfiguration.exceptions(fromFile: configuration)
+    }
 }

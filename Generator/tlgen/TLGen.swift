@@ -6,6 +6,6 @@ struct TLGen: ParsableCommand {
         commandName: "tlgen",
         abstract: "The TL schema compiler: Telegram's .tl schemas in, enum-based Swift out.",
         discussion: "Run without arguments to regenerate Generated/ from Schemas/ with Schemas/tlgen.json.",
-        subcommands: [Generate.self, Check.self, Lint.self, Diff.self],
+        subcommands: [Generate.self, Check.self, Lint.self, Diff.self, Emit.self],
         defaultSubcommand: Generate.self)
 }

@@ -246,19 +246,18 @@ extension Session {
             case .resendAnswerRequest(let ids):
                 if role == .server { resendAnswers(ids) }
             case let .futureSalts(request, _, salts):
-                guard let owner = requestByMessageID[request], requests[owner]?.kind == .futureSalts else {
-                    mergeSalts(salts, now: now)  // unsolicited salts are still salts
-                    return
+                mergeSalts(salts, now: now)  // unsolicited salts are still salts
+                if let owner = requestByMessageID[request], let record = finish(owner), record.kind == .rpc {
+                    // get_future_salts sent as an ordinary call: its answer comes without rpc_result.
+                    events.append(.result(owner, body))
                 }
-                finish(owner)
-                mergeSalts(salts, now: now)
             case let .pong(pinged, pingID):
-                guard let owner = requestByMessageID[pinged], case .ping = requests[owner]?.kind else {
+                guard let owner = requestByMessageID[pinged], let record = finish(owner) else {
                     events.append(.ignored(messageID: id, .unmatchedAnswer(requestMessageID: pinged)))
                     return
                 }
-                finish(owner)
-                events.append(.pong(pingID: pingID, requestID: owner))
+                // A ping sent as an ordinary call gets its pong as the result.
+                events.append(record.kind == .rpc ? .result(owner, body) : .pong(pingID: pingID, requestID: owner))
             case .ping(let pingID):
                 respond(to: id, body: ServiceWriter.words(WireID.pong) {
                     $0.appendInt64(id)
@@ -299,7 +298,11 @@ extension Session {
             case .other:
                 if role == .server {
                     inProgress.insert(id)
-                    events.append(.request(messageID: id, body: body))
+                    if inProgress.count > configuration.maxRequestsInProgress {
+                        answer(id, error: RPCError(code: 420, message: "FLOOD_WAIT_1"))
+                    } else {
+                        events.append(.request(messageID: id, body: body))
+                    }
                 } else {
                     events.append(.update(body, messageID: id))
                 }

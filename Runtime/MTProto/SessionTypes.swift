@@ -36,6 +36,9 @@ public struct SessionConfiguration: Sendable {
     public var maxResends = 8
     /// Requests a client session holds at once (queued, in flight, awaiting an answer).
     public var maxPendingRequests = 65_536
+    /// Requests a server session lets its driver handle at once; more are answered `rpc_error` 420
+    /// `FLOOD_WAIT_1` at once instead of being reported.
+    public var maxRequestsInProgress = 1024
     /// Received msg_ids remembered for duplicate detection and `msgs_state_info`, besides the time window.
     public var maxRememberedIDs = 65_536
     /// Bytes of sent content messages kept for `msg_resend_req` and of answers kept for `msg_resend_ans_req`.

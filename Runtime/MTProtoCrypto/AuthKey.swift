@@ -1,8 +1,10 @@
 // The authorization key and the values derived from it by SHA-1 (core.telegram.org/mtproto/auth_key and
 // /mtproto/description): auth_key_id, aux_hash and new_nonce_hash1/2/3.
 
-/// A 2048-bit MTProto authorization key with its derived identifiers.
-public struct AuthKey: Sendable, Hashable {
+/// A 2048-bit MTProto authorization key with its derived identifiers. Printing it (`description`, `dump`,
+/// string interpolation, logs) shows only its id: the key bytes are as good as a login.
+public struct AuthKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable {
     /// The 256 key bytes, big-endian as produced by the DH exchange.
     public let bytes: [UInt8]
     /// auth_key_id as its 8 wire bytes: SHA1(auth_key)[12..<20] ("the 64 lower-order bits of the SHA1").
@@ -17,6 +19,10 @@ public struct AuthKey: Sendable, Hashable {
         id = Array(digest[12..<20])
         auxHash = Array(digest[0..<8])
     }
+
+    public var description: String { "AuthKey(id: \(String(idValue, radix: 16)))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["id": String(idValue, radix: 16)]) }
 
     /// auth_key_id read as the little-endian 64-bit integer it is on the wire.
     public var idValue: UInt64 {

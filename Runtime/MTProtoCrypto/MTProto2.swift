@@ -3,6 +3,7 @@
 //   a = SHA256(msg_key ‖ substr(auth_key, x, 36)), b = SHA256(substr(auth_key, 40+x, 36) ‖ msg_key)
 //   aes_key = a[0..<8] ‖ b[8..<24] ‖ a[24..<32], aes_iv = b[0..<8] ‖ a[8..<24] ‖ b[24..<32]
 // with x = 0 for messages from the client and x = 8 for messages from the server.
+import COpenSSL
 
 /// Who sent a message; selects x in the MTProto KDFs.
 public enum MessageDirection: Sendable, Hashable {
@@ -47,8 +48,14 @@ public struct MTProto2Cipher: Sendable {
 
     /// msg_key_large = SHA256(substr(auth_key, 88+x, 32) ‖ plaintext); 32 bytes.
     public func messageKeyLarge(for plaintext: [UInt8], direction: MessageDirection) -> [UInt8] {
+        plaintext.withUnsafeBytes { messageKeyLarge(for: $0, direction: direction) }
+    }
+
+    func messageKeyLarge(for plaintext: UnsafeRawBufferPointer, direction: MessageDirection) -> [UInt8] {
         let x = direction.x
-        return Hash.sha256(Array(authKey.bytes[(88 + x)..<(120 + x)]), plaintext)
+        return authKey.bytes.withUnsafeBytes { key in
+            SHA256Digest.hash(UnsafeRawBufferPointer(rebasing: key[(88 + x)..<(120 + x)]), plaintext)
+        }
     }
 
     /// msg_key, the middle 128 bits of msg_key_large.
@@ -60,11 +67,22 @@ public struct MTProto2Cipher: Sendable {
     public func keyAndIV(messageKey msgKey: [UInt8], direction: MessageDirection) throws(CryptoError) -> AESKeyIV {
         guard msgKey.count == 16 else { throw .invalidLength(what: "msg_key", expected: "16 bytes", actual: msgKey.count) }
         let x = direction.x
-        let key = authKey.bytes
-        let a = Hash.sha256(msgKey, Array(key[x..<(x + 36)]))
-        let b = Hash.sha256(Array(key[(40 + x)..<(76 + x)]), msgKey)
-        return AESKeyIV(key: Array(a[0..<8] + b[8..<24] + a[24..<32]),
-                        iv: Array(b[0..<8] + a[8..<24] + b[24..<32]))
+        let (a, b) = authKey.bytes.withUnsafeBytes { key in
+            msgKey.withUnsafeBytes { m in
+                (SHA256Digest.hash(m, UnsafeRawBufferPointer(rebasing: key[x..<(x + 36)])),
+                 SHA256Digest.hash(UnsafeRawBufferPointer(rebasing: key[(40 + x)..<(76 + x)]), m))
+            }
+        }
+        var aesKey = [UInt8](repeating: 0, count: 32), aesIV = [UInt8](repeating: 0, count: 32)
+        for i in 0..<8 {
+            aesKey[i] = a[i]; aesKey[24 + i] = a[24 + i]
+            aesIV[i] = b[i]; aesIV[24 + i] = b[24 + i]
+        }
+        for i in 8..<24 {
+            aesKey[i] = b[i]
+            aesIV[i] = a[i]
+        }
+        return AESKeyIV(key: aesKey, iv: aesIV)
     }
 
     /// Encrypts a plaintext that already carries its padding (length a multiple of 16).
@@ -73,9 +91,21 @@ public struct MTProto2Cipher: Sendable {
         guard plaintext.count % 16 == 0 else { throw .notBlockAligned(length: plaintext.count) }
         let msgKey = messageKey(for: plaintext, direction: direction)
         let cipher = try keyAndIV(messageKey: msgKey, direction: direction).cipher
-        var out = authKey.id + msgKey
+        // One copy: the header and the plaintext into the output, then the plaintext part encrypted in place.
+        var out = [UInt8]()
         out.reserveCapacity(24 + plaintext.count)
-        out += try cipher.encrypt(plaintext)
+        out += authKey.id
+        out += msgKey
+        out += plaintext
+        var failure: CryptoError?
+        out.withUnsafeMutableBytes { whole in
+            do throws(CryptoError) {
+                try cipher.encrypt(UnsafeMutableRawBufferPointer(rebasing: whole[24...]))
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
         return out
     }
 
@@ -100,12 +130,13 @@ public struct MTProto2Cipher: Sendable {
             throw .invalidLength(what: "encrypted message", expected: "at least 56 bytes", actual: message.count)
         }
         guard constantTimeEquals(Array(message[0..<8]), authKey.id) else { throw .authKeyIdMismatch }
-        let encrypted = Array(message[24...])
-        guard encrypted.count % 16 == 0 else { throw .notBlockAligned(length: encrypted.count) }
+        guard (message.count - 24) % 16 == 0 else { throw .notBlockAligned(length: message.count - 24) }
         let msgKey = Array(message[8..<24])
-        let plaintext = try keyAndIV(messageKey: msgKey, direction: direction).cipher.decrypt(encrypted)
+        var plaintext = Array(message[24...])
+        try keyAndIV(messageKey: msgKey, direction: direction).cipher.decrypt(inPlace: &plaintext)
         // The msg_key check comes first: nothing in an unauthenticated plaintext is trusted before it.
-        guard constantTimeEquals(messageKey(for: plaintext, direction: direction), msgKey) else {
+        let large = messageKeyLarge(for: plaintext, direction: direction)
+        guard constantTimeEquals(Array(large[8..<24]), msgKey) else {
             throw .msgKeyMismatch
         }
         let declared = plaintext.withUnsafeBytes {
@@ -116,6 +147,24 @@ public struct MTProto2Cipher: Sendable {
         let padding = available - declared
         guard Self.paddingRange.contains(padding) else { throw .invalidPaddingLength(padding) }
         return DecryptedMessage(plaintext: plaintext, messageKey: msgKey)
+    }
+}
+
+/// SHA-256 through an EVP digest fetched once: OpenSSL 3 looks the algorithm up on every `EVP_sha256()` init,
+/// which costs more than hashing a short message.
+enum SHA256Digest {
+    nonisolated(unsafe) static let md: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
+    static func hash(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        guard let ctx = EVP_MD_CTX_new() else { return Hash.sha256(Array(first) + Array(second)) }
+        defer { EVP_MD_CTX_free(ctx) }
+        EVP_DigestInit_ex(ctx, md ?? EVP_sha256(), nil)
+        EVP_DigestUpdate(ctx, first.baseAddress, first.count)
+        EVP_DigestUpdate(ctx, second.baseAddress, second.count)
+        var length: UInt32 = 0
+        out.withUnsafeMutableBufferPointer { _ = EVP_DigestFinal_ex(ctx, $0.baseAddress, &length) }
+        return out
     }
 }
 

@@ -35,8 +35,9 @@ public enum PQFactorizer {
         throw .pqNotFactored(pq)
     }
 
-    /// Deterministic Miller–Rabin: these 12 bases decide primality for every n < 2^64.
-    static func isPrime(_ n: UInt64) -> Bool {
+    /// Deterministic Miller–Rabin: these 12 bases decide primality for every n < 2^64. Public for the server
+    /// side of the exchange, which draws pq's primes, and for the client's check that the factors are prime.
+    public static func isPrime(_ n: UInt64) -> Bool {
         if n < 2 { return false }
         let bases: [UInt64] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
         for p in bases where n % p == 0 { return n == p }

@@ -61,7 +61,13 @@ public enum RSAPad {
     /// Reverses RSA_PAD with the server's private key and checks the embedded hash.
     /// - Returns: data_with_padding (192 bytes); the caller's TL parser finds where data ends.
     public static func decrypt(_ encrypted: [UInt8], key: RSAPrivateKey) throws(CryptoError) -> [UInt8] {
-        let block = try key.decryptRaw(encrypted)
+        try decode(decryptedBlock: key.decryptRaw(encrypted))
+    }
+
+    /// The second half of `decrypt`, for a block already put through `RSAPrivateKey.decryptRaw`: a server that
+    /// accepts both schemes pays for the private-key operation once and tries each decoding on its result.
+    public static func decode(decryptedBlock block: [UInt8]) throws(CryptoError) -> [UInt8] {
+        guard block.count == 256 else { throw .invalidLength(what: "RSA block", expected: "256 bytes", actual: block.count) }
         let aesEncrypted = Array(block[32...])
         let tempKey = zip(block[0..<32], Hash.sha256(aesEncrypted)).map { $0 ^ $1 }
         let dataWithHash = try AES256IGE.decrypt(aesEncrypted, key: tempKey, iv: [UInt8](repeating: 0, count: 32))
@@ -100,7 +106,12 @@ public enum RSALegacy {
     /// - Parameter dataLength: a closure receiving data ‖ padding (235 bytes) and returning the length of data.
     public static func decrypt(_ encrypted: [UInt8], key: RSAPrivateKey,
                                dataLength: ([UInt8]) -> Int?) throws(CryptoError) -> [UInt8] {
-        let block = try key.decryptRaw(encrypted)
+        try decode(decryptedBlock: key.decryptRaw(encrypted), dataLength: dataLength)
+    }
+
+    /// The second half of `decrypt`, for a block already put through `RSAPrivateKey.decryptRaw`.
+    public static func decode(decryptedBlock block: [UInt8], dataLength: ([UInt8]) -> Int?) throws(CryptoError) -> [UInt8] {
+        guard block.count == 256 else { throw .invalidLength(what: "RSA block", expected: "256 bytes", actual: block.count) }
         guard block[0] == 0 else { throw .rsaLegacyHashMismatch }
         let payload = Array(block[21...])
         guard let length = dataLength(payload), (0...maxDataLength).contains(length) else {

@@ -6,6 +6,7 @@ import MTProtoApi
 import SecretApi
 import TLJSON
 import TLRuntime
+import TLSchema
 import TelegramApi
 
 @main
@@ -64,26 +65,60 @@ struct SchemaOption: ParsableArguments {
 
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Hex lines (one boxed constructor or function each) to tl-json lines.")
+        abstract: "Hex lines (one boxed constructor or function each) to tl-json lines.",
+        discussion: """
+            --type T reads a value whose constructor ID is not on the wire: `Vector<User>`, `vector<long>` (bare), \
+            `%Message` or `message` (a bare constructor), `long`, any boxed type (its ID is checked). --mtproto \
+            reads a decrypted MTProto payload (salt, session_id, message_id, seq_no, length, body, padding) and \
+            decodes message bodies, containers, rpc_result results and gzip_packed in place.
+            """)
 
     @OptionGroup var schemaOption: SchemaOption
 
+    @Option(name: .customLong("type"), help: "Read each line as this TL type (its constructor is not on the wire).")
+    var valueType: String?
+
+    @Flag(help: "Read each line as a decrypted MTProto payload and decode it as one tree.")
+    var mtproto = false
+
+    func validate() throws {
+        if valueType != nil && mtproto { throw ValidationError("--type and --mtproto exclude each other") }
+    }
+
     func run() throws {
         let registry = TLRegistry(merging: schemaOption.choices.flatMap(\.registries))
+        let read: ([UInt8]) throws -> JSONValue
+        if let valueType {
+            let schemas = schemaOption.choices.flatMap(\.sources).map { Checker.check(file: $0.name, text: $0.text) }
+            let type: ValueType
+            do {
+                type = try ValueType.parse(valueType, schemas: schemas)
+            } catch {
+                throw ValidationError("--type: \(error)")
+            }
+            let decoder = TypedDecoder(registry: registry)
+            read = { bytes in TLJSONWriter.json(try decoder.decode(type, bytes: bytes)) }
+        } else if mtproto {
+            // Service messages and API results are mixed in one payload: always both schemas.
+            let decoder = MTProtoPayloadDecoder(registry: TLRegistry(merging: [registry, MT.registry]))
+            read = { bytes in try decoder.decode(payload: bytes) }
+        } else {
+            read = { bytes in TLJSONWriter.json(try registry.parse(bytes: bytes)) }
+        }
         var output = OutputBuffer()
         while let line = readLine(strippingNewline: true) {
-            output.write(Self.decode(line, registry: registry))
+            output.write(Self.decode(line, read: read))
         }
         output.flush()
     }
 
-    static func decode(_ line: String, registry: TLRegistry) -> String {
+    static func decode(_ line: String, read: ([UInt8]) throws -> JSONValue) -> String {
         var text = Substring(line).drop { $0 == " " || $0 == "\t" }
         if text.hasPrefix("0x") { text = text.dropFirst(2) }
         guard let bytes = Hex.decode(text) else { return "error: not hex: '\(line.prefix(40))'" }
         guard !bytes.isEmpty else { return "error: empty line" }
         do {
-            return TLJSONWriter.json(try registry.parse(bytes: bytes)).description
+            return try read(bytes).description
         } catch {
             return "error: \(error)"
         }

@@ -203,4 +203,26 @@ struct CryptoVectors: Decodable {
             #expect(try RSALegacy.decrypt(hex(v.encrypted_data), key: privateKey) { _ in data.count } == data, "vector \(i)")
         }
     }
+
+    /// A server accepting both schemes decrypts once and tries each decoding: each vector decodes under its own
+    /// scheme only, and a block of the wrong size is a typed error.
+    @Test func decodingOneDecryptedBlockUnderBothSchemes() throws {
+        let privateKey = try vectors.testPrivateKey()
+        for v in vectors.rsa_pad.prefix(10) {
+            let block = try privateKey.decryptRaw(hex(v.encrypted_data))
+            #expect(try RSAPad.decode(decryptedBlock: block) == hex(v.data) + hex(v.padding))
+            #expect(throws: CryptoError.self) { try RSALegacy.decode(decryptedBlock: block) { _ in hex(v.data).count } }
+        }
+        for v in vectors.rsa_legacy {
+            let block = try privateKey.decryptRaw(hex(v.encrypted_data))
+            #expect(try RSALegacy.decode(decryptedBlock: block) { _ in hex(v.data).count } == hex(v.data))
+            #expect(throws: CryptoError.rsaPadHashMismatch) { try RSAPad.decode(decryptedBlock: block) }
+        }
+        #expect(throws: CryptoError.invalidLength(what: "RSA block", expected: "256 bytes", actual: 255)) {
+            try RSAPad.decode(decryptedBlock: [UInt8](repeating: 0, count: 255))
+        }
+        #expect(throws: CryptoError.invalidLength(what: "RSA block", expected: "256 bytes", actual: 0)) {
+            try RSALegacy.decode(decryptedBlock: []) { _ in 0 }
+        }
+    }
 }

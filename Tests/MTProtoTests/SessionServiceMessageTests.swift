@@ -492,6 +492,23 @@ func words(_ id: UInt32, _ build: (Buffer) -> Void = { _ in }) -> [UInt8] { Serv
         try ServiceMessageTableTests().sendRequests(&client, count)
     }
 
+    @Test func serverRejectsEveryFlippedByteOfAClientFrame() throws {
+        var pair = SessionPair(seed: 111)
+        _ = try pair.client.send(Echo.request(1))
+        _ = try pair.client.send(Echo.request(2))
+        let frames = pair.client.outgoing(now: pair.now)
+        for frame in frames {
+            for index in frame.bytes.indices {
+                var bad = frame.bytes
+                bad[index] ^= 0xff
+                #expect(throws: SessionError.self) { _ = try pair.server.receive(frame: bad, now: pair.now) }
+            }
+        }
+        #expect(pair.server.requestsInProgress == 0, "nothing of a tampered frame was taken")
+        for frame in frames { _ = try pair.server.receive(frame: frame.bytes, now: pair.now) }
+        #expect(pair.server.requestsInProgress == 2)
+    }
+
     @Test func wrongSessionParityTimeAndDuplicates() throws {
         var client = ClientUnderTest()
         let other = try seal(Echo.request(1), id: serverID(at: client.now), seqNo: 1, salt: 1, session: 5, from: .server)
@@ -562,6 +579,32 @@ func words(_ id: UInt32, _ build: (Buffer) -> Void = { _ in }) -> [UInt8] { Serv
             }
             #expect(codes == [code])
         }
+    }
+}
+
+@Suite struct SessionBoundsTests {
+    /// A client that floods a server with requests its driver has not answered gets FLOOD_WAIT, not unbounded state.
+    @Test func serverBoundsRequestsInProgress() throws {
+        var configuration = SessionConfiguration()
+        configuration.maxRequestsInProgress = 10
+        var pair = SessionPair(seed: 101, configuration: configuration)
+        pair.autoAnswer = false
+        let ids = try (0..<25).map { try pair.client.send(Echo.request(UInt64($0))) }
+        try pair.step()
+        try pair.step()
+        #expect(pair.serverRequests.count == 10)
+        #expect(pair.server.requestsInProgress == 10)
+        let errors = pair.clientEvents.compactMap { if case .rpcError(let id, let e) = $0 { (id, e) } else { nil } }
+        #expect(errors.count == 15 && errors.allSatisfy { $0.1.kind == .floodWait(seconds: 1) })
+        #expect(Set(errors.map(\.0)).isSubset(of: Set(ids)))
+    }
+
+    @Test func clientBoundsPendingRequests() throws {
+        var configuration = SessionConfiguration()
+        configuration.maxPendingRequests = 3
+        var client = ClientUnderTest(configuration: configuration)
+        for n in 0..<3 as Range<UInt64> { _ = try client.session.send(Echo.request(n)) }
+        #expect(throws: SessionError.tooManyPendingRequests(limit: 3)) { _ = try client.session.send(Echo.request(9)) }
     }
 }
 

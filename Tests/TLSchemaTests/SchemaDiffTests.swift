@@ -32,10 +32,33 @@ import Testing
         #expect(diff.constructors.redefined[1].old.id != diff.constructors.redefined[1].new.id)
         #expect(diff.functions.added.map(\.name) == ["g"])
         #expect(diff.functions.removed.isEmpty && diff.functions.redefined.isEmpty)
-        #expect(diff.rendered.hasPrefix("layer 1 -> 2\nconstructors: 1 added, 1 removed, 2 redefined\n+ d#"))
-        #expect(diff.rendered.contains("~ a (same ID)"))
-        #expect(diff.rendered.contains("~ c (new ID)"))
+        #expect(diff.addedTypes.isEmpty && diff.removedTypes.isEmpty)
+        #expect(diff.constructors.redefined[0].fieldChanges == [.added(new.constructors[0].fields[1])])
+        #expect(diff.constructors.redefined[1].fieldChanges.map(\.description) == ["~ y: int -> long"])
+        #expect(diff.rendered.hasPrefix("""
+            layer 1 -> 2
+            types: 0 added, 0 removed
+            constructors: 1 added, 1 removed, 2 redefined
+            functions: 1 added, 0 removed, 0 redefined
+            + d#
+            """))
+        #expect(diff.rendered.contains("\n~ a (same ID #\(String(diff.constructors.redefined[0].new.id, radix: 16)))\n    + quiet:flags.1?true\n"))
+        #expect(diff.rendered.contains("\n~ c (ID #"))
         #expect(SchemaDiff(old: new, new: new).isEmpty)
+    }
+
+    @Test func fieldChangesOfEachKind() {
+        let old = check("a flags:# x:flags.0?int y:int z:string w:long gone:int = A;")
+        let new = check("a flags:# x:flags.3?int y:flags.1?int w:long z:string n:bytes = A;")
+        let change = SchemaDiff(old: old, new: new).constructors.redefined.first
+        #expect(change?.fieldChanges.map(\.description) == [
+            "~ x: flags.0 -> flags.3 (moved)",
+            "~ y: int -> flags.1?int",
+            "+ n:bytes",
+            "- gone:int",
+            "~ order: flags x y z w -> flags x y w z",
+        ])
+        #expect(change?.idChanged == true)
     }
 
     @Test func theLayer228To229Bump() throws {

@@ -9,6 +9,13 @@ enum Paths {
 
     static let emitterFixtures: URL = repositoryRoot.appendingPathComponent("Fixtures/emitter")
 
+    static let diffFixtures: URL = repositoryRoot.appendingPathComponent("Fixtures/diff")
+
+    /// `../shared/schemas/history/<name>`: older API layers, beside the repository (as the schema tests use them).
+    static func history(_ name: String) -> URL {
+        repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/schemas/history").appendingPathComponent(name)
+    }
+
     static func schema(_ relativePath: String) -> URL {
         repositoryRoot.appendingPathComponent("Schemas").appendingPathComponent(relativePath)
     }

@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `flags.tl`. Boxed types are enums (`FlagsApi.User`), requests are
 /// `FlagsApi.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum FlagsApi {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 7
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "c28d45290c1abea59d9df188cb87b101572013ff829f790f70125401cc008cc0"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -31,4 +26,11 @@ public enum FlagsApi {
     public static func parse(_ buffer: Buffer) throws(TLDecodingError) -> any TLObject {
         try registry.parse(buffer)
     }
+}
+
+extension FlagsApi {
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 7
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "c28d45290c1abea59d9df188cb87b101572013ff829f790f70125401cc008cc0"
 }

@@ -6,11 +6,6 @@ import TLRuntime
 /// Types and functions of `generics.tl`. Boxed types are enums (`GenericsApi.User`), requests are
 /// `GenericsApi.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum GenericsApi {
-    /// The schema layer these types were generated from.
-    public static let layer: Int32 = 229
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "4188dc09651d8fa9b17095761165b16557a1547201a3f1569d2d62e62074fad7"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -31,4 +26,11 @@ public enum GenericsApi {
     public static func parse(_ buffer: Buffer) throws(TLDecodingError) -> any TLObject {
         try registry.parse(buffer)
     }
+}
+
+extension GenericsApi {
+    /// The schema layer these types were generated from.
+    public static let layer: Int32 = 229
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "4188dc09651d8fa9b17095761165b16557a1547201a3f1569d2d62e62074fad7"
 }

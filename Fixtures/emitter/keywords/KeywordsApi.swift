@@ -6,9 +6,6 @@ import TLRuntime
 /// Types and functions of `keywords.tl`. Boxed types are enums (`KeywordsApi.User`), requests are
 /// `KeywordsApi.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum KeywordsApi {
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "82c0583ba21fb293f41a9bc61d92df33fb163fbcaaaa132765c9140a2fef19a7"
-
 
     /// Functions (requests), by namespace.
     public enum functions {
@@ -29,4 +26,9 @@ public enum KeywordsApi {
     public static func parse(_ buffer: Buffer) throws(TLDecodingError) -> any TLObject {
         try registry.parse(buffer)
     }
+}
+
+extension KeywordsApi {
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "82c0583ba21fb293f41a9bc61d92df33fb163fbcaaaa132765c9140a2fef19a7"
 }

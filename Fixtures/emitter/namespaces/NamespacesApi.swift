@@ -6,9 +6,6 @@ import TLRuntime
 /// Types and functions of `namespaces.tl`. Boxed types are enums (`NamespacesApi.User`), requests are
 /// `NamespacesApi.functions.<namespace>.<name>(...)` returning `(FunctionDescription, Buffer, DeserializeFunctionResponse<Result>)`.
 public enum NamespacesApi {
-    /// SHA-256 of the schema text these types were generated from.
-    public static let schemaSHA256 = "ec3c127914621098dc5c0db4831fe04edbfa08c026a05239a3da0d62fcaf7d87"
-
     public enum help {}
     public enum messages {}
 
@@ -35,11 +32,14 @@ public enum NamespacesApi {
 }
 
 extension NamespacesApi {
-    /// The schema text, for tools that read values schema-first (`tl encode`).
-    public static var schemaSource: String { schemaSourceText }
+    /// SHA-256 of the schema text these types were generated from.
+    public static let schemaSHA256 = "ec3c127914621098dc5c0db4831fe04edbfa08c026a05239a3da0d62fcaf7d87"
 }
 
-private let schemaSourceText: String = #"""
+extension NamespacesApi {
+    /// The schema text, for tools that read values schema-first (`tl encode`).
+    public static var schemaSource: String {
+        #"""
 // Emitter fixture: namespaced types and functions, bare constructors used as types (`future_salt`), bare vectors
 // (`vector<future_salt>`), `%T`, MTProto's `Object`, int128/int256, and results that are vectors of boxed types.
 vector#1cb5c415 {t:Type} # [ t ] = Vector t;
@@ -62,3 +62,5 @@ help.getConfig = help.Config;
 get_future_salts num:int = FutureSalts;
 req_pq nonce:int128 = ResPQ;
 """#
+    }
+}

@@ -1,0 +1,184 @@
+// Where a client keeps what lets it reconnect without a new key exchange: per DC its address and auth keys
+// (permanent, and temporary with their expiry) with salt and clock offset, and the home DC. Two stores: in memory,
+// and SQLite through vapor/sqlite-nio (which bundles SQLite), in a file only its owner can read.
+import Foundation
+import MTProtoCrypto
+import SQLiteNIO
+
+public struct DCAddress: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// A temporary key (perfect forward secrecy) and the server time it expires at.
+public struct TemporaryAuthKey: Sendable, Hashable {
+    public var key: StoredAuthKey
+    public var expiresAt: Int32
+
+    public init(key: StoredAuthKey, expiresAt: Int32) {
+        self.key = key
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Everything a client persists.
+public struct ClientState: Sendable, Hashable {
+    public var homeDC: Int32?
+    public var addresses: [Int32: DCAddress]
+    public var permanentKeys: [Int32: StoredAuthKey]
+    public var temporaryKeys: [Int32: TemporaryAuthKey]
+
+    public init(homeDC: Int32? = nil, addresses: [Int32: DCAddress] = [:], permanentKeys: [Int32: StoredAuthKey] = [:],
+                temporaryKeys: [Int32: TemporaryAuthKey] = [:]) {
+        self.homeDC = homeDC
+        self.addresses = addresses
+        self.permanentKeys = permanentKeys
+        self.temporaryKeys = temporaryKeys
+    }
+}
+
+/// A place to load and save `ClientState`.
+public protocol SessionStore: Sendable {
+    func load() async throws -> ClientState
+    func save(_ state: ClientState) async throws
+}
+
+/// Keeps the state for the life of the process.
+public actor MemorySessionStore: SessionStore {
+    private var state: ClientState
+
+    public init(_ state: ClientState = ClientState()) { self.state = state }
+
+    public func load() -> ClientState { state }
+    public func save(_ state: ClientState) { self.state = state }
+}
+
+public enum SessionStoreError: Error, Sendable, CustomStringConvertible {
+    /// The file could not be created or restricted to its owner.
+    case file(path: String, reason: String)
+    /// A row that does not hold what this store writes (the file is someone else's, or damaged).
+    case corrupt(String)
+
+    public var description: String {
+        switch self {
+            case let .file(path, reason): "session file \(path): \(reason)"
+            case .corrupt(let what): "session store: \(what)"
+        }
+    }
+}
+
+/// An SQLite file, created with mode 0600 (auth keys are as good as a login).
+public actor SQLiteSessionStore: SessionStore {
+    private let connection: SQLiteConnection
+    public nonisolated let path: String
+
+    /// Opens (creating, mode 0600) the store at `path`.
+    public static func open(path: String) async throws -> SQLiteSessionStore {
+        try restrictToOwner(path)
+        let connection = try await SQLiteConnection.open(storage: .file(path: path))
+        let store = SQLiteSessionStore(connection: connection, path: path)
+        try await store.migrate()
+        return store
+    }
+
+    private init(connection: SQLiteConnection, path: String) {
+        self.connection = connection
+        self.path = path
+    }
+
+    /// Creates the file owner-only before SQLite opens it, and narrows an existing one.
+    static func restrictToOwner(_ path: String) throws {
+        let descriptor = Foundation.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw SessionStoreError.file(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { Foundation.close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            throw SessionStoreError.file(path: path, reason: "chmod 0600: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func migrate() async throws {
+        _ = try await connection.query("""
+            CREATE TABLE IF NOT EXISTS dc (
+                id INTEGER PRIMARY KEY, host TEXT, port INTEGER,
+                auth_key BLOB, salt INTEGER, time_offset REAL,
+                temp_key BLOB, temp_salt INTEGER, temp_time_offset REAL, temp_expires_at INTEGER)
+            """)
+        _ = try await connection.query("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)")
+    }
+
+    public func load() async throws -> ClientState {
+        var state = ClientState()
+        for row in try await connection.query("SELECT value FROM meta WHERE name = 'home_dc'") {
+            state.homeDC = row.column("value")?.integer.map { Int32(clamping: $0) }
+        }
+        for row in try await connection.query("SELECT * FROM dc") {
+            guard let id = row.column("id")?.integer.map({ Int32(clamping: $0) }) else {
+                throw SessionStoreError.corrupt("a dc row without an id")
+            }
+            if let host = row.column("host")?.string, let port = row.column("port")?.integer {
+                state.addresses[id] = DCAddress(host: host, port: Int(port))
+            }
+            if let key = try Self.key(row, "auth_key", "salt", "time_offset") { state.permanentKeys[id] = key }
+            if let key = try Self.key(row, "temp_key", "temp_salt", "temp_time_offset"),
+               let expires = row.column("temp_expires_at")?.integer {
+                state.temporaryKeys[id] = TemporaryAuthKey(key: key, expiresAt: Int32(clamping: expires))
+            }
+        }
+        return state
+    }
+
+    private static func key(_ row: SQLiteRow, _ keyColumn: String, _ saltColumn: String, _ offsetColumn: String)
+        throws -> StoredAuthKey?
+    {
+        guard case .blob(var blob)? = row.column(keyColumn) else { return nil }
+        let bytes = blob.readBytes(length: blob.readableBytes) ?? []
+        guard let authKey = try? AuthKey(bytes) else {
+            throw SessionStoreError.corrupt("\(keyColumn) is \(bytes.count) bytes, not 256")
+        }
+        return StoredAuthKey(authKey: authKey, salt: Int64(row.column(saltColumn)?.integer ?? 0),
+                             timeOffset: row.column(offsetColumn)?.double ?? 0)
+    }
+
+    public func save(_ state: ClientState) async throws {
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            _ = try await connection.query("DELETE FROM dc")
+            let ids = Set(state.addresses.keys).union(state.permanentKeys.keys).union(state.temporaryKeys.keys)
+            for id in ids.sorted() {
+                let address = state.addresses[id]
+                let permanent = state.permanentKeys[id]
+                let temporary = state.temporaryKeys[id]
+                var row: [SQLiteData] = [.integer(Int(id))]
+                row += address.map { [.text($0.host), .integer($0.port)] } ?? [.null, .null]
+                row += Self.columns(permanent)
+                row += Self.columns(temporary?.key)
+                row.append(temporary.map { .integer(Int($0.expiresAt)) } ?? .null)
+                _ = try await connection.query("INSERT INTO dc VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            }
+            _ = try await connection.query("DELETE FROM meta WHERE name = 'home_dc'")
+            if let home = state.homeDC {
+                _ = try await connection.query("INSERT INTO meta VALUES ('home_dc', ?)", [.integer(Int(home))])
+            }
+            _ = try await connection.query("COMMIT")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// key, salt, offset columns, or nulls.
+    private static func columns(_ key: StoredAuthKey?) -> [SQLiteData] {
+        guard let key else { return [.null, .null, .null] }
+        return [.blob(ByteBuffer(bytes: key.authKey.bytes)), .integer(Int(key.salt)), .float(key.timeOffset)]
+    }
+
+    /// Closes the file; the store cannot be used afterwards.
+    public func close() async throws { try await connection.close() }
+}

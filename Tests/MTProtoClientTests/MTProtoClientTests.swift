@@ -1,0 +1,181 @@
+// The async client over loopback TCP against the in-memory server behind a SwiftNIO listener: a key exchange,
+// then many concurrent calls matched to their answers, typed results through a generated call, and failures.
+import Foundation
+import Synchronization
+import MTProto
+import MTProtoApi
+import MTProtoClient
+import MTProtoCrypto
+import MTProtoTransport
+import NIOCore
+import NIOPosix
+import TLRuntime
+import Testing
+
+/// The auth keys a loopback server knows, shared by its connections.
+final class KeyBox: Sendable {
+    private let keys = Mutex<[UInt64: (AuthKey, Int64)]>([:])
+    func withLock<R>(_ body: (inout [UInt64: (AuthKey, Int64)]) -> R) -> R { keys.withLock { body(&$0) } }
+}
+
+/// MiniServer behind a real socket on 127.0.0.1, one MiniServer per connection; auth keys outlive connections.
+final class LoopbackServer: Sendable {
+    let channel: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    let task: Task<Void, Never>
+    let keys = KeyBox()
+    var port: Int { channel.channel.localAddress?.port ?? 0 }
+    /// Key exchanges completed so far.
+    var exchanges: Int { keys.withLock { $0.count } }
+
+    init(key: RSAPrivateKey, secret: MTProxySecret? = nil) async throws {
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0) { child in
+                child.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: child)
+                }
+            }
+        let listener = channel
+        let keys = self.keys
+        task = Task {
+            try? await listener.executeThenClose { connections in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in connections {
+                        group.addTask {
+                            try? await connection.executeThenClose { inbound, outbound in
+                                var server = try MiniServer(secret: secret, key: key, now: wallClock(),
+                                                            knownKeys: keys.withLock { $0 })
+                                for try await var buffer in inbound {
+                                    let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+                                    let reply = try server.receive(bytes, now: wallClock())
+                                    keys.withLock { $0.merge(server.keys) { a, _ in a } }
+                                    if !reply.isEmpty { try await outbound.write(ByteBuffer(bytes: reply)) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    func stop() async {
+        try? await channel.channel.close()
+        task.cancel()
+    }
+}
+
+func wallClock() -> Double { Date().timeIntervalSince1970 }
+
+@Suite(.timeLimit(.minutes(1))) struct MTProtoClientTests {
+    func makeClient(port: Int, key: RSAPrivateKey, transport: TransportConfiguration,
+                    store: (any SessionStore)? = nil) -> MTProtoClient {
+        MTProtoClient(configuration: .init(
+            host: "127.0.0.1", port: port,
+            connection: .init(transport: transport, serverKeys: [key.publicKey], dcID: 2),
+            requestTimeout: .seconds(10), store: store))
+    }
+
+    /// A client closed and reopened from its SQLite file makes its next call with no new key exchange.
+    @Test func reopenedFromItsSQLiteFileWithoutANewHandshake() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mtproto-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let firstStore = try await SQLiteSessionStore.open(path: path)
+        let first = makeClient(port: server.port, key: key, transport: TransportConfiguration(kind: .intermediate),
+                               store: firstStore)
+        try await first.connect()
+        #expect(try await first.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 1, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 1, 0, 0, 0])
+        let firstKey = try #require(await first.authKey)
+        await first.close()
+        try await firstStore.close()
+        #expect(server.exchanges == 1)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        let reopened = try await SQLiteSessionStore.open(path: path)
+        #expect(try await reopened.load().permanentKeys[2] == firstKey)
+        let second = makeClient(port: server.port, key: key, transport: TransportConfiguration(kind: .abridged),
+                                store: reopened)
+        try await second.connect()
+        #expect(try await second.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 2, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 2, 0, 0, 0])
+        #expect(server.exchanges == 1, "no second key exchange")
+        #expect(await second.authKey?.authKey == firstKey.authKey)
+        await second.close()
+        try await reopened.close()
+        await server.stop()
+    }
+
+    @Test(arguments: [TransportKind.abridged, .intermediate, .paddedIntermediate, .full])
+    func exchangeThenConcurrentCalls(kind: TransportKind) async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = makeClient(port: server.port, key: key,
+                                transport: kind == .full ? TransportConfiguration(kind: kind)
+                                    : TransportConfiguration(kind: kind, obfuscation: .obfuscated2, dcId: 2))
+        try await client.connect()
+        #expect(await client.authKey != nil)
+        let answers = try await withThrowingTaskGroup(of: (UInt8, [UInt8]).self) { group in
+            for n in 0..<50 as Range<UInt8> {
+                group.addTask { (n, try await client.invoke(raw: [0x01, 0xee, 0xff, 0xc0, n, 0, 0, 0])) }
+            }
+            var out: [UInt8: [UInt8]] = [:]
+            for try await (n, answer) in group { out[n] = answer }
+            return out
+        }
+        #expect(answers.count == 50)
+        for (n, answer) in answers { #expect(answer == [0x02, 0xee, 0xff, 0xc0, n, 0, 0, 0]) }
+        await client.close()
+        await server.stop()
+    }
+
+    @Test func typedCallsAndClosedConnections() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = makeClient(port: server.port, key: key, transport: TransportConfiguration(kind: .intermediate))
+        try await client.connect()
+        // ping is answered by the server session itself, and the pong is the typed result.
+        let pong = try await client.invoke(MT.functions.ping(pingId: 7))
+        guard case .pong(let fields) = pong else { Issue.record("\(pong)"); return }
+        #expect(fields.pingId == 7)
+        // The echo server answers anything else with its constructor replaced, which a typed parse must reject.
+        do {
+            _ = try await client.invoke(MT.functions.req_pq_multi(nonce: TLInt128(1, 2)))
+            Issue.record("a mangled answer parsed")
+        } catch let error as MTProtoClientError {
+            if case .decoding = error {} else { Issue.record("\(error)") }
+        }
+        await client.close()
+        await #expect(throws: MTProtoClientError.self) { _ = try await client.invoke(raw: [1, 2, 3, 4]) }
+        await server.stop()
+    }
+
+    @Test func shortFloodWaitsAreWaitedOutLongOnesThrown() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = MTProtoClient(configuration: .init(
+            host: "127.0.0.1", port: server.port,
+            connection: .init(transport: TransportConfiguration(kind: .intermediate), serverKeys: [key.publicKey], dcID: 2),
+            requestTimeout: .seconds(10), floodWaitThreshold: 2))
+        try await client.connect()
+        let started = ContinuousClock.now
+        let answer = try await client.invoke(raw: [1, 0xd0, 0x00, 0xf1, 7, 7, 7, 7])  // FLOOD_WAIT_1, then the echo
+        #expect(answer == [0x02, 0xee, 0xff, 0xc0, 7, 7, 7, 7])
+        #expect(ContinuousClock.now - started >= .seconds(1))
+        do {
+            _ = try await client.invoke(raw: [5, 0xd0, 0x00, 0xf1, 8, 8, 8, 8])  // FLOOD_WAIT_5, above the threshold
+            Issue.record("a long flood wait was waited out")
+        } catch MTProtoClientError.rpc(let error) {
+            #expect(error.kind == .floodWait(seconds: 5))
+        }
+        await client.close()
+        await server.stop()
+    }
+
+    @Test func connectingToNothingFails() async throws {
+        let key = try #require(TestKey.privateKey)
+        let client = makeClient(port: 1, key: key, transport: TransportConfiguration(kind: .abridged))
+        await #expect(throws: (any Error).self) { try await client.connect() }
+    }
+}
