@@ -2,45 +2,20 @@
 // rewrites what one of them receives (replaces a message with its bytes, flips bytes, cuts it short), so answers
 // behind valid nonces reach the deep checks. Neither side may trap, the exchange ends within a bound, and a client
 // that reports a key shares it with a server that finished.
+import Foundation
 import MTProto
 import MTProtoCrypto
+import TLJSON
 
-/// A 2048-bit key generated with `openssl genrsa 2048` for the tests (Tests/MTProtoTests/Support.swift); never
-/// for real use.
+/// crypto_vectors.json's deterministic 2048-bit test key (never for real use), read from the fixtures.
 let exchangeKey: RSAPrivateKey = {
-    do {
-        return try RSAPrivateKey(pem: """
------BEGIN RSA PRIVATE KEY-----
-MIIEpAIBAAKCAQEAkKirTQHo7iMcJsjEcBivjUeoGnUp13EvR12Zy4xvgxhl19KE
-J61x7xL6L1rUV3W3nKzphD1lfYAi461Dp8Rc3qQaEiAHVLDImRv5eS5fBEexM1Vi
-AQ0mmozyA1GyXoIeUOGYJLdbwThDy/iz+0JxfZxQO7kaxcRHwvzu3hQCWwJZqG1f
-GXC3MyyxYxidslBowDdRYkXzLZgmgFgttJ1H7O6f9I6pigNTCgvo/XZByHFm4Hrq
-YluQFpVghzuxcyWtq6j2cZRpxnT91mSnBGdAWl53YC71aDHZTpOhPaG08pe6tqUw
-8AocEl8R4OPVqPhQNeeOttIQv0MuuGf8iun4IwIDAQABAoIBADifDI3T1YyAiaBU
-rS8DOpOeHJpeicYeM1dHt88IZQ13G0XizH+LUDE3yF2Iu9yP4xKcS7rLHVKGOSHM
-y9J69a7fpKS7jKMFnz7uyDM6h05xkVZ6cSXgM+ACkyfhbmO3oo4d/yM/8dYrY74O
-1sPeOfXknTMDPQtzzHLx9b1PL6zXI/X9dG9OL8zV4ncVDBQwguMO9jLdAitN84aB
-lXjT1WpfHeQu/8vHJSoGX0x/05G14QxvAom5wsMmKI0Fo8/5yYsJnz0jqdJlCT75
-/JquRbmoUukS265KJoI2Q8AG5sLtFnT3QebAuoE7YOzMb1Z73m6aPljTHlZRd0P6
-U3YHDCECgYEAxX143R7W2DOaSBu8r9vq2RM0yP+qxm1XSQG73StwD9nncyOHzZHe
-zWKyQcOxqzpzJ+y9gKKpOZLmqQWTJlN0ldwhx+ZBXkDMXLBtVhJkM88KrKmOdiMF
-rvCOhTsvbg3XXY0rxTKxVRPGgpsfd/qT4CREXEKwNB0cRyQPr5VZLe8CgYEAu4Q9
-VeadjXQog2p+G6btX+WtIjbnIVTAI22N3TnYP8vtWEuRqFORSq6KTRmaHRshyT+B
-YqLK1+Hr/s9Rl3uHe3reTVWGT67dzhjM7S5roevpH3KB859UwUwMeY5+0tS+1Uwl
-kAGAhiWJumxQrfgM916N82QcM6Rt55CoEHBKjQ0CgYBTWqMByTtq41TR7IsWOp8D
-4hxcXbSprYqysL2nGudgeVs7+JogBNpiG68bHMrHd5MVHdHaEk2UlFEws76o5X6G
-pfPIGIIskvLuiDSNqJOMXm2l9KbBbATBEp1E1HcvXz4wKR55S+0W+JLHm0uL60Iw
-z33e5vLR/BtsV2cbd9C9FwKBgQCMrxUZapEP/HMczXvZoS58gSOZBNn5fs08h0gl
-Du34RzZFxUR9plzeS/8FA01FwwJhK50V9I780sos/Tv4y7wE31UDbkP7anWM17x/
-whEMhaL8bfujXQnIkBbX6BmsceLOwnd4CDh17JndXMBXFUAdIzqavaQO9rFiR3xg
-AO9dzQKBgQCxkINWhnw/2PXwrPpJeIos7wn7443alzlMa+1+skjcnMc0HDEBzUiw
-NQQggoYRJY18w00OXqnmZC3gzt8glLPzRNH0L7WuyOYCyMDIr1QkLxW6c6ceO+zB
-FBo/8mTZQjbGuy+oEMh68uaEGaeJlD0VCewnwIQRiTrMt2RUn/VWaQ==
------END RSA PRIVATE KEY-----
-""")
-    } catch {
-        fatalError("the test RSA key does not load: \(error)")
-    }
+    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/vectors/crypto_vectors.json").path
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8), let root = try? JSONParser.parse(text),
+          case .string(let n)? = root["rsa_test_key"]?["n"], case .string(let d)? = root["rsa_test_key"]?["d"],
+          let key = try? RSAPrivateKey(modulusDecimal: n, publicExponentDecimal: "65537", privateExponentDecimal: d)
+    else { fatalError("the test RSA key does not load from \(path)") }
+    return key
 }()
 
 let exchangeServerConfiguration: AuthKeyExchange.Server.Configuration = {
