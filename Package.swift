@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
         .library(name: "MTProto", targets: ["MTProto"]),
         .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
+        // For the fuzz package (Fuzz/) only: what its targets check.
+        .library(name: "FuzzProperties", targets: ["FuzzProperties"]),
         // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
         .plugin(name: "TLGenPlugin", targets: ["TLGenBuildTool"]),
         .plugin(name: "TLGenCommand", targets: ["TLGenCommand"]),
@@ -117,6 +119,13 @@ let package = Package(
         .target(name: "SecretApi", dependencies: ["TLRuntime"], path: "Generated/SecretApi",
                 swiftSettings: swiftSettings),
 
+        // What each libFuzzer target (Fuzz/, its own package) checks, here so the regression tests replay saved
+        // findings through the same code.
+        .target(name: "FuzzProperties",
+                dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
+                               "MTProtoTransport", "MTProtoCrypto", "MTProto"],
+                path: "Fuzz/Properties", swiftSettings: swiftSettings),
+
         // MARK: Tests
         .testTarget(name: "TLSchemaTests", dependencies: ["TLSchema"], path: "Tests/TLSchemaTests",
                     swiftSettings: swiftSettings),
@@ -150,5 +159,7 @@ let package = Package(
                     path: "Tests/MTProtoServerTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
                     path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzProperties"], path: "Tests/FuzzRegressionTests",
+                    swiftSettings: swiftSettings),
     ]
 )

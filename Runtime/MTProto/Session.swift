@@ -87,6 +87,9 @@ public struct Session: Sendable {
     var quickAckOrder: [UInt32] = []
     /// Events raised while sending (a request given up on), handed out by the next `receive` or `takeEvents()`.
     var pendingEvents: [SessionEvent] = []
+    /// Requests the session made itself (`get_future_salts`): the driver never saw their ids, so how they end is
+    /// not reported.
+    var ownRequests: Set<RequestID> = []
 
     // Server role
     var inProgress: Set<Int64> = []

@@ -26,13 +26,31 @@ extension Session {
         pendingEvents.removeAll()
         handle(id: message.messageID, seqNo: message.seqNo, body: message.messageData, now: now,
                topLevel: (message.messageID, frameSalt), events: &events)
-        return events
+        return forDriver(events)
     }
 
     /// Events raised while sending (requests given up on), when no frame is arriving to carry them.
     public mutating func takeEvents() -> [SessionEvent] {
         defer { pendingEvents.removeAll() }
-        return pendingEvents
+        return forDriver(pendingEvents)
+    }
+
+    /// `events` less the ends of the session's own requests, which name ids the driver never got.
+    mutating func forDriver(_ events: [SessionEvent]) -> [SessionEvent] {
+        guard !ownRequests.isEmpty else { return events }
+        return events.compactMap { event in
+            switch event {
+                case .result(let id, _), .rpcError(let id, _), .failed(let id, _):
+                    return ownRequests.remove(id) == nil ? event : nil
+                case .resent(let id, _):
+                    return ownRequests.contains(id) ? nil : event
+                case .acknowledged(let ids):
+                    let theirs = ids.filter { !ownRequests.contains($0) }
+                    return theirs.isEmpty ? nil : .acknowledged(theirs)
+                default:
+                    return event
+            }
+        }
     }
 
     static func int64(_ bytes: [UInt8], at offset: Int) -> Int64 {
@@ -334,7 +352,9 @@ extension Session {
                 }
                 switch (record.kind, answer) {
                     case (.ping, .pong(_, let pingID)): events.append(.pong(pingID: pingID, requestID: owner))
-                    case (.futureSalts, .futureSalts(_, _, let salts)): mergeSalts(salts, now: now)
+                    case (.futureSalts, .futureSalts(_, _, let salts)):
+                        ownRequests.remove(owner)
+                        mergeSalts(salts, now: now)
                     case let (.destroySession, .destroySessionResult(target, existed)):
                         events.append(.sessionDestroyed(sessionID: target, existed: existed))
                     case (.destroyAuthKey, .destroyAuthKeyResult(let ok)): events.append(.authKeyDestroyed(ok: ok))

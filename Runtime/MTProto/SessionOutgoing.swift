@@ -303,9 +303,11 @@ extension Session {
         let horizon = now + timeOffset + configuration.saltRefreshMargin
         guard !futureSalts.contains(where: { Double($0.validUntil) > horizon }),
               !requests.values.contains(where: { $0.kind == .futureSalts }) else { return }
-        _ = try? track(.futureSalts, body: ServiceWriter.words(WireID.getFutureSalts) {
+        if let id = try? track(.futureSalts, body: ServiceWriter.words(WireID.getFutureSalts) {
             $0.appendInt32(configuration.futureSaltCount)
-        })
+        }) {
+            ownRequests.insert(id)
+        }
     }
 
     // MARK: State queries (client)

@@ -148,8 +148,14 @@ public struct TLJSONEncoder: Sendable {
             guard let v = Int64(text) else { throw TLJSONError(path: path, message: "'\(text)' is not a 64-bit integer") }
             buffer.appendInt64(v)
         case .double:
-            guard case .number(let text) = json, let v = Double(text) else {
-                throw TLJSONError(path: path, message: "expected a number, found \(kind(json))")
+            let v: Double
+            switch json {
+            case .number(let text) where Double(text) != nil: v = Double(text) ?? 0
+            // TLJSONWriter's spelling of what JSON numbers cannot hold; a NaN's payload bits are not kept.
+            case .string("NaN"): v = .nan
+            case .string("Infinity"): v = .infinity
+            case .string("-Infinity"): v = -.infinity
+            default: throw TLJSONError(path: path, message: "expected a number, found \(kind(json))")
             }
             buffer.appendDouble(v)
         case .string:

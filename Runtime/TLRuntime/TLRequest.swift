@@ -165,8 +165,10 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
         case .boxed(let typeName):
             let at = reader.offset
             let object = try registry.parse(&reader)
-            if let registrable = object as? any TLRegistrable, type(of: registrable).tlTypeName != typeName {
-                throw TLDecodingError(.invalidValue("expected a \(typeName), found \(object.descriptionFields().0) (\(type(of: registrable).tlTypeName))"), offset: at)
+            // A function parses through the registry too, but is a value of no boxed type.
+            let found = (object as? any TLRegistrable).map { type(of: $0).tlTypeName } ?? "function"
+            if found != typeName {
+                throw TLDecodingError(.invalidValue("expected a \(typeName), found \(object.descriptionFields().0) (\(found))"), offset: at)
             }
             return .object(object)
         case .generic:

@@ -1,0 +1,35 @@
+// libFuzzer entry point comparing AES-IGE's two implementations: the input's first 32 bytes are the key, the next
+// 32 the IV, the rest (cut to whole blocks, at most 64 KiB) the data, which is encrypted and decrypted through
+// AES-NI and through OpenSSL. Any disagreement, or a round trip that does not return the data, traps, which is
+// how libFuzzer records a crash and its input. On a CPU without AES-NI there is nothing to compare. libFuzzer's
+// default -max_len is 4096; pass a larger one to reach long chains. Build commands: Fuzz/Package.swift.
+import CFuzzerDriver
+import MTProtoCrypto
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+func fuzzAESIGE(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: start, count: count))
+    guard bytes.count >= 64, AES256IGE.available.contains(.aesni) else { return 0 }
+    let key = Array(bytes[0..<32]), iv = Array(bytes[32..<64])
+    let blocks = min((bytes.count - 64) / 16, 4096)
+    let data = Array(bytes[64..<(64 + 16 * blocks)])
+    do {
+        let fast = try AES256IGE(key: key, iv: iv, implementation: .aesni)
+        let reference = try AES256IGE(key: key, iv: iv, implementation: .openssl)
+        let encrypted = try fast.encrypt(data)
+        guard encrypted == (try reference.encrypt(data)) else { fatalError("IGE encryption differs") }
+        guard try fast.decrypt(data) == (try reference.decrypt(data)) else { fatalError("IGE decryption differs") }
+        guard try fast.decrypt(encrypted) == data else { fatalError("IGE round trip failed") }
+    } catch {
+        fatalError("IGE refused valid input: \(error)")
+    }
+    return 0
+}
+
+var argc = CommandLine.argc
+var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzAESIGE))
