@@ -247,9 +247,10 @@ extension Session {
                 if role == .server { resendAnswers(ids) }
             case let .futureSalts(request, _, salts):
                 mergeSalts(salts, now: now)  // unsolicited salts are still salts
-                if let owner = requestByMessageID[request], let record = finish(owner), record.kind == .rpc {
+                if let owner = requestByMessageID[request], let record = finish(owner) {
+                    ownRequests.remove(owner)
                     // get_future_salts sent as an ordinary call: its answer comes without rpc_result.
-                    events.append(.result(owner, body))
+                    if record.kind == .rpc { events.append(.result(owner, body)) }
                 }
             case let .pong(pinged, pingID):
                 guard let owner = requestByMessageID[pinged], let record = finish(owner) else {
