@@ -26,12 +26,29 @@ public enum Hash {
 
     /// SHA-256 of the concatenation of `parts`, without building the concatenation.
     public static func sha256(_ parts: [UInt8]...) -> [UInt8] {
-        digest(EVP_sha256(), parts)
+        digest(fetchedSHA256) { ctx in update(ctx, parts) }
     }
 
     /// SHA-1 of the concatenation of `parts`, without building the concatenation.
     public static func sha1(_ parts: [UInt8]...) -> [UInt8] {
-        digest(EVP_sha1(), parts)
+        digest(fetchedSHA1) { ctx in update(ctx, parts) }
+    }
+
+    /// SHA-256 of `first ‖ second`, for callers holding raw bytes (MTProto 2.0's msg_key and KDF).
+    static func sha256(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> [UInt8] {
+        digest(fetchedSHA256) { ctx in
+            EVP_DigestUpdate(ctx, first.baseAddress, first.count)
+            EVP_DigestUpdate(ctx, second.baseAddress, second.count)
+        }
+    }
+
+    // OpenSSL 3 looks an algorithm up on every `EVP_sha256()` init, which costs more than hashing a short message;
+    // fetched once, the lookup is gone.
+    nonisolated(unsafe) private static let fetchedSHA256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
+    nonisolated(unsafe) private static let fetchedSHA1: OpaquePointer? = EVP_MD_fetch(nil, "SHA1", nil) ?? EVP_sha1()
+
+    private static func update(_ ctx: OpaquePointer, _ parts: [[UInt8]]) {
+        for part in parts { part.withUnsafeBytes { _ = EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } }
     }
 
     public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
@@ -48,15 +65,13 @@ public enum Hash {
         return out
     }
 
-    private static func digest(_ md: OpaquePointer?, _ parts: [[UInt8]]) -> [UInt8] {
+    private static func digest(_ md: OpaquePointer?, _ update: (OpaquePointer) -> Void) -> [UInt8] {
         let size = Int(EVP_MD_get_size(md))
         var out = [UInt8](repeating: 0, count: size)
         guard let ctx = EVP_MD_CTX_new() else { return out }
         defer { EVP_MD_CTX_free(ctx) }
         EVP_DigestInit_ex(ctx, md, nil)
-        for part in parts {
-            part.withUnsafeBytes { _ = EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) }
-        }
+        update(ctx)
         var length: UInt32 = 0
         out.withUnsafeMutableBufferPointer { _ = EVP_DigestFinal_ex(ctx, $0.baseAddress, &length) }
         return out

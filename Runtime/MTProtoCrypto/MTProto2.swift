@@ -54,7 +54,7 @@ public struct MTProto2Cipher: Sendable {
     func messageKeyLarge(for plaintext: UnsafeRawBufferPointer, direction: MessageDirection) -> [UInt8] {
         let x = direction.x
         return authKey.bytes.withUnsafeBytes { key in
-            SHA256Digest.hash(UnsafeRawBufferPointer(rebasing: key[(88 + x)..<(120 + x)]), plaintext)
+            Hash.sha256(UnsafeRawBufferPointer(rebasing: key[(88 + x)..<(120 + x)]), plaintext)
         }
     }
 
@@ -69,8 +69,8 @@ public struct MTProto2Cipher: Sendable {
         let x = direction.x
         let (a, b) = authKey.bytes.withUnsafeBytes { key in
             msgKey.withUnsafeBytes { m in
-                (SHA256Digest.hash(m, UnsafeRawBufferPointer(rebasing: key[x..<(x + 36)])),
-                 SHA256Digest.hash(UnsafeRawBufferPointer(rebasing: key[(40 + x)..<(76 + x)]), m))
+                (Hash.sha256(m, UnsafeRawBufferPointer(rebasing: key[x..<(x + 36)])),
+                 Hash.sha256(UnsafeRawBufferPointer(rebasing: key[(40 + x)..<(76 + x)]), m))
             }
         }
         var aesKey = [UInt8](repeating: 0, count: 32), aesIV = [UInt8](repeating: 0, count: 32)
@@ -147,24 +147,6 @@ public struct MTProto2Cipher: Sendable {
         let padding = available - declared
         guard Self.paddingRange.contains(padding) else { throw .invalidPaddingLength(padding) }
         return DecryptedMessage(plaintext: plaintext, messageKey: msgKey)
-    }
-}
-
-/// SHA-256 through an EVP digest fetched once: OpenSSL 3 looks the algorithm up on every `EVP_sha256()` init,
-/// which costs more than hashing a short message.
-enum SHA256Digest {
-    nonisolated(unsafe) static let md: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
-
-    static func hash(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        guard let ctx = EVP_MD_CTX_new() else { return Hash.sha256(Array(first) + Array(second)) }
-        defer { EVP_MD_CTX_free(ctx) }
-        EVP_DigestInit_ex(ctx, md ?? EVP_sha256(), nil)
-        EVP_DigestUpdate(ctx, first.baseAddress, first.count)
-        EVP_DigestUpdate(ctx, second.baseAddress, second.count)
-        var length: UInt32 = 0
-        out.withUnsafeMutableBufferPointer { _ = EVP_DigestFinal_ex(ctx, $0.baseAddress, &length) }
-        return out
     }
 }
 
