@@ -96,13 +96,10 @@ extension Session {
         if !pendingAcks.isEmpty, !messages.isEmpty || pendingAcks.count >= configuration.maxPendingAcks
             || now - (oldestPendingAck ?? now) >= configuration.ackDelay
         {
-            var start = 0
-            while start < pendingAcks.count {
-                let chunk = Array(pendingAcks[start..<min(pendingAcks.count, start + configuration.maxIDsPerAck)])
+            for chunk in idLists(pendingAcks) {
                 messages.insert(Outgoing(kind: .message(body: ServiceWriter.ids(WireID.msgsAck, chunk),
                                                         contentRelated: false, isResponse: false, answers: nil)),
                                 at: 0)
-                start += chunk.count
             }
             pendingAcks.removeAll(keepingCapacity: true)
             oldestPendingAck = nil
@@ -346,11 +343,13 @@ extension Session {
             }
         }
         nextStateScan = next
-        var start = 0
-        while start < ask.count {
-            let chunk = Array(ask[start..<min(ask.count, start + configuration.maxIDsPerAck)])
-            queue.append(Outgoing(kind: .stateQuery(chunk)))
-            start += chunk.count
+        for chunk in idLists(ask) { queue.append(Outgoing(kind: .stateQuery(chunk))) }
+    }
+
+    /// `ids` in pieces of at most `maxIDsPerAck`, the most one msg_id vector may carry.
+    func idLists(_ ids: [Int64]) -> [[Int64]] {
+        stride(from: 0, to: ids.count, by: max(1, configuration.maxIDsPerAck)).map {
+            Array(ids[$0..<min(ids.count, $0 + max(1, configuration.maxIDsPerAck))])
         }
     }
 }
