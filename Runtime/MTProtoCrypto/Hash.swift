@@ -1,4 +1,4 @@
-// SHA-1, SHA-256 and HMAC-SHA256 through OpenSSL's one-shot and EVP digest APIs.
+// SHA-1, SHA-256, HMAC-SHA256 and MD5 through OpenSSL's one-shot and EVP digest APIs.
 import COpenSSL
 
 /// Message digests used by MTProto: SHA-1 (auth key ids, MTProto 1.0, key exchange) and SHA-256 (MTProto 2.0,
@@ -42,10 +42,16 @@ public enum Hash {
         }
     }
 
+    /// MD5, which the API uses only as an upload checksum (`inputFile.md5_checksum`), never for security.
+    public static func md5(_ data: [UInt8]) -> [UInt8] {
+        digest(fetchedMD5) { ctx in update(ctx, [data]) }
+    }
+
     // OpenSSL 3 looks an algorithm up on every `EVP_sha256()` init, which costs more than hashing a short message;
     // fetched once, the lookup is gone.
     nonisolated(unsafe) private static let fetchedSHA256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
     nonisolated(unsafe) private static let fetchedSHA1: OpaquePointer? = EVP_MD_fetch(nil, "SHA1", nil) ?? EVP_sha1()
+    nonisolated(unsafe) private static let fetchedMD5: OpaquePointer? = EVP_MD_fetch(nil, "MD5", nil) ?? EVP_md5()
 
     private static func update(_ ctx: OpaquePointer, _ parts: [[UInt8]]) {
         for part in parts { part.withUnsafeBytes { _ = EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } }

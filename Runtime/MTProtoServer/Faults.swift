@@ -14,8 +14,14 @@ public struct FaultPlan: Sendable {
     public var reorderOutgoing: Double = 0
     /// Methods answered with this error instead of their handler (`FLOOD_WAIT_5`, `PHONE_MIGRATE_3`…).
     public var errors: [String: RPCError] = [:]
+    /// Probability that an outgoing encrypted frame is held back for `delaySeconds` before it is sent.
+    public var delayOutgoing: Double = 0
+    public var delaySeconds: Double = 1
     /// Methods whose arrival closes the connection before they are answered (the session keeps the request).
     public var closeOn: Set<String> = []
+    /// Like `closeOn`, but only the first arrival of each method on a DC closes its connection (a reset mid-run
+    /// that the client must survive; its resent request is then answered). Each DC of a cluster draws its own.
+    public var closeOnceOn: Set<String> = []
 
     public init() {}
 
@@ -27,7 +33,8 @@ public struct FaultPlan: Sendable {
     }
 
     /// Reads `mtserver --faults`: comma-separated items `drop=P`, `duplicate=P`, `reorder=P` (P in 0…1),
-    /// `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`) and `close=METHOD`.
+    /// `delay=P:SECONDS`, `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`),
+    /// `close=METHOD` and `close-once=METHOD`.
     public init(parsing spec: String) throws(SpecError) {
         for item in spec.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) })
         where !item.isEmpty {
@@ -50,10 +57,19 @@ public struct FaultPlan: Sendable {
                     throw SpecError(item: item, reason: "expected error=METHOD:CODE:MESSAGE")
                 }
                 errors[fields[0]] = RPCError(code: code, message: fields[2])
+            case "delay":
+                let fields = value.split(separator: ":").map(String.init)
+                guard fields.count == 2, let probability = Double(fields[0]), (0...1).contains(probability),
+                      let seconds = Double(fields[1]), (0...600).contains(seconds)
+                else { throw SpecError(item: item, reason: "expected delay=P:SECONDS, P in 0...1, SECONDS in 0...600") }
+                delayOutgoing = probability
+                delaySeconds = seconds
             case "close":
                 closeOn.insert(value)
+            case "close-once":
+                closeOnceOn.insert(value)
             default:
-                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, error, close)")
+                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, delay, error, close, close-once)")
             }
         }
     }
@@ -76,12 +92,28 @@ final class FaultState: Sendable {
         return Double(value >> 11) / Double(1 << 53) < probability
     }
 
-    /// Applies drop, duplicate and reorder to the frames of one flush.
-    func shape(_ frames: [[UInt8]]) -> [[UInt8]] {
+    /// True once for each method in `closeOnceOn` (its first arrival on this DC), and for every
+    /// arrival of a method in `closeOn`.
+    func closes(on method: String) -> Bool {
+        plan.withLock { plan in
+            if plan.closeOn.contains(method) { return true }
+            return plan.closeOnceOn.remove(method) != nil
+        }
+    }
+
+    /// Applies drop, duplicate, delay and reorder to the frames of one flush: the frames to send now, and those
+    /// held back with the delay to add to now.
+    func shape(_ frames: [[UInt8]]) -> (now: [[UInt8]], delayed: [[UInt8]], delay: Double) {
         let plan = plan.withLock { $0 }
-        guard plan.dropOutgoing > 0 || plan.duplicateOutgoing > 0 || plan.reorderOutgoing > 0 else { return frames }
+        guard plan.dropOutgoing > 0 || plan.duplicateOutgoing > 0 || plan.reorderOutgoing > 0 || plan.delayOutgoing > 0
+        else { return (frames, [], 0) }
         var out: [[UInt8]] = []
+        var delayed: [[UInt8]] = []
         for frame in frames where !draw(plan.dropOutgoing) {
+            if draw(plan.delayOutgoing) {
+                delayed.append(frame)
+                continue
+            }
             out.append(frame)
             if draw(plan.duplicateOutgoing) { out.append(frame) }
         }
@@ -93,7 +125,7 @@ final class FaultState: Sendable {
             }
             index += 1
         }
-        return out
+        return (out, delayed, plan.delaySeconds)
     }
 }
 

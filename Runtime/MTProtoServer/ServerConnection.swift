@@ -184,6 +184,8 @@ public struct ServerConnection: Sendable {
     private var lastActivity: Double
     private var disconnectAt: Double?
     private var sessionDeadline: Double?
+    /// Frames the `delay` fault holds back, with when each goes out (bounded by the queued-bytes limit).
+    private var delayed: [(at: Double, bytes: [UInt8])] = []
     public private(set) var closed: ServerConnectionError?
 
     public init(context: ServerContext, now: Double) {
@@ -202,6 +204,7 @@ public struct ServerConnection: Sendable {
         var deadline = lastActivity + context.limits.idleTimeout
         if let disconnectAt { deadline = min(deadline, disconnectAt) }
         if let sessionDeadline { deadline = min(deadline, sessionDeadline) }
+        if let first = delayed.first { deadline = min(deadline, first.at) }
         return deadline
     }
 
@@ -396,7 +399,7 @@ public struct ServerConnection: Sendable {
             var (method, result) = context.handlers.dispatch(
                 body: body, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
                 endpoint: context.endpoint, dcs: context.directory.endpoints, now: now)
-            if faults.closeOn.contains(method) {
+            if context.faultState.closes(on: method) {
                 output = fail(.faultInjected(method: method), output)
                 return
             }
@@ -475,7 +478,18 @@ public struct ServerConnection: Sendable {
             if let next { deadline = min(deadline ?? next, next) }
         }
         sessionDeadline = deadline
-        for frame in context.faultState.shape(frames.map(\.bytes)) {
+        let shaped = context.faultState.shape(frames.map(\.bytes))
+        var ready = shaped.now
+        if !shaped.delayed.isEmpty || !delayed.isEmpty {
+            // Held frames whose time came go out first; the queue stays in time order (the delay is constant).
+            let due = delayed.prefix { $0.at <= now }
+            ready = due.map(\.bytes) + ready
+            delayed.removeFirst(due.count)
+            delayed += shaped.delayed.map { (now + shaped.delay, $0) }
+            var held = delayed.reduce(0) { $0 + $1.bytes.count }
+            while held > context.limits.maxQueuedBytes, !delayed.isEmpty { held -= delayed.removeFirst().bytes.count }
+        }
+        for frame in ready {
             send(frame, output: &output)
             if closed != nil { return }
         }

@@ -25,6 +25,7 @@ struct MTServer: AsyncParsableCommand {
 
             Examples:
               mtserver --generate-key --secret dd0123456789abcdef0123456789abcdef
+              mtserver --generate-key --dcs 2 --user 9996620001:Alice::alice_test --user 9996610002:Bob::bob_test
               mtserver --rsa-key key.pem --port 4430 --timeout 60 --seed 7 \\
                 --faults drop=0.05,error=help.getConfig:420:FLOOD_WAIT_3
             """)
@@ -47,7 +48,7 @@ struct MTServer: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds (0: run until SIGINT/SIGTERM).")
     var timeout: Double = 0
 
-    @Option(help: "Faults to inject, comma-separated: drop=P, duplicate=P, reorder=P (outgoing frames, P in 0...1), error=METHOD:CODE:MESSAGE, close=METHOD. Draws are seeded by --seed.")
+    @Option(help: "Faults to inject, comma-separated: drop=P, duplicate=P, reorder=P, delay=P:SECONDS (outgoing frames, P in 0...1), error=METHOD:CODE:MESSAGE, close=METHOD (every call closes its connection), close-once=METHOD (the first call only). Draws are seeded by --seed.")
     var faults: String?
 
     @Option(help: "Seed the server's randomness (nonces, salts, padding) so a run replays; not for real keys.")
@@ -58,6 +59,11 @@ struct MTServer: AsyncParsableCommand {
 
     @Option(help: "Run DCs 1...N, each on its own port (printed under \"ports\"); --port is DC 1's.")
     var dcs: Int32 = 1
+
+    @Option(name: .customLong("user"), help: ArgumentHelp(
+        "Register an account: PHONE[:FIRST[:LAST[:USERNAME]]] (repeatable). Phones are test numbers 99966XYYYY; the code is five X digits and X the home DC when it exists.",
+        valueName: "account"))
+    var users: [String] = []
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -75,13 +81,25 @@ struct MTServer: AsyncParsableCommand {
         let key = try RSAPrivateKey(pem: pem)
         let proxySecret = try secret.map { try MTProxySecret(parsing: $0) }
         let random: any RandomSource = seed.map { SeededRandom(seed: $0) } ?? SystemRandom()
+        let service = TestTelegramService(random: random)
+        for user in users {
+            let fields = user.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            do {
+                try service.addUser(phone: fields[0], firstName: fields.count > 1 && !fields[1].isEmpty ? fields[1] : "Test",
+                                    lastName: fields.count > 2 ? fields[2] : "",
+                                    username: fields.count > 3 && !fields[3].isEmpty ? fields[3] : nil)
+            } catch {
+                throw ValidationError("--user \(user): \(error.message)")
+            }
+        }
         var configuration = MTProtoTestServer.Configuration(
-            rsaKeys: [key], handlers: TestTelegram.handlers(), port: port, proxyPort: proxyPort,
+            rsaKeys: [key], handlers: service.handlers(), port: port, proxyPort: proxyPort,
             dcIDs: dcs == 1 ? [dc] : Array(1...dcs),
             proxySecret: proxySecret, random: random, onEvent: { [logger] report in Self.log(report, to: logger) })
         configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
         configuration.faultSeed = seed ?? 0
         let server = try await MTProtoTestServer.start(configuration)
+        service.attach(server)
 
         let ready = Ready(port: server.port, ports: Dictionary(uniqueKeysWithValues: server.ports.map { ("\($0.key)", $0.value) }),
                           proxy_port: server.proxyPort, dc: dcs == 1 ? dc : 1,

@@ -20,22 +20,13 @@ import sys
 import time
 import warnings
 
-from telethon import TelegramClient, connection, functions
+from telethon import TelegramClient, functions
 from telethon.crypto import AuthKey, rsa
 from telethon.errors import AuthKeyNotFound
 from telethon.sessions import MemorySession
 
-CLASSES = [
-    connection.ConnectionTcpFull,
-    connection.ConnectionTcpAbridged,
-    connection.ConnectionTcpIntermediate,
-    connection.ConnectionTcpObfuscated,
-    connection.ConnectionTcpMTProxyAbridged,
-    connection.ConnectionTcpMTProxyIntermediate,
-    connection.ConnectionTcpMTProxyRandomizedIntermediate,
-]
-# A plain secret: the proxy port then accepts every framing, and a client that prefixes "dd" uses padded intermediate.
-SECRET = "0123456789abcdef" * 2
+from telethon_common import CLASSES, SECRET, proxy_arguments
+
 DC = 2
 
 
@@ -73,10 +64,7 @@ async def connect_once(cls, ready, unknown_key=False):
     session.set_dc(DC, "127.0.0.1", ready["port"])
     if unknown_key:
         session.auth_key = AuthKey(os.urandom(256))
-    extra = {}
-    if "MTProxy" in cls.__name__:
-        dd = cls is connection.ConnectionTcpMTProxyRandomizedIntermediate
-        extra["proxy"] = ("127.0.0.1", ready["proxy_port"], ("dd" if dd else "") + ready["secret"])
+    extra = proxy_arguments(cls, ready)
     client = TelegramClient(session, api_id=1, api_hash="0" * 32, connection=cls, timeout=5,
                             connection_retries=3, retry_delay=0.1, request_retries=3, **extra)
     try:

@@ -1,0 +1,156 @@
+// Uploads and downloads as core.telegram.org/api/files describes them: parts of at most 512 KiB whose size divides
+// 512 KiB (the last may be shorter), `inputFile` with an MD5 checksum for small files and `inputFileBig` for files
+// over 10 MB, and `upload.getFile` with its offset and limit rules. A document lives on the DC it was uploaded to; a
+// download asked of another DC is answered FILE_MIGRATE_X.
+import Foundation
+import MTProto
+import MTProtoCrypto
+import MTProtoServer
+import TLRuntime
+import TelegramApi
+
+extension TestTelegramService {
+    static let maxPartSize = 512 * 1024
+    static let maxParts: Int32 = 8000
+    static let smallFileLimit = 10 * 1024 * 1024
+
+    func registerFiles(into handlers: inout RPCHandlers) {
+        handlers.register("upload.saveFilePart") { [self] call throws(RPCError) in
+            try savePart(call, totalParts: nil)
+        }
+        handlers.register("upload.saveBigFilePart") { [self] call throws(RPCError) in
+            let total = try call.request.int("file_total_parts")
+            guard (1...Self.maxParts).contains(total) else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+            return try savePart(call, totalParts: total)
+        }
+        handlers.register("upload.getFile") { [self] call throws(RPCError) in try getFile(call) }
+    }
+
+    private func savePart(_ call: RPCCall, totalParts: Int32?) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let fileID = try call.request.long("file_id")
+        let part = try call.request.int("file_part")
+        let bytes = try call.request.bytes("bytes")
+        guard part >= 0, part < (totalParts ?? Self.maxParts) else { throw RPCError(code: 400, message: "FILE_PART_INVALID") }
+        guard !bytes.isEmpty else { throw RPCError(code: 400, message: "FILE_PART_EMPTY") }
+        guard bytes.count <= Self.maxPartSize else { throw RPCError(code: 400, message: "FILE_PART_TOO_BIG") }
+        let limit = limits.maxUploadBytesPerAccount
+        try state.withLock { state throws(RPCError) in
+            guard var account = state.accounts[me] else { throw RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED") }
+            var upload = account.uploads[fileID] ?? Upload(big: totalParts != nil, dcID: call.endpoint.dcID)
+            guard upload.big == (totalParts != nil), upload.dcID == call.endpoint.dcID else {
+                throw RPCError(code: 400, message: "FILE_PART_INVALID")
+            }
+            if let totalParts {
+                guard upload.totalParts == nil || upload.totalParts == totalParts else {
+                    throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
+                }
+                upload.totalParts = totalParts
+            }
+            let replaced = upload.parts[part]?.count ?? 0
+            guard account.uploadBytes - replaced + bytes.count <= limit else {
+                throw RPCError(code: 400, message: "FILE_PARTS_TOO_MANY_BYTES")
+            }
+            account.uploadBytes += bytes.count - replaced
+            upload.parts[part] = bytes
+            account.uploads[fileID] = upload
+            state.accounts[me] = account
+        }
+        let buffer = Buffer()
+        buffer.appendBool(true)
+        return buffer.bytes
+    }
+
+    /// Turns an uploaded file into a document on this DC (its parts are consumed).
+    func storeDocument(from media: Api.InputMedia, _ call: RPCCall) throws(RPCError) -> Api.Document {
+        let me = try caller(call)
+        guard case .inputMediaUploadedDocument(let uploaded) = media else {
+            throw RPCError(code: 400, message: "MEDIA_INVALID")
+        }
+        let fileID: Int64, parts: Int32, md5: String?
+        switch uploaded.file {
+        case .inputFile(let file): (fileID, parts, md5) = (file.id, file.parts, file.md5Checksum)
+        case .inputFileBig(let file): (fileID, parts, md5) = (file.id, file.parts, nil)
+        default: throw RPCError(code: 400, message: "MEDIA_INVALID")
+        }
+        let id = randomInt64(), accessHash = randomInt64()
+        let reference = random.bytes(16)
+        let limits = limits
+        let document = try state.withLock { state throws(RPCError) -> StoredDocument in
+            guard var account = state.accounts[me], let upload = account.uploads[fileID], upload.dcID == call.endpoint.dcID
+            else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+            guard upload.big == (md5 == nil), parts > 0, upload.totalParts.map({ $0 == parts }) ?? true else {
+                throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
+            }
+            // Every part present; all but the last the same size, a size dividing 512 KiB.
+            var bytes: [UInt8] = []
+            let first = upload.parts[0]?.count ?? 0
+            for index in 0..<parts {
+                guard let part = upload.parts[index] else { throw RPCError(code: 400, message: "FILE_PART_\(index)_MISSING") }
+                if index < parts - 1, part.count != first || first % 1024 != 0 || Self.maxPartSize % first != 0 {
+                    throw RPCError(code: 400, message: "FILE_PART_SIZE_INVALID")
+                }
+                bytes += part
+            }
+            if let md5, Hex.encode(Hash.md5(bytes)) != md5.lowercased() {
+                throw RPCError(code: 400, message: "MD5_CHECKSUM_INVALID")
+            }
+            if !upload.big, bytes.count > Self.smallFileLimit { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+            guard state.documentBytes + bytes.count <= limits.maxStoredFileBytes else {
+                throw RPCError(code: 400, message: "FILE_STORAGE_FULL")
+            }
+            account.uploadBytes -= upload.parts.values.reduce(0) { $0 + $1.count }
+            account.uploads.removeValue(forKey: fileID)
+            state.accounts[me] = account
+            let document = StoredDocument(id: id, accessHash: accessHash, fileReference: reference,
+                                          dcID: call.endpoint.dcID, date: Self.date(call),
+                                          mimeType: uploaded.mimeType, attributes: uploaded.attributes, bytes: bytes)
+            state.documents[id] = document
+            state.documentBytes += bytes.count
+            return document
+        }
+        return document.api
+    }
+
+    /// `upload.getFile`: offset a multiple of 4 KiB (1 KiB with `precise`), limit a multiple of 4 KiB (1 KiB) of at
+    /// most 1 MiB that divides 1 MiB unless `precise`, and the chunk within one 1 MiB block.
+    private func getFile(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        _ = try caller(call)
+        let location = try call.request.object("location", as: Api.InputFileLocation.self)
+        let offset = try call.request.long("offset")
+        let limit = Int64(try call.request.int("limit"))
+        let precise = call.request.flag("precise")
+        let unit: Int64 = precise ? 1024 : 4096
+        let block: Int64 = 1 << 20
+        guard limit > 0, limit <= block, limit % unit == 0, precise || block % limit == 0 else {
+            throw RPCError(code: 400, message: "LIMIT_INVALID")
+        }
+        guard offset >= 0, offset % unit == 0, offset / block == (offset + limit - 1) / block else {
+            throw RPCError(code: 400, message: "OFFSET_INVALID")
+        }
+        guard case .inputDocumentFileLocation(let input) = location else {
+            throw RPCError(code: 400, message: "LOCATION_INVALID")
+        }
+        let document = try state.withLock { state throws(RPCError) -> StoredDocument in
+            guard let document = state.documents[input.id], document.accessHash == input.accessHash else {
+                throw RPCError(code: 400, message: "FILE_ID_INVALID")
+            }
+            return document
+        }
+        guard document.dcID == call.endpoint.dcID else { throw RPCError(code: 303, message: "FILE_MIGRATE_\(document.dcID)") }
+        guard document.fileReference == input.fileReference else {
+            throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED")
+        }
+        let start = Int(min(offset, Int64(document.bytes.count)))
+        let end = Int(min(offset + limit, Int64(document.bytes.count)))
+        return TestTelegram.serialized(Api.upload.File.file(.init(
+            type: .fileUnknown, mtime: document.date, bytes: Array(document.bytes[start..<end]))))
+    }
+}
+
+extension StoredDocument {
+    var api: Api.Document {
+        .document(.init(id: id, accessHash: accessHash, fileReference: fileReference, date: date, mimeType: mimeType,
+                        size: Int64(bytes.count), dcId: dcID, attributes: attributes))
+    }
+}

@@ -1,0 +1,317 @@
+// Users, private chats and the update state (core.telegram.org/api/updates). Every account has its own message box
+// (ids 1, 2, 3…) and pts; a private message is stored in both parties' boxes. Each state change adds one
+// pts-carrying update to the account's log (pts_count 1) and goes out as an `updates` constructor whose seq is the
+// account's next seq, so a client that misses one sees a pts or seq gap and catches up with
+// `updates.getDifference`. A sender gets its update as the call's result; the recipient's sessions, and the sender's
+// other sessions, get it pushed.
+import MTProto
+import MTProtoServer
+import TLRuntime
+import TelegramApi
+
+extension TestTelegramService {
+    func registerUsers(into handlers: inout RPCHandlers) {
+        handlers.register("users.getUsers") { [self] call throws(RPCError) in
+            let me = try caller(call)
+            let inputs = try call.request.objects("id", as: Api.InputUser.self)
+            guard inputs.count <= 200 else { throw RPCError(code: 400, message: "LIMIT_INVALID") }
+            let users = state.withLock { state in
+                // Unknown ids are left out, as Telegram does.
+                inputs.compactMap { state.resolve($0, me: me) }.map { state.user($0, viewer: me) }
+            }
+            let buffer = Buffer()
+            buffer.appendVector(users, boxed: true)
+            return buffer.bytes
+        }
+        handlers.register("users.getFullUser") { [self] call throws(RPCError) in
+            let me = try caller(call)
+            let input = try call.request.object("id", as: Api.InputUser.self)
+            let user = try state.withLock { state throws(RPCError) in
+                guard let id = state.resolve(input, me: me) else { throw RPCError(code: 400, message: "USER_ID_INVALID") }
+                return (id, state.user(id, viewer: me))
+            }
+            return TestTelegram.serialized(Api.users.UserFull.userFull(.init(
+                fullUser: .userFull(.init(id: user.0, settings: .peerSettings(.init()),
+                                          notifySettings: .peerNotifySettings(.init()), commonChatsCount: 0)),
+                chats: [], users: [user.1])))
+        }
+        handlers.register("contacts.resolveUsername") { [self] call throws(RPCError) in
+            let me = try caller(call)
+            let username = try call.request.string("username")
+            let found = try state.withLock { state throws(RPCError) in
+                guard let id = state.usernames[username.lowercased()] else {
+                    throw RPCError(code: 400, message: "USERNAME_NOT_OCCUPIED")
+                }
+                return (id, state.user(id, viewer: me))
+            }
+            return TestTelegram.serialized(Api.contacts.ResolvedPeer.resolvedPeer(.init(
+                peer: .peerUser(.init(userId: found.0)), chats: [], users: [found.1])))
+        }
+    }
+
+    func registerMessages(into handlers: inout RPCHandlers) {
+        handlers.register("messages.sendMessage") { [self] call throws(RPCError) in
+            let text = try call.request.string("message")
+            guard !text.isEmpty else { throw RPCError(code: 400, message: "MESSAGE_EMPTY") }
+            guard text.count <= 4096 else { throw RPCError(code: 400, message: "MESSAGE_TOO_LONG") }
+            return try send(call, text: text, media: nil)
+        }
+        handlers.register("messages.sendMedia") { [self] call throws(RPCError) in
+            let media = try call.request.object("media", as: Api.InputMedia.self)
+            let text = try call.request.string("message")
+            guard text.count <= 1024 else { throw RPCError(code: 400, message: "MEDIA_CAPTION_TOO_LONG") }
+            let document = try storeDocument(from: media, call)
+            return try send(call, text: text, media: .messageMediaDocument(.init(document: document)))
+        }
+        handlers.register("messages.getHistory") { [self] call throws(RPCError) in try history(call) }
+        handlers.register("messages.getDialogs") { [self] call throws(RPCError) in try dialogs(call) }
+        handlers.register("messages.readHistory") { [self] call throws(RPCError) in try readHistory(call) }
+    }
+
+    func registerUpdates(into handlers: inout RPCHandlers) {
+        handlers.register("updates.getState") { [self] call throws(RPCError) in
+            let me = try caller(call)
+            let state: (Int32, Int32, Int32) = self.state.withLock {
+                $0.accounts[me].map { ($0.pts, $0.seq, $0.totalUnread) } ?? (1, 0, 0)
+            }
+            return TestTelegram.serialized(Api.updates.State.state(.init(
+                pts: state.0, qts: 0, date: Self.date(call), seq: state.1, unreadCount: state.2)))
+        }
+        handlers.register("updates.getDifference") { [self] call throws(RPCError) in try difference(call) }
+    }
+
+    static func date(_ call: RPCCall) -> Int32 { Int32(clamping: Int64(call.now)) }
+
+    // MARK: Sending
+
+    /// Stores a message in the sender's box and the recipient's, and answers `updates` with `updateMessageID` and
+    /// `updateNewMessage`; the recipient's sessions and the sender's others get theirs pushed.
+    private func send(_ call: RPCCall, text: String, media: Api.MessageMedia?) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let peer = try call.request.object("peer", as: Api.InputPeer.self)
+        let randomID = try call.request.long("random_id")
+        let date = Self.date(call)
+        let limit = limits
+        typealias Delivery = (user: Int64, update: Api.Updates)
+        let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
+            guard let to = state.resolve(peer, me: me) else { throw RPCError(code: 400, message: "PEER_ID_INVALID") }
+            guard var sender = state.accounts[me] else { throw RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED") }
+            guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
+            let users = state.users([me, to], viewer: me)
+            let outID = sender.nextMessageID
+            sender.nextMessageID += 1
+            var inID: Int32?
+            var deliveries: [Delivery] = []
+            if to != me, var recipient = state.accounts[to] {
+                let id = recipient.nextMessageID
+                recipient.nextMessageID += 1
+                inID = id
+                let incoming = StoredMessage(id: id, peer: me, out: false, date: date, text: text, media: media,
+                                             twinID: outID)
+                recipient.store(incoming, limit: limit.maxMessagesPerAccount)
+                let update = Api.Update.updateNewMessage(.init(message: incoming.api(owner: to),
+                                                               pts: recipient.pts &+ 1, ptsCount: 1))
+                recipient.log(update, limit: limit.maxUpdateLog)
+                recipient.seq &+= 1
+                state.accounts[to] = recipient
+                deliveries.append((to, .updates(.init(updates: [update], users: state.users([me, to], viewer: to),
+                                                      chats: [], date: date, seq: recipient.seq))))
+            }
+            let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, text: text, media: media, twinID: inID)
+            sender.store(outgoing, limit: limit.maxMessagesPerAccount)
+            let newMessage = Api.Update.updateNewMessage(.init(message: outgoing.api(owner: me),
+                                                               pts: sender.pts &+ 1, ptsCount: 1))
+            sender.log(newMessage, limit: limit.maxUpdateLog)
+            sender.seq &+= 1
+            state.accounts[me] = sender
+            deliveries.append((me, .updates(.init(updates: [newMessage], users: users, chats: [], date: date,
+                                                  seq: sender.seq))))
+            let result = Api.Updates.updates(.init(
+                updates: [.updateMessageID(.init(id: outID, randomId: randomID)), newMessage],
+                users: users, chats: [], date: date, seq: sender.seq))
+            return (result, deliveries)
+        }
+        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        return TestTelegram.serialized(result)
+    }
+
+    // MARK: Reading
+
+    private func history(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let peer = try call.request.object("peer", as: Api.InputPeer.self)
+        let offsetID = try call.request.int("offset_id"), offsetDate = try call.request.int("offset_date")
+        let addOffset = try call.request.int("add_offset"), maxID = try call.request.int("max_id")
+        let minID = try call.request.int("min_id")
+        var limit = Int(try call.request.int("limit"))
+        if limit <= 0 || limit > 100 { limit = 100 }
+        let page = try state.withLock { state throws(RPCError) -> Api.messages.Messages in
+            guard let with = state.resolve(peer, me: me), let account = state.accounts[me] else {
+                throw RPCError(code: 400, message: "PEER_ID_INVALID")
+            }
+            // Newest first; offset_id/offset_date pick where the page starts, add_offset moves it (negative:
+            // towards newer messages), max_id/min_id bound the ids (core.telegram.org/api/offsets).
+            let all = account.messages.values.filter { $0.peer == with && (maxID <= 0 || $0.id < maxID) && $0.id > minID }
+                .sorted { $0.id > $1.id }
+            var start = 0
+            if offsetID > 0 {
+                start = all.firstIndex { $0.id < offsetID } ?? all.count
+            } else if offsetDate > 0 {
+                start = all.firstIndex { $0.date < offsetDate } ?? all.count
+            }
+            start = min(max(0, start + Int(addOffset)), all.count)
+            let end = min(all.count, start + limit)
+            let messages = all[start..<end].map { $0.api(owner: me) }
+            let users = state.users([me, with], viewer: me)
+            if start == 0 && end == all.count {
+                return .messages(.init(messages: messages, topics: [], chats: [], users: users))
+            }
+            return .messagesSlice(.init(count: Int32(clamping: all.count), messages: messages, topics: [], chats: [],
+                                        users: users))
+        }
+        return TestTelegram.serialized(page)
+    }
+
+    private func dialogs(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let offsetDate = try call.request.int("offset_date")
+        var limit = Int(try call.request.int("limit"))
+        if limit <= 0 || limit > 100 { limit = 100 }
+        let result = state.withLock { state -> Api.messages.Dialogs in
+            guard let account = state.accounts[me] else {
+                return .dialogs(.init(dialogs: [], messages: [], chats: [], users: []))
+            }
+            let all = account.dialogs.filter { $0.value.topMessage > 0 }
+                .sorted { ($0.value.topDate, $0.value.topMessage) > ($1.value.topDate, $1.value.topMessage) }
+            let after = offsetDate > 0 ? all.filter { $0.value.topDate < offsetDate } : all
+            let page = after.prefix(limit)
+            let dialogs = page.map { peer, dialog in
+                Api.Dialog.dialog(.init(peer: .peerUser(.init(userId: peer)), topMessage: dialog.topMessage,
+                                        readInboxMaxId: dialog.readInboxMaxID, readOutboxMaxId: dialog.readOutboxMaxID,
+                                        unreadCount: account.unreadCount(with: peer), unreadMentionsCount: 0,
+                                        unreadReactionsCount: 0, unreadPollVotesCount: 0,
+                                        notifySettings: .peerNotifySettings(.init())))
+            }
+            let messages = page.compactMap { account.messages[$0.value.topMessage]?.api(owner: me) }
+            let users = state.users([me] + page.map(\.key), viewer: me)
+            if page.count == all.count { return .dialogs(.init(dialogs: dialogs, messages: messages, chats: [], users: users)) }
+            return .dialogsSlice(.init(count: Int32(clamping: all.count), dialogs: dialogs, messages: messages, chats: [],
+                                       users: users))
+        }
+        return TestTelegram.serialized(result)
+    }
+
+    /// Marks the chat read up to `max_id` in the reader's box; the other party learns its messages were read
+    /// (`updateReadHistoryOutbox` with its own box's id).
+    private func readHistory(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let peer = try call.request.object("peer", as: Api.InputPeer.self)
+        let maxID = try call.request.int("max_id")
+        let date = Self.date(call)
+        let limit = limits.maxUpdateLog
+        typealias Delivery = (user: Int64, update: Api.Updates)
+        let (pts, deliveries) = try state.withLock { state throws(RPCError) -> (Int32, [Delivery]) in
+            guard let with = state.resolve(peer, me: me), var reader = state.accounts[me] else {
+                throw RPCError(code: 400, message: "PEER_ID_INVALID")
+            }
+            var dialog = reader.dialogs[with] ?? DialogState()
+            let upTo = maxID <= 0 ? dialog.topMessage : min(maxID, dialog.topMessage)
+            guard upTo > dialog.readInboxMaxID else { return (reader.pts, []) }  // nothing new: pts_count 0
+            dialog.readInboxMaxID = upTo
+            reader.dialogs[with] = dialog
+            let still = reader.unreadCount(with: with)
+            let inbox = Api.Update.updateReadHistoryInbox(.init(peer: .peerUser(.init(userId: with)), maxId: upTo,
+                                                                stillUnreadCount: still, pts: reader.pts &+ 1, ptsCount: 1))
+            let pts = reader.log(inbox, limit: limit)
+            reader.seq &+= 1
+            state.accounts[me] = reader
+            var deliveries: [Delivery] = [(me, .updates(.init(updates: [inbox], users: [], chats: [], date: date,
+                                                              seq: reader.seq)))]
+            // The sender's box: its outgoing messages whose twins the reader has now read.
+            let twinMax = reader.messages.values.filter { $0.peer == with && !$0.out && $0.id <= upTo }
+                .compactMap(\.twinID).max()
+            if with != me, let twinMax, var other = state.accounts[with],
+               twinMax > (other.dialogs[me]?.readOutboxMaxID ?? 0) {
+                other.dialogs[me, default: DialogState()].readOutboxMaxID = twinMax
+                let outbox = Api.Update.updateReadHistoryOutbox(.init(peer: .peerUser(.init(userId: me)), maxId: twinMax,
+                                                                      pts: other.pts &+ 1, ptsCount: 1))
+                other.log(outbox, limit: limit)
+                other.seq &+= 1
+                state.accounts[with] = other
+                deliveries.append((with, .updates(.init(updates: [outbox], users: [], chats: [], date: date,
+                                                        seq: other.seq))))
+            }
+            return (pts, deliveries)
+        }
+        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        return TestTelegram.serialized(Api.messages.AffectedMessages.affectedMessages(
+            .init(pts: pts, ptsCount: deliveries.isEmpty ? 0 : 1)))
+    }
+
+    // MARK: Catching up
+
+    /// `updates.getDifference` from the client's pts: the logged updates after it (new messages apart), or
+    /// `differenceEmpty`, or `differenceTooLong` when the log no longer reaches back that far.
+    private func difference(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let pts = try call.request.int("pts")
+        let date = Self.date(call)
+        let result = state.withLock { state -> Api.updates.Difference in
+            guard let account = state.accounts[me] else { return .differenceEmpty(.init(date: date, seq: 0)) }
+            guard pts < account.pts else { return .differenceEmpty(.init(date: date, seq: account.seq)) }
+            let oldest = account.updateLog.first?.pts ?? account.pts &+ 1
+            guard pts >= oldest &- 1 else { return .differenceTooLong(.init(pts: account.pts)) }
+            var messages: [Api.Message] = []
+            var others: [Api.Update] = []
+            var peers: [Int64] = [me]
+            for entry in account.updateLog where entry.pts > pts {
+                if case .updateNewMessage(let new) = entry.update {
+                    messages.append(new.message)
+                    if case .message(let message) = new.message, case .peerUser(let user) = message.peerId {
+                        peers.append(user.userId)
+                    }
+                } else {
+                    others.append(entry.update)
+                }
+            }
+            return .difference(.init(
+                newMessages: messages, newEncryptedMessages: [], otherUpdates: others, chats: [],
+                users: state.users(peers, viewer: me),
+                state: .state(.init(pts: account.pts, qts: 0, date: date, seq: account.seq,
+                                    unreadCount: account.totalUnread))))
+        }
+        return TestTelegram.serialized(result)
+    }
+}
+
+extension ServiceState {
+    /// The user an input peer names, if it exists (and its access hash is right).
+    func resolve(_ peer: Api.InputPeer, me: Int64) -> Int64? {
+        switch peer {
+        case .inputPeerSelf: return me
+        case .inputPeerUser(let user):
+            guard let account = accounts[user.userId], account.accessHash == user.accessHash else { return nil }
+            return account.id
+        default: return nil
+        }
+    }
+
+    func resolve(_ user: Api.InputUser, me: Int64) -> Int64? {
+        switch user {
+        case .inputUserSelf: return me
+        case .inputUser(let input):
+            guard let account = accounts[input.userId], account.accessHash == input.accessHash else { return nil }
+            return account.id
+        default: return nil
+        }
+    }
+}
+
+extension StoredMessage {
+    /// The message as its box's owner sees it: outgoing ones carry `from_id`, incoming private ones only the peer
+    /// (layer 119 and later).
+    func api(owner: Int64) -> Api.Message {
+        .message(.init(out: out, id: id, fromId: out ? .peerUser(.init(userId: owner)) : nil,
+                       peerId: .peerUser(.init(userId: peer)), date: date, message: text, media: media))
+    }
+}
