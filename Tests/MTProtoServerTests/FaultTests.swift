@@ -89,6 +89,34 @@ import Testing
         #expect(context.keys.entry(id: key.authKeyID)?.salts.current(at: pair.now) == salt)
     }
 
+    @Test func closeOnceClosesOnlyTheFirstCall() throws {
+        var (pair, context, _) = try Self.connected(seed: 9)
+        context.faults.closeOnceOn = ["help.getConfig"]
+        #expect(throws: HarnessFailure.self) { _ = try pair.call(firstCall()) }
+        #expect(pair.server.closed == .faultInjected(method: "help.getConfig"))
+        #expect(context.faults.closeOnceOn.isEmpty)
+        // A new connection's call is answered.
+        var next = try Pair(context: context, kind: .abridged, wrapping: .plain, seed: 11)
+        _ = try next.handshake()
+        guard case .success(.config) = try next.call(firstCall()) else {
+            Issue.record("a later call was closed too")
+            return
+        }
+    }
+
+    @Test func delayedFramesGoOutWhenTheirTimeComes() throws {
+        var (pair, context, key) = try Self.connected(seed: 12)
+        context.faults.delayOutgoing = 1
+        context.faults.delaySeconds = 2
+        context.sessions.withExisting(key) { $0.push(TestTelegram.serialized(Api.Updates.updatesTooLong)) }
+        #expect(pair.server.flush(now: pair.now).outbound.isEmpty)
+        let deadline = try #require(pair.server.nextDeadline)
+        #expect(deadline <= pair.now + 2)
+        #expect(pair.server.tick(now: pair.now + 1).outbound.isEmpty)
+        context.faults.delayOutgoing = 0
+        #expect(!pair.server.tick(now: pair.now + 2).outbound.isEmpty)
+    }
+
     /// The same seeds give the same drops: a failing run replays.
     @Test func dropsReplayFromTheSeed() throws {
         func pattern() throws -> [Bool] {
@@ -107,13 +135,15 @@ import Testing
 
 @Suite struct FaultSpecTests {
     @Test func specIsRead() throws {
-        let plan = try FaultPlan(parsing: "drop=0.25, duplicate=1,reorder=0,error=help.getConfig:420:FLOOD_WAIT_5,close=updates.getState")
+        let plan = try FaultPlan(parsing: "drop=0.25, duplicate=1,reorder=0,error=help.getConfig:420:FLOOD_WAIT_5,close=updates.getState,delay=0.5:3,close-once=messages.getHistory")
+        #expect(plan.delayOutgoing == 0.5 && plan.delaySeconds == 3 && plan.closeOnceOn == ["messages.getHistory"])
         #expect(plan.dropOutgoing == 0.25 && plan.duplicateOutgoing == 1 && plan.reorderOutgoing == 0)
         #expect(plan.errors["help.getConfig"] == RPCError(code: 420, message: "FLOOD_WAIT_5"))
         #expect(plan.closeOn == ["updates.getState"])
     }
 
-    @Test(arguments: ["drop=2", "drop", "error=help.getConfig:x:Y", "error=help.getConfig:400", "flood=1"])
+    @Test(arguments: ["drop=2", "drop", "error=help.getConfig:x:Y", "error=help.getConfig:400", "flood=1", "delay=0.5",
+                      "delay=2:1", "delay=0.5:-1"])
     func badSpecsAreRefused(spec: String) {
         #expect(throws: FaultPlan.SpecError.self) { try FaultPlan(parsing: spec) }
     }
