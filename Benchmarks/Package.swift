@@ -51,5 +51,12 @@ let package = Package(
             name: "TransportBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoTransport", package: "swift-mtproto")],
             path: "Benchmarks/TransportBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "ServerBenchmarks",
+            dependencies: benchmarkDeps + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
+                                           "TLRuntime", "TelegramApi"].map {
+                .product(name: $0, package: "swift-mtproto")
+            },
+            path: "Benchmarks/ServerBenchmarks", plugins: plugins),
     ]
 )
