@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "MTProtoTransport", targets: ["MTProtoTransport", "MTProtoTransportNIO"]),
         .library(name: "MTProto", targets: ["MTProto"]),
         .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
+        .library(name: "TelegramClient", targets: ["TelegramClient"]),
         // For the fuzz package (Fuzz/) only: what its targets check.
         .library(name: "FuzzProperties", targets: ["FuzzProperties"]),
         // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
@@ -84,6 +85,11 @@ let package = Package(
                                .product(name: "NIOPosix", package: "swift-nio"),
                                .product(name: "SQLiteNIO", package: "sqlite-nio")],
                 path: "Runtime/MTProtoClient", swiftSettings: swiftSettings),
+        // The SDK client over the generated API: initConnection, DC routing and migrations, typed updates.
+        .target(name: "TelegramClient",
+                dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
+                               .product(name: "Logging", package: "swift-log")],
+                path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
         // The server role over SwiftNIO: a sans-IO connection (transport detection, key exchange, sessions, RPC
         // dispatch by method name) and the NIO listener around it. Speaks no API layer: requests are decoded with
         // the registry it is given.
@@ -152,7 +158,7 @@ let package = Package(
                                    .product(name: "NIOPosix", package: "swift-nio")],
                     path: "Tests/MTProtoClientTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoServerTests",
-                    dependencies: ["MTProtoServer", "TestTelegram", "MTProto", "MTProtoApi", "MTProtoClient",
+                    dependencies: ["MTProtoServer", "TestTelegram", "MTProto", "MTProtoApi", "MTProtoClient", "TelegramClient",
                                    "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
                                    .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOPosix", package: "swift-nio")],

@@ -76,7 +76,8 @@ public struct ClientConnection: Sendable {
     enum Phase: Sendable {
         case exchanging(AuthKeyExchange.Client)
         case ready(Session)
-        case failed(ClientConnectionError)
+        /// The session, if there was one, survives the failure: a new connection can carry it on.
+        case failed(ClientConnectionError, Session?)
     }
 
     public let configuration: Configuration
@@ -89,12 +90,7 @@ public struct ClientConnection: Sendable {
     public init(configuration: Configuration, random: any RandomSource, now: Double) throws(ClientConnectionError) {
         self.configuration = configuration
         self.random = random
-        do {
-            transport = try ClientTransport(configuration: configuration.transport, random: random,
-                                            unixTime: Int32(clamping: Int64(now.rounded(.down))))
-        } catch {
-            throw .transport(error)
-        }
+        transport = try Self.transport(configuration, random: random, now: now)
         if let stored = configuration.storedKey {
             phase = .ready(Session(role: .client, authKey: stored.authKey, salt: stored.salt,
                                    timeOffset: stored.timeOffset, configuration: configuration.session, random: random))
@@ -104,9 +100,39 @@ public struct ClientConnection: Sendable {
         }
     }
 
+    /// A connection that carries on `session` (its id, pending requests, salts and clock) over a new transport,
+    /// after the previous connection was lost. Requests it sent and got no answer for are settled by the session's
+    /// state queries (`msgs_state_req`): resent if the server did not receive them, never sent twice otherwise.
+    public init(configuration: Configuration, resuming session: Session, random: any RandomSource,
+                now: Double) throws(ClientConnectionError) {
+        self.configuration = configuration
+        self.random = random
+        transport = try Self.transport(configuration, random: random, now: now)
+        phase = .ready(session)
+    }
+
+    private static func transport(_ configuration: Configuration, random: any RandomSource,
+                                  now: Double) throws(ClientConnectionError) -> ClientTransport {
+        do {
+            return try ClientTransport(configuration: configuration.transport, random: random,
+                                       unixTime: Int32(clamping: Int64(now.rounded(.down))))
+        } catch {
+            throw .transport(error)
+        }
+    }
+
     /// The session, once the key is known.
     public var session: Session? {
         if case .ready(let session) = phase { session } else { nil }
+    }
+
+    /// The session to carry on over a new connection: the live one, or the one this connection had when it failed.
+    public var resumableSession: Session? {
+        switch phase {
+            case .ready(let session): session
+            case .failed(_, let session): session
+            case .exchanging: nil
+        }
     }
 
     /// The bytes that open the connection (transport opening and the first exchange message), and, with a
@@ -120,7 +146,7 @@ public struct ClientConnection: Sendable {
             case .ready:
                 guard let stored = configuration.storedKey else { return (transport.start(), []) }
                 return (transport.start(), [.ready(stored, isNew: false)])
-            case .failed(let error):
+            case .failed(let error, _):
                 throw error
         }
     }
@@ -131,6 +157,15 @@ public struct ClientConnection: Sendable {
         let id = try session.send(body)
         phase = .ready(session)
         return id
+    }
+
+    /// Sends a `ping` (a new connection carrying a resumed session announces it this way, so the server moves
+    /// the session's pending answers onto it).
+    public mutating func ping(id: Int64) throws(SessionError) -> RequestID? {
+        guard case .ready(var session) = phase else { return nil }
+        let request = try session.ping(id: id)
+        phase = .ready(session)
+        return request
     }
 
     /// Cancels a request (see `Session.cancel`).
@@ -145,7 +180,7 @@ public struct ClientConnection: Sendable {
     /// The session's frames due at `now`, framed for the wire.
     public mutating func flush(now: Double) throws(ClientConnectionError) -> [UInt8] {
         guard case .ready(var session) = phase else {
-            if case .failed(let error) = phase { throw error }
+            if case .failed(let error, _) = phase { throw error }
             return []
         }
         let frames = session.outgoing(now: now)
@@ -162,7 +197,7 @@ public struct ClientConnection: Sendable {
     public mutating func receive(_ bytes: [UInt8], now: Double) throws(ClientConnectionError)
         -> (bytes: [UInt8], events: [Event])
     {
-        if case .failed(let error) = phase { throw error }
+        if case .failed(let error, _) = phase { throw error }
         let output: TransportOutput
         do {
             output = try transport.receive(bytes)
@@ -223,7 +258,7 @@ public struct ClientConnection: Sendable {
                 }
                 phase = .ready(session)
                 return []
-            case .failed(let error):
+            case .failed(let error, _):
                 throw error
         }
     }
@@ -237,7 +272,7 @@ public struct ClientConnection: Sendable {
     }
 
     mutating func fail(_ error: ClientConnectionError) throws(ClientConnectionError) -> Never {
-        phase = .failed(error)
+        phase = .failed(error, resumableSession)
         throw error
     }
 }

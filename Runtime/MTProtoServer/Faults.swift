@@ -17,7 +17,8 @@ public struct FaultPlan: Sendable {
     /// Probability that an outgoing encrypted frame is held back for `delaySeconds` before it is sent.
     public var delayOutgoing: Double = 0
     public var delaySeconds: Double = 1
-    /// Methods whose arrival closes the connection before they are answered (the session keeps the request).
+    /// Methods whose arrival closes the connection before the answer is sent: the call runs and its answer waits in
+    /// the session for the client's next connection, as on Telegram.
     public var closeOn: Set<String> = []
     /// Like `closeOn`, but only the first arrival of each method on a DC closes its connection (a reset mid-run
     /// that the client must survive; its resent request is then answered). Each DC of a cluster draws its own.

@@ -399,11 +399,10 @@ public struct ServerConnection: Sendable {
             var (method, result) = context.handlers.dispatch(
                 body: body, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
                 endpoint: context.endpoint, dcs: context.directory.endpoints, now: now)
-            if context.faultState.closes(on: method) {
-                output = fail(.faultInjected(method: method), output)
-                return
-            }
             if let error = faults.errors[method] { result = .failure(error) }
+            // The connection dies mid-request: the call still ran and its answer waits in the session, which
+            // sends it on the client's next connection (as Telegram keeps a session across connections).
+            let closeNow = context.faultState.closes(on: method)
             var failure: RPCError?
             context.sessions.withExisting(key) { session in
                 switch result {
@@ -414,6 +413,10 @@ public struct ServerConnection: Sendable {
                 }
             }
             output.events.append(.handled(method: method, key, error: failure))
+            if closeNow {
+                output = fail(.faultInjected(method: method), output)
+                return
+            }
         }
         for (target, requestMessageID) in action.destroySessions {
             let existed = context.sessions.remove(SessionKey(authKeyID: authKeyID, sessionID: target))

@@ -1,0 +1,201 @@
+// `TelegramClient` against the test Telegram on loopback: a login that moves the home DC (with DC 1's address learned
+// from help.getConfig), a download that follows FILE_MIGRATE with an exported authorization, flood waits below and
+// above the threshold, cancellation, a connection reset mid-request survived by reconnecting, a client reopened from
+// its SQLite file without a new handshake, and many pipelined calls under every fault the server injects.
+import Foundation
+import MTProto
+import MTProtoClient
+import MTProtoCrypto
+import MTProtoServer
+import MTProtoTransport
+import TLRuntime
+import TelegramApi
+import TelegramClient
+import TestTelegram
+import Testing
+
+/// A two-DC test Telegram with Alice (home DC 2) and Bob (home DC 1), and clients for it.
+struct LocalTelegram {
+    let service: TestTelegramService
+    let server: MTProtoTestServer
+
+    static func start(seed: UInt64, faults: FaultPlan = FaultPlan()) async throws -> LocalTelegram {
+        let service = TestTelegramService(random: SeededRandom(seed: seed))
+        try service.addUser(phone: "9996620001", firstName: "Alice", username: "alice_test")
+        try service.addUser(phone: "9996610002", firstName: "Bob", username: "bob_test")
+        var configuration = MTProtoTestServer.Configuration(
+            rsaKeys: [try Fixture.rsaKey()], handlers: service.handlers(), dcIDs: [1, 2], random: SeededRandom(seed: seed + 1))
+        configuration.faults = faults
+        configuration.faultSeed = seed
+        let server = try await MTProtoTestServer.start(configuration)
+        service.attach(server)
+        return LocalTelegram(service: service, server: server)
+    }
+
+    /// A client that knows only DC 2's address (DC 1's comes from help.getConfig when a migration needs it).
+    func client(store: (any SessionStore)? = MemorySessionStore(), transport: TransportKind = .intermediate,
+                session: SessionConfiguration = SessionConfiguration(), floodWaitThreshold: Int = 60) throws -> TelegramClient {
+        TelegramClient(configuration: .init(
+            app: .init(apiID: 1, apiHash: "test"), dcs: [2: DCAddress(host: "127.0.0.1", port: server.ports[2] ?? 0)],
+            homeDC: 2, serverKeys: [try Fixture.rsaKey().publicKey], transport: transport, store: store,
+            requestTimeout: .seconds(30), floodWaitThreshold: floodWaitThreshold,
+            reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)), session: session))
+    }
+
+    static func signIn(_ client: TelegramClient, phone: String) async throws -> Api.User {
+        guard case .sentCode(let sent) = try await client.invoke(Api.functions.auth.sendCode(
+            phoneNumber: phone, apiId: 1, apiHash: "test", settings: .codeSettings(.init())))
+        else { throw HarnessFailure(description: "no code") }
+        let code = String(repeating: String(phone.dropFirst(5).prefix(1)), count: 5)
+        guard case .authorization(let authorization) = try await client.invoke(Api.functions.auth.signIn(
+            phoneNumber: phone, phoneCodeHash: sent.phoneCodeHash, phoneCode: code))
+        else { throw HarnessFailure(description: "sign-up required") }
+        return authorization.user
+    }
+}
+
+@Suite struct TelegramClientTests {
+    @Test func loginMovesTheHomeDCAndDownloadsFollowFileMigrate() async throws {
+        let telegram = try await LocalTelegram.start(seed: 31)
+        let aliceStore = MemorySessionStore(), bobStore = MemorySessionStore()
+        let alice = try telegram.client(store: aliceStore), bob = try telegram.client(store: bobStore)
+        _ = try await LocalTelegram.signIn(alice, phone: "9996620001")
+        let bobUser = try await LocalTelegram.signIn(bob, phone: "9996610002")
+        // PHONE_MIGRATE_1 moved Bob home to DC 1, whose address came from help.getConfig; the store keeps it.
+        #expect(await bob.homeDC == 1)
+        let bobState = await bobStore.load()
+        #expect(bobState.homeDC == 1 && bobState.permanentKeys.keys.sorted() == [1, 2])
+        #expect(await alice.homeDC == 2)
+
+        // Alice uploads 300 KB to her DC and sends it to Bob.
+        let data = SeededRandom(seed: 5).bytes(300_000)
+        let part = 128 * 1024
+        for (index, start) in stride(from: 0, to: data.count, by: part).enumerated() {
+            _ = try await alice.invoke(Api.functions.upload.saveFilePart(
+                fileId: 9, filePart: Int32(index), bytes: Array(data[start..<min(start + part, data.count)])))
+        }
+        guard case .user(let bobInfo) = bobUser else { return }
+        let small = Api.InputMedia.inputMediaUploadedDocument(.init(
+            file: .inputFile(.init(id: 9, parts: 3, name: "a.bin", md5Checksum: Hex.encode(Hash.md5(data)))),
+            mimeType: "application/octet-stream", attributes: []))
+        let sent = try await alice.invoke(Api.functions.messages.sendMedia(
+            peer: .inputPeerUser(.init(userId: bobInfo.id, accessHash: bobInfo.accessHash ?? 0)), media: small,
+            message: "", randomId: 1))
+        guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
+              case .message(let message) = new.message, case .messageMediaDocument(let document)? = message.media,
+              case .document(let file)? = document.document
+        else { throw HarnessFailure(description: "\(sent)") }
+
+        // Bob asks his home DC 1; FILE_MIGRATE_2 sends the call to DC 2 after an authorization transfer.
+        let location = Api.InputFileLocation.inputDocumentFileLocation(.init(
+            id: file.id, accessHash: file.accessHash, fileReference: file.fileReference, thumbSize: ""))
+        var downloaded: [UInt8] = []
+        for offset in stride(from: 0, to: data.count, by: 131_072) {
+            guard case .file(let chunk) = try await bob.invoke(Api.functions.upload.getFile(
+                location: location, offset: Int64(offset), limit: 131_072))
+            else { return }
+            downloaded += chunk.bytes
+        }
+        #expect(downloaded == data)
+        #expect(await bob.connectedDCs == [1, 2])
+        await alice.close()
+        await bob.close()
+        try await telegram.server.shutdown()
+    }
+
+    @Test func floodWaitsBelowTheThresholdAreWaitedOutAndAboveAreThrown() async throws {
+        let telegram = try await LocalTelegram.start(seed: 32)
+        let client = try telegram.client(floodWaitThreshold: 5)
+        _ = try await client.invoke(Api.functions.help.getNearestDc())
+        telegram.server.faults.errors["help.getNearestDc"] = RPCError(code: 420, message: "FLOOD_WAIT_30")
+        await #expect {
+            _ = try await client.invoke(Api.functions.help.getNearestDc())
+        } throws: { error in
+            guard case MTProtoClientError.rpc(let rpc) = error else { return false }
+            return rpc.kind == .floodWait(seconds: 30)
+        }
+        telegram.server.faults.errors["help.getNearestDc"] = RPCError(code: 420, message: "FLOOD_WAIT_1")
+        let server = telegram.server
+        let lift = Task {
+            try await Task.sleep(for: .milliseconds(300))
+            server.faults.errors.removeAll()
+        }
+        let started = ContinuousClock.now
+        _ = try await client.invoke(Api.functions.help.getNearestDc())
+        #expect(ContinuousClock.now - started >= .milliseconds(900))
+        try await lift.value
+        await client.close()
+        try await telegram.server.shutdown()
+    }
+
+    @Test func cancellingTheCallingTaskEndsTheCall() async throws {
+        let telegram = try await LocalTelegram.start(seed: 33)
+        let client = try telegram.client()
+        _ = try await client.invoke(Api.functions.help.getNearestDc())
+        telegram.server.faults.delayOutgoing = 1
+        telegram.server.faults.delaySeconds = 20
+        let call = Task { try await client.invoke(Api.functions.help.getConfig()) }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        call.cancel()
+        await #expect {
+            _ = try await call.value
+        } throws: { error in
+            if case MTProtoClientError.cancelled = error { return true }
+            return false
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await client.close()
+        try await telegram.server.shutdown()
+    }
+
+    @Test func aConnectionResetMidRequestIsSurvived() async throws {
+        let telegram = try await LocalTelegram.start(seed: 34)
+        let client = try telegram.client()
+        let states = client.states
+        let watcher = Task {
+            var seen: [MTProtoClient.State] = []
+            for await change in states {
+                seen.append(change.state)
+                if seen.filter({ $0 == .ready }).count >= 2 { break }
+            }
+            return seen
+        }
+        _ = try await LocalTelegram.signIn(client, phone: "9996620001")
+        telegram.server.faults.closeOnceOn = ["messages.getDialogs"]
+        let dialogs = try await client.invoke(Api.functions.messages.getDialogs(
+            offsetDate: 0, offsetId: 0, offsetPeer: .inputPeerEmpty, limit: 10, hash: 0))
+        guard case .dialogs = dialogs else { throw HarnessFailure(description: "\(dialogs)") }
+        #expect(telegram.server.faults.closeOnceOn.isEmpty || telegram.server.contexts[2]?.faults.closeOnceOn.isEmpty == true)
+        let seen = try await TestServerTests.within(10) { await watcher.value }
+        #expect(seen.first == .connecting && seen.contains { if case .waitingForNetwork = $0 { true } else { false } })
+        #expect(seen.last == .ready)
+        await client.close()
+        try await telegram.server.shutdown()
+    }
+
+    @Test func aClientReopenedFromSQLiteNeedsNoHandshake() async throws {
+        let telegram = try await LocalTelegram.start(seed: 35)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tc-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let firstStore = try await SQLiteSessionStore.open(path: path)
+        let first = try telegram.client(store: firstStore)
+        _ = try await LocalTelegram.signIn(first, phone: "9996610002")
+        await first.close()
+        try await firstStore.close()
+        let keys = telegram.server.contexts.mapValues(\.keys.count)
+        let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+
+        let store = try await SQLiteSessionStore.open(path: path)
+        let reopened = try telegram.client(store: store)
+        let users = try await reopened.invoke(Api.functions.users.getUsers(id: [.inputUserSelf]))
+        guard case .user(let me)? = users.first else { throw HarnessFailure(description: "\(users)") }
+        #expect(me.phone == "9996610002")
+        #expect(await reopened.homeDC == 1)
+        #expect(telegram.server.contexts.mapValues(\.keys.count) == keys)
+        await reopened.close()
+        try await store.close()
+        try await telegram.server.shutdown()
+    }
+}
