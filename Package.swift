@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "tlgen", targets: ["tlgen"]),
         .executable(name: "tl", targets: ["tl"]),
+        .executable(name: "mtcall", targets: ["mtcall"]),
         .library(name: "TLSchema", targets: ["TLSchema"]),
         .library(name: "TLSwiftGen", targets: ["TLSwiftGen"]),
         .library(name: "TLRuntime", targets: ["TLRuntime"]),
@@ -107,6 +108,14 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             path: "Runtime/mtserver", swiftSettings: swiftSettings),
+
+        .executableTarget(
+            name: "mtcall",
+            dependencies: ["TelegramClient", "MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLJSON",
+                           "TLRuntime", "TLSchema", "TelegramApi",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")],
+            path: "Runtime/mtcall", swiftSettings: swiftSettings),
 
         // tl-json (the golden corpus's format): schema-driven reading and writing of TL values.
         .target(name: "TLJSON", dependencies: ["TLRuntime", "TLSchema"], path: "Runtime/TLJSON",

@@ -145,34 +145,44 @@ public actor TelegramClient {
     /// (`.rpc(RPCError)` for an `rpc_error`) or `TelegramClientError`.
     public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
                                     timeout: Duration? = nil) async throws -> T {
-        try await load()
-        return try await invoke(call, on: homeDC, timeout: timeout, followHome: true)
+        try Self.parse(await invoke(raw: call.1.bytes, timeout: timeout), with: call.2)
     }
 
     /// Runs a call on a given DC (downloads from where a file lives), logging the account in there first if needed.
     public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>), onDC dc: Int32,
                                     timeout: Duration? = nil) async throws -> T {
         try await load()
-        return try await invoke(call, on: dc, timeout: timeout, followHome: dc == homeDC)
+        return try Self.parse(await invoke(raw: call.1.bytes, on: dc, timeout: timeout, followHome: dc == homeDC),
+                              with: call.2)
     }
 
-    private func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>), on first: Int32,
-                                     timeout: Duration?, followHome: Bool) async throws -> T {
+    /// A serialized request in, the serialized result out, with the same routing as `invoke`.
+    public func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
+        try await load()
+        return try await invoke(raw: body, on: homeDC, timeout: timeout, followHome: true)
+    }
+
+    private static func parse<T>(_ bytes: [UInt8], with parser: DeserializeFunctionResponse<T>) throws -> T {
+        do {
+            return try parser.parse(bytes: bytes)
+        } catch {
+            throw MTProtoClientError.decoding(error)
+        }
+    }
+
+    private func invoke(raw body: [UInt8], on first: Int32, timeout: Duration?, followHome: Bool) async throws -> [UInt8] {
         var dc = first
         var imported = false
+        var last: RPCError?
         for _ in 0...configuration.maxMigrations {
             do {
-                let bytes = try await client(for: dc).invoke(raw: call.1.bytes, timeout: timeout)
-                do {
-                    return try call.2.parse(bytes: bytes)
-                } catch {
-                    throw MTProtoClientError.decoding(error)
-                }
+                return try await client(for: dc).invoke(raw: body, timeout: timeout)
             } catch MTProtoClientError.rpc(let error) {
+                last = error
                 switch error.kind {
                     case .migrate(let kind, let target):
                         let target = Int32(clamping: target)
-                        configuration.logger.info("\(call.0.name): \(error.message), to DC \(target)")
+                        configuration.logger.info("\(error.message): to DC \(target)")
                         switch kind {
                             case .phone, .user, .network:
                                 guard followHome else { throw MTProtoClientError.rpc(error) }
@@ -191,7 +201,7 @@ public actor TelegramClient {
                 }
             }
         }
-        throw TelegramClientError.tooManyMigrations(last: RPCError(code: 303, message: "MIGRATE"))
+        throw TelegramClientError.tooManyMigrations(last: last ?? RPCError(code: 303, message: "MIGRATE"))
     }
 
     /// Logs the home DC's account in on `dc` (core.telegram.org/api/datacenter#authorization-transfer).

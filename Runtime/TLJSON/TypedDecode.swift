@@ -1,11 +1,11 @@
-// `tl decode --type T`: reading a value whose constructor ID is not on the wire (a bare vector in `rpc_result`, a
+// `tl decode --type T` and `mtcall`'s results: reading a value whose constructor ID is not on the wire (a bare vector in `rpc_result`, a
 // bare constructor such as `%Message`, a plain `long`) by a TL type written on the command line.
 
 import TLRuntime
 import TLSchema
 
 /// What to read, from a TL type expression: `Vector<User>`, `vector<%Message>`, `long`, `messages.Messages`.
-indirect enum ValueType: Equatable, Sendable {
+public indirect enum ValueType: Equatable, Sendable {
     case int, long, double, string, bytes, int128, int256, bool
     case vector(ValueType, boxed: Bool)
     /// A boxed type: the ID is on the wire and must name one of its constructors.
@@ -15,16 +15,18 @@ indirect enum ValueType: Equatable, Sendable {
     /// MTProto's `Object`: any boxed value.
     case object
 
-    struct SyntaxError: Error, CustomStringConvertible, Equatable {
-        var message: String
-        var description: String { message }
+    public struct SyntaxError: Error, CustomStringConvertible, Equatable {
+        public var message: String
+        public var description: String { message }
+
+        public init(message: String) { self.message = message }
     }
 
     static let maxNesting = 16
 
     /// Parses `text`; bare constructors are looked up in `schemas` (by constructor name, or `%Type` of a type with
     /// exactly one constructor).
-    static func parse(_ text: String, schemas: [Schema]) throws(SyntaxError) -> ValueType {
+    public static func parse(_ text: String, schemas: [Schema]) throws(SyntaxError) -> ValueType {
         try parse(Substring(text.filter { !$0.isWhitespace }), schemas: schemas, depth: 0)
     }
 
@@ -81,11 +83,13 @@ indirect enum ValueType: Equatable, Sendable {
 }
 
 /// Reads values by `ValueType`, boxed objects through the generated registry.
-struct TypedDecoder {
+public struct TypedDecoder: Sendable {
     let registry: TLRegistry
 
+    public init(registry: TLRegistry) { self.registry = registry }
+
     /// Exactly one value of `type` from `bytes`; trailing bytes are an error.
-    func decode(_ type: ValueType, bytes: [UInt8]) throws(TLDecodingError) -> TLValue {
+    public func decode(_ type: ValueType, bytes: [UInt8]) throws(TLDecodingError) -> TLValue {
         var reader = BufferReader(bytes: bytes)
         let value = try read(type, &reader)
         try reader.expectEnd()

@@ -1,0 +1,194 @@
+// `mtcall`: one API call from the command line, through `TelegramClient`. The request is tl-json (the `tl` tool's
+// format) with the method's name, the result is printed as tl-json read by the method's result type, and an
+// `rpc_error` is printed as `error: CODE MESSAGE` with exit status 1. With --session the key, home DC and addresses
+// persist in an SQLite file, so later calls skip the handshake and stay logged in.
+import ArgumentParser
+import Foundation
+import Logging
+import MTProto
+import MTProtoClient
+import MTProtoCrypto
+import MTProtoTransport
+import TLJSON
+import TLRuntime
+import TLSchema
+import TelegramApi
+import TelegramClient
+
+@main
+struct MTCall: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mtcall",
+        abstract: "Call one Telegram API method and print the result as tl-json.",
+        discussion: """
+            METHOD is the schema's name (help.getConfig, messages.sendMessage); TL-JSON-PARAMS its arguments as a \
+            JSON object in the tl-json format of Fixtures/corpus/README.md (longs as strings, bytes as hex, \
+            constructors as {"_": "name", ...}). Errors print `error: CODE MESSAGE` and exit 1; bad flags exit 64.
+
+            Examples (against `mtserver --generate-key --dcs 2 --user 9996620001:Alice::alice_test`, whose ready \
+            line gives the port and the public key, saved to key.pem):
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem help.getNearestDc
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite \\
+                --phone 9996620001 --code 22222 users.getUsers '{"id": [{"_": "inputUserSelf"}]}'
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite messages.sendMessage \\
+                '{"peer": {"_": "inputPeerSelf"}, "message": "hello", "random_id": "42"}'
+              mtcall --dc 2 --test help.getConfig          (Telegram's test DC 2 with its built-in key)
+            """)
+
+    @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
+    var server: String?
+
+    @Option(help: "The DC to start on: Telegram's (production, or --test) unless --server is given.")
+    var dc: Int32 = 2
+
+    @Flag(help: "Telegram's test DCs and key instead of production.")
+    var test = false
+
+    @Option(name: .customLong("rsa-key"), help: "PEM file with the server's RSA public key (default: Telegram's).")
+    var rsaKey: String?
+
+    @Option(help: "Transport framing: abridged, intermediate, padded, full.")
+    var transport: String = "intermediate"
+
+    @Flag(help: "Obfuscate the transport (obfuscated2).")
+    var obfuscated = false
+
+    @Option(help: "An MTProxy, HOST:PORT (needs --proxy-secret).")
+    var proxy: String?
+
+    @Option(name: .customLong("proxy-secret"), help: "The MTProxy secret in hex: 32 digits, 'dd' + 32, or 'ee' + 32 + domain.")
+    var proxySecret: String?
+
+    @Option(help: "SQLite file keeping the auth keys, home DC and addresses (created mode 0600).")
+    var session: String?
+
+    @Option(help: "Sign in with this test number (99966XYYYY) before the call.")
+    var phone: String?
+
+    @Option(help: "The login code for --phone (five X digits on test DCs).")
+    var code: String?
+
+    @Option(name: .customLong("api-id"), help: "Your app's api_id (my.telegram.org); any number for mtserver.")
+    var apiID: Int32 = 1
+
+    @Option(name: .customLong("api-hash"), help: "Your app's api_hash.")
+    var apiHash: String = "mtcall"
+
+    @Option(help: "Seconds to wait for the answer.")
+    var timeout: Int = 30
+
+    @Flag(help: "Log what the client does on standard error.")
+    var verbose = false
+
+    @Argument(help: "The method, e.g. help.getConfig.")
+    var method: String
+
+    @Argument(help: "Its arguments as a tl-json object (default {}).")
+    var params: String = "{}"
+
+    func validate() throws {
+        if (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }
+        if (proxy == nil) != (proxySecret == nil) { throw ValidationError("--proxy and --proxy-secret go together") }
+        if server != nil, proxy != nil { throw ValidationError("--server and --proxy exclude each other") }
+        if Self.transportKind(transport) == nil {
+            throw ValidationError("--transport must be abridged, intermediate, padded or full")
+        }
+    }
+
+    static func transportKind(_ name: String) -> TransportKind? {
+        switch name {
+            case "abridged": .abridged
+            case "intermediate": .intermediate
+            case "padded": .paddedIntermediate
+            case "full": .full
+            default: nil
+        }
+    }
+
+    static func address(_ text: String, flag: String) throws -> DCAddress {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port)
+        else { throw ValidationError("\(flag) must be HOST:PORT") }
+        return DCAddress(host: String(text[..<colon]), port: port)
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "mtcall")
+        logger.logLevel = verbose ? .debug : .error
+        let schema = Checker.check(file: "api.tl", text: Api.schemaSource)
+        // The request, as the schema's encoder writes it from tl-json.
+        guard case .object(var members) = try parse(params, what: "TL-JSON-PARAMS") else {
+            throw ValidationError("TL-JSON-PARAMS must be a JSON object")
+        }
+        members.removeAll { $0.0 == "_" }
+        guard let function = schema.functions.first(where: { $0.name == method }) else {
+            throw ValidationError("no method '\(method)' in layer \(Api.layer)")
+        }
+        let body: [UInt8]
+        do {
+            body = try TLJSONEncoder(schemas: [schema]).encode(.object([("_", .string(method))] + members))
+        } catch {
+            throw ValidationError("\(method): \(error)")
+        }
+        let resultType = try ValueType.parse(function.result.description, schemas: [schema])
+
+        let keys: [RSAPublicKey]
+        if let rsaKey {
+            keys = [try RSAPublicKey(pem: String(contentsOfFile: rsaKey, encoding: .utf8))]
+        } else {
+            keys = [try test ? TelegramDCs.testKey() : TelegramDCs.productionKey()]
+        }
+        var dcs = test ? TelegramDCs.test : TelegramDCs.production
+        if let server { dcs = [dc: try Self.address(server, flag: "--server")] }
+        var obfuscation: TransportConfiguration.Obfuscation = obfuscated ? .obfuscated2 : .none
+        var proxyAddress: DCAddress?
+        if let proxy, let proxySecret {
+            proxyAddress = try Self.address(proxy, flag: "--proxy")
+            obfuscation = .mtproxy(try MTProxySecret(parsing: proxySecret))
+        }
+        var store: SQLiteSessionStore?
+        if let session { store = try await SQLiteSessionStore.open(path: session) }
+        let client = TelegramClient(configuration: .init(
+            app: .init(apiID: apiID, apiHash: apiHash), dcs: dcs, homeDC: dc, serverKeys: keys,
+            transport: Self.transportKind(transport) ?? .intermediate, obfuscation: obfuscation, proxy: proxyAddress,
+            store: store, logger: logger, requestTimeout: .seconds(timeout)))
+        let outcome: Result<[UInt8], any Error>
+        do {
+            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            outcome = .success(try await client.invoke(raw: body))
+        } catch {
+            outcome = .failure(error)
+        }
+        await client.close()
+        try await store?.close()
+        switch outcome {
+            case .success(let bytes):
+                let value = try TypedDecoder(registry: Api.registry).decode(resultType, bytes: bytes)
+                print(TLJSONWriter.json(value).description)
+            case .failure(MTProtoClientError.rpc(let error)):
+                FileHandle.standardError.write(Data("error: \(error.code) \(error.message)\n".utf8))
+                throw ExitCode(1)
+            case .failure(let error):
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                throw ExitCode(1)
+        }
+    }
+
+    func parse(_ text: String, what: String) throws -> JSONValue {
+        do {
+            return try JSONParser.parse(text)
+        } catch {
+            throw ValidationError("\(what): \(error)")
+        }
+    }
+
+    func signIn(_ client: TelegramClient, phone: String, code: String) async throws {
+        guard case .sentCode(let sent) = try await client.invoke(Api.functions.auth.sendCode(
+            phoneNumber: phone, apiId: apiID, apiHash: apiHash, settings: .codeSettings(.init())))
+        else { throw MTProtoClientError.rpc(RPCError(code: 400, message: "SENT_CODE_UNEXPECTED")) }
+        let answer = try await client.invoke(Api.functions.auth.signIn(phoneNumber: phone, phoneCodeHash: sent.phoneCodeHash,
+                                                                        phoneCode: code))
+        if case .authorizationSignUpRequired = answer {
+            throw MTProtoClientError.rpc(RPCError(code: 400, message: "PHONE_NUMBER_UNOCCUPIED"))
+        }
+    }
+}
