@@ -88,7 +88,10 @@ async def scenario(cls, ready, log):
         assert [m.id for m in own if m.message == "note to self"] == [saved.id], "Saved Messages"
 
         inbox = asyncio.Queue()
-        bob.add_event_handler(lambda event: inbox.put_nowait(event.message), events.NewMessage(incoming=True))
+        async def deliver(event):
+            inbox.put_nowait(event.message)
+
+        bob.add_event_handler(deliver, events.NewMessage(incoming=True))
         sent = await asyncio.wait_for(alice.send_message("@" + BOB[2], "hello bob"), 15)
         received = await asyncio.wait_for(inbox.get(), 15)
         assert received.message == "hello bob" and received.sender_id == alice._self_id, "NewMessage"
