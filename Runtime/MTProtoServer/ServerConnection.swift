@@ -395,6 +395,7 @@ public struct ServerConnection: Sendable {
         if let deadline = action.disconnectAt { disconnectAt = deadline }
         // Handlers run outside the registry's lock, so they may reach other sessions; answers go in after.
         let faults = context.faults
+        var closeFault: String?
         for (messageID, body) in action.requests {
             var (method, result) = context.handlers.dispatch(
                 body: body, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
@@ -402,7 +403,7 @@ public struct ServerConnection: Sendable {
             if let error = faults.errors[method] { result = .failure(error) }
             // The connection dies mid-request: the call still ran and its answer waits in the session, which
             // sends it on the client's next connection (as Telegram keeps a session across connections).
-            let closeNow = context.faultState.closes(on: method)
+            if context.faultState.closes(on: method), closeFault == nil { closeFault = method }
             var failure: RPCError?
             context.sessions.withExisting(key) { session in
                 switch result {
@@ -413,10 +414,11 @@ public struct ServerConnection: Sendable {
                 }
             }
             output.events.append(.handled(method: method, key, error: failure))
-            if closeNow {
-                output = fail(.faultInjected(method: method), output)
-                return
-            }
+        }
+        // Every request of the frame ran (the session counts them all as received); now the connection dies.
+        if let closeFault {
+            output = fail(.faultInjected(method: closeFault), output)
+            return
         }
         for (target, requestMessageID) in action.destroySessions {
             let existed = context.sessions.remove(SessionKey(authKeyID: authKeyID, sessionID: target))

@@ -150,4 +150,7 @@ public final class SessionRegistry: Sendable {
     }
 
     public var count: Int { state.withLock { $0.sessions.count } }
+
+    /// Every session open now.
+    public var allKeys: [SessionKey] { state.withLock { Array($0.sessions.keys) } }
 }
