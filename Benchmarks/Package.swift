@@ -51,12 +51,21 @@ let package = Package(
             name: "TransportBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoTransport", package: "swift-mtproto")],
             path: "Benchmarks/TransportBenchmarks", plugins: plugins),
+        .target(name: "BenchmarkSupport", dependencies: [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+                path: "Benchmarks/BenchmarkSupport"),
         .executableTarget(
             name: "ServerBenchmarks",
-            dependencies: benchmarkDeps + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
+            dependencies: benchmarkDeps + ["BenchmarkSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
                                            "TLRuntime", "TelegramApi"].map {
                 .product(name: $0, package: "swift-mtproto")
             },
             path: "Benchmarks/ServerBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "ClientBenchmarks",
+            dependencies: benchmarkDeps + ["BenchmarkSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
+                                           "TLRuntime", "TelegramApi", "TelegramClient"].map {
+                .product(name: $0, package: "swift-mtproto")
+            },
+            path: "Benchmarks/ClientBenchmarks", plugins: plugins),
     ]
 )

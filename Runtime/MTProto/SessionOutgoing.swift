@@ -75,9 +75,13 @@ extension Session {
         return record
     }
 
-    /// `gzip_packed` when it is smaller, for bodies above the threshold.
+    /// `gzip_packed` when it is smaller, for bodies above the threshold. A large body is probed first: if its first
+    /// 4 KiB do not shrink by a tenth, it is sent as it is (file parts and media are already compressed or random,
+    /// and deflating 512 KiB of them costs more than encrypting them).
     func packed(_ body: [UInt8]) -> [UInt8] {
         guard body.count >= configuration.gzipThreshold else { return body }
+        let probe = 4096
+        if body.count > 4 * probe, GZip.packedObject(Array(body.prefix(probe))).count > probe * 9 / 10 { return body }
         let packed = GZip.packedObject(body)
         return packed.count < body.count ? packed : body
     }

@@ -77,6 +77,9 @@ struct MTCall: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the answer.")
     var timeout: Int = 30
 
+    @Option(help: "Send the call this many times, up to 100 in flight on one connection (a load test); prints the last result, and the calls per second on standard error.")
+    var `repeat`: Int = 1
+
     @Flag(help: "Log what the client does on standard error.")
     var verbose = false
 
@@ -90,6 +93,7 @@ struct MTCall: AsyncParsableCommand {
         if (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }
         if (proxy == nil) != (proxySecret == nil) { throw ValidationError("--proxy and --proxy-secret go together") }
         if server != nil, proxy != nil { throw ValidationError("--server and --proxy exclude each other") }
+        if !(1...1_000_000).contains(`repeat`) { throw ValidationError("--repeat must be 1...1000000") }
         if Self.transportKind(transport) == nil {
             throw ValidationError("--transport must be abridged, intermediate, padded or full")
         }
@@ -154,7 +158,15 @@ struct MTCall: AsyncParsableCommand {
         let outcome: Result<[UInt8], any Error>
         do {
             if let phone, let code { try await signIn(client, phone: phone, code: code) }
-            outcome = .success(try await client.invoke(raw: body))
+            var last = try await client.invoke(raw: body)
+            if `repeat` > 1 {
+                let started = ContinuousClock.now
+                last = try await Self.pipeline(client, body: body, count: `repeat` - 1, window: 100) ?? last
+                let seconds = (ContinuousClock.now - started) / .seconds(1)
+                FileHandle.standardError.write(Data(String(format: "%d calls in %.3f s: %.0f calls/s\n", `repeat` - 1,
+                                                           seconds, Double(`repeat` - 1) / seconds).utf8))
+            }
+            outcome = .success(last)
         } catch {
             outcome = .failure(error)
         }
@@ -170,6 +182,26 @@ struct MTCall: AsyncParsableCommand {
             case .failure(let error):
                 FileHandle.standardError.write(Data("error: \(error)\n".utf8))
                 throw ExitCode(1)
+        }
+    }
+
+    /// `count` calls with at most `window` in flight; returns the last answer.
+    static func pipeline(_ client: TelegramClient, body: [UInt8], count: Int, window: Int) async throws -> [UInt8]? {
+        try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            var started = 0
+            var last: [UInt8]?
+            while started < min(window, count) {
+                group.addTask { try await client.invoke(raw: body) }
+                started += 1
+            }
+            while let answer = try await group.next() {
+                last = answer
+                if started < count {
+                    group.addTask { try await client.invoke(raw: body) }
+                    started += 1
+                }
+            }
+            return last
         }
     }
 

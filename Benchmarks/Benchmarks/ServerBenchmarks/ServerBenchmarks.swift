@@ -3,6 +3,7 @@
 // passing bytes in memory, so the ratio is what sockets, NIO and the client actor cost. And the memory an idle,
 // logged-in session holds on the server, with 1,000 of them open.
 import Benchmark
+import BenchmarkSupport
 import Foundation
 import MTProto
 import MTProtoClient
@@ -12,21 +13,6 @@ import MTProtoTransport
 import TLRuntime
 import TelegramApi
 import TestTelegram
-
-/// crypto_vectors.json's 2048-bit test key, read from the repository's fixtures.
-func testKey() throws -> RSAPrivateKey {
-    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/vectors/crypto_vectors.json")
-    let root = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
-    guard let key = root?["rsa_test_key"] as? [String: Any], let n = key["n"] as? String, let d = key["d"] as? String else {
-        throw CryptoError.invalidPEM("crypto_vectors.json has no rsa_test_key")
-    }
-    return try RSAPrivateKey(modulusDecimal: n, publicExponentDecimal: "65537", privateExponentDecimal: d)
-}
-
-struct BenchmarkFailure: Error, CustomStringConvertible {
-    let description: String
-}
 
 /// A client and a server connection joined in memory: bytes go straight from one to the other.
 struct MemoryPair {
@@ -84,14 +70,6 @@ struct MemoryPair {
 func serverContext(key: RSAPrivateKey, handlers: RPCHandlers, limits: ServerLimits = ServerLimits()) throws -> ServerContext {
     ServerContext(exchange: try .init(keys: [key], dcID: 2), transport: ServerTransportConfiguration(),
                   handlers: handlers, endpoint: ServerEndpoint(dcID: 2, host: "127.0.0.1", port: 0), limits: limits)
-}
-
-/// Resident memory of this process, from /proc.
-func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
 let nearestDc = Api.functions.help.getNearestDc().1.bytes
