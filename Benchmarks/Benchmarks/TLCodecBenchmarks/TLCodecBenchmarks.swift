@@ -1,9 +1,8 @@
-// The generated API's codec over the golden corpus, split as the reference (grammers) measured it: the 2,664 object
-// records (sections constructor-random/-all-flags/-no-flags) and the 1,325 requests (function-random/-all-flags/
-// -no-flags), each beside a plain byte copy of the same bytes into a reused `Buffer`; then the generator's wall time.
-// Targets (the performance issue): objects decode ≥ 300 MB/s and encode ≥ 2.8 GB/s; requests encode at least as fast
-// per byte as objects. The interleaved benchmarks time subject and baseline back to back in every iteration, so the
-// machine's load shifts both alike, and report MB/s and the ratio to the copy directly.
+// The generated API's codec over the golden corpus split as the reference (grammers) measured it (`CodecCorpus`):
+// object records and requests, each beside a plain byte copy of the same bytes into a reused `Buffer`; then the
+// generator's wall time. Targets (the performance issue): objects decode ≥ 300 MB/s and encode ≥ 2.8 GB/s; requests
+// encode at least as fast per byte as objects. The interleaved benchmark times copy, decode and encode of both parts
+// back to back in every iteration, so the machine's load shifts them alike, and reports MB/s and ratios directly.
 import Benchmark
 import CodecCorpus
 import Foundation
