@@ -113,17 +113,13 @@ public struct Session: Sendable {
         self.configuration = configuration
         self.random = random
         self.cipher = MTProto2Cipher(authKey: authKey)
-        self.sessionID = sessionID ?? Session.randomInt64(random)
+        self.sessionID = sessionID ?? random.int64()
         self.salt = salt
         self.messageIDs = MessageIDGenerator(role: role, timeOffset: timeOffset)
         self.saltSchedule = saltSchedule ?? SaltSchedule.hourly(first: salt, start: now - 60, random: random)
         self.received = ReceivedIDs(capacity: configuration.maxRememberedIDs)
         self.retained = RetainedMessages(budget: configuration.maxRetainedBytes)
-        self.uniqueID = Session.randomInt64(random)
-    }
-
-    static func randomInt64(_ random: any RandomSource) -> Int64 {
-        random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }
+        self.uniqueID = random.int64()
     }
 
     /// Requests queued, in flight or awaiting an answer (client).

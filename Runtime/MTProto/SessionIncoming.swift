@@ -525,7 +525,7 @@ extension Session {
 
     /// A fresh session_id, seq_no and msg_id sequence; every pending request goes out again in it.
     mutating func startNewSession(reason: ResendReason, events: inout [SessionEvent]) {
-        sessionID = Session.randomInt64(random)
+        sessionID = random.int64()
         messageIDs = MessageIDGenerator(role: role, timeOffset: messageIDs.timeOffset)
         contentMessagesSent = 0
         received = ReceivedIDs(capacity: configuration.maxRememberedIDs)

@@ -63,7 +63,7 @@ extension Session {
         containers.removeAll()
         containerOrder.removeAll()
         announcedCreation = false
-        uniqueID = Session.randomInt64(random)
+        uniqueID = random.int64()
     }
 
     /// Requests reported by `.request` and not answered yet.

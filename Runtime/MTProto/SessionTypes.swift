@@ -89,7 +89,7 @@ public struct SaltSchedule: Sendable, Hashable {
         var salts: [FutureSalt] = []
         for index in 0..<max(1, min(count, 256)) {
             let since = base &+ Int32(index) &* 3600
-            let salt = index == 0 ? first : random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }
+            let salt = index == 0 ? first : random.int64()
             salts.append(FutureSalt(validSince: since, validUntil: since &+ 3600 &+ overlap, salt: salt))
         }
         return SaltSchedule(salts)

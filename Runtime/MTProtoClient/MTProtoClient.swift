@@ -91,8 +91,7 @@ public actor MTProtoClient {
         /// The wait before attempt `attempt` (0-based), drawn from `random`.
         public func delay(attempt: Int, random: any RandomSource) -> Duration {
             let cap = min(maxDelay, initialDelay * (1 << min(attempt, 30)))
-            let draw = random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-            return cap * (Double(draw >> 11) / Double(1 << 53))
+            return cap * random.unitInterval()
         }
     }
 
@@ -201,7 +200,7 @@ public actor MTProtoClient {
         }
         if resumed, authKey != nil {
             // Announce the session on this connection, so answers the server holds for it come here.
-            _ = try? connection.ping(id: Int64(bitPattern: random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }))
+            _ = try? connection.ping(id: random.int64())
         }
         self.connection = connection
         channel = asyncChannel.channel

@@ -15,6 +15,16 @@ extension RandomSource {
         out.withUnsafeMutableBytes { fill($0) }
         return out
     }
+
+    /// Eight fresh bytes as an `Int64` (ids, salts, access hashes).
+    public func int64() -> Int64 {
+        bytes(8).withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
+    }
+
+    /// A uniform draw from 0..<1 with 53 random bits (a Double's precision).
+    public func unitInterval() -> Double {
+        Double(UInt64(bitPattern: int64()) >> 11) / Double(UInt64(1) << 53)
+    }
 }
 
 /// OpenSSL's CSPRNG (`RAND_bytes`). Should it ever report failure, the buffer is filled from the operating

@@ -89,8 +89,7 @@ final class FaultState: Sendable {
     /// True with probability `probability`.
     func draw(_ probability: Double) -> Bool {
         guard probability > 0 else { return false }
-        let value = random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        return Double(value >> 11) / Double(1 << 53) < probability
+        return random.unitInterval() < probability
     }
 
     /// True once for each method in `closeOnceOn` (its first arrival on this DC), and for every
@@ -154,7 +153,7 @@ extension ServerContext {
     /// Returns the new current salt, or nil if the key is unknown.
     @discardableResult
     public func rotateSalts(authKeyID: UInt64, now: Double) -> Int64? {
-        let salt = Int64(bitPattern: faultState.random.bytes(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
+        let salt = faultState.random.int64()
         let schedule = SaltSchedule.hourly(first: salt, start: now, random: faultState.random)
         guard keys.replaceSalts(id: authKeyID, with: schedule) else { return nil }
         for key in sessions.keys(authKeyID: authKeyID) { sessions.withExisting(key) { $0.rotateSalts(schedule) } }
