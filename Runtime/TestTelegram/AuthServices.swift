@@ -107,7 +107,7 @@ extension TestTelegramService {
         let last = try call.request.string("last_name").trimmingCharacters(in: .whitespaces)
         guard !first.isEmpty, first.count <= 64 else { throw RPCError(code: 400, message: "FIRSTNAME_INVALID") }
         guard last.count <= 64 else { throw RPCError(code: 400, message: "LASTNAME_INVALID") }
-        let accessHash = randomInt64()
+        let accessHash = random.int64()
         let user = try state.withLock { state throws(RPCError) in
             let phone = try checkCode(call, code: nil, state: &state)
             let home = home(of: phone, account: nil, call) ?? call.endpoint.dcID

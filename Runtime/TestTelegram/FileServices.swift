@@ -35,26 +35,25 @@ extension TestTelegramService {
         guard !bytes.isEmpty else { throw RPCError(code: 400, message: "FILE_PART_EMPTY") }
         guard bytes.count <= Self.maxPartSize else { throw RPCError(code: 400, message: "FILE_PART_TOO_BIG") }
         let limit = limits.maxUploadBytesPerAccount
+        let dcID = call.endpoint.dcID
         try state.withLock { state throws(RPCError) in
-            guard var account = state.accounts[me] else { throw RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED") }
-            var upload = account.uploads[fileID] ?? Upload(big: totalParts != nil, dcID: call.endpoint.dcID)
-            guard upload.big == (totalParts != nil), upload.dcID == call.endpoint.dcID else {
-                throw RPCError(code: 400, message: "FILE_PART_INVALID")
-            }
-            if let totalParts {
-                guard upload.totalParts == nil || upload.totalParts == totalParts else {
-                    throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
+            try state.modify(me, missing: RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")) { account throws(RPCError) in
+                // Read what the checks need as values, so the part is then stored in place, not into a copy.
+                let existing = account.uploads[fileID].map { ($0.big, $0.dcID, $0.totalParts, $0.parts[part]?.count ?? 0) }
+                if let (big, uploadDC, known, _) = existing {
+                    guard big == (totalParts != nil), uploadDC == dcID else { throw RPCError(code: 400, message: "FILE_PART_INVALID") }
+                    if let totalParts, let known, known != totalParts {
+                        throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
+                    }
                 }
-                upload.totalParts = totalParts
+                let replaced = existing?.3 ?? 0
+                guard account.uploadBytes - replaced + bytes.count <= limit else {
+                    throw RPCError(code: 400, message: "FILE_PARTS_TOO_MANY_BYTES")
+                }
+                account.uploadBytes += bytes.count - replaced
+                account.uploads[fileID, default: Upload(big: totalParts != nil, dcID: dcID)].parts[part] = bytes
+                if let totalParts { account.uploads[fileID]?.totalParts = totalParts }
             }
-            let replaced = upload.parts[part]?.count ?? 0
-            guard account.uploadBytes - replaced + bytes.count <= limit else {
-                throw RPCError(code: 400, message: "FILE_PARTS_TOO_MANY_BYTES")
-            }
-            account.uploadBytes += bytes.count - replaced
-            upload.parts[part] = bytes
-            account.uploads[fileID] = upload
-            state.accounts[me] = account
         }
         let buffer = Buffer()
         buffer.appendBool(true)
@@ -73,7 +72,7 @@ extension TestTelegramService {
         case .inputFileBig(let file): (fileID, parts, md5) = (file.id, file.parts, nil)
         default: throw RPCError(code: 400, message: "MEDIA_INVALID")
         }
-        let id = randomInt64(), accessHash = randomInt64()
+        let id = random.int64(), accessHash = random.int64()
         let reference = random.bytes(16)
         let limits = limits
         let document = try state.withLock { state throws(RPCError) -> StoredDocument in
@@ -84,6 +83,7 @@ extension TestTelegramService {
             }
             // Every part present; all but the last the same size, a size dividing 512 KiB.
             var bytes: [UInt8] = []
+            bytes.reserveCapacity(upload.parts.values.reduce(0) { $0 + $1.count })
             let first = upload.parts[0]?.count ?? 0
             for index in 0..<parts {
                 guard let part = upload.parts[index] else { throw RPCError(code: 400, message: "FILE_PART_\(index)_MISSING") }

@@ -95,40 +95,41 @@ extension TestTelegramService {
         typealias Delivery = (user: Int64, update: Api.Updates)
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             guard let to = state.resolve(peer, me: me) else { throw RPCError(code: 400, message: "PEER_ID_INVALID") }
-            guard var sender = state.accounts[me] else { throw RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED") }
-            guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
+            let unregistered = RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")
             let users = state.users([me, to], viewer: me)
-            let outID = sender.nextMessageID
-            sender.nextMessageID += 1
+            let recipientUsers = state.users([me, to], viewer: to)
+            let outID = try state.modify(me, missing: unregistered) { sender throws(RPCError) -> Int32 in
+                guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
+                sender.nextMessageID += 1
+                return sender.nextMessageID - 1
+            }
             var inID: Int32?
             var deliveries: [Delivery] = []
-            if to != me, var recipient = state.accounts[to] {
-                let id = recipient.nextMessageID
-                recipient.nextMessageID += 1
-                inID = id
-                let incoming = StoredMessage(id: id, peer: me, out: false, date: date, text: text, media: media,
-                                             twinID: outID)
-                recipient.store(incoming, limit: limit.maxMessagesPerAccount)
-                let update = Api.Update.updateNewMessage(.init(message: incoming.api(owner: to),
-                                                               pts: recipient.pts &+ 1, ptsCount: 1))
-                recipient.log(update, limit: limit.maxUpdateLog)
-                recipient.seq &+= 1
-                state.accounts[to] = recipient
-                deliveries.append((to, .updates(.init(updates: [update], users: state.users([me, to], viewer: to),
-                                                      chats: [], date: date, seq: recipient.seq))))
+            if to != me, state.accounts[to] != nil {
+                deliveries.append(try state.modify(to, missing: unregistered) { recipient throws(RPCError) -> Delivery in
+                    let incoming = StoredMessage(id: recipient.nextMessageID, peer: me, out: false, date: date, text: text,
+                                                 media: media, twinID: outID)
+                    recipient.nextMessageID += 1
+                    inID = incoming.id
+                    recipient.store(incoming, limit: limit.maxMessagesPerAccount)
+                    let published = recipient.publish({ .updateNewMessage(.init(message: incoming.api(owner: to), pts: $0,
+                                                                                ptsCount: 1)) },
+                                                      users: recipientUsers, date: date, limit: limit.maxUpdateLog)
+                    return (to, published.container)
+                })
             }
             let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, text: text, media: media, twinID: inID)
-            sender.store(outgoing, limit: limit.maxMessagesPerAccount)
-            let newMessage = Api.Update.updateNewMessage(.init(message: outgoing.api(owner: me),
-                                                               pts: sender.pts &+ 1, ptsCount: 1))
-            sender.log(newMessage, limit: limit.maxUpdateLog)
-            sender.seq &+= 1
-            state.accounts[me] = sender
-            deliveries.append((me, .updates(.init(updates: [newMessage], users: users, chats: [], date: date,
-                                                  seq: sender.seq))))
+            let (newMessage, container, seq) = try state.modify(me, missing: unregistered) { sender throws(RPCError) in
+                sender.store(outgoing, limit: limit.maxMessagesPerAccount)
+                let published = sender.publish({ .updateNewMessage(.init(message: outgoing.api(owner: me), pts: $0,
+                                                                         ptsCount: 1)) },
+                                               users: users, date: date, limit: limit.maxUpdateLog)
+                return (published.update, published.container, sender.seq)
+            }
+            deliveries.append((me, container))
             let result = Api.Updates.updates(.init(
                 updates: [.updateMessageID(.init(id: outID, randomId: randomID)), newMessage],
-                users: users, chats: [], date: date, seq: sender.seq))
+                users: users, chats: [], date: date, seq: seq))
             return (result, deliveries)
         }
         for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
@@ -211,37 +212,36 @@ extension TestTelegramService {
         let limit = limits.maxUpdateLog
         typealias Delivery = (user: Int64, update: Api.Updates)
         let (pts, deliveries) = try state.withLock { state throws(RPCError) -> (Int32, [Delivery]) in
-            guard let with = state.resolve(peer, me: me), var reader = state.accounts[me] else {
-                throw RPCError(code: 400, message: "PEER_ID_INVALID")
+            let invalid = RPCError(code: 400, message: "PEER_ID_INVALID")
+            guard let with = state.resolve(peer, me: me) else { throw invalid }
+            let read = try state.modify(me, missing: invalid) { reader throws(RPCError) -> (pts: Int32, Delivery?, twinMax: Int32?) in
+                var dialog = reader.dialogs[with] ?? DialogState()
+                let upTo = maxID <= 0 ? dialog.topMessage : min(maxID, dialog.topMessage)
+                guard upTo > dialog.readInboxMaxID else { return (reader.pts, nil, nil) }  // nothing new: pts_count 0
+                dialog.readInboxMaxID = upTo
+                reader.dialogs[with] = dialog
+                let still = reader.unreadCount(with: with)
+                let published = reader.publish({ .updateReadHistoryInbox(.init(
+                    peer: .peerUser(.init(userId: with)), maxId: upTo, stillUnreadCount: still, pts: $0, ptsCount: 1)) },
+                                                users: [], date: date, limit: limit)
+                // The sender's box: its outgoing messages whose twins the reader has now read.
+                let twinMax = reader.messages.values.filter { $0.peer == with && !$0.out && $0.id <= upTo }
+                    .compactMap(\.twinID).max()
+                return (reader.pts, (me, published.container), twinMax)
             }
-            var dialog = reader.dialogs[with] ?? DialogState()
-            let upTo = maxID <= 0 ? dialog.topMessage : min(maxID, dialog.topMessage)
-            guard upTo > dialog.readInboxMaxID else { return (reader.pts, []) }  // nothing new: pts_count 0
-            dialog.readInboxMaxID = upTo
-            reader.dialogs[with] = dialog
-            let still = reader.unreadCount(with: with)
-            let inbox = Api.Update.updateReadHistoryInbox(.init(peer: .peerUser(.init(userId: with)), maxId: upTo,
-                                                                stillUnreadCount: still, pts: reader.pts &+ 1, ptsCount: 1))
-            let pts = reader.log(inbox, limit: limit)
-            reader.seq &+= 1
-            state.accounts[me] = reader
-            var deliveries: [Delivery] = [(me, .updates(.init(updates: [inbox], users: [], chats: [], date: date,
-                                                              seq: reader.seq)))]
-            // The sender's box: its outgoing messages whose twins the reader has now read.
-            let twinMax = reader.messages.values.filter { $0.peer == with && !$0.out && $0.id <= upTo }
-                .compactMap(\.twinID).max()
-            if with != me, let twinMax, var other = state.accounts[with],
+            guard let inbox = read.1 else { return (read.pts, []) }
+            var deliveries: [Delivery] = [inbox]
+            if with != me, let twinMax = read.twinMax, let other = state.accounts[with],
                twinMax > (other.dialogs[me]?.readOutboxMaxID ?? 0) {
-                other.dialogs[me, default: DialogState()].readOutboxMaxID = twinMax
-                let outbox = Api.Update.updateReadHistoryOutbox(.init(peer: .peerUser(.init(userId: me)), maxId: twinMax,
-                                                                      pts: other.pts &+ 1, ptsCount: 1))
-                other.log(outbox, limit: limit)
-                other.seq &+= 1
-                state.accounts[with] = other
-                deliveries.append((with, .updates(.init(updates: [outbox], users: [], chats: [], date: date,
-                                                        seq: other.seq))))
+                deliveries.append(try state.modify(with, missing: invalid) { other throws(RPCError) -> Delivery in
+                    other.dialogs[me, default: DialogState()].readOutboxMaxID = twinMax
+                    let published = other.publish({ .updateReadHistoryOutbox(.init(
+                        peer: .peerUser(.init(userId: me)), maxId: twinMax, pts: $0, ptsCount: 1)) },
+                                                  users: [], date: date, limit: limit)
+                    return (with, published.container)
+                })
             }
-            return (pts, deliveries)
+            return (read.pts, deliveries)
         }
         for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
         return TestTelegram.serialized(Api.messages.AffectedMessages.affectedMessages(

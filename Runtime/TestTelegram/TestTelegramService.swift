@@ -71,7 +71,7 @@ public final class TestTelegramService: Sendable {
     public func addUser(phone: String, firstName: String, lastName: String = "", username: String? = nil) throws(RPCError) -> Int64 {
         guard let number = TestPhone(phone) else { throw RPCError(code: 400, message: "PHONE_NUMBER_INVALID") }
         if let username { try Self.checkUsername(username) }
-        let accessHash = randomInt64()
+        let accessHash = random.int64()
         return try state.withLock { state throws(RPCError) in
             if let username, state.usernames[username.lowercased()] != nil {
                 throw RPCError(code: 400, message: "USERNAME_OCCUPIED")
@@ -87,10 +87,6 @@ public final class TestTelegramService: Sendable {
     }
 
     // MARK: Shared helpers
-
-    func randomInt64() -> Int64 {
-        random.bytes(8).withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
-    }
 
     /// The logged-in user of a call, or 401 AUTH_KEY_UNREGISTERED as Telegram answers a key nobody signed in with.
     func caller(_ call: RPCCall) throws(RPCError) -> Int64 {
@@ -259,6 +255,15 @@ struct ServiceState {
         return id
     }
 
+    /// Runs `body` on an account in place. The account is out of the table meanwhile, so changing its message box,
+    /// update log or uploads does not copy them (a copy-and-write-back would duplicate 10,000 messages per send).
+    mutating func modify<T>(_ id: Int64, missing: RPCError,
+                            _ body: (inout Account) throws(RPCError) -> T) throws(RPCError) -> T {
+        guard var account = accounts.removeValue(forKey: id) else { throw missing }
+        defer { accounts[id] = account }
+        return try body(&account)
+    }
+
     /// Logs `key` in as `userID`, replacing what it was logged in as.
     mutating func authorize(_ key: DCKey, as userID: Int64, limits: TestTelegramService.Limits) throws(RPCError) {
         if let previous = authorizations[key] { accounts[previous]?.keys.remove(key) }
@@ -314,6 +319,16 @@ extension Account {
         updateLog.append((pts, update))
         if updateLog.count > limit { updateLog.removeFirst(updateLog.count - limit) }
         return pts
+    }
+
+    /// Logs the update `make` builds with the next pts, takes the next seq, and returns the update with the
+    /// `updates` container that carries it to the account's sessions.
+    mutating func publish(_ make: (_ pts: Int32) -> Api.Update, users: [Api.User], date: Int32,
+                          limit: Int) -> (update: Api.Update, container: Api.Updates) {
+        let update = make(pts &+ 1)
+        log(update, limit: limit)
+        seq &+= 1
+        return (update, .updates(.init(updates: [update], users: users, chats: [], date: date, seq: seq)))
     }
 
     /// Remembers a random_id; false if it was seen (the send is a duplicate).
