@@ -23,20 +23,16 @@ from telethon import TelegramClient, events
 from telethon.crypto import rsa
 from telethon.sessions import MemorySession
 
+from telethon_common import start_mtserver, stop_mtserver
+
 SECRET = "0123456789abcdef" * 2
 FAKE_TLS_DOMAIN = "localhost".encode().hex()
 
 
 def start_server(path, secret, log):
-    process = subprocess.Popen(
-        [path, "--generate-key", "--dcs", "2", "--secret", secret, "--timeout", "300",
-         "--user", "9996620001:Alice::alice_test", "--user", "9996610002:Bob::bob_test", "--log-level", "info"],
-        stdout=subprocess.PIPE, stderr=log, text=True)
-    line = process.stdout.readline()
-    if not line:
-        process.kill()
-        raise SystemExit("mtserver exited before it was ready")
-    return process, json.loads(line)
+    return start_mtserver(path, ["--dcs", "2", "--secret", secret, "--timeout", "300",
+                                 "--user", "9996620001:Alice::alice_test", "--user", "9996610002:Bob::bob_test",
+                                 "--log-level", "info"], stderr=log)
 
 
 class Mtcall:
@@ -149,11 +145,7 @@ async def main():
                     check(results, "mtcall via MTProxy ee (fake TLS)",
                           lambda: mtcall.via_proxy("help.getNearestDc", secret))
             finally:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+                stop_mtserver(process)
                 log.close()
     failed = [name for name, error in results if error is not None]
     print(f"client interop: {len(results) - len(failed)} passed, {len(failed)} failed")

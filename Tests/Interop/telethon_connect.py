@@ -12,10 +12,8 @@ Usage: telethon_connect.py [--mtserver PATH] [--runs N]
 """
 import argparse
 import asyncio
-import json
 import logging
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -25,7 +23,7 @@ from telethon.crypto import AuthKey, rsa
 from telethon.errors import AuthKeyNotFound
 from telethon.sessions import MemorySession
 
-from telethon_common import CLASSES, SECRET, proxy_arguments
+from telethon_common import CLASSES, SECRET, proxy_arguments, start_mtserver, stop_mtserver
 
 DC = 2
 
@@ -45,15 +43,8 @@ class RetryCounter(logging.Handler):
 
 def start_server(path, timeout):
     """Runs mtserver and returns (process, the JSON line it printed when ready)."""
-    process = subprocess.Popen(
-        [path, "--generate-key", "--secret", SECRET, "--timeout", str(timeout), "--dc", str(DC),
-         "--log-level", os.environ.get("MTSERVER_LOG", "warning")],
-        stdout=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    if not line:
-        process.kill()
-        raise SystemExit("mtserver exited before it was ready")
-    return process, json.loads(line)
+    return start_mtserver(path, ["--secret", SECRET, "--timeout", str(timeout), "--dc", str(DC),
+                                 "--log-level", os.environ.get("MTSERVER_LOG", "warning")])
 
 
 async def connect_once(cls, ready, unknown_key=False):
@@ -120,11 +111,7 @@ async def main():
             print(f"{cls.__name__}: {ok}/{args.runs + 1} (the last with an unknown key, -404) in "
                   f"{time.monotonic() - started:.1f} s", flush=True)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_mtserver(process)
     print(f"auth-key exchanges Telethon retried: {retries.count}")
     print(f"telethon: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1

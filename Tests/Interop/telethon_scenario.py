@@ -19,10 +19,8 @@ Usage: telethon_scenario.py [--mtserver PATH] [--classes NAME,...] [--jobs N]
 import argparse
 import asyncio
 import io
-import json
 import logging
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +30,7 @@ from telethon import TelegramClient, events, types
 from telethon.crypto import rsa
 from telethon.sessions import MemorySession
 
-from telethon_common import CLASSES, SECRET, proxy_arguments
+from telethon_common import CLASSES, SECRET, proxy_arguments, start_mtserver, stop_mtserver
 
 ALICE = ("9996620001", "22222", "alice_test")
 BOB = ("9996610002", "11111", "bob_test")
@@ -44,17 +42,9 @@ SERVER_SAW = ["auth.sendCode -> rpc_error 303 PHONE_MIGRATE_1", "closed on messa
 
 def start_server(path, timeout, log):
     """Runs mtserver with its log (level info: every rpc_error and closed connection) going to `log`."""
-    process = subprocess.Popen(
-        [path, "--generate-key", "--secret", SECRET, "--timeout", str(timeout), "--dcs", "2",
-         "--user", f"{ALICE[0]}:Alice::{ALICE[2]}", "--user", f"{BOB[0]}:Bob::{BOB[2]}",
-         "--faults", "close-once=messages.getHistory",
-         "--log-level", "info"],
-        stdout=subprocess.PIPE, stderr=log, text=True)
-    line = process.stdout.readline()
-    if not line:
-        process.kill()
-        raise SystemExit("mtserver exited before it was ready")
-    return process, json.loads(line)
+    return start_mtserver(path, ["--secret", SECRET, "--timeout", str(timeout), "--dcs", "2",
+                                 "--user", f"{ALICE[0]}:Alice::{ALICE[2]}", "--user", f"{BOB[0]}:Bob::{BOB[2]}",
+                                 "--faults", "close-once=messages.getHistory", "--log-level", "info"], stderr=log)
 
 
 def make_client(cls, ready):
@@ -141,11 +131,7 @@ async def run_classes(chosen, args):
             failed += 1
             print(f"FAIL {cls.__name__}: {type(error).__name__}: {error!r}", flush=True)
         finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop_mtserver(process)
             log.close()
     return passed, failed
 
