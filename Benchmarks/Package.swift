@@ -44,7 +44,7 @@ let package = Package(
             path: "Benchmarks/SessionBenchmarks", plugins: plugins),
         .executableTarget(
             name: "AuthKeyExchangeBenchmarks",
-            dependencies: benchmarkDeps + [.product(name: "MTProto", package: "swift-mtproto"),
+            dependencies: benchmarkDeps + ["BenchmarkSupport"] + [.product(name: "MTProto", package: "swift-mtproto"),
                                            .product(name: "MTProtoCrypto", package: "swift-mtproto")],
             path: "Benchmarks/AuthKeyExchangeBenchmarks", plugins: plugins),
         .executableTarget(

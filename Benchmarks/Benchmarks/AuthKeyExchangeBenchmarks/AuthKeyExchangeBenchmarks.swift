@@ -3,26 +3,11 @@
 // time, as RSAPrivateKey does), g^a, g^b, g_a^b and g_b^a (2048-bit exponents, constant time). Target: exchange ≤ 1.2×
 // baseline; the rest (pq generation and factoring, RSA_PAD, AES-IGE, SHA-1, TL, range checks) must stay small.
 import Benchmark
+import BenchmarkSupport
 import COpenSSL
 import Foundation
 import MTProto
 import MTProtoCrypto
-
-/// crypto_vectors.json's 2048-bit test key as decimal n and d, read from the repository's fixtures.
-func testKeyDecimals() throws -> (n: String, d: String) {
-    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/vectors/crypto_vectors.json")
-    let root = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
-    guard let key = root?["rsa_test_key"] as? [String: Any], let n = key["n"] as? String, let d = key["d"] as? String else {
-        throw CryptoError.invalidPEM("crypto_vectors.json has no rsa_test_key")
-    }
-    return (n, d)
-}
-
-func testKey() throws -> RSAPrivateKey {
-    let (n, d) = try testKeyDecimals()
-    return try RSAPrivateKey(modulusDecimal: n, publicExponentDecimal: "65537", privateExponentDecimal: d)
-}
 
 /// d as big-endian bytes, for the baseline (RSAPrivateKey keeps it private).
 func testKeyPrivateExponent() throws -> [UInt8] {
