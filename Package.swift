@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "MTProto", targets: ["MTProto"]),
         .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
         .library(name: "TelegramClient", targets: ["TelegramClient"]),
+        .library(name: "SecretChats", targets: ["SecretChats"]),
         // For the fuzz package (Fuzz/) only: what its targets check.
         .library(name: "FuzzProperties", targets: ["FuzzProperties"]),
         // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
@@ -134,6 +135,10 @@ let package = Package(
         .target(name: "SecretApi", dependencies: ["TLRuntime"], path: "Generated/SecretApi",
                 swiftSettings: swiftSettings),
 
+        // Secret chats: the sans-IO end-to-end engine over the generated secret layers.
+        .target(name: "SecretChats", dependencies: ["MTProtoCrypto", "TLRuntime", "SecretApi"],
+                path: "Runtime/SecretChats", swiftSettings: swiftSettings),
+
         // What each libFuzzer target (Fuzz/, its own package) checks, here so the regression tests replay saved
         // findings through the same code.
         .target(name: "FuzzProperties",
@@ -174,6 +179,9 @@ let package = Package(
                     path: "Tests/MTProtoServerTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],
                     path: "Tests/MTProtoTests", swiftSettings: swiftSettings),
+        .testTarget(name: "SecretChatsTests",
+                    dependencies: ["SecretChats", "SecretApi", "MTProtoCrypto", "MTProto", "TLRuntime"],
+                    path: "Tests/SecretChatsTests", swiftSettings: swiftSettings),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzProperties"], path: "Tests/FuzzRegressionTests",
                     swiftSettings: swiftSettings),
     ]

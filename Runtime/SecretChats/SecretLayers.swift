@@ -1,0 +1,276 @@
+// The five generated secret-chat layers behind one interface. A chat serializes and parses with the namespace of its
+// negotiated layer (min of both parties' layers, core.telegram.org/api/end-to-end, "Layer negotiation"); messages
+// without a decryptedMessageLayer wrapper are layer-8 messages and always read with SecretApi8.
+// Service actions have the same constructors in every layer that has them, so the engine models them once
+// (`SecretServiceAction`) and moves them into a namespace by serializing and parsing with that namespace: an action
+// the layer lacks is refused by the layer's own parser.
+import MTProtoCrypto
+import SecretApi
+import TLRuntime
+
+/// The secret-chat layers this package generates.
+public enum SecretLayer: Int32, Sendable, Codable, CaseIterable, Comparable, CustomStringConvertible {
+    case layer8 = 8
+    case layer46 = 46
+    case layer73 = 73
+    case layer101 = 101
+    case layer144 = 144
+
+    public static func < (a: SecretLayer, b: SecretLayer) -> Bool { a.rawValue < b.rawValue }
+
+    /// The highest generated layer not above `layer` (a peer at 120 is spoken to with the 101 namespace).
+    public init(atMost layer: Int32) {
+        self = SecretLayer.allCases.last { $0.rawValue <= layer } ?? .layer8
+    }
+
+    /// Messages are wrapped in decryptedMessageLayer, with sequence numbers, from layer 17 on.
+    public var isLayered: Bool { self != .layer8 }
+    /// Re-keying (requestKey…commitKey) exists from layer 20 on.
+    public var supportsRekeying: Bool { self != .layer8 }
+    /// Both parties at layer 73 or above use MTProto 2.0.
+    public var mtproto: SecretMTProtoVersion { rawValue >= 73 ? .v2 : .v1 }
+
+    public var description: String { "layer \(rawValue)" }
+}
+
+/// A decrypted message in the namespace of the layer it was parsed with.
+public enum SecretPayload: Sendable {
+    case layer8(SecretApi8.DecryptedMessage)
+    case layer46(SecretApi46.DecryptedMessage)
+    case layer73(SecretApi73.DecryptedMessage)
+    case layer101(SecretApi101.DecryptedMessage)
+    case layer144(SecretApi144.DecryptedMessage)
+
+    public var layer: SecretLayer {
+        switch self {
+        case .layer8: .layer8
+        case .layer46: .layer46
+        case .layer73: .layer73
+        case .layer101: .layer101
+        case .layer144: .layer144
+        }
+    }
+
+    /// The message's random_id.
+    public var randomID: Int64 {
+        switch self {
+        case .layer8(let m): L8.randomID(of: m)
+        case .layer46(let m): L46.randomID(of: m)
+        case .layer73(let m): L73.randomID(of: m)
+        case .layer101(let m): L101.randomID(of: m)
+        case .layer144(let m): L144.randomID(of: m)
+        }
+    }
+
+    /// The text of an ordinary (non-service) message.
+    public var text: String? {
+        switch self {
+        case .layer8(let m): L8.content(of: m)?.text
+        case .layer46(let m): L46.content(of: m)?.text
+        case .layer73(let m): L73.content(of: m)?.text
+        case .layer101(let m): L101.content(of: m)?.text
+        case .layer144(let m): L144.content(of: m)?.text
+        }
+    }
+
+    /// The attached encrypted document's key, IV and size, if the message carries one.
+    public var document: SecretDocumentInfo? {
+        switch self {
+        case .layer8(let m): L8.content(of: m)?.document
+        case .layer46(let m): L46.content(of: m)?.document
+        case .layer73(let m): L73.content(of: m)?.document
+        case .layer101(let m): L101.content(of: m)?.document
+        case .layer144(let m): L144.content(of: m)?.document
+        }
+    }
+
+    /// The service action, for service messages, in the engine's layer-neutral form (nil when it has none).
+    public var action: SecretServiceAction? {
+        switch self {
+        case .layer8(let m): L8.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer46(let m): L46.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer73(let m): L73.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer101(let m): L101.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer144(let m): L144.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        }
+    }
+
+    var object: any TLObject {
+        switch self {
+        case .layer8(let m): m
+        case .layer46(let m): m
+        case .layer73(let m): m
+        case .layer101(let m): m
+        case .layer144(let m): m
+        }
+    }
+}
+
+/// What the engine needs to know of a document attached to a message.
+public struct SecretDocumentInfo: Sendable, Hashable {
+    public var key: [UInt8]
+    public var iv: [UInt8]
+    public var size: Int64
+    public var mimeType: String
+    public var fileName: String
+
+    public init(key: [UInt8], iv: [UInt8], size: Int64, mimeType: String, fileName: String) {
+        self.key = key
+        self.iv = iv
+        self.size = size
+        self.mimeType = mimeType
+        self.fileName = fileName
+    }
+}
+
+/// The text and optional document of an ordinary message, the part common to every layer.
+public struct SecretContent: Sendable, Hashable {
+    public var text: String
+    public var document: SecretDocumentInfo?
+    /// Self-destruct timer in seconds (layer 17+; ignored at layer 8).
+    public var ttl: Int32
+
+    public init(text: String, document: SecretDocumentInfo? = nil, ttl: Int32 = 0) {
+        self.text = text
+        self.document = document
+        self.ttl = ttl
+    }
+}
+
+/// Service actions the engine sends or acts on; the same constructors in every layer that has them.
+public enum SecretServiceAction: Sendable, Hashable {
+    case notifyLayer(Int32)
+    case setMessageTTL(Int32)
+    case readMessages([Int64])
+    case deleteMessages([Int64])
+    case screenshotMessages([Int64])
+    case flushHistory
+    /// Sequence numbers in their wire form (2n + x of the party asked to resend).
+    case resend(start: Int32, end: Int32)
+    case requestKey(exchangeID: Int64, gA: [UInt8])
+    case acceptKey(exchangeID: Int64, gB: [UInt8], keyFingerprint: Int64)
+    case abortKey(exchangeID: Int64)
+    case commitKey(exchangeID: Int64, keyFingerprint: Int64)
+    case noop
+
+    /// Reads an action of any layer through the layer-144 model, which has every action of the older layers.
+    init?(_ action: some TLObject) {
+        guard let a = try? convert(action, to: SecretApi144.DecryptedMessageAction.self) else { return nil }
+        switch a {
+        case .decryptedMessageActionNotifyLayer(let c): self = .notifyLayer(c.layer)
+        case .decryptedMessageActionSetMessageTTL(let c): self = .setMessageTTL(c.ttlSeconds)
+        case .decryptedMessageActionReadMessages(let c): self = .readMessages(c.randomIds)
+        case .decryptedMessageActionDeleteMessages(let c): self = .deleteMessages(c.randomIds)
+        case .decryptedMessageActionScreenshotMessages(let c): self = .screenshotMessages(c.randomIds)
+        case .decryptedMessageActionFlushHistory: self = .flushHistory
+        case .decryptedMessageActionResend(let c): self = .resend(start: c.startSeqNo, end: c.endSeqNo)
+        case .decryptedMessageActionRequestKey(let c): self = .requestKey(exchangeID: c.exchangeId, gA: c.gA)
+        case .decryptedMessageActionAcceptKey(let c):
+            self = .acceptKey(exchangeID: c.exchangeId, gB: c.gB, keyFingerprint: c.keyFingerprint)
+        case .decryptedMessageActionAbortKey(let c): self = .abortKey(exchangeID: c.exchangeId)
+        case .decryptedMessageActionCommitKey(let c):
+            self = .commitKey(exchangeID: c.exchangeId, keyFingerprint: c.keyFingerprint)
+        case .decryptedMessageActionNoop: self = .noop
+        }
+    }
+
+    var model: SecretApi144.DecryptedMessageAction {
+        typealias A = SecretApi144.DecryptedMessageAction
+        switch self {
+        case .notifyLayer(let l): return .decryptedMessageActionNotifyLayer(.init(layer: l))
+        case .setMessageTTL(let t): return .decryptedMessageActionSetMessageTTL(.init(ttlSeconds: t))
+        case .readMessages(let ids): return .decryptedMessageActionReadMessages(.init(randomIds: ids))
+        case .deleteMessages(let ids): return .decryptedMessageActionDeleteMessages(.init(randomIds: ids))
+        case .screenshotMessages(let ids): return .decryptedMessageActionScreenshotMessages(.init(randomIds: ids))
+        case .flushHistory: return .decryptedMessageActionFlushHistory
+        case .resend(let s, let e): return .decryptedMessageActionResend(.init(startSeqNo: s, endSeqNo: e))
+        case .requestKey(let id, let gA): return .decryptedMessageActionRequestKey(.init(exchangeId: id, gA: gA))
+        case .acceptKey(let id, let gB, let f):
+            return .decryptedMessageActionAcceptKey(.init(exchangeId: id, gB: gB, keyFingerprint: f))
+        case .abortKey(let id): return .decryptedMessageActionAbortKey(.init(exchangeId: id))
+        case .commitKey(let id, let f): return .decryptedMessageActionCommitKey(.init(exchangeId: id, keyFingerprint: f))
+        case .noop: return .decryptedMessageActionNoop
+        }
+    }
+}
+
+/// Re-reads a value in another namespace: serialize boxed, parse, demand no trailing bytes.
+func convert<To: TLParsable>(_ value: some TLSerializable, to: To.Type) throws(TLDecodingError) -> To {
+    let buffer = Buffer()
+    value.serialize(buffer, true)
+    var reader = BufferReader(buffer)
+    let result = try To.parse(&reader)
+    try reader.expectEnd()
+    return result
+}
+
+func serialized(_ value: some TLSerializable) -> [UInt8] {
+    let buffer = Buffer()
+    value.serialize(buffer, true)
+    return buffer.bytes
+}
+
+/// One generated namespace, as the engine uses it.
+protocol SecretNamespace {
+    associatedtype Message: TLObject & TLParsable
+    associatedtype Action: TLObject & TLParsable
+    static var layer: SecretLayer { get }
+    static func randomID(of message: Message) -> Int64
+    static func serviceAction(of message: Message) -> Action?
+    static func content(of message: Message) -> SecretContent?
+    static func service(randomID: Int64, action: Action, random: some RandomSource) -> Message
+    static func message(randomID: Int64, content: SecretContent, random: some RandomSource) -> Message
+    static func payload(_ message: Message) -> SecretPayload
+}
+
+/// A namespace with decryptedMessageLayer (layer 17 and later).
+protocol LayeredSecretNamespace: SecretNamespace {
+    associatedtype Layered: TLObject & TLParsable
+    static func wrap(randomBytes: [UInt8], layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message) -> Layered
+    static func unwrap(_ layered: Layered) -> (layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message)
+}
+
+/// Random bytes inside a message: at least 15 (end-to-end docs, "random_bytes ... at least 15 bytes"), 15…27.
+func messageRandomBytes(_ random: some RandomSource) -> [UInt8] {
+    random.bytes(15 + 4 * Int(random.bytes(1)[0] % 4))
+}
+
+enum L8: SecretNamespace {
+    typealias Message = SecretApi8.DecryptedMessage
+    typealias Action = SecretApi8.DecryptedMessageAction
+    static let layer = SecretLayer.layer8
+
+    static func randomID(of m: Message) -> Int64 {
+        switch m {
+        case .decryptedMessage(let c): c.randomId
+        case .decryptedMessageService(let c): c.randomId
+        }
+    }
+    static func serviceAction(of m: Message) -> Action? {
+        if case .decryptedMessageService(let c) = m { return c.action }
+        return nil
+    }
+    static func content(of m: Message) -> SecretContent? {
+        guard case .decryptedMessage(let c) = m else { return nil }
+        var document: SecretDocumentInfo?
+        if case .decryptedMessageMediaDocument(let d) = c.media {
+            document = SecretDocumentInfo(key: d.key, iv: d.iv, size: Int64(d.size), mimeType: d.mimeType,
+                                          fileName: d.fileName)
+        }
+        return SecretContent(text: c.message, document: document)
+    }
+    static func service(randomID: Int64, action: Action, random: some RandomSource) -> Message {
+        .decryptedMessageService(.init(randomId: randomID, randomBytes: messageRandomBytes(random), action: action))
+    }
+    static func message(randomID: Int64, content: SecretContent, random: some RandomSource) -> Message {
+        var media = SecretApi8.DecryptedMessageMedia.decryptedMessageMediaEmpty
+        if let d = content.document {
+            media = .decryptedMessageMediaDocument(.init(thumb: [], thumbW: 0, thumbH: 0, fileName: d.fileName,
+                                                         mimeType: d.mimeType, size: Int32(clamping: d.size),
+                                                         key: d.key, iv: d.iv))
+        }
+        return .decryptedMessage(.init(randomId: randomID, randomBytes: messageRandomBytes(random),
+                                       message: content.text, media: media))
+    }
+    static func payload(_ m: Message) -> SecretPayload { .layer8(m) }
+}
