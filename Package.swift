@@ -90,7 +90,7 @@ let package = Package(
         // The SDK client over the generated API: initConnection, DC routing and migrations, typed updates.
         .target(name: "TelegramClient",
                 dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
-                               .product(name: "Logging", package: "swift-log")],
+                               "SecretChats", .product(name: "Logging", package: "swift-log")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
         // The server role over SwiftNIO: a sans-IO connection (transport detection, key exchange, sessions, RPC
         // dispatch by method name) and the NIO listener around it. Speaks no API layer: requests are decoded with
@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "mtcall",
             dependencies: ["TelegramClient", "MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLJSON",
-                           "TLRuntime", "TLSchema", "TelegramApi",
+                           "TLRuntime", "TLSchema", "TelegramApi", "SecretChats",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             path: "Runtime/mtcall", swiftSettings: swiftSettings),

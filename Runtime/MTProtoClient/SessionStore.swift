@@ -48,14 +48,23 @@ public protocol SessionStore: Sendable {
     func save(_ state: ClientState) async throws
 }
 
+/// Named blobs kept beside the session, for state other layers own (secret chats keep theirs here).
+public protocol SessionDocumentStore: Sendable {
+    func document(named name: String) async throws -> [UInt8]?
+    func saveDocument(_ bytes: [UInt8], named name: String) async throws
+}
+
 /// Keeps the state for the life of the process.
-public actor MemorySessionStore: SessionStore {
+public actor MemorySessionStore: SessionStore, SessionDocumentStore {
     private var state: ClientState
+    private var documents: [String: [UInt8]] = [:]
 
     public init(_ state: ClientState = ClientState()) { self.state = state }
 
     public func load() -> ClientState { state }
     public func save(_ state: ClientState) { self.state = state }
+    public func document(named name: String) -> [UInt8]? { documents[name] }
+    public func saveDocument(_ bytes: [UInt8], named name: String) { documents[name] = bytes }
 }
 
 public enum SessionStoreError: Error, Sendable, CustomStringConvertible {
@@ -73,7 +82,7 @@ public enum SessionStoreError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An SQLite file, created with mode 0600 (auth keys are as good as a login).
-public actor SQLiteSessionStore: SessionStore {
+public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
     private let connection: SQLiteConnection
     public nonisolated let path: String
 
@@ -111,6 +120,20 @@ public actor SQLiteSessionStore: SessionStore {
                 temp_key BLOB, temp_salt INTEGER, temp_time_offset REAL, temp_expires_at INTEGER)
             """)
         _ = try await connection.query("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)")
+        _ = try await connection.query("CREATE TABLE IF NOT EXISTS document (name TEXT PRIMARY KEY, value BLOB)")
+    }
+
+    public func document(named name: String) async throws -> [UInt8]? {
+        for row in try await connection.query("SELECT value FROM document WHERE name = ?", [.text(name)]) {
+            guard case .blob(var blob)? = row.column("value") else { throw SessionStoreError.corrupt("document \(name)") }
+            return blob.readBytes(length: blob.readableBytes) ?? []
+        }
+        return nil
+    }
+
+    public func saveDocument(_ bytes: [UInt8], named name: String) async throws {
+        _ = try await connection.query("INSERT OR REPLACE INTO document VALUES (?, ?)",
+                                       [.text(name), .blob(ByteBuffer(bytes: bytes))])
     }
 
     public func load() async throws -> ClientState {

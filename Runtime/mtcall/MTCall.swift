@@ -33,6 +33,11 @@ struct MTCall: AsyncParsableCommand {
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite messages.sendMessage \\
                 '{"peer": {"_": "inputPeerSelf"}, "message": "hello", "random_id": "42"}'
               mtcall --dc 2 --test help.getConfig          (Telegram's test DC 2 with its built-in key)
+
+            METHOD `secret-chat` starts an interactive secret-chat session instead of one call: commands on standard \
+            input (`request @bob`, `send CHAT TEXT`, `sendfile CHAT PATH`, `rekey CHAT`, `help`), events as JSON \
+            lines on standard output; the chats' keys and state persist in --session.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite secret-chat
             """)
 
     @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
@@ -83,7 +88,7 @@ struct MTCall: AsyncParsableCommand {
     @Flag(help: "Log what the client does on standard error.")
     var verbose = false
 
-    @Argument(help: "The method, e.g. help.getConfig.")
+    @Argument(help: "The method, e.g. help.getConfig; or secret-chat for an interactive secret-chat session.")
     var method: String
 
     @Argument(help: "Its arguments as a tl-json object (default {}).")
@@ -118,6 +123,7 @@ struct MTCall: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "mtcall")
         logger.logLevel = verbose ? .debug : .error
+        if method == "secret-chat" { return try await runSecretChat(logger: logger) }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)
         // The request, as the schema's encoder writes it from tl-json.
         guard case .object(var members) = try parse(params, what: "TL-JSON-PARAMS") else {
@@ -135,26 +141,7 @@ struct MTCall: AsyncParsableCommand {
         }
         let resultType = try ValueType.parse(function.result.description, schemas: [schema])
 
-        let keys: [RSAPublicKey]
-        if let rsaKey {
-            keys = [try RSAPublicKey(pem: String(contentsOfFile: rsaKey, encoding: .utf8))]
-        } else {
-            keys = [try test ? TelegramDCs.testKey() : TelegramDCs.productionKey()]
-        }
-        var dcs = test ? TelegramDCs.test : TelegramDCs.production
-        if let server { dcs = [dc: try Self.address(server, flag: "--server")] }
-        var obfuscation: TransportConfiguration.Obfuscation = obfuscated ? .obfuscated2 : .none
-        var proxyAddress: DCAddress?
-        if let proxy, let proxySecret {
-            proxyAddress = try Self.address(proxy, flag: "--proxy")
-            obfuscation = .mtproxy(try MTProxySecret(parsing: proxySecret))
-        }
-        var store: SQLiteSessionStore?
-        if let session { store = try await SQLiteSessionStore.open(path: session) }
-        let client = TelegramClient(configuration: .init(
-            app: .init(apiID: apiID, apiHash: apiHash), dcs: dcs, homeDC: dc, serverKeys: keys,
-            transport: Self.transportKind(transport) ?? .intermediate, obfuscation: obfuscation, proxy: proxyAddress,
-            store: store, logger: logger, requestTimeout: .seconds(timeout)))
+        let (client, store) = try await makeClient(logger: logger)
         let outcome: Result<[UInt8], any Error>
         do {
             if let phone, let code { try await signIn(client, phone: phone, code: code) }
@@ -182,6 +169,48 @@ struct MTCall: AsyncParsableCommand {
             case .failure(let error):
                 FileHandle.standardError.write(Data("error: \(error)\n".utf8))
                 throw ExitCode(1)
+        }
+    }
+
+    /// The client the flags describe, with its SQLite store when --session is given.
+    func makeClient(logger: Logger) async throws -> (TelegramClient, SQLiteSessionStore?) {
+        let keys: [RSAPublicKey]
+        if let rsaKey {
+            keys = [try RSAPublicKey(pem: String(contentsOfFile: rsaKey, encoding: .utf8))]
+        } else {
+            keys = [try test ? TelegramDCs.testKey() : TelegramDCs.productionKey()]
+        }
+        var dcs = test ? TelegramDCs.test : TelegramDCs.production
+        if let server { dcs = [dc: try Self.address(server, flag: "--server")] }
+        var obfuscation: TransportConfiguration.Obfuscation = obfuscated ? .obfuscated2 : .none
+        var proxyAddress: DCAddress?
+        if let proxy, let proxySecret {
+            proxyAddress = try Self.address(proxy, flag: "--proxy")
+            obfuscation = .mtproxy(try MTProxySecret(parsing: proxySecret))
+        }
+        var store: SQLiteSessionStore?
+        if let session { store = try await SQLiteSessionStore.open(path: session) }
+        let client = TelegramClient(configuration: .init(
+            app: .init(apiID: apiID, apiHash: apiHash), dcs: dcs, homeDC: dc, serverKeys: keys,
+            transport: Self.transportKind(transport) ?? .intermediate, obfuscation: obfuscation, proxy: proxyAddress,
+            store: store, logger: logger, requestTimeout: .seconds(timeout)))
+        return (client, store)
+    }
+
+    func runSecretChat(logger: Logger) async throws {
+        let (client, store) = try await makeClient(logger: logger)
+        var failure: (any Error)?
+        do {
+            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            try await SecretChatSession(client: client, store: store).run()
+        } catch {
+            failure = error
+        }
+        await client.close()
+        try await store?.close()
+        if let failure {
+            FileHandle.standardError.write(Data("error: \(failure)\n".utf8))
+            throw ExitCode(1)
         }
     }
 
