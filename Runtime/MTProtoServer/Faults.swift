@@ -23,6 +23,12 @@ public struct FaultPlan: Sendable {
     /// Like `closeOn`, but only the first arrival of each method on a DC closes its connection (a reset mid-run
     /// that the client must survive; its resent request is then answered). Each DC of a cluster draws its own.
     public var closeOnceOn: Set<String> = []
+    /// The N-th encrypted message (counting from 1) the test Telegram relays since it started
+    /// (`messages.sendEncrypted`, `…Service`, `…File`) is lost: its sender gets the usual answer, the recipient
+    /// nothing, no qts is taken and its random_id is not kept, so the sender's resend goes through. For tests of a
+    /// secret chat healing a gap by asking for a resend (core.telegram.org/api/end-to-end/seq_no). Applied by
+    /// `TestTelegramService`, which reads it from the first DC.
+    public var dropEncryptedMessage: Int?
 
     public init() {}
 
@@ -35,7 +41,7 @@ public struct FaultPlan: Sendable {
 
     /// Reads `mtserver --faults`: comma-separated items `drop=P`, `duplicate=P`, `reorder=P` (P in 0…1),
     /// `delay=P:SECONDS`, `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`),
-    /// `close=METHOD` and `close-once=METHOD`.
+    /// `close=METHOD`, `close-once=METHOD` and `drop-encrypted=N`.
     public init(parsing spec: String) throws(SpecError) {
         for item in spec.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) })
         where !item.isEmpty {
@@ -69,8 +75,14 @@ public struct FaultPlan: Sendable {
                 closeOn.insert(value)
             case "close-once":
                 closeOnceOn.insert(value)
+            case "drop-encrypted":
+                guard let n = Int(value), n >= 1 else {
+                    throw SpecError(item: item, reason: "expected drop-encrypted=N, N ≥ 1")
+                }
+                dropEncryptedMessage = n
             default:
-                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, delay, error, close, close-once)")
+                throw SpecError(item: item,
+                                reason: "unknown fault (drop, duplicate, reorder, delay, error, close, close-once, drop-encrypted)")
             }
         }
     }

@@ -55,9 +55,7 @@ extension TestTelegramService {
                 if let totalParts { account.uploads[fileID]?.totalParts = totalParts }
             }
         }
-        let buffer = Buffer()
-        buffer.appendBool(true)
-        return buffer.bytes
+        return TestTelegram.serializedTrue()
     }
 
     /// Turns an uploaded file into a document on this DC (its parts are consumed).
@@ -76,32 +74,12 @@ extension TestTelegramService {
         let reference = random.bytes(16)
         let limits = limits
         let document = try state.withLock { state throws(RPCError) -> StoredDocument in
-            guard var account = state.accounts[me], let upload = account.uploads[fileID], upload.dcID == call.endpoint.dcID
-            else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
-            guard upload.big == (md5 == nil), parts > 0, upload.totalParts.map({ $0 == parts }) ?? true else {
-                throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
-            }
-            // Every part present; all but the last the same size, a size dividing 512 KiB.
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(upload.parts.values.reduce(0) { $0 + $1.count })
-            let first = upload.parts[0]?.count ?? 0
-            for index in 0..<parts {
-                guard let part = upload.parts[index] else { throw RPCError(code: 400, message: "FILE_PART_\(index)_MISSING") }
-                if index < parts - 1, part.count != first || first % 1024 != 0 || Self.maxPartSize % first != 0 {
-                    throw RPCError(code: 400, message: "FILE_PART_SIZE_INVALID")
-                }
-                bytes += part
-            }
-            if let md5, Hex.encode(Hash.md5(bytes)) != md5.lowercased() {
-                throw RPCError(code: 400, message: "MD5_CHECKSUM_INVALID")
-            }
-            if !upload.big, bytes.count > Self.smallFileLimit { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+            guard let account = state.accounts[me] else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+            let bytes = try account.assembleUpload(fileID, parts: parts, big: md5 == nil, md5: md5, dcID: call.endpoint.dcID)
             guard state.documentBytes + bytes.count <= limits.maxStoredFileBytes else {
                 throw RPCError(code: 400, message: "FILE_STORAGE_FULL")
             }
-            account.uploadBytes -= upload.parts.values.reduce(0) { $0 + $1.count }
-            account.uploads.removeValue(forKey: fileID)
-            state.accounts[me] = account
+            state.accounts[me]?.dropUpload(fileID)
             let document = StoredDocument(id: id, accessHash: accessHash, fileReference: reference,
                                           dcID: call.endpoint.dcID, date: Self.date(call),
                                           mimeType: uploaded.mimeType, attributes: uploaded.attributes, bytes: bytes)
@@ -128,23 +106,58 @@ extension TestTelegramService {
         guard offset >= 0, offset % unit == 0, offset / block == (offset + limit - 1) / block else {
             throw RPCError(code: 400, message: "OFFSET_INVALID")
         }
-        guard case .inputDocumentFileLocation(let input) = location else {
-            throw RPCError(code: 400, message: "LOCATION_INVALID")
-        }
-        let document = try state.withLock { state throws(RPCError) -> StoredDocument in
-            guard let document = state.documents[input.id], document.accessHash == input.accessHash else {
-                throw RPCError(code: 400, message: "FILE_ID_INVALID")
+        // A document, or a secret chat's encrypted file (EncryptedServices.swift).
+        let (bytes, dcID, date, referenceValid) = try state.withLock { state throws(RPCError) -> ([UInt8], Int32, Int32, Bool) in
+            switch location {
+            case .inputDocumentFileLocation(let input):
+                guard let document = state.documents[input.id], document.accessHash == input.accessHash else {
+                    throw RPCError(code: 400, message: "FILE_ID_INVALID")
+                }
+                return (document.bytes, document.dcID, document.date, document.fileReference == input.fileReference)
+            case .inputEncryptedFileLocation(let input):
+                let file = try state.secret.file(input.id, accessHash: input.accessHash)
+                return (file.bytes, file.dcID, file.date, true)
+            default:
+                throw RPCError(code: 400, message: "LOCATION_INVALID")
             }
-            return document
         }
-        guard document.dcID == call.endpoint.dcID else { throw RPCError(code: 303, message: "FILE_MIGRATE_\(document.dcID)") }
-        guard document.fileReference == input.fileReference else {
-            throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED")
-        }
-        let start = Int(min(offset, Int64(document.bytes.count)))
-        let end = Int(min(offset + limit, Int64(document.bytes.count)))
+        guard dcID == call.endpoint.dcID else { throw RPCError(code: 303, message: "FILE_MIGRATE_\(dcID)") }
+        guard referenceValid else { throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED") }
+        let start = Int(min(offset, Int64(bytes.count)))
+        let end = Int(min(offset + limit, Int64(bytes.count)))
         return TestTelegram.serialized(Api.upload.File.file(.init(
-            type: .fileUnknown, mtime: document.date, bytes: Array(document.bytes[start..<end]))))
+            type: .fileUnknown, mtime: date, bytes: Array(bytes[start..<end]))))
+    }
+}
+
+extension Account {
+    /// The bytes of a finished upload made on `dcID`: every part present, all but the last the same size, a size
+    /// dividing 512 KiB; the MD5 right when given; at most 10 MB unless `big`. The upload stays until `dropUpload`.
+    func assembleUpload(_ fileID: Int64, parts: Int32, big: Bool, md5: String?, dcID: Int32) throws(RPCError) -> [UInt8] {
+        guard let upload = uploads[fileID], upload.dcID == dcID, upload.big == big, parts > 0,
+              upload.totalParts.map({ $0 == parts }) ?? true
+        else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(upload.parts.values.reduce(0) { $0 + $1.count })
+        let first = upload.parts[0]?.count ?? 0
+        for index in 0..<parts {
+            guard let part = upload.parts[index] else { throw RPCError(code: 400, message: "FILE_PART_\(index)_MISSING") }
+            if index < parts - 1, part.count != first || first % 1024 != 0 || TestTelegramService.maxPartSize % first != 0 {
+                throw RPCError(code: 400, message: "FILE_PART_SIZE_INVALID")
+            }
+            bytes += part
+        }
+        if let md5, Hex.encode(Hash.md5(bytes)) != md5.lowercased() {
+            throw RPCError(code: 400, message: "MD5_CHECKSUM_INVALID")
+        }
+        if !big, bytes.count > TestTelegramService.smallFileLimit { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+        return bytes
+    }
+
+    /// Forgets an upload and the bytes it counted.
+    mutating func dropUpload(_ fileID: Int64) {
+        guard let upload = uploads.removeValue(forKey: fileID) else { return }
+        uploadBytes -= upload.parts.values.reduce(0) { $0 + $1.count }
     }
 }
 

@@ -71,11 +71,11 @@ extension TestTelegramService {
     func registerUpdates(into handlers: inout RPCHandlers) {
         handlers.register("updates.getState") { [self] call throws(RPCError) in
             let me = try caller(call)
-            let state: (Int32, Int32, Int32) = self.state.withLock {
-                $0.accounts[me].map { ($0.pts, $0.seq, $0.totalUnread) } ?? (1, 0, 0)
+            let state: (Int32, Int32, Int32, Int32) = self.state.withLock { state in
+                state.accounts[me].map { ($0.pts, $0.seq, $0.totalUnread, state.secret.qts(of: me)) } ?? (1, 0, 0, 0)
             }
             return TestTelegram.serialized(Api.updates.State.state(.init(
-                pts: state.0, qts: 0, date: Self.date(call), seq: state.1, unreadCount: state.2)))
+                pts: state.0, qts: state.3, date: Self.date(call), seq: state.1, unreadCount: state.2)))
         }
         handlers.register("updates.getDifference") { [self] call throws(RPCError) in try difference(call) }
     }
@@ -251,19 +251,24 @@ extension TestTelegramService {
     // MARK: Catching up
 
     /// `updates.getDifference` from the client's pts: the logged updates after it (new messages apart), or
-    /// `differenceEmpty`, or `differenceTooLong` when the log no longer reaches back that far.
+    /// `differenceEmpty`, or `differenceTooLong` when the log no longer reaches back that far; with the encrypted
+    /// messages after its qts and the secret chats' dated updates (EncryptedServices.swift).
     private func difference(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let pts = try call.request.int("pts")
+        let qts = try call.request.int("qts"), since = try call.request.int("date")
         let date = Self.date(call)
         let result = state.withLock { state -> Api.updates.Difference in
             guard let account = state.accounts[me] else { return .differenceEmpty(.init(date: date, seq: 0)) }
-            guard pts < account.pts else { return .differenceEmpty(.init(date: date, seq: account.seq)) }
+            let secret = state.secret.difference(for: me, qts: qts, since: since, limits: limits.secretChats)
+            guard pts < account.pts || !secret.isEmpty || secret.tooLong else {
+                return .differenceEmpty(.init(date: date, seq: account.seq))
+            }
             let oldest = account.updateLog.first?.pts ?? account.pts &+ 1
-            guard pts >= oldest &- 1 else { return .differenceTooLong(.init(pts: account.pts)) }
+            guard pts >= oldest &- 1, !secret.tooLong else { return .differenceTooLong(.init(pts: account.pts)) }
             var messages: [Api.Message] = []
-            var others: [Api.Update] = []
-            var peers: [Int64] = [me]
+            var others: [Api.Update] = secret.updates
+            var peers: [Int64] = [me] + secret.users
             for entry in account.updateLog where entry.pts > pts {
                 if case .updateNewMessage(let new) = entry.update {
                     messages.append(new.message)
@@ -274,11 +279,16 @@ extension TestTelegramService {
                     others.append(entry.update)
                 }
             }
+            let reached = Api.updates.State.state(.init(pts: account.pts, qts: secret.qts, date: date, seq: account.seq,
+                                                         unreadCount: account.totalUnread))
+            guard secret.isFinal else {
+                return .differenceSlice(.init(
+                    newMessages: messages, newEncryptedMessages: secret.messages, otherUpdates: others, chats: [],
+                    users: state.users(peers, viewer: me), intermediateState: reached))
+            }
             return .difference(.init(
-                newMessages: messages, newEncryptedMessages: [], otherUpdates: others, chats: [],
-                users: state.users(peers, viewer: me),
-                state: .state(.init(pts: account.pts, qts: 0, date: date, seq: account.seq,
-                                    unreadCount: account.totalUnread))))
+                newMessages: messages, newEncryptedMessages: secret.messages, otherUpdates: others, chats: [],
+                users: state.users(peers, viewer: me), state: reached))
         }
         return TestTelegram.serialized(result)
     }

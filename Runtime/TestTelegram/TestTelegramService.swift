@@ -35,6 +35,8 @@ public final class TestTelegramService: Sendable {
         public var maxPendingCodes = 10_000
         /// Seconds a login code and an exported authorization stay valid.
         public var codeLifetime: Double = 300
+        /// Secret chats, their queued messages and encrypted files.
+        public var secretChats = SecretChatLimits()
 
         public init() {}
     }
@@ -59,11 +61,15 @@ public final class TestTelegramService: Sendable {
         registerMessages(into: &handlers)
         registerUpdates(into: &handlers)
         registerFiles(into: &handlers)
+        registerEncrypted(into: &handlers)
         return handlers
     }
 
     /// The server whose sessions get this service's updates. Held weakly: the server holds the handlers.
     public func attach(_ server: MTProtoTestServer) { self.server.withLock { $0.value = server } }
+
+    /// The attached server's faults (this service applies `dropEncryptedMessage`).
+    var faults: FaultPlan? { server.withLock { $0.value }?.faults }
 
     /// Creates an account, as a test DC's pre-registered user. The home DC is the number's X digit
     /// (`99966XYYYY`) when the cluster has it, else the DC it first signs in on. Returns the user id.
@@ -241,6 +247,7 @@ struct ServiceState {
     var documents: [Int64: StoredDocument] = [:]
     var documentBytes = 0
     var nextUserID: Int64 = 1_000_001
+    var secret = SecretChatsState()
 
     mutating func createAccount(number: TestPhone, firstName: String, lastName: String, username: String?,
                                 homeDC: Int32?, accessHash: Int64, limits: TestTelegramService.Limits) throws(RPCError) -> Int64 {

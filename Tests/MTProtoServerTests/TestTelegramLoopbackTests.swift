@@ -44,18 +44,25 @@ import Testing
         return nil
     }
 
-    @Test func messagesArePushedAndSurviveAFloodOfDroppedConnections() async throws {
-        let service = TestTelegramService(random: SeededRandom(seed: 21))
+    /// A two-DC server with Alice signed in on DC 2 and Bob on DC 1, each over a connection of its own.
+    static func startPair(seed: UInt64) async throws
+        -> (server: MTProtoTestServer, alice: MTProtoClient, bob: MTProtoClient, bobUser: Api.User) {
+        let service = TestTelegramService(random: SeededRandom(seed: seed))
         try service.addUser(phone: "9996620001", firstName: "Alice")
         try service.addUser(phone: "9996610002", firstName: "Bob")
         let server = try await MTProtoTestServer.start(.init(
-            rsaKeys: [try Fixture.rsaKey()], handlers: service.handlers(), dcIDs: [1, 2], random: SeededRandom(seed: 22)))
+            rsaKeys: [try Fixture.rsaKey()], handlers: service.handlers(), dcIDs: [1, 2], random: SeededRandom(seed: seed + 1)))
         service.attach(server)
-        let alice = try Self.client(server, dc: 2), bob = try Self.client(server, dc: 1)
+        let alice = try client(server, dc: 2), bob = try client(server, dc: 1)
         try await alice.connect()
         try await bob.connect()
-        _ = try await Self.login(alice, phone: "9996620001", code: "22222")
-        let bobUser = try await Self.login(bob, phone: "9996610002", code: "11111")
+        _ = try await login(alice, phone: "9996620001", code: "22222")
+        let bobUser = try await login(bob, phone: "9996610002", code: "11111")
+        return (server, alice, bob, bobUser)
+    }
+
+    @Test func messagesArePushedAndSurviveAFloodOfDroppedConnections() async throws {
+        let (server, alice, bob, bobUser) = try await Self.startPair(seed: 21)
         guard case .user(let bobInfo) = bobUser else { throw HarnessFailure(description: "\(bobUser)") }
         let peer = Api.InputPeer.inputPeerUser(.init(userId: bobInfo.id, accessHash: bobInfo.accessHash ?? 0))
 
