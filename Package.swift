@@ -173,6 +173,7 @@ let package = Package(
                     path: "Tests/MTProtoClientTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoServerTests",
                     dependencies: ["MTProtoServer", "TestTelegram", "MTProto", "MTProtoApi", "MTProtoClient", "TelegramClient",
+                                   "SecretChats",
                                    "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
                                    .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOPosix", package: "swift-nio")],

@@ -23,11 +23,12 @@ public struct FaultPlan: Sendable {
     /// Like `closeOn`, but only the first arrival of each method on a DC closes its connection (a reset mid-run
     /// that the client must survive; its resent request is then answered). Each DC of a cluster draws its own.
     public var closeOnceOn: Set<String> = []
-    /// The N-th encrypted message (counting from 1) the test Telegram relays since it started
-    /// (`messages.sendEncrypted`, `…Service`, `…File`) is lost: its sender gets the usual answer, the recipient
-    /// nothing, no qts is taken and its random_id is not kept, so the sender's resend goes through. For tests of a
-    /// secret chat healing a gap by asking for a resend (core.telegram.org/api/end-to-end/seq_no). Applied by
-    /// `TestTelegramService`, which reads it from the first DC.
+    /// The N-th ordinary encrypted message (counting from 1) the test Telegram relays since it started
+    /// (`messages.sendEncrypted`; service and file messages are not counted, since their number depends on the
+    /// peers' timing) is lost: its sender gets the usual answer, the recipient nothing, no qts is taken and its
+    /// random_id is not kept, so the sender's resend goes through. For tests of a secret chat healing a gap by asking
+    /// for a resend (core.telegram.org/api/end-to-end/seq_no). Applied by `TestTelegramService`, which reads it from
+    /// the first DC.
     public var dropEncryptedMessage: Int?
 
     public init() {}
