@@ -61,6 +61,12 @@ let package = Package(
             },
             path: "Benchmarks/ServerBenchmarks", plugins: plugins),
         .executableTarget(
+            name: "SecretChatBenchmarks",
+            dependencies: benchmarkDeps + ["MTProtoCrypto", "SecretChats"].map {
+                .product(name: $0, package: "swift-mtproto")
+            },
+            path: "Benchmarks/SecretChatBenchmarks", plugins: plugins),
+        .executableTarget(
             name: "ClientBenchmarks",
             dependencies: benchmarkDeps + ["BenchmarkSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
                                            "TLRuntime", "TelegramApi", "TelegramClient"].map {

@@ -19,7 +19,7 @@ public struct SecretChatConfiguration: Sendable {
     public var rekeyAfterMessages = 100
     /// ...or after this many seconds (a week).
     public var rekeyAfterSeconds: Double = 7 * 86_400
-    /// Outgoing messages kept to answer resend requests.
+    /// Outgoing messages kept to answer resend requests (at least this many; trimmed in steps).
     public var historyLimit = 1_000
     /// Out-of-order incoming messages held while a gap is filled; more aborts the chat.
     public var heldLimit = 1_000
@@ -570,29 +570,33 @@ public struct SecretChatEngine: Sendable {
     private mutating func send(chatID: Int32, payload: SecretPayload, isService: Bool, attachment: SecretAttachment?,
                                now: Double, mayRekey: Bool = true) throws(SecretChatError) -> [SecretChatOutput] {
         var out = mayRekey ? rekeyIfDue(chatID, now: now) : []
-        guard var chat = chats[chatID] else { throw .unknownChat(chatID) }
-        let bytes: [UInt8]
-        var outSeqNo: Int32?
-        if chat.layer.isLayered {
-            let inSeq = 2 * chat.inSeqNo + chat.xIn, outSeq = 2 * chat.outSeqNo + chat.xOut
-            bytes = try Self.serializeLayered(payload, layer: chat.layer, inSeqNo: inSeq, outSeqNo: outSeq,
-                                              random: random)
-            outSeqNo = chat.outSeqNo
-            chat.history.append(.init(rawOutSeqNo: chat.outSeqNo, layered: bytes, isService: isService,
-                                      attachment: attachment))
-            if chat.history.count > configuration.historyLimit {
-                chat.history.removeFirst(chat.history.count - configuration.historyLimit)
-            }
-            chat.outSeqNo += 1
-        } else {
-            bytes = serialized(payload.object)
+        let (bytes, data, outSeqNo, accessHash) = try seal(chatID, payload)
+        // The chat is changed in place (no copy of it is alive here), so its history is not copied per message.
+        if let outSeqNo {
+            chats[chatID]?.history.append(.init(rawOutSeqNo: outSeqNo, layered: bytes, isService: isService,
+                                                attachment: attachment))
+            // Trimmed in steps of 64 so a full history is not shifted on every message.
+            let limit = configuration.historyLimit
+            if let n = chats[chatID]?.history.count, n > limit + 64 { chats[chatID]?.history.removeFirst(n - limit) }
+            chats[chatID]?.outSeqNo += 1
         }
-        let data = try encryptPayload(chat, bytes)
-        chat.keyUseCount += 1
-        chats[chatID] = chat
-        out.append(.send(SecretOutgoing(chatID: chatID, accessHash: chat.accessHash, randomID: random.int64(), data: data,
+        chats[chatID]?.keyUseCount += 1
+        out.append(.send(SecretOutgoing(chatID: chatID, accessHash: accessHash, randomID: random.int64(), data: data,
                                         isService: isService, attachment: attachment, outSeqNo: outSeqNo)))
         return out
+    }
+
+    /// The serialized message (wrapped with sequence numbers when the chat is layered) and its envelope.
+    private func seal(_ chatID: Int32, _ payload: SecretPayload) throws(SecretChatError)
+        -> (bytes: [UInt8], data: [UInt8], outSeqNo: Int32?, accessHash: Int64) {
+        guard let chat = chats[chatID] else { throw .unknownChat(chatID) }
+        guard chat.layer.isLayered else {
+            let bytes = serialized(payload.object)
+            return (bytes, try encryptPayload(chat, bytes), nil, chat.accessHash)
+        }
+        let bytes = try Self.serializeLayered(payload, layer: chat.layer, inSeqNo: 2 * chat.inSeqNo + chat.xIn,
+                                              outSeqNo: 2 * chat.outSeqNo + chat.xOut, random: random)
+        return (bytes, try encryptPayload(chat, bytes), chat.outSeqNo, chat.accessHash)
     }
 
     private func encryptPayload(_ chat: SecretChatState, _ bytes: [UInt8]) throws(SecretChatError) -> [UInt8] {
@@ -715,6 +719,9 @@ public struct SecretChatEngine: Sendable {
                 let parts = N.unwrap(try parse(bytes, as: N.Layered.self))
                 return (parts.layer, parts.inSeqNo, parts.outSeqNo, N.payload(parts.message))
             } catch {
+                // A layer-8 message inside the wrapper (telethon-secret-chat wraps its layer-8 notifyLayer) is read
+                // with SecretApi8, as it would be unwrapped; anything else is malformed.
+                if let layer8 = try? layer8Inside(bytes) { return layer8 }
                 throw .malformed("\(layer): \(error)")
             }
         }
@@ -722,11 +729,24 @@ public struct SecretChatEngine: Sendable {
         return try open(namespace)
     }
 
+    /// decryptedMessageLayer read field by field with a layer-8 DecryptedMessage inside.
+    static func layer8Inside(_ bytes: [UInt8]) throws(TLDecodingError)
+        -> (layer: Int32, inSeqNo: Int32, outSeqNo: Int32, payload: SecretPayload) {
+        var reader = BufferReader(bytes: bytes)
+        let id = try reader.readUInt32()
+        guard id == 0x1be3_1789 else { throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessageLayer"), offset: 0) }
+        _ = try reader.readTLBytes()
+        let layer = try reader.readInt32(), inSeqNo = try reader.readInt32(), outSeqNo = try reader.readInt32()
+        let message = try SecretApi8.DecryptedMessage.parse(&reader)
+        try reader.expectEnd()
+        return (layer, inSeqNo, outSeqNo, .layer8(message))
+    }
+
     static func serializeLayered(_ payload: SecretPayload, layer: SecretLayer, inSeqNo: Int32, outSeqNo: Int32,
                                  random: some RandomSource) throws(SecretChatError) -> [UInt8] {
         func open<N: LayeredSecretNamespace>(_: N.Type) throws(SecretChatError) -> [UInt8] {
             do {
-                let message = try convert(payload.object, to: N.Message.self)
+                let message = try N.message(in: payload) ?? convert(payload.object, to: N.Message.self)
                 return serialized(N.wrap(randomBytes: messageRandomBytes(random), layer: layer.rawValue,
                                          inSeqNo: inSeqNo, outSeqNo: outSeqNo, message: message))
             } catch {

@@ -221,6 +221,8 @@ protocol SecretNamespace {
     static func service(randomID: Int64, action: Action, random: some RandomSource) -> Message
     static func message(randomID: Int64, content: SecretContent, random: some RandomSource) -> Message
     static func payload(_ message: Message) -> SecretPayload
+    /// The message, if `payload` is already in this namespace.
+    static func message(in payload: SecretPayload) -> Message?
 }
 
 /// A namespace with decryptedMessageLayer (layer 17 and later).
@@ -273,4 +275,8 @@ enum L8: SecretNamespace {
                                        message: content.text, media: media))
     }
     static func payload(_ m: Message) -> SecretPayload { .layer8(m) }
+    static func message(in payload: SecretPayload) -> Message? {
+        if case .layer8(let m) = payload { return m }
+        return nil
+    }
 }

@@ -45,6 +45,10 @@ enum L46: LayeredSecretNamespace {
         return .decryptedMessage(.init(randomId: randomID, ttl: content.ttl, message: content.text, media: media))
     }
     static func payload(_ m: Message) -> SecretPayload { .layer46(m) }
+    static func message(in payload: SecretPayload) -> Message? {
+        if case .layer46(let m) = payload { return m }
+        return nil
+    }
     static func wrap(randomBytes: [UInt8], layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message) -> Layered {
         .decryptedMessageLayer(.init(randomBytes: randomBytes, layer: layer, inSeqNo: inSeqNo, outSeqNo: outSeqNo,
                                      message: message))
@@ -97,6 +101,10 @@ enum L73: LayeredSecretNamespace {
         return .decryptedMessage(.init(randomId: randomID, ttl: content.ttl, message: content.text, media: media))
     }
     static func payload(_ m: Message) -> SecretPayload { .layer73(m) }
+    static func message(in payload: SecretPayload) -> Message? {
+        if case .layer73(let m) = payload { return m }
+        return nil
+    }
     static func wrap(randomBytes: [UInt8], layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message) -> Layered {
         .decryptedMessageLayer(.init(randomBytes: randomBytes, layer: layer, inSeqNo: inSeqNo, outSeqNo: outSeqNo,
                                      message: message))
@@ -149,6 +157,10 @@ enum L101: LayeredSecretNamespace {
         return .decryptedMessage(.init(randomId: randomID, ttl: content.ttl, message: content.text, media: media))
     }
     static func payload(_ m: Message) -> SecretPayload { .layer101(m) }
+    static func message(in payload: SecretPayload) -> Message? {
+        if case .layer101(let m) = payload { return m }
+        return nil
+    }
     static func wrap(randomBytes: [UInt8], layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message) -> Layered {
         .decryptedMessageLayer(.init(randomBytes: randomBytes, layer: layer, inSeqNo: inSeqNo, outSeqNo: outSeqNo,
                                      message: message))
@@ -201,6 +213,10 @@ enum L144: LayeredSecretNamespace {
         return .decryptedMessage(.init(randomId: randomID, ttl: content.ttl, message: content.text, media: media))
     }
     static func payload(_ m: Message) -> SecretPayload { .layer144(m) }
+    static func message(in payload: SecretPayload) -> Message? {
+        if case .layer144(let m) = payload { return m }
+        return nil
+    }
     static func wrap(randomBytes: [UInt8], layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message) -> Layered {
         .decryptedMessageLayer(.init(randomBytes: randomBytes, layer: layer, inSeqNo: inSeqNo, outSeqNo: outSeqNo,
                                      message: message))

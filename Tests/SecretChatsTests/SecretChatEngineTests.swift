@@ -4,6 +4,7 @@ import Foundation
 import MTProto
 import MTProtoCrypto
 import SecretApi
+import TLRuntime
 import Testing
 @testable import SecretChats
 
@@ -353,6 +354,32 @@ struct SecretChatEngineTests {
         // Layer 8 has no resend action: the engine refuses to build it there.
         #expect(throws: SecretChatError.self) {
             _ = try SecretChatEngine.makeService(.layer8, randomID: 1, action: .resend(start: 0, end: 0), random: SystemRandom())
+        }
+    }
+
+    @Test("a layer-8 message inside decryptedMessageLayer (telethon-secret-chat's notifyLayer) is read with SecretApi8")
+    func layer8InsideWrapper() throws {
+        var pair = try Pair(alice: .layer101, bob: .layer101)
+        let bob = try #require(pair.bobChat)
+        let notify = SecretApi8.DecryptedMessage.decryptedMessageService(.init(
+            randomId: 5, randomBytes: [UInt8](repeating: 1, count: 15), action: .decryptedMessageActionNotifyLayer(.init(layer: 101))))
+        let buffer = Buffer()
+        buffer.appendUInt32(0x1be3_1789)
+        buffer.appendTLBytes([UInt8](repeating: 2, count: 15))
+        buffer.appendInt32(101)
+        buffer.appendInt32(2 * bob.inSeqNo + bob.xIn)
+        buffer.appendInt32(2 * bob.outSeqNo + bob.xOut)
+        notify.serialize(buffer, true)
+        let data = try SecretChatCrypto.encrypt(buffer.bytes, key: try AuthKey(bob.key), version: .v2, fromOriginator: false,
+                                                random: SystemRandom())
+        let events = pair.events(pair.alice.handleMessage(chatID: 77, data: data, date: 0, now: pair.now))
+        #expect(events.isEmpty, "\(events)")  // a notify of the same layer changes nothing visible
+        // It took its sequence number: the same message again is a duplicate.
+        #expect(pair.aliceChat?.inSeqNo == bob.outSeqNo + 1)
+        let again = pair.events(pair.alice.handleMessage(chatID: 77, data: data, date: 0, now: pair.now))
+        guard case .dropped(77, .sequenceViolation)? = again.first else {
+            Issue.record("not counted: \(again)")
+            return
         }
     }
 
