@@ -121,4 +121,20 @@ actor EventLog {
         await bob.close()
         try await telegram.server.shutdown()
     }
+
+    /// The SQLite store keeps the secret chats' document across a reopen (the manager's persistence path).
+    @Test func sqliteStoreKeepsDocumentsAcrossReopen() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let first = try await SQLiteSessionStore.open(path: path)
+        #expect(try await first.document(named: "secret_chats") == nil)
+        try await first.saveDocument([1, 2, 3], named: "secret_chats")
+        try await first.saveDocument([4, 5], named: "secret_chats")
+        try await first.close()
+        let second = try await SQLiteSessionStore.open(path: path)
+        #expect(try await second.document(named: "secret_chats") == [4, 5])
+        try await second.close()
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
 }
