@@ -153,10 +153,12 @@ struct TrackedRequest: Sendable {
         case destroySession(Int64)
         case destroyAuthKey
         case dropAnswer(RequestID)
+        /// `auth.bindTempAuthKey` for this session's (temporary) key; its body is written anew for each msg_id.
+        case bindTemporaryKey(permanentKey: AuthKey, expiresAt: Int32)
     }
 
     let kind: Kind
-    let body: [UInt8]
+    var body: [UInt8]
     /// Every msg_id it was sent under, newest last (an answer to any of them completes it).
     var messageIDs: [Int64] = []
     /// The top-level msg_id (its container's, if packed) of the newest send.

@@ -343,7 +343,7 @@ extension Session {
             return
         }
         switch record.kind {
-            case .rpc:
+            case .rpc, .bindTemporaryKey:
                 events.append(.result(owner, payload))
             case .ping, .futureSalts, .destroySession, .destroyAuthKey, .dropAnswer:
                 guard let answer = try? ServiceMessage.decode(payload, maxUnpackedBytes: configuration.maxUnpackedBytes)

@@ -19,6 +19,23 @@ extension Session {
         try send(call.1.bytes)
     }
 
+    /// Queues `auth.bindTempAuthKey`, binding this session's key (a temporary one) to `permanentKey` until
+    /// `expiresAt`, server time (core.telegram.org/api/pfs). The binding names the msg_id and session_id it travels
+    /// under, so its body is written when a msg_id is given, and again for every resend under a new one. It is
+    /// answered like a call: `.result` with the boxed `Bool`, or `.rpcError`.
+    public mutating func bindTemporaryKey(to permanentKey: AuthKey, expiresAt: Int32) throws(SessionError) -> RequestID {
+        let kind = TrackedRequest.Kind.bindTemporaryKey(permanentKey: permanentKey, expiresAt: expiresAt)
+        return try track(kind, body: bindingBody(kind, messageID: 0) ?? [])
+    }
+
+    /// The `auth.bindTempAuthKey` body of a binding request for `messageID`; nil for other kinds, or if the
+    /// binding could not be encrypted (a 256-byte key always can).
+    func bindingBody(_ kind: TrackedRequest.Kind, messageID: Int64) -> [UInt8]? {
+        guard case let .bindTemporaryKey(permanentKey, expiresAt) = kind else { return nil }
+        return try? TemporaryKeyBinding(permanentKey: permanentKey, temporaryKey: authKey, temporarySessionID: sessionID,
+                                        expiresAt: expiresAt, messageID: messageID, random: random).requestBody
+    }
+
     /// Queues `ping` (answered by `.pong`).
     public mutating func ping(id pingID: Int64) throws(SessionError) -> RequestID {
         try track(.ping(pingID), body: ServiceWriter.words(WireID.ping) { $0.appendInt64(pingID) })
@@ -188,6 +205,7 @@ extension Session {
                 guard var record = requests[request], record.queued else { return nil }
                 let id = messageIDs.next(now: now)
                 let seqNo = nextSeqNo(contentRelated: true)
+                if let body = bindingBody(record.kind, messageID: id) { record.body = body }
                 record.queued = false
                 record.messageIDs.append(id)
                 if record.messageIDs.count > 16 {

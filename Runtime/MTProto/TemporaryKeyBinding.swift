@@ -71,6 +71,18 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
                                                          direction: .client, random: random))
     }
 
+    /// The call as sent: `auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int
+    /// encrypted_message:bytes = Bool` (the constructor is the same in every API layer).
+    public var requestBody: [UInt8] {
+        let buffer = Buffer(capacity: 24 + 4 + encryptedMessage.count + 3)
+        buffer.appendUInt32(0xcdd4_2a05)
+        buffer.appendInt64(permanentKeyID)
+        buffer.appendInt64(nonce)
+        buffer.appendInt32(expiresAt)
+        buffer.appendTLBytes(encryptedMessage)
+        return buffer.bytes
+    }
+
     /// Server role: checks a received `auth.bindTempAuthKey` against the keys and the call that carried it.
     /// - Parameters:
     ///   - permanentKey: the key named by `permanentKeyID` (the caller looks it up; a mismatch is reported).

@@ -1,6 +1,9 @@
 // One client connection as a sans-IO state machine: the transport (framing, obfuscation, MTProxy), then the
-// auth-key exchange unless a stored key is given, then the encrypted session. Bytes and the time go in; bytes to
-// write and events come out. The SwiftNIO client drives it; tests drive it against an in-memory server.
+// auth-key exchange unless a stored key is given, then the encrypted session. With a `TemporaryKeyPolicy` the
+// session runs over a temporary key instead (core.telegram.org/api/pfs): the permanent key is made if missing, then
+// a temporary one, and `auth.bindTempAuthKey` goes first in its session; the connection is ready once the server
+// accepted the binding. Bytes and the time go in; bytes to write and events come out. The SwiftNIO client drives
+// it; tests drive it against an in-memory server.
 import MTProto
 import MTProtoCrypto
 import MTProtoTransport
@@ -32,6 +35,10 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
     case server(code: Int32)
     /// A frame arrived that fits neither the exchange nor the session (e.g. an encrypted frame during the exchange).
     case unexpectedFrame(String)
+    /// The server refused `auth.bindTempAuthKey` (ENCRYPTED_MESSAGE_INVALID: it does not know the permanent key).
+    case bindingRefused(RPCError)
+    /// `auth.bindTempAuthKey` ended without an answer, or with one that is not `boolTrue`.
+    case bindingFailed(RequestFailure)
 
     public var description: String {
         switch self {
@@ -39,6 +46,8 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
             case .exchange(let error): "auth-key exchange: \(error)"
             case .server(let code): "server transport error \(code)"
             case .unexpectedFrame(let why): "unexpected frame: \(why)"
+            case .bindingRefused(let error): "auth.bindTempAuthKey refused: \(error)"
+            case .bindingFailed(let why): "auth.bindTempAuthKey failed: \(why)"
         }
     }
 }
@@ -50,23 +59,36 @@ public struct ClientConnection: Sendable {
         public var serverKeys: [RSAPublicKey]
         /// The DC the exchange names (`p_q_inner_data_dc`).
         public var dcID: Int32
-        /// A key from an earlier connection; nil runs the exchange.
+        /// A key from an earlier connection; nil runs the exchange. With `temporaryKeys`, the permanent key.
         public var storedKey: StoredAuthKey?
         public var session: SessionConfiguration
+        /// Run the session over a temporary key bound to the permanent one (perfect forward secrecy); nil uses the
+        /// permanent key directly.
+        public var temporaryKeys: TemporaryKeyPolicy?
+        /// A bound temporary key from an earlier connection, used while `temporaryKeys` deems it fresh.
+        public var storedTemporaryKey: TemporaryAuthKey?
 
         public init(transport: TransportConfiguration, serverKeys: [RSAPublicKey], dcID: Int32,
-                    storedKey: StoredAuthKey? = nil, session: SessionConfiguration = SessionConfiguration()) {
+                    storedKey: StoredAuthKey? = nil, session: SessionConfiguration = SessionConfiguration(),
+                    temporaryKeys: TemporaryKeyPolicy? = nil, storedTemporaryKey: TemporaryAuthKey? = nil) {
             self.transport = transport
             self.serverKeys = serverKeys
             self.dcID = dcID
             self.storedKey = storedKey
             self.session = session
+            self.temporaryKeys = temporaryKeys
+            self.storedTemporaryKey = storedTemporaryKey
         }
     }
 
     public enum Event: Sendable {
-        /// The session is up: from the stored key at once, or after a new key was agreed (persist it).
+        /// The session is up on this key: from a stored key at once, or after a new key was agreed (persist it).
+        /// With temporary keys it is the temporary key, reported once the server accepted its binding.
         case ready(StoredAuthKey, isNew: Bool)
+        /// With temporary keys: the permanent key an exchange just made (persist it; sessions never run on it).
+        case permanentKeyCreated(StoredAuthKey)
+        /// With temporary keys: the server accepted the binding of this new temporary key (persist it).
+        case temporaryKeyBound(TemporaryAuthKey)
         /// Anything the session reports (results, errors, updates, acks…).
         case session(SessionEvent)
         /// A frame the session refused (bad msg_key, another session); the connection goes on.
@@ -74,7 +96,10 @@ public struct ClientConnection: Sendable {
     }
 
     enum Phase: Sendable {
+        /// Making a key: the permanent one, or (`configuration.temporaryKeyLifetime` set) the temporary one.
         case exchanging(AuthKeyExchange.Client)
+        /// A session on a new temporary key whose `auth.bindTempAuthKey` (request `request`) is unanswered.
+        case binding(Session, request: RequestID, key: TemporaryAuthKey)
         case ready(Session)
         /// The session, if there was one, survives the failure: a new connection can carry it on.
         case failed(ClientConnectionError, Session?)
@@ -84,6 +109,10 @@ public struct ClientConnection: Sendable {
     let random: any RandomSource
     var transport: ClientTransport
     var phase: Phase
+    /// With temporary keys: the permanent key (stored, or made on this connection).
+    public private(set) var permanentKey: StoredAuthKey?
+    /// With temporary keys: the temporary key of the session (reused, or made and being or already bound).
+    public private(set) var temporaryKey: TemporaryAuthKey?
 
     /// - Parameters:
     ///   - now: the local clock (seconds since 1970), also mixed into a fake-TLS ClientHello.
@@ -91,13 +120,34 @@ public struct ClientConnection: Sendable {
         self.configuration = configuration
         self.random = random
         transport = try Self.transport(configuration, random: random, now: now)
-        if let stored = configuration.storedKey {
-            phase = .ready(Session(role: .client, authKey: stored.authKey, salt: stored.salt,
-                                   timeOffset: stored.timeOffset, configuration: configuration.session, random: random))
-        } else {
-            phase = .exchanging(AuthKeyExchange.Client(
-                configuration: .init(keys: configuration.serverKeys, dcID: configuration.dcID), random: random))
+        permanentKey = configuration.storedKey
+        guard let policy = configuration.temporaryKeys else {
+            if let stored = configuration.storedKey {
+                phase = .ready(Self.session(on: stored, configuration, random: random))
+            } else {
+                phase = .exchanging(Self.exchange(temporary: nil, configuration, random: random))
+            }
+            return
         }
+        if configuration.storedKey != nil, let reused = configuration.storedTemporaryKey, policy.isFresh(reused, now: now) {
+            temporaryKey = reused
+            phase = .ready(Self.session(on: reused.key, configuration, random: random))
+        } else {
+            let lifetime = configuration.storedKey == nil ? nil : policy.lifetime
+            phase = .exchanging(Self.exchange(temporary: lifetime, configuration, random: random))
+        }
+    }
+
+    private static func session(on key: StoredAuthKey, _ configuration: Configuration,
+                                random: any RandomSource) -> Session {
+        Session(role: .client, authKey: key.authKey, salt: key.salt, timeOffset: key.timeOffset,
+                configuration: configuration.session, random: random)
+    }
+
+    private static func exchange(temporary lifetime: Int32?, _ configuration: Configuration,
+                                 random: any RandomSource) -> AuthKeyExchange.Client {
+        AuthKeyExchange.Client(configuration: .init(keys: configuration.serverKeys, dcID: configuration.dcID,
+                                                    temporaryKeyLifetime: lifetime), random: random)
     }
 
     /// A connection that carries on `session` (its id, pending requests, salts and clock) over a new transport,
@@ -108,6 +158,8 @@ public struct ClientConnection: Sendable {
         self.configuration = configuration
         self.random = random
         transport = try Self.transport(configuration, random: random, now: now)
+        permanentKey = configuration.storedKey
+        temporaryKey = configuration.temporaryKeys == nil ? nil : configuration.storedTemporaryKey
         phase = .ready(session)
     }
 
@@ -127,12 +179,21 @@ public struct ClientConnection: Sendable {
     }
 
     /// The session to carry on over a new connection: the live one, or the one this connection had when it failed.
+    /// A session whose temporary key was never bound is not worth carrying on.
     public var resumableSession: Session? {
         switch phase {
             case .ready(let session): session
             case .failed(_, let session): session
-            case .exchanging: nil
+            case .exchanging, .binding: nil
         }
+    }
+
+    /// Whether calls can be sent (`.ready` was reported).
+    public var isReady: Bool { session != nil }
+
+    /// Why the connection failed, once it has.
+    public var failure: ClientConnectionError? {
+        if case .failed(let error, _) = phase { error } else { nil }
     }
 
     /// The bytes that open the connection (transport opening and the first exchange message), and, with a
@@ -144,8 +205,10 @@ public struct ClientConnection: Sendable {
                 phase = .exchanging(exchange)
                 return (try frame(first), [])
             case .ready:
-                guard let stored = configuration.storedKey else { return (transport.start(), []) }
+                guard let stored = temporaryKey?.key ?? configuration.storedKey else { return (transport.start(), []) }
                 return (transport.start(), [.ready(stored, isNew: false)])
+            case .binding:
+                return (transport.start(), [])
             case .failed(let error, _):
                 throw error
         }
@@ -179,19 +242,31 @@ public struct ClientConnection: Sendable {
 
     /// The session's frames due at `now`, framed for the wire.
     public mutating func flush(now: Double) throws(ClientConnectionError) -> [UInt8] {
-        guard case .ready(var session) = phase else {
-            if case .failed(let error, _) = phase { throw error }
-            return []
+        let frames: [OutgoingFrame]
+        switch phase {
+            case .ready(var session):
+                frames = session.outgoing(now: now)
+                phase = .ready(session)
+            case .binding(var session, let request, let key):
+                frames = session.outgoing(now: now)
+                phase = .binding(session, request: request, key: key)
+            case .exchanging:
+                return []
+            case .failed(let error, _):
+                throw error
         }
-        let frames = session.outgoing(now: now)
-        phase = .ready(session)
         var out: [UInt8] = []
         for frame in frames { out += try self.frame(frame.bytes, quickAck: frame.quickAckToken != nil) }
         return out
     }
 
     /// When `flush` has timed work next (acks, state queries).
-    public var nextDeadline: Double? { session?.nextDeadline }
+    public var nextDeadline: Double? {
+        switch phase {
+            case .ready(let session), .binding(let session, _, _): session.nextDeadline
+            case .exchanging, .failed: nil
+        }
+    }
 
     /// Feeds bytes from the server. Returns the events and the bytes to write (exchange answers, session frames).
     public mutating func receive(_ bytes: [UInt8], now: Double) throws(ClientConnectionError)
@@ -239,18 +314,10 @@ public struct ClientConnection: Sendable {
                         phase = .exchanging(exchange)
                         return try frame(next)
                     case .done(let result):
-                        let stored = StoredAuthKey(authKey: result.authKey, salt: result.firstSalt,
-                                                   timeOffset: result.timeOffset)
-                        phase = .ready(Session(role: .client, authKey: result.authKey, salt: result.firstSalt,
-                                               timeOffset: result.timeOffset, configuration: configuration.session,
-                                               random: random))
-                        events.append(.ready(stored, isNew: true))
-                        return []
+                        return try finished(result, now: now, events: &events)
                 }
             case .ready(var session):
-                guard payload.count >= 8, payload.prefix(8).contains(where: { $0 != 0 }) else {
-                    try fail(.unexpectedFrame("an unencrypted message after the key exchange"))
-                }
+                try checkEncrypted(payload)
                 do {
                     events += try session.receive(frame: payload, now: now).map(Event.session)
                 } catch {
@@ -258,9 +325,76 @@ public struct ClientConnection: Sendable {
                 }
                 phase = .ready(session)
                 return []
+            case .binding(var session, let request, let key):
+                try checkEncrypted(payload)
+                let received: [SessionEvent]
+                do {
+                    received = try session.receive(frame: payload, now: now)
+                } catch {
+                    events.append(.rejectedFrame(error))
+                    return []
+                }
+                phase = .binding(session, request: request, key: key)
+                for event in received {
+                    switch event {
+                        case .result(request, let body) where body == Self.boolTrue:
+                            phase = .ready(session)
+                            events += [.temporaryKeyBound(key), .ready(key.key, isNew: true)]
+                        case .result(request, _):
+                            try fail(.bindingFailed(.malformedAnswer("auth.bindTempAuthKey answered boolFalse or not a Bool")))
+                        case .rpcError(request, let error):
+                            try fail(.bindingRefused(error))
+                        case .failed(request, let why):
+                            try fail(.bindingFailed(why))
+                        default:
+                            events.append(.session(event))
+                    }
+                }
+                return []
             case .failed(let error, _):
                 throw error
         }
+    }
+
+    /// boolTrue#997275b5, boxed: the answer to a successful `auth.bindTempAuthKey`.
+    static let boolTrue: [UInt8] = [0xb5, 0x75, 0x72, 0x99]
+
+    private mutating func checkEncrypted(_ payload: [UInt8]) throws(ClientConnectionError) {
+        guard payload.count >= 8, payload.prefix(8).contains(where: { $0 != 0 }) else {
+            try fail(.unexpectedFrame("an unencrypted message after the key exchange"))
+        }
+    }
+
+    /// An exchange finished. A permanent key with temporary keys wanted: report it and start the temporary
+    /// exchange on the same connection. A temporary key: open its session with `auth.bindTempAuthKey` queued first.
+    /// Otherwise the session runs on the key at once.
+    private mutating func finished(_ result: AuthKeyExchange.Client.Result, now: Double,
+                                   events: inout [Event]) throws(ClientConnectionError) -> [UInt8] {
+        let stored = StoredAuthKey(authKey: result.authKey, salt: result.firstSalt, timeOffset: result.timeOffset)
+        guard let policy = configuration.temporaryKeys else {
+            phase = .ready(Self.session(on: stored, configuration, random: random))
+            events.append(.ready(stored, isNew: true))
+            return []
+        }
+        guard result.isTemporary, let expiresAt = result.expiresAt, let permanent = permanentKey else {
+            permanentKey = stored
+            events.append(.permanentKeyCreated(stored))
+            var exchange = Self.exchange(temporary: policy.lifetime, configuration, random: random)
+            let first = exchange.start(now: now)
+            phase = .exchanging(exchange)
+            return try frame(first)
+        }
+        let key = TemporaryAuthKey(key: stored, expiresAt: expiresAt)
+        var session = Self.session(on: stored, configuration, random: random)
+        let request: RequestID
+        do {
+            request = try session.bindTemporaryKey(to: permanent.authKey, expiresAt: expiresAt)
+        } catch {
+            try fail(.bindingFailed(.malformedAnswer("could not queue auth.bindTempAuthKey: \(error)")))
+        }
+        temporaryKey = key
+        phase = .binding(session, request: request, key: key)
+        return []
     }
 
     mutating func frame(_ payload: [UInt8], quickAck: Bool = false) throws(ClientConnectionError) -> [UInt8] {

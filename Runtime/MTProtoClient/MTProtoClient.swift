@@ -1,6 +1,9 @@
 // The async/await client of one DC over SwiftNIO: a TCP connection driven by `ClientConnection`, many calls in flight
 // at once, each matched to its answer, and reconnects with jittered exponential backoff that carry the session (its
-// id, pending requests, salts) over to the new connection. DC routing and migrations build on it (`TelegramClient`).
+// id, pending requests, salts) over to the new connection. With temporary keys (core.telegram.org/api/pfs) it also
+// replaces the key before it expires (calls wait while the old one drains, then a new key is made and bound) and
+// makes a new one when the server no longer knows it (−404), sending the calls in flight again under it. DC routing
+// and migrations build on it (`TelegramClient`).
 import Foundation
 import MTProto
 import MTProtoCrypto
@@ -43,11 +46,12 @@ public actor MTProtoClient {
     public struct Configuration: Sendable {
         public var host: String
         public var port: Int
+        /// The connection, including `temporaryKeys` (nil: every session runs on the permanent key).
         public var connection: ClientConnection.Configuration
         /// How long `invoke` waits for an answer unless the call names its own timeout.
         public var requestTimeout: Duration
-        /// Where the auth key is kept: loaded on `connect` (a stored key skips the exchange), saved when a new
-        /// key is agreed.
+        /// Where the keys are kept: loaded on `connect` (a stored key skips the exchange), saved when they change,
+        /// unless `keysChanged` takes them.
         public var store: (any SessionStore)?
         /// `FLOOD_WAIT_X` (and `FLOOD_PREMIUM_WAIT_X`, `SLOWMODE_WAIT_X`) up to this many seconds is waited out and
         /// the call sent again (at most `maxFloodWaitRetries` times); longer waits are thrown as `.rpc`.
@@ -57,11 +61,22 @@ public actor MTProtoClient {
         /// `invokeWithLayer` + `initConnection` there (both end with the wrapped query, so a prefix suffices).
         public var firstRequestPrefix: [UInt8]
         public var reconnect: ReconnectPolicy
+        /// Called with the DC's keys whenever they change (a permanent key made, a temporary key bound or
+        /// replaced), before waiting calls go out on them; `TelegramClient` keeps them this way. When nil they go
+        /// to `store`.
+        public var keysChanged: (@Sendable (DCKeys) async throws -> Void)?
+        /// The local clock, Unix seconds. Tests pass one they can advance.
+        public var clock: @Sendable () -> Double
+        /// Randomness for exchanges, sessions, ping ids and reconnect jitter.
+        public var random: any RandomSource
 
         public init(host: String, port: Int, connection: ClientConnection.Configuration,
                     requestTimeout: Duration = .seconds(30), store: (any SessionStore)? = nil,
                     floodWaitThreshold: Int = 60, maxFloodWaitRetries: Int = 3, firstRequestPrefix: [UInt8] = [],
-                    reconnect: ReconnectPolicy = ReconnectPolicy()) {
+                    reconnect: ReconnectPolicy = ReconnectPolicy(),
+                    keysChanged: (@Sendable (DCKeys) async throws -> Void)? = nil,
+                    clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
+                    random: any RandomSource = SystemRandom()) {
             self.host = host
             self.port = port
             self.connection = connection
@@ -71,6 +86,9 @@ public actor MTProtoClient {
             self.maxFloodWaitRetries = maxFloodWaitRetries
             self.firstRequestPrefix = firstRequestPrefix
             self.reconnect = reconnect
+            self.keysChanged = keysChanged
+            self.clock = clock
+            self.random = random
         }
     }
 
@@ -107,6 +125,14 @@ public actor MTProtoClient {
         case closed
     }
 
+    /// A call waiting for its answer: its body (sent again under a new key if the old one is lost) and the
+    /// session request it is now.
+    private struct Call {
+        let body: [UInt8]
+        let continuation: CheckedContinuation<[UInt8], any Error>
+        var request: RequestID
+    }
+
     public let configuration: Configuration
     private let group: any EventLoopGroup
     private var connection: ClientConnection?
@@ -119,13 +145,28 @@ public actor MTProtoClient {
     /// Counts connections, so a lost one's teardown cannot touch its successor.
     private var generation = 0
     private var closing = false
-    private var waiting: [RequestID: CheckedContinuation<[UInt8], any Error>] = [:]
+    private var calls: [UInt64: Call] = [:]
+    private var callByRequest: [RequestID: UInt64] = [:]
+    private var nextCall: UInt64 = 0
+    /// `open()` waiting for its connection to report `.ready`.
     private var readiness: [CheckedContinuation<Void, any Error>] = []
+    /// Calls waiting for a ready connection (reconnecting, or a key being replaced).
+    private var gate: [CheckedContinuation<Void, any Error>] = []
     private var failure: MTProtoClientError?
     private var tasks: [Task<Void, Never>] = []
-    private let random = SystemRandom()
-    /// The key in use, once known; persist it to reconnect without a new exchange.
+    private var ticking = false
+    /// The calls in `calls` belong to a session that is gone (its key was): send them again once ready.
+    private var resendCalls = false
+    /// A temporary key is due for replacement: new calls wait until the calls in flight are answered.
+    private var rotating = false
+    /// The keys as last saved (or loaded), so only changes are saved.
+    private var savedKeys: DCKeys?
+    /// The key the session runs on, once known: the permanent key, or with temporary keys the bound temporary key.
     public private(set) var authKey: StoredAuthKey?
+    /// The DC's permanent key, once known.
+    public private(set) var permanentKey: StoredAuthKey?
+    /// With temporary keys: the bound temporary key in use (nil while a new one is being made).
+    public private(set) var temporaryKey: TemporaryAuthKey?
     /// Updates (`Api.Updates`, serialized) as the server pushes them.
     public nonisolated let updates: AsyncStream<[UInt8]>
     private let updatesSink: AsyncStream<[UInt8]>.Continuation
@@ -143,7 +184,12 @@ public actor MTProtoClient {
         (states, statesSink) = AsyncStream.makeStream(of: State.self, bufferingPolicy: .bufferingNewest(64))
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    /// The wall clock, Unix seconds.
+    public static let wallClock: @Sendable () -> Double = { Date().timeIntervalSince1970 }
+
+    private func now() -> Double { configuration.clock() }
+    private var random: any RandomSource { configuration.random }
+    private var policy: TemporaryKeyPolicy? { configuration.connection.temporaryKeys }
 
     private func set(_ new: State) {
         guard new != state || new == .connecting else { return }
@@ -151,34 +197,42 @@ public actor MTProtoClient {
         statesSink.yield(new)
     }
 
-    /// Connects and waits until the session is up (after a key exchange, unless a stored key was configured).
+    /// Connects and waits until the session is up (after the key exchanges and the binding, unless stored keys
+    /// were configured or found in `store`).
     public func connect() async throws {
         guard connection == nil, failure == nil else { return }
         var connectionConfiguration = configuration.connection
         if connectionConfiguration.storedKey == nil, let store = configuration.store {
-            connectionConfiguration.storedKey = try await store.load().permanentKeys[connectionConfiguration.dcID]
+            let stored = try await store.load()
+            connectionConfiguration.storedKey = stored.permanentKeys[connectionConfiguration.dcID]
+            if connectionConfiguration.storedTemporaryKey == nil {
+                connectionConfiguration.storedTemporaryKey = stored.temporaryKeys[connectionConfiguration.dcID]
+            }
         }
+        permanentKey = connectionConfiguration.storedKey
+        savedKeys = DCKeys(permanent: permanentKey, temporary: policy == nil ? nil : connectionConfiguration.storedTemporaryKey)
         do {
-            connection = try ClientConnection(configuration: connectionConfiguration, random: random, now: Self.now())
+            let first = try ClientConnection(configuration: connectionConfiguration, random: random, now: now())
+            temporaryKey = first.temporaryKey
+            connection = first
         } catch {
             throw MTProtoClientError.connection(error)
         }
+        let saveFailure: (any Error)?
         do {
-            try await open()
+            saveFailure = try await open()
         } catch {
-            fail(.closed)
+            fail(error as? MTProtoClientError ?? .closed)
             throw error
         }
-        if let store = configuration.store, let key = authKey, connectionConfiguration.storedKey == nil {
-            var state = try await store.load()
-            state.permanentKeys[connectionConfiguration.dcID] = key
-            state.addresses[connectionConfiguration.dcID] = DCAddress(host: configuration.host, port: configuration.port)
-            try await store.save(state)
-        }
+        if let saveFailure { throw saveFailure }
     }
 
-    /// Opens TCP and starts `connection` (new, or resuming a session) on it; returns once the session runs.
-    private func open() async throws {
+    /// Opens TCP and starts `connection` (new, or resuming a session) on it; returns once the session runs and
+    /// its keys are saved (before any waiting call goes out on them). Returns why saving failed, if it did: the
+    /// connection is up regardless.
+    @discardableResult
+    private func open() async throws -> (any Error)? {
         set(.connecting)
         let asyncChannel = try await ClientBootstrap(group: group)
             .connect(host: configuration.host, port: configuration.port) { channel in
@@ -190,10 +244,10 @@ public actor MTProtoClient {
             try? await asyncChannel.channel.close()
             throw MTProtoClientError.closed
         }
-        let resumed = connection.session != nil
+        let resumed = connection.isReady
         let start: (bytes: [UInt8], events: [ClientConnection.Event])
         do {
-            start = try connection.start(now: Self.now())
+            start = try connection.start(now: now())
         } catch {
             try? await asyncChannel.channel.close()
             throw MTProtoClientError.connection(error)
@@ -206,14 +260,27 @@ public actor MTProtoClient {
         channel = asyncChannel.channel
         generation += 1
         connectionCount += 1
+        prefixed = false
         let (outgoing, sink) = AsyncStream.makeStream(of: [UInt8].self)
         outgoingSink = sink
         let current = generation
         tasks.append(Task { await self.run(asyncChannel, outgoing: outgoing, opening: start.bytes, generation: current) })
-        if tasks.count == 1 { tasks.append(Task { await self.tick() }) }
+        if !ticking {
+            ticking = true
+            tasks.append(Task { await self.tick() })
+        }
         handle(start.events)
-        if authKey == nil { try await withCheckedThrowingContinuation { readiness.append($0) } }
+        if self.connection?.isReady != true { try await withCheckedThrowingContinuation { readiness.append($0) } }
+        var saveFailure: (any Error)?
+        do {
+            try await saveKeys()
+        } catch {
+            saveFailure = error
+        }
         set(.ready)
+        if resendCalls { resendWaitingCalls() }
+        openGate()
+        return saveFailure
     }
 
     /// Sends a generated call and returns its typed result: `try await client.invoke(Api.functions.help.getConfig())`.
@@ -242,34 +309,60 @@ public actor MTProtoClient {
         }
     }
 
-    /// One attempt: the answer, or why there is none. While a lost connection is being replaced the request
-    /// waits in the session and goes out on the new connection.
+    /// One attempt: the answer, or why there is none. While a lost connection is being replaced (or a temporary
+    /// key renewed) the call waits, then goes out on the new connection.
     private func send(_ body: [UInt8], timeout: Duration) async throws -> [UInt8] {
         if let failure { throw failure }
+        if rotationDue() { beginRotation() }
+        try await waitUntilSendable()
         guard var connection else { throw MTProtoClientError.notConnected }
         let request: RequestID
         do {
-            let payload = !prefixed && !configuration.firstRequestPrefix.isEmpty ? configuration.firstRequestPrefix + body : body
-            guard let id = try connection.send(payload) else { throw MTProtoClientError.notConnected }
+            guard let id = try connection.send(prefixedIfFirst(body)) else { throw MTProtoClientError.notConnected }
             prefixed = true
             request = id
         } catch let error as SessionError {
             throw MTProtoClientError.session(error)
         }
         self.connection = connection
+        nextCall += 1
+        let token = nextCall
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
-            await self?.finish(request, with: .failure(MTProtoClientError.timeout), drop: true)
+            await self?.finish(call: token, with: .failure(MTProtoClientError.timeout), drop: true)
         }
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                waiting[request] = continuation
+                calls[token] = Call(body: body, continuation: continuation, request: request)
+                callByRequest[request] = token
                 flush()
             }
         } onCancel: {
-            Task { await self.finish(request, with: .failure(MTProtoClientError.cancelled), drop: true) }
+            Task { await self.finish(call: token, with: .failure(MTProtoClientError.cancelled), drop: true) }
         }
+    }
+
+    /// The first request of a connection carries `firstRequestPrefix` (after a binding too: initConnection must
+    /// be repeated for every new temporary key, core.telegram.org/api/pfs).
+    private func prefixedIfFirst(_ body: [UInt8]) -> [UInt8] {
+        !prefixed && !configuration.firstRequestPrefix.isEmpty ? configuration.firstRequestPrefix + body : body
+    }
+
+    /// Waits while the connection is not ready or a key replacement drains the calls in flight.
+    private func waitUntilSendable() async throws {
+        while connection?.isReady != true || rotating {
+            guard connection != nil else { throw MTProtoClientError.notConnected }
+            try await withCheckedThrowingContinuation { gate.append($0) }
+            if let failure { throw failure }
+        }
+    }
+
+    private func openGate() {
+        guard connection?.isReady == true, !rotating else { return }
+        let waiting = gate
+        gate.removeAll()
+        for waiter in waiting { waiter.resume() }
     }
 
     /// Closes the connection; calls in flight fail with `.closed`.
@@ -309,32 +402,71 @@ public actor MTProtoClient {
         connectionEnded(generation: generation)
     }
 
-    /// A connection ended. Unless the client is closing (or never had a key), the session moves to a fresh
-    /// connection object at once (requests made meanwhile queue in it) and reconnecting starts.
+    /// A connection ended. If an `open()` is waiting for it, that open fails (its caller retries or gives up).
+    /// Otherwise, unless the client is closing or nothing can help, reconnecting starts; calls made meanwhile wait.
     private func connectionEnded(generation ended: Int) {
         guard ended == generation, !closing, failure == nil else { return }
         writing = false
         outgoingSink?.finish()
         outgoingSink = nil
         channel = nil
-        if case .failed(.server(code: let code), _)? = connection.map({ $0.phase }) {
-            // −404 and friends: the server does not know this key; a new connection with it cannot help.
-            fail(.connection(.server(code: code)))
+        let lost = connection
+        if !readiness.isEmpty {
+            let error = lost?.failure.map(MTProtoClientError.connection) ?? .closed
+            let waiting = readiness
+            readiness.removeAll()
+            for waiter in waiting { waiter.resume(throwing: error) }
             return
         }
-        guard authKey != nil, configuration.reconnect.maxAttempts > 0, let session = connection?.resumableSession else {
+        switch lost?.failure {
+            case .server(let code)?:
+                // −404 for a temporary key: it expired or the server forgot it (core.telegram.org/api/pfs); make
+                // a new one. For a permanent key (and other codes) a new connection with it cannot help.
+                guard code == -404, policy != nil, lost?.temporaryKey != nil, permanentKey != nil else {
+                    fail(.connection(.server(code: code)))
+                    return
+                }
+                temporaryKey = nil
+            case .bindingRefused(let error)?:
+                fail(.connection(.bindingRefused(error)))
+                return
+            case .bindingFailed(let why)?:
+                fail(.connection(.bindingFailed(why)))
+                return
+            default:
+                break
+        }
+        guard authKey != nil, configuration.reconnect.maxAttempts > 0 else {
             fail(.closed)
             return
         }
-        do {
-            connection = try ClientConnection(configuration: configuration.connection, resuming: session, random: random,
-                                              now: Self.now())
-        } catch {
-            fail(.connection(error))
-            return
-        }
-        prefixed = false
         tasks.append(Task { await self.reconnect() })
+    }
+
+    /// The connection to try next: the lost session carried on (unless `resuming` is false or its key is gone),
+    /// or with temporary keys a new connection that makes and binds a temporary key (reusing `temporaryKey` if
+    /// set), whose session gets the calls in flight again.
+    private func successor(resuming: Bool = true) throws(MTProtoClientError) -> ClientConnection {
+        var next = configuration.connection
+        next.storedKey = permanentKey ?? next.storedKey
+        next.storedTemporaryKey = temporaryKey
+        let keyGone = if case .server? = connection?.failure { true } else { false }
+        if resuming, !keyGone, let session = connection?.resumableSession {
+            do {
+                return try ClientConnection(configuration: next, resuming: session, random: random, now: now())
+            } catch {
+                throw .connection(error)
+            }
+        }
+        guard policy != nil, permanentKey != nil else { throw .closed }
+        let fresh: ClientConnection
+        do {
+            fresh = try ClientConnection(configuration: next, random: random, now: now())
+        } catch {
+            throw .connection(error)
+        }
+        resendCalls = resendCalls || !calls.isEmpty
+        return fresh
     }
 
     private func reconnect() async {
@@ -344,13 +476,99 @@ public actor MTProtoClient {
             try? await Task.sleep(for: delay)
             if closing || failure != nil { return }
             do {
+                connection = try successor()
+            } catch {
+                fail(error)
+                return
+            }
+            do {
                 try await open()
                 return
             } catch {
-                continue
+                if closing || failure != nil { return }
             }
         }
         fail(.closed)
+    }
+
+    // MARK: Temporary keys
+
+    /// Whether the temporary key in use has less than `renewBefore` left.
+    private func rotationDue() -> Bool {
+        guard let policy, let key = temporaryKey, !rotating, !closing, failure == nil, connection?.isReady == true
+        else { return false }
+        return !policy.isFresh(key, now: now())
+    }
+
+    /// Stops new calls; once the calls in flight are answered (or time out) the key is replaced.
+    private func beginRotation() {
+        rotating = true
+        if calls.isEmpty { tasks.append(Task { await self.rotate() }) }
+    }
+
+    /// Replaces the temporary key: the old connection is closed (its end is not a loss), a new one makes and
+    /// binds a new key, and the waiting calls go out on it. The old key is forgotten.
+    private func rotate() async {
+        guard rotating, !closing, failure == nil else { return }
+        generation += 1
+        writing = false
+        outgoingSink?.finish()
+        outgoingSink = nil
+        let old = channel
+        channel = nil
+        try? await old?.close()
+        temporaryKey = nil
+        rotating = false
+        do {
+            connection = try successor(resuming: false)
+        } catch {
+            fail(error)
+            return
+        }
+        do {
+            try await open()
+        } catch {
+            if closing || failure != nil { return }
+            tasks.append(Task { await self.reconnect() })
+        }
+    }
+
+    /// Sends every waiting call again in the new session (its first carrying `firstRequestPrefix`).
+    private func resendWaitingCalls() {
+        resendCalls = false
+        callByRequest.removeAll()
+        for token in calls.keys.sorted() {
+            guard var call = calls[token], var connection else { continue }
+            do {
+                guard let id = try connection.send(prefixedIfFirst(call.body)) else { throw MTProtoClientError.notConnected }
+                prefixed = true
+                call.request = id
+                calls[token] = call
+                callByRequest[id] = token
+                self.connection = connection
+            } catch {
+                calls[token] = nil
+                call.continuation.resume(throwing: (error as? SessionError).map(MTProtoClientError.session) ?? error)
+            }
+        }
+        flush()
+    }
+
+    /// Saves the keys if they changed: through `keysChanged`, else into `store`.
+    private func saveKeys() async throws {
+        let keys = DCKeys(permanent: permanentKey, temporary: temporaryKey)
+        guard keys != savedKeys else { return }
+        let dc = configuration.connection.dcID
+        if let keysChanged = configuration.keysChanged {
+            try await keysChanged(keys)
+        } else if let store = configuration.store {
+            var state = try await store.load()
+            state.permanentKeys[dc] = keys.permanent
+            state.temporaryKeys[dc] = keys.temporary
+            state.addresses[dc] = DCAddress(host: configuration.host, port: configuration.port)
+            try await store.save(state)
+        }
+        savedKeys = keys
     }
 
     private func startWriting(_ opening: [UInt8]) {
@@ -364,10 +582,9 @@ public actor MTProtoClient {
         guard var connection else { return false }
         let received: (bytes: [UInt8], events: [ClientConnection.Event])
         do throws(ClientConnectionError) {
-            received = try connection.receive(bytes, now: Self.now())
+            received = try connection.receive(bytes, now: now())
         } catch {
             self.connection = connection
-            if authKey == nil { fail(.connection(error)) }
             return false
         }
         self.connection = connection
@@ -376,12 +593,14 @@ public actor MTProtoClient {
         return true
     }
 
-    /// Sends what the session has due (acks, state queries, resends) at its deadlines.
+    /// Sends what the session has due (acks, state queries, resends) at its deadlines, and starts a key
+    /// replacement that has come due while no call was made.
     private func tick() async {
         while !Task.isCancelled && failure == nil {
-            let wait = connection?.nextDeadline.map { min(1, max(0.01, $0 - Self.now())) } ?? 1
+            let wait = connection?.nextDeadline.map { min(1, max(0.01, $0 - now())) } ?? 1
             try? await Task.sleep(for: .seconds(wait))
-            if let deadline = connection?.nextDeadline, deadline <= Self.now() { flush() }
+            if rotationDue() { beginRotation() }
+            if let deadline = connection?.nextDeadline, deadline <= now() { flush() }
         }
     }
 
@@ -389,7 +608,7 @@ public actor MTProtoClient {
         guard var connection, writing else { return }
         let bytes: [UInt8]
         do {
-            bytes = try connection.flush(now: Self.now())
+            bytes = try connection.flush(now: now())
         } catch {
             self.connection = connection
             return  // the reader sees the failure and ends the connection
@@ -403,11 +622,15 @@ public actor MTProtoClient {
             switch event {
                 case .ready(let key, _):
                     authKey = key
-                    for waiter in readiness { waiter.resume() }
+                    if policy == nil { permanentKey = key }
+                    let waiting = readiness
                     readiness.removeAll()
-                case .session(.result(let id, let body)): finish(id, with: .success(body))
-                case .session(.rpcError(let id, let error)): finish(id, with: .failure(MTProtoClientError.rpc(error)))
-                case .session(.failed(let id, let why)): finish(id, with: .failure(MTProtoClientError.request(why)))
+                    for waiter in waiting { waiter.resume() }
+                case .permanentKeyCreated(let key): permanentKey = key
+                case .temporaryKeyBound(let key): temporaryKey = key
+                case .session(.result(let id, let body)): finish(request: id, with: .success(body))
+                case .session(.rpcError(let id, let error)): finish(request: id, with: .failure(MTProtoClientError.rpc(error)))
+                case .session(.failed(let id, let why)): finish(request: id, with: .failure(MTProtoClientError.request(why)))
                 case .session(.update(let body, _)): updatesSink.yield(body)
                 case .session, .rejectedFrame: break
             }
@@ -415,22 +638,33 @@ public actor MTProtoClient {
         flush()
     }
 
-    private func finish(_ request: RequestID, with result: Result<[UInt8], any Error>, drop: Bool = false) {
-        guard let continuation = waiting.removeValue(forKey: request) else { return }
+    private func finish(request: RequestID, with result: Result<[UInt8], any Error>) {
+        guard let token = callByRequest[request] else { return }
+        finish(call: token, with: result)
+    }
+
+    private func finish(call token: UInt64, with result: Result<[UInt8], any Error>, drop: Bool = false) {
+        guard let call = calls.removeValue(forKey: token) else { return }
+        callByRequest[call.request] = nil
         if drop, var connection {
-            connection.cancel(request)
+            connection.cancel(call.request)
             self.connection = connection
             flush()
         }
-        continuation.resume(with: result)
+        call.continuation.resume(with: result)
+        if rotating, calls.isEmpty { tasks.append(Task { await self.rotate() }) }
     }
 
     private func fail(_ error: MTProtoClientError) {
         if failure == nil { failure = error }
-        for (_, continuation) in waiting { continuation.resume(throwing: error) }
-        waiting.removeAll()
+        let waiting = calls
+        calls.removeAll()
+        callByRequest.removeAll()
+        for (_, call) in waiting { call.continuation.resume(throwing: error) }
         for waiter in readiness { waiter.resume(throwing: error) }
         readiness.removeAll()
+        for waiter in gate { waiter.resume(throwing: error) }
+        gate.removeAll()
         updatesSink.finish()
         outgoingSink?.finish()
         set(.closed)

@@ -36,6 +36,8 @@ public final class MTProtoTestServer: Sendable {
         public var faultSeed: UInt64 = 0
         /// Called for every connection event and close, from the connection's event loop.
         public var onEvent: @Sendable (ConnectionReport) -> Void
+        /// The server's clock, Unix seconds (the wall clock unless a test injects one it can advance).
+        public var clock: @Sendable () -> Double = ServerContext.wallClock
 
         public init(rsaKeys: [RSAPrivateKey], handlers: RPCHandlers, host: String = "127.0.0.1", port: Int = 0,
                     proxyPort: Int = 0, dcIDs: [Int32] = [2], proxySecret: MTProxySecret? = nil,
@@ -101,7 +103,7 @@ public final class MTProtoTestServer: Sendable {
                 handlers: configuration.handlers, endpoint: endpoint, limits: configuration.limits,
                 sessionConfiguration: configuration.sessionConfiguration, random: configuration.random,
                 faults: configuration.faults, faultSeed: configuration.faultSeed &+ UInt64(index) &* 2,
-                directory: directory)))
+                directory: directory, clock: configuration.clock)))
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let counter = ConnectionCounter()
@@ -174,11 +176,12 @@ public final class MTProtoTestServer: Sendable {
         return true
     }
 
-    /// Pushes an update to every session of an auth key; returns how many there were.
+    /// Pushes an update to every session that runs as an auth key (its own and its bound temporary key's);
+    /// returns how many there were.
     @discardableResult
     public func push(_ update: [UInt8], toAuthKey authKeyID: UInt64, dc: Int32? = nil) -> Int {
         let target = dc.flatMap { contexts[$0] } ?? context
-        return target.sessions.keys(authKeyID: authKeyID).filter { push(update, to: $0, dc: dc) }.count
+        return target.sessionKeys(authorizedAs: authKeyID).filter { push(update, to: $0, dc: dc) }.count
     }
 
     /// Connections open now.
@@ -217,8 +220,11 @@ extension ServerContext {
         self.init(exchange: other.exchange, transport: transport, handlers: other.handlers, endpoint: other.endpoint,
                   limits: other.limits, sessionConfiguration: other.sessionConfiguration, random: other.random,
                   faults: other.faults, faultSeed: other.faultSeed &+ 1, keys: other.keys, sessions: other.sessions,
-                  directory: other.directory, routing: routing)
+                  directory: other.directory, routing: routing, clock: other.clock)
     }
+
+    /// The wall clock, Unix seconds.
+    public static let wallClock: @Sendable () -> Double = { Date().timeIntervalSince1970 }
 }
 
 /// Open connections across listeners, and the ids reports carry.
@@ -285,10 +291,10 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         self.counter = counter
         self.routes = routes
         self.onEvent = onEvent
-        connection = ServerConnection(context: context, now: Self.now())
+        connection = ServerConnection(context: context, now: context.clock())
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    private func now() -> Double { context.clock() }
 
     func channelActive(context channelContext: ChannelHandlerContext) {
         guard let id = counter.open(limit: context.limits.maxConnections) else {
@@ -308,7 +314,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         guard !closing else { return }
         var buffer = unwrapInboundIn(data)
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        apply(connection.receive(bytes, now: Self.now()), channelContext)
+        apply(connection.receive(bytes, now: self.now()), channelContext)
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {
@@ -365,7 +371,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
                 loop.execute {
                     let (handler, channelContext) = loopBound.value
                     guard !handler.closing else { return }
-                    handler.apply(handler.connection.flush(now: Self.now()), channelContext)
+                    handler.apply(handler.connection.flush(now: handler.now()), channelContext)
                 }
             }
         }
@@ -392,12 +398,12 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         timer?.cancel()
         timer = nil
         guard !closing, let deadline = connection.nextDeadline else { return }
-        let delay = max(0, deadline - Self.now())
+        let delay = max(0, deadline - self.now())
         let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
         timer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(Int64(min(delay, 86_400) * 1e9))) {
             let (handler, channelContext) = loopBound.value
             handler.timer = nil
-            handler.apply(handler.connection.tick(now: Self.now()), channelContext)
+            handler.apply(handler.connection.tick(now: handler.now()), channelContext)
         }
     }
 }

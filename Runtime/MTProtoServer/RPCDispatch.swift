@@ -15,7 +15,11 @@ public struct RPCCall: Sendable {
     public let wrappers: [String]
     /// `invokeWithLayer.layer`, when the request carried one.
     public let layer: Int32?
+    /// The key whose authorization the call runs under: the key it arrived under, or for a temporary key bound with
+    /// `auth.bindTempAuthKey` the permanent key it stands for (core.telegram.org/api/pfs).
     public let authKeyID: UInt64
+    /// The temporary key the call arrived under, when it was one (`authKeyID` is then its permanent key if bound).
+    public let temporaryKeyID: UInt64?
     public let sessionID: Int64
     /// The msg_id the client sent the request under.
     public let messageID: Int64
@@ -89,10 +93,21 @@ public struct RPCHandlers: Sendable {
     /// Registers (or replaces) the handler for `method`, named as in the schema (`help.getConfig`).
     public mutating func register(_ method: String, _ handler: @escaping RPCHandler) { handlers[method] = handler }
 
-    /// Decodes a request body and answers it: the innermost method's name (`?` when the body does not decode)
-    /// and the serialized result, or the `rpc_error` to send.
-    public func dispatch(body: [UInt8], authKeyID: UInt64, sessionID: Int64, messageID: Int64,
-                         endpoint: ServerEndpoint, dcs: [ServerEndpoint], now: Double) -> (method: String, result: Result<[UInt8], RPCError>) {
+    /// A request body decoded, its wrappers peeled off.
+    public struct Decoded: Sendable {
+        /// The innermost call.
+        public let request: TLRequest
+        /// The wrappers removed, outermost first.
+        public let wrappers: [String]
+        /// `invokeWithLayer.layer`, when there was one.
+        public let layer: Int32?
+
+        public var method: String { request.name }
+    }
+
+    /// Decodes a request body and removes its wrappers: the innermost method's name (`?` when the body does not
+    /// decode) and the call, or the `rpc_error` to answer.
+    public func decode(body: [UInt8]) -> (method: String, decoded: Result<Decoded, RPCError>) {
         let invalid = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
         guard let object = try? registry.parse(bytes: body), var request = object as? TLRequest else {
             return ("?", .failure(invalid))
@@ -107,15 +122,37 @@ public struct RPCHandlers: Sendable {
             wrappers.append(request.name)
             request = next
         }
-        guard let handler = handlers[request.name] else {
-            return (request.name, .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED")))
+        return (request.name, .success(Decoded(request: request, wrappers: wrappers, layer: layer)))
+    }
+
+    /// Runs a decoded call's handler: the serialized result, or the `rpc_error` to send.
+    public func run(_ decoded: Decoded, authKeyID: UInt64, temporaryKeyID: UInt64? = nil, sessionID: Int64,
+                    messageID: Int64, endpoint: ServerEndpoint, dcs: [ServerEndpoint],
+                    now: Double) -> Result<[UInt8], RPCError> {
+        guard let handler = handlers[decoded.method] else {
+            return .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED"))
         }
-        let call = RPCCall(request: request, wrappers: wrappers, layer: layer, authKeyID: authKeyID,
-                           sessionID: sessionID, messageID: messageID, endpoint: endpoint, dcs: dcs, now: now)
+        let call = RPCCall(request: decoded.request, wrappers: decoded.wrappers, layer: decoded.layer,
+                           authKeyID: authKeyID, temporaryKeyID: temporaryKeyID, sessionID: sessionID,
+                           messageID: messageID, endpoint: endpoint, dcs: dcs, now: now)
         do {
-            return (request.name, .success(try handler(call)))
+            return .success(try handler(call))
         } catch {
-            return (request.name, .failure(error))
+            return .failure(error)
+        }
+    }
+
+    /// Decodes a request body and answers it: the innermost method's name (`?` when the body does not decode)
+    /// and the serialized result, or the `rpc_error` to send.
+    public func dispatch(body: [UInt8], authKeyID: UInt64, sessionID: Int64, messageID: Int64,
+                         endpoint: ServerEndpoint, dcs: [ServerEndpoint], now: Double) -> (method: String, result: Result<[UInt8], RPCError>) {
+        let (method, decoded) = decode(body: body)
+        switch decoded {
+        case .failure(let error):
+            return (method, .failure(error))
+        case .success(let call):
+            return (method, run(call, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
+                                endpoint: endpoint, dcs: dcs, now: now))
         }
     }
 }

@@ -2,9 +2,10 @@
 // events out. It composes the pieces that exist: `ServerTransport` recognises the client's framing and obfuscation
 // from its first bytes; unencrypted frames (auth_key_id 0) run `AuthKeyExchange.Server`; encrypted ones are
 // decrypted with their key's `MTProto2Cipher` to learn the session_id, then handed to the server-role `Session` for
-// (auth key, session id), created on first sight; requests the session reports go to the `RPCHandlers`. An unknown
-// auth key gets transport error −404 as Telegram sends it (core.telegram.org/mtproto/mtproto-transports,
-// "Transport errors"), then the connection closes. Every failure closes the connection with a typed error.
+// (auth key, session id), created on first sight; requests the session reports go to the `RPCHandlers` (through
+// the temporary-key rules of TemporaryKeys.swift). An unknown auth key, or a temporary one past its expiry, gets
+// transport error −404 as Telegram sends it (core.telegram.org/mtproto/mtproto-transports, "Transport errors"),
+// then the connection closes. Every failure closes the connection with a typed error.
 import MTProto
 import MTProtoCrypto
 import MTProtoTransport
@@ -55,13 +56,15 @@ public final class ServerContext: Sendable {
     public let directory: DCDirectory
     /// Set on an MTProxy listener: the DCs it forwards to by the id in the client's header.
     public let routing: DCRouting?
+    /// The server's clock (Unix seconds) as the listener feeds it to connections; tests pass one they advance.
+    public let clock: @Sendable () -> Double
 
     public init(exchange: AuthKeyExchange.Server.Configuration, transport: ServerTransportConfiguration,
                 handlers: RPCHandlers, endpoint: ServerEndpoint, limits: ServerLimits = ServerLimits(),
                 sessionConfiguration: SessionConfiguration = SessionConfiguration(),
                 random: any RandomSource = SystemRandom(), faults: FaultPlan = FaultPlan(), faultSeed: UInt64 = 0,
                 keys: AuthKeyStore? = nil, sessions: SessionRegistry? = nil, directory: DCDirectory? = nil,
-                routing: DCRouting? = nil) {
+                routing: DCRouting? = nil, clock: @escaping @Sendable () -> Double = ServerContext.wallClock) {
         self.exchange = exchange
         var transport = transport
         transport.maximumPayload = min(transport.maximumPayload, limits.maxFramePayload)
@@ -77,6 +80,7 @@ public final class ServerContext: Sendable {
         endpointState = Mutex(endpoint)
         self.directory = directory ?? DCDirectory([endpoint])
         self.routing = routing
+        self.clock = clock
     }
 
     /// Where clients reach this server (the port is known once a listener is bound); kept in the directory too.
@@ -93,8 +97,12 @@ public final class ServerContext: Sendable {
 public enum ServerConnectionEvent: Sendable, Equatable {
     /// The client's transport is known.
     case negotiated(NegotiatedTransport)
-    /// A key exchange finished; the key is stored.
-    case authKeyCreated(authKeyID: UInt64, dcID: Int32?, legacyRSA: Bool)
+    /// A key exchange finished; the key is stored (with its expiry, server time, for a temporary key).
+    case authKeyCreated(authKeyID: UInt64, dcID: Int32?, legacyRSA: Bool, expiresAt: Int32?)
+    /// `auth.bindTempAuthKey` bound a temporary key to a permanent one.
+    case temporaryKeyBound(temporaryKeyID: UInt64, permanentKeyID: UInt64)
+    /// A temporary key was used past its expiry: it is forgotten and −404 was sent.
+    case authKeyExpired(authKeyID: UInt64)
     /// A session was created on first sight of its id.
     case sessionCreated(SessionKey)
     /// A request was dispatched: its innermost method and whether it was answered with an error.
@@ -316,9 +324,10 @@ public struct ServerConnection: Sendable {
         case .send(let reply):
             send(reply, output: &output)
         case .finished(let reply, let done):
-            context.keys.insert(done.authKey, firstSalt: done.firstSalt, now: now, random: context.random)
+            context.keys.insert(done.authKey, firstSalt: done.firstSalt, now: now, random: context.random,
+                                expiresAt: done.expiresAt)
             output.events.append(.authKeyCreated(authKeyID: done.authKey.idValue, dcID: done.dcID,
-                                                 legacyRSA: done.usedLegacyRSA))
+                                                 legacyRSA: done.usedLegacyRSA, expiresAt: done.expiresAt))
             send(reply, output: &output)
         case .refused(let reply, let error):
             send(reply, output: &output)
@@ -328,7 +337,12 @@ public struct ServerConnection: Sendable {
 
     private mutating func handleEncrypted(_ frame: [UInt8], authKeyID: UInt64, quickAck: Bool, now: Double,
                                           output: inout ServerConnectionOutput) {
-        guard let entry = context.keys.entry(id: authKeyID) else {
+        let (found, expired) = context.keys.liveEntry(id: authKeyID, now: now)
+        if expired {
+            context.sessions.removeAll(authKeyID: authKeyID)
+            output.events.append(.authKeyExpired(authKeyID: authKeyID))
+        }
+        guard let entry = found else {
             do {
                 output.outbound += try transport.sendTransportError(-404)
             } catch {
@@ -397,10 +411,16 @@ public struct ServerConnection: Sendable {
         let faults = context.faults
         var closeFault: String?
         for (messageID, body) in action.requests {
-            var (method, result) = context.handlers.dispatch(
-                body: body, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
-                endpoint: context.endpoint, dcs: context.directory.endpoints, now: now)
+            let (method, decoded) = context.handlers.decode(body: body)
+            var result = decoded.flatMap {
+                context.answer($0, entry: entry, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
+                               now: now)
+            }
             if let error = faults.errors[method] { result = .failure(error) }
+            if method == "auth.bindTempAuthKey", case .success = result,
+               let permanent = context.keys.authorizationKey(of: authKeyID, at: now) {
+                output.events.append(.temporaryKeyBound(temporaryKeyID: authKeyID, permanentKeyID: permanent))
+            }
             // The connection dies mid-request: the call still ran and its answer waits in the session, which
             // sends it on the client's next connection (as Telegram keeps a session across connections).
             if context.faultState.closes(on: method), closeFault == nil { closeFault = method }

@@ -1,12 +1,15 @@
-// What a server shares between its connections: the auth keys it created (with each key's salt schedule) and the
-// sessions open on them, keyed by (auth key, session id). Both are bounded, evicting the oldest entry, so a client
-// that makes keys or sessions without end costs a fixed amount of memory. Locked, because NIO runs connections on
-// several threads; every operation is short and never calls out while holding the lock.
+// What a server shares between its connections: the auth keys it created (with each key's salt schedule, and for a
+// temporary key its expiry and the permanent key it is bound to) and the sessions open on them, keyed by (auth key,
+// session id). Both are bounded, evicting the oldest entry, so a client that makes keys or sessions without end costs
+// a fixed amount of memory. Locked, because NIO runs connections on several threads; every operation is short and
+// never calls out while holding the lock.
 import MTProto
 import MTProtoCrypto
 import Synchronization
 
-/// The auth keys a server knows, by auth_key_id, oldest evicted first.
+/// The auth keys a server knows, by auth_key_id, oldest evicted first. Temporary keys (perfect forward secrecy,
+/// core.telegram.org/api/pfs) carry their expiry and, once `auth.bindTempAuthKey` succeeded, the permanent key whose
+/// authorization they stand for; a permanent key is bound to one temporary key at a time.
 public final class AuthKeyStore: Sendable {
     /// A key with the salts its sessions accept (one schedule per key, so every session of it agrees).
     public struct Entry: Sendable {
@@ -14,26 +17,114 @@ public final class AuthKeyStore: Sendable {
         public let cipher: MTProto2Cipher
         public internal(set) var salts: SaltSchedule
         public let createdAt: Double
+        /// For a temporary key: the server time it stops existing (server_time + expires_in of its exchange).
+        public let expiresAt: Int32?
+        /// For a bound temporary key: the permanent key and the binding's expires_at.
+        public internal(set) var binding: Binding?
+
+        public var isTemporary: Bool { expiresAt != nil }
+    }
+
+    /// What `auth.bindTempAuthKey` established for a temporary key.
+    public struct Binding: Sendable, Hashable {
+        public let permanentKeyID: UInt64
+        public let expiresAt: Int32
+    }
+
+    /// Why a binding was not stored.
+    public enum BindRefusal: Error, Sendable, Equatable {
+        /// One of the two keys is gone (expired or evicted) since the caller looked.
+        case unknownKey
+        /// The temporary key is bound to another permanent key already.
+        case alreadyBound(permanentKeyID: UInt64)
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var order: [UInt64] = []
+        /// Permanent key → the temporary key bound to it now; at most one entry per stored key.
+        var boundTemporary: [UInt64: UInt64] = [:]
+        var created = 0
+
+        /// Forgets a key and every binding that names it.
+        mutating func drop(_ id: UInt64) -> Bool {
+            guard let entry = entries.removeValue(forKey: id) else { return false }
+            if let permanent = entry.binding?.permanentKeyID, boundTemporary[permanent] == id {
+                boundTemporary[permanent] = nil
+            }
+            if let temporary = boundTemporary.removeValue(forKey: id) { entries[temporary]?.binding = nil }
+            return true
+        }
     }
 
     public let capacity: Int
-    private let state = Mutex<(entries: [UInt64: Entry], order: [UInt64])>(([:], []))
+    private let state = Mutex(State())
 
     public init(capacity: Int) { self.capacity = max(1, capacity) }
 
     /// Stores a key made by an exchange; its salts are hour-long from `now`, the first being the exchange's.
-    public func insert(_ key: AuthKey, firstSalt: Int64, now: Double, random: any RandomSource) {
+    /// `expiresAt` (server time) makes it a temporary key.
+    public func insert(_ key: AuthKey, firstSalt: Int64, now: Double, random: any RandomSource, expiresAt: Int32? = nil) {
         let entry = Entry(key: key, cipher: MTProto2Cipher(authKey: key),
-                          salts: SaltSchedule.hourly(first: firstSalt, start: now - 60, random: random), createdAt: now)
+                          salts: SaltSchedule.hourly(first: firstSalt, start: now - 60, random: random), createdAt: now,
+                          expiresAt: expiresAt, binding: nil)
         state.withLock { state in
-            if state.entries.updateValue(entry, forKey: key.idValue) == nil { state.order.append(key.idValue) }
+            if state.drop(key.idValue) { state.order.removeAll { $0 == key.idValue } }
+            state.entries[key.idValue] = entry
+            state.order.append(key.idValue)
+            state.created += 1
             while state.order.count > capacity {
-                state.entries.removeValue(forKey: state.order.removeFirst())
+                _ = state.drop(state.order.removeFirst())
             }
         }
     }
 
     public func entry(id: UInt64) -> Entry? { state.withLock { $0.entries[id] } }
+
+    /// The key, unless it is a temporary key past its expiry: then it is forgotten (with its binding) and nil
+    /// returned, so the caller answers as for a key it never had (core.telegram.org/api/pfs: −404).
+    public func liveEntry(id: UInt64, now: Double) -> (entry: Entry?, expired: Bool) {
+        state.withLock { state in
+            guard let entry = state.entries[id] else { return (nil, false) }
+            guard let expiresAt = entry.expiresAt, Double(expiresAt) <= now else { return (entry, false) }
+            _ = state.drop(id)
+            state.order.removeAll { $0 == id }
+            return (nil, true)
+        }
+    }
+
+    /// Binds temporary key `temporary` to `permanent` until `expiresAt`. Binding again to the same permanent key
+    /// is allowed; to another one it is refused. The permanent key's previous temporary key loses its binding
+    /// ("binding a new temporary key overwrites the previous one", core.telegram.org/method/auth.bindTempAuthKey).
+    public func bind(temporary: UInt64, to permanent: UInt64, expiresAt: Int32) throws(BindRefusal) {
+        try state.withLock { state throws(BindRefusal) in
+            guard state.entries[temporary] != nil, state.entries[permanent] != nil else { throw .unknownKey }
+            if let current = state.entries[temporary]?.binding, current.permanentKeyID != permanent {
+                throw .alreadyBound(permanentKeyID: current.permanentKeyID)
+            }
+            if let previous = state.boundTemporary[permanent], previous != temporary {
+                state.entries[previous]?.binding = nil
+            }
+            state.entries[temporary]?.binding = Binding(permanentKeyID: permanent, expiresAt: expiresAt)
+            state.boundTemporary[permanent] = temporary
+        }
+    }
+
+    /// The key whose authorization requests under `id` run with: `id` itself for a permanent key, the bound
+    /// permanent key for a temporary one, nil for a temporary key not bound (or whose binding expired).
+    public func authorizationKey(of id: UInt64, at now: Double) -> UInt64? {
+        state.withLock { state in
+            guard let entry = state.entries[id] else { return nil }
+            guard entry.isTemporary else { return id }
+            guard let binding = entry.binding, Double(binding.expiresAt) > now else { return nil }
+            return binding.permanentKeyID
+        }
+    }
+
+    /// The temporary key bound to a permanent key now, if any.
+    public func boundTemporaryKey(of permanent: UInt64) -> UInt64? {
+        state.withLock { $0.boundTemporary[permanent] }
+    }
 
     /// Replaces a key's salt schedule (sessions created later take it); false if the key is unknown.
     func replaceSalts(id: UInt64, with schedule: SaltSchedule) -> Bool {
@@ -47,13 +138,16 @@ public final class AuthKeyStore: Sendable {
     @discardableResult
     public func remove(id: UInt64) -> Bool {
         state.withLock { state in
-            guard state.entries.removeValue(forKey: id) != nil else { return false }
+            guard state.drop(id) else { return false }
             state.order.removeAll { $0 == id }
             return true
         }
     }
 
     public var count: Int { state.withLock { $0.entries.count } }
+
+    /// Keys stored since the store was made (every finished exchange counts, evicted or not).
+    public var createdCount: Int { state.withLock { $0.created } }
 }
 
 /// A session's identity on a server.

@@ -2,8 +2,9 @@
 // `MTProtoClient` per DC it needs. It wraps the first request of every connection in
 // `invokeWithLayer(initConnection(…))`, follows migrations (PHONE/USER/NETWORK_MIGRATE move the home DC;
 // FILE/STATS_MIGRATE run the call on that DC after `auth.exportAuthorization` / `auth.importAuthorization`), learns DC
-// addresses from `help.getConfig`, keeps keys, the home DC and addresses in a `SessionStore`, and merges every DC's
-// updates into one stream of typed `Api.Updates` (core.telegram.org/api/datacenter, /api/invoking).
+// addresses from `help.getConfig`, keeps keys (permanent, and with `temporaryKeys` the bound temporary ones), the
+// home DC and addresses in a `SessionStore`, and merges every DC's updates into one stream of typed `Api.Updates`
+// (core.telegram.org/api/datacenter, /api/invoking, /api/pfs).
 import Foundation
 import Logging
 import MTProto
@@ -76,13 +77,21 @@ public actor TelegramClient {
         public var reconnect: MTProtoClient.ReconnectPolicy
         public var maxMigrations: Int
         public var session: SessionConfiguration
+        /// Perfect forward secrecy (core.telegram.org/api/pfs): every connection runs over a temporary key bound to
+        /// the DC's permanent key, replaced before it expires. nil (the default) uses the permanent keys directly.
+        public var temporaryKeys: TemporaryKeyPolicy?
+        /// The local clock, Unix seconds, and the randomness of every connection (tests inject both).
+        public var clock: @Sendable () -> Double
+        public var random: any RandomSource
 
         public init(app: App, dcs: [Int32: DCAddress], homeDC: Int32 = 2, serverKeys: [RSAPublicKey],
                     transport: TransportKind = .intermediate, obfuscation: TransportConfiguration.Obfuscation = .none,
                     proxy: DCAddress? = nil, store: (any SessionStore)? = nil,
                     logger: Logger = Logger(label: "TelegramClient"), requestTimeout: Duration = .seconds(30),
                     floodWaitThreshold: Int = 60, reconnect: MTProtoClient.ReconnectPolicy = .init(), maxMigrations: Int = 5,
-                    session: SessionConfiguration = SessionConfiguration()) {
+                    session: SessionConfiguration = SessionConfiguration(), temporaryKeys: TemporaryKeyPolicy? = nil,
+                    clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
+                    random: any RandomSource = SystemRandom()) {
             self.app = app
             self.dcs = dcs
             self.homeDC = homeDC
@@ -97,6 +106,9 @@ public actor TelegramClient {
             self.reconnect = reconnect
             self.maxMigrations = maxMigrations
             self.session = session
+            self.temporaryKeys = temporaryKeys
+            self.clock = clock
+            self.random = random
         }
 
         /// Telegram's production DCs and key.
@@ -265,16 +277,18 @@ public actor TelegramClient {
     private func connect(_ dc: Int32) async throws -> MTProtoClient {
         if addresses[dc] == nil, configuration.proxy == nil { try await learnAddresses(missing: dc) }
         guard let address = configuration.proxy ?? addresses[dc] else { throw TelegramClientError.unknownDC(dc) }
-        let storedKey = stored?.permanentKeys[dc]
         let client = MTProtoClient(configuration: .init(
             host: address.host, port: address.port,
             connection: .init(transport: TransportConfiguration(kind: configuration.transport,
                                                                 obfuscation: configuration.obfuscation,
                                                                 dcId: Int16(clamping: dc)),
-                              serverKeys: configuration.serverKeys, dcID: dc, storedKey: storedKey,
-                              session: configuration.session),
+                              serverKeys: configuration.serverKeys, dcID: dc, storedKey: stored?.permanentKeys[dc],
+                              session: configuration.session, temporaryKeys: configuration.temporaryKeys,
+                              storedTemporaryKey: stored?.temporaryKeys[dc]),
             requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
-            firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect))
+            firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect,
+            keysChanged: { [weak self] keys in try await self?.keysChanged(keys, dc: dc, address: address) },
+            clock: configuration.clock, random: configuration.random))
         let states = client.states, updates = client.updates
         pumps.append(Task { [statesSink] in for await state in states { statesSink.yield(DCState(dc: dc, state: state)) } })
         pumps.append(Task { [updatesSink, logger = configuration.logger] in
@@ -288,14 +302,24 @@ public actor TelegramClient {
             }
         })
         try await client.connect()
-        if storedKey == nil, let key = await client.authKey {
-            configuration.logger.info("DC \(dc): new auth key \(key.authKey)")
-            try await persist {
-                $0.permanentKeys[dc] = key
-                if configuration.proxy == nil { $0.addresses[dc] = address }
-            }
-        }
         return client
+    }
+
+    /// A DC client's keys changed (a permanent key made, a temporary key bound or replaced): keep them, and the
+    /// DC's address with them (not a proxy's).
+    private func keysChanged(_ keys: DCKeys, dc: Int32, address: DCAddress) async throws {
+        let old = stored.map { DCKeys(permanent: $0.permanentKeys[dc], temporary: $0.temporaryKeys[dc]) }
+        if keys.permanent != old?.permanent, let key = keys.permanent {
+            configuration.logger.info("DC \(dc): new auth key \(key.authKey)")
+        }
+        if keys.temporary != old?.temporary, let key = keys.temporary {
+            configuration.logger.info("DC \(dc): temporary key \(key.key.authKey) bound until \(key.expiresAt)")
+        }
+        try await persist {
+            $0.permanentKeys[dc] = keys.permanent
+            $0.temporaryKeys[dc] = keys.temporary
+            if configuration.proxy == nil { $0.addresses[dc] = address }
+        }
     }
 
     /// Asks the home DC (or any connected one) for `help.getConfig` and keeps the IPv4 addresses it lists.

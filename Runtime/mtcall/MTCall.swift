@@ -1,7 +1,8 @@
 // `mtcall`: one API call from the command line, through `TelegramClient`. The request is tl-json (the `tl` tool's
 // format) with the method's name, the result is printed as tl-json read by the method's result type, and an
 // `rpc_error` is printed as `error: CODE MESSAGE` with exit status 1. With --session the key, home DC and addresses
-// persist in an SQLite file, so later calls skip the handshake and stay logged in.
+// persist in an SQLite file, so later calls skip the handshake and stay logged in. With --temp-keys every connection
+// runs over a temporary key bound to the permanent one (perfect forward secrecy).
 import ArgumentParser
 import Foundation
 import Logging
@@ -32,7 +33,14 @@ struct MTCall: AsyncParsableCommand {
                 --phone 9996620001 --code 22222 users.getUsers '{"id": [{"_": "inputUserSelf"}]}'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite messages.sendMessage \\
                 '{"peer": {"_": "inputPeerSelf"}, "message": "hello", "random_id": "42"}'
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite --temp-keys 3600 \\
+                users.getUsers '{"id": [{"_": "inputUserSelf"}]}'
               mtcall --dc 2 --test help.getConfig          (Telegram's test DC 2 with its built-in key)
+
+            With --temp-keys SECONDS (perfect forward secrecy, core.telegram.org/api/pfs) the permanent key is only \
+            used to bind: each connection makes a temporary key living SECONDS, sends auth.bindTempAuthKey over \
+            it, then the call. With --session the bound key is kept and reused by later runs until a quarter of \
+            its life (at most an hour) is left; then a new one is made and bound.
 
             METHOD `secret-chat` starts an interactive secret-chat session instead of one call: commands on standard \
             input (`request @bob`, `send CHAT TEXT`, `sendfile CHAT PATH`, `rekey CHAT`, `help`), events as JSON \
@@ -67,6 +75,10 @@ struct MTCall: AsyncParsableCommand {
     @Option(help: "SQLite file keeping the auth keys, home DC and addresses (created mode 0600).")
     var session: String?
 
+    @Option(name: .customLong("temp-keys"),
+            help: "Run over temporary keys of this lifetime in seconds, bound to the permanent key (perfect forward secrecy).")
+    var tempKeys: Int32?
+
     @Option(help: "Sign in with this test number (99966XYYYY) before the call.")
     var phone: String?
 
@@ -99,6 +111,9 @@ struct MTCall: AsyncParsableCommand {
         if (proxy == nil) != (proxySecret == nil) { throw ValidationError("--proxy and --proxy-secret go together") }
         if server != nil, proxy != nil { throw ValidationError("--server and --proxy exclude each other") }
         if !(1...1_000_000).contains(`repeat`) { throw ValidationError("--repeat must be 1...1000000") }
+        if let tempKeys, !(60...31_536_000).contains(tempKeys) {
+            throw ValidationError("--temp-keys must be 60...31536000 seconds")
+        }
         if Self.transportKind(transport) == nil {
             throw ValidationError("--transport must be abridged, intermediate, padded or full")
         }
@@ -193,7 +208,8 @@ struct MTCall: AsyncParsableCommand {
         let client = TelegramClient(configuration: .init(
             app: .init(apiID: apiID, apiHash: apiHash), dcs: dcs, homeDC: dc, serverKeys: keys,
             transport: Self.transportKind(transport) ?? .intermediate, obfuscation: obfuscation, proxy: proxyAddress,
-            store: store, logger: logger, requestTimeout: .seconds(timeout)))
+            store: store, logger: logger, requestTimeout: .seconds(timeout),
+            temporaryKeys: tempKeys.map { TemporaryKeyPolicy(lifetime: $0, renewBefore: min(3600, $0 / 4)) }))
         return (client, store)
     }
 

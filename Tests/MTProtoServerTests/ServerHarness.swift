@@ -94,14 +94,17 @@ struct Pair {
     let random: SeededRandom
     var now = Fixture.now
 
-    init(context: ServerContext, kind: TransportKind, wrapping: Fixture.Wrapping, seed: UInt64) throws {
+    /// - Parameter temporaryKeyLifetime: makes the exchange's key a temporary one living this many seconds.
+    init(context: ServerContext, kind: TransportKind = .intermediate, wrapping: Fixture.Wrapping = .plain, seed: UInt64,
+         temporaryKeyLifetime: Int32? = nil) throws {
         random = SeededRandom(seed: seed &+ 1000)
         server = ServerConnection(context: context, now: Fixture.now)
         transport = try ClientTransport(
             configuration: TransportConfiguration(kind: kind, obfuscation: wrapping.clientObfuscation, dcId: 2),
             random: random, unixTime: Int32(Fixture.now))
         exchange = AuthKeyExchange.Client(
-            configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2), random: random)
+            configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2, temporaryKeyLifetime: temporaryKeyLifetime),
+            random: random)
     }
 
     /// Sends a payload through the client transport; returns the client frames decoded from the server's answer.
@@ -158,21 +161,31 @@ struct Pair {
 
     /// Sends `call` in the session and exchanges frames until it is answered (a bounded number of rounds).
     mutating func call<T>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>)) throws -> Result<T, RPCError> {
+        switch try request({ try $0.send(call) }) {
+        case .success(let bytes): .success(try call.2.parse(Buffer(bytes: bytes)))
+        case .failure(let error): .failure(error)
+        }
+    }
+
+    /// Queues a request with `make` and exchanges frames until it is answered (a bounded number of rounds): the
+    /// result's bytes, or the `rpc_error`. A transport error from the server ends it with an error.
+    mutating func request(_ make: (inout Session) throws -> RequestID) throws -> Result<[UInt8], RPCError> {
         guard var session else { throw HarnessFailure(description: "no session") }
         defer { self.session = session }
-        let id = try session.send(call)
+        let id = try make(&session)
         for _ in 0..<6 {
             for frame in session.outgoing(now: now) {
                 for answer in try deliver(frame.bytes) {
                     for event in try session.receive(frame: answer, now: now) {
                         switch event {
-                        case .result(id, let bytes): return .success(try call.2.parse(Buffer(bytes: bytes)))
+                        case .result(id, let bytes): return .success(bytes)
                         case .rpcError(id, let error): return .failure(error)
                         case .failed(id, let why): throw why
                         default: break
                         }
                     }
                 }
+                if let code = transportErrors.last { throw HarnessFailure(description: "transport error \(code)") }
             }
             now += 0.01
         }

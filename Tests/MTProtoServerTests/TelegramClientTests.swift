@@ -19,7 +19,9 @@ struct LocalTelegram {
     let service: TestTelegramService
     let server: MTProtoTestServer
 
-    static func start(seed: UInt64, faults: FaultPlan = FaultPlan(), proxySecret: MTProxySecret? = nil) async throws -> LocalTelegram {
+    static func start(seed: UInt64, faults: FaultPlan = FaultPlan(), proxySecret: MTProxySecret? = nil,
+                      clock: @escaping @Sendable () -> Double = ServerContext.wallClock,
+                      onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void = { _ in }) async throws -> LocalTelegram {
         let service = TestTelegramService(random: SeededRandom(seed: seed))
         try service.addUser(phone: "9996620001", firstName: "Alice", username: "alice_test")
         try service.addUser(phone: "9996610002", firstName: "Bob", username: "bob_test")
@@ -28,6 +30,8 @@ struct LocalTelegram {
             random: SeededRandom(seed: seed + 1))
         configuration.faults = faults
         configuration.faultSeed = seed
+        configuration.clock = clock
+        configuration.onEvent = onEvent
         let server = try await MTProtoTestServer.start(configuration)
         service.attach(server)
         return LocalTelegram(service: service, server: server)
@@ -36,7 +40,9 @@ struct LocalTelegram {
     /// A client that knows only DC 2's address (DC 1's comes from help.getConfig when a migration needs it).
     func client(store: (any SessionStore)? = MemorySessionStore(), transport: TransportKind = .intermediate,
                 obfuscation: TransportConfiguration.Obfuscation = .none,
-                session: SessionConfiguration = SessionConfiguration(), floodWaitThreshold: Int = 60) throws -> TelegramClient {
+                session: SessionConfiguration = SessionConfiguration(), floodWaitThreshold: Int = 60,
+                temporaryKeys: TemporaryKeyPolicy? = nil,
+                clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock) throws -> TelegramClient {
         var proxy: DCAddress?
         if case .mtproxy = obfuscation { proxy = DCAddress(host: "127.0.0.1", port: server.proxyPort ?? 0) }
         return TelegramClient(configuration: .init(
@@ -44,7 +50,8 @@ struct LocalTelegram {
             homeDC: 2, serverKeys: [try Fixture.rsaKey().publicKey], transport: transport, obfuscation: obfuscation,
             proxy: proxy, store: store,
             requestTimeout: .seconds(30), floodWaitThreshold: floodWaitThreshold,
-            reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)), session: session))
+            reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)), session: session,
+            temporaryKeys: temporaryKeys, clock: clock))
     }
 
     static func signIn(_ client: TelegramClient, phone: String) async throws -> Api.User {
