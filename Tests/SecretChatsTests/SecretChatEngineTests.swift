@@ -147,6 +147,22 @@ struct SecretChatEngineTests {
         }
     }
 
+    @Test("an upgrade mid-chat: the party that raises its layer notifies, and both move to the new common layer")
+    func upgrade() throws {
+        var pair = try Pair(alice: .layer46, bob: .layer144)
+        #expect(pair.aliceChat?.layer == .layer46)
+        try pair.aliceSays("at 46")
+        let out = try pair.alice.setMaxLayer(chatID: 77, .layer101)
+        pair.pump(fromAlice: out, fromBob: [])
+        #expect(pair.aliceChat?.layer == .layer101 && pair.bobChat?.layer == .layer101)
+        #expect(pair.bobEvents.contains { if case .layerChanged(77, .layer101) = $0 { true } else { false } })
+        try pair.aliceSays("at 101")
+        try pair.bobSays("back at 101")
+        let layers = Pair.messages(pair.bobEvents).filter { $0.payload.text != nil }.map(\.payload.layer)
+        #expect(layers == [.layer46, .layer101])
+        #expect(Pair.messages(pair.aliceEvents).compactMap { $0.payload.text == nil ? nil : $0.payload.layer } == [.layer101])
+    }
+
     @Test("a flipped byte in any position of an envelope is rejected with a typed error and changes nothing")
     func flippedBytes() throws {
         for layer in [SecretLayer.layer46, .layer144] {
