@@ -143,7 +143,7 @@ let package = Package(
         // findings through the same code.
         .target(name: "FuzzProperties",
                 dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
-                               "MTProtoTransport", "MTProtoCrypto", "MTProto"],
+                               "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats"],
                 path: "Fuzz/Properties", swiftSettings: swiftSettings),
 
         // MARK: Tests

@@ -35,6 +35,7 @@ let targets: [(String, [String])] = [
     ("FuzzSessionServer", []),
     ("FuzzExchangeClient", []),
     ("FuzzExchangeServer", []),
+    ("FuzzSecretChat", []),
 ]
 
 let package = Package(
