@@ -87,6 +87,7 @@ enum ServiceMessage: Sendable {
     /// Decodes `body`. Errors are typed and located; a container's broken item ends the walk but keeps the items
     /// before it.
     static func decode(_ body: [UInt8], maxUnpackedBytes: Int) throws(TLDecodingError) -> ServiceMessage {
+        if let result = body.withUnsafeBytes({ rpcResult(in: $0) }) { return result }
         var reader = BufferReader(bytes: body)
         reader.maxUnpackedSize = maxUnpackedBytes
         guard let id = reader.peekUInt32() else {
@@ -180,6 +181,19 @@ enum ServiceMessage: Sendable {
         return InnerMessage(messageID: id, seqNo: seqNo, body: try reader.readRaw(count: Int(length)))
     }
 
+    /// `rpc_result` read straight from the bytes, the result copied once (not through a reader's own copy); nil
+    /// for anything else, or one too short to hold a result (the general decoder then reports why).
+    static func rpcResult(in body: UnsafeRawBufferPointer) -> ServiceMessage? {
+        guard let request = rpcResultRequest(in: body) else { return nil }
+        return .rpcResult(requestMessageID: request, result: [UInt8](UnsafeRawBufferPointer(rebasing: body[12...])))
+    }
+
+    /// req_msg_id when `body` is an `rpc_result` with room for a result (12 bytes of header, 4 of result).
+    static func rpcResultRequest(in body: UnsafeRawBufferPointer) -> Int64? {
+        guard body.count >= 16, body.loadUnaligned(as: UInt32.self) == WireID.rpcResult.littleEndian else { return nil }
+        return Int64(littleEndian: body.loadUnaligned(fromByteOffset: 4, as: Int64.self))
+    }
+
     private static func decodeContainer(_ reader: inout BufferReader) -> ServiceMessage {
         var items: [InnerMessage] = []
         do {
@@ -220,12 +234,14 @@ enum ServiceWriter {
         return buffer.bytes
     }
 
+    /// rpc_result, in one allocation (results of file downloads are 512 KiB).
     static func rpcResult(requestMessageID: Int64, result: [UInt8]) -> [UInt8] {
-        let buffer = Buffer(capacity: 12 + result.count)
-        buffer.appendUInt32(WireID.rpcResult)
-        buffer.appendInt64(requestMessageID)
-        buffer.appendRaw(result)
-        return buffer.bytes
+        var body = [UInt8]()
+        body.reserveCapacity(12 + result.count)
+        body.appendLE(WireID.rpcResult)
+        body.appendLE(requestMessageID)
+        body += result
+        return body
     }
 
     static func rpcError(_ error: RPCError) -> [UInt8] {

@@ -6,26 +6,31 @@ import TLRuntime
 extension Session {
     /// Decrypts and handles one frame. A frame that fails decryption or names another session throws and changes
     /// nothing; problems with single messages inside it are reported as `.ignored` events and the rest is handled.
-    public mutating func receive(frame: [UInt8], now: Double) throws(SessionError) -> [SessionEvent] {
+    public mutating func receive(frame: consuming [UInt8], now: Double) throws(SessionError) -> [SessionEvent] {
         let message: DecryptedMessage
         do {
             message = try cipher.decrypt(frame, direction: role.incoming)
         } catch {
             throw .decryption(error)
         }
-        return try receive(message, now: now)
+        return try receive(consume message, now: now)
     }
 
     /// Handles a frame already decrypted (a server decrypts first to find the session by its id).
-    public mutating func receive(_ message: DecryptedMessage, now: Double) throws(SessionError) -> [SessionEvent] {
-        let plaintext = message.plaintext
-        let frameSalt = Session.int64(plaintext, at: 0)
-        let frameSession = Session.int64(plaintext, at: 8)
+    public mutating func receive(_ message: consuming DecryptedMessage, now: Double) throws(SessionError) -> [SessionEvent] {
+        let frameSession = message.sessionIDValue
         guard frameSession == sessionID else { throw .wrongSession(expected: sessionID, received: frameSession) }
         var events = pendingEvents
         pendingEvents.removeAll()
-        handle(id: message.messageID, seqNo: message.seqNo, body: message.messageData, now: now,
-               topLevel: (message.messageID, frameSalt), events: &events)
+        let (id, seqNo, salt) = (message.messageID, message.seqNo, message.saltValue)
+        // An answer (the common frame, and the large one: file parts) becomes its result in the frame's own
+        // storage; anything else is copied out as a body and decoded.
+        if let request = message.withMessageData({ ServiceMessage.rpcResultRequest(in: $0) }) {
+            let result = ServiceMessage.rpcResult(requestMessageID: request, result: message.takeMessageData(from: 12))
+            handle(id: id, seqNo: seqNo, body: [], decoded: result, now: now, topLevel: (id, salt), events: &events)
+        } else {
+            handle(id: id, seqNo: seqNo, body: message.messageData, now: now, topLevel: (id, salt), events: &events)
+        }
         return forDriver(events)
     }
 
@@ -58,11 +63,12 @@ extension Session {
     }
 
     /// Checks and handles one message. `topLevel` is set for the frame's own message (with the frame's salt).
-    mutating func handle(id: Int64, seqNo: Int32, body: [UInt8], now: Double, topLevel: (id: Int64, salt: Int64)?,
-                         events: inout [SessionEvent]) {
+    /// - Parameter decoded: the message already decoded from `body` (then `body` may be left empty).
+    mutating func handle(id: Int64, seqNo: Int32, body: [UInt8], decoded known: ServiceMessage? = nil, now: Double,
+                         topLevel: (id: Int64, salt: Int64)?, events: inout [SessionEvent]) {
         let decoded: ServiceMessage
         do {
-            decoded = try ServiceMessage.decode(body, maxUnpackedBytes: configuration.maxUnpackedBytes)
+            decoded = try known ?? ServiceMessage.decode(body, maxUnpackedBytes: configuration.maxUnpackedBytes)
         } catch {
             // Undecodable: still a received message (so not re-handled), reported and skipped.
             if accept(id: id, seqNo: seqNo, message: .other, now: now, topLevel: topLevel, events: &events) {

@@ -256,8 +256,13 @@ public struct ClientConnection: Sendable {
                 throw error
         }
         var out: [UInt8] = []
-        for frame in frames { out += try self.frame(frame.bytes, quickAck: frame.quickAckToken != nil) }
+        for frame in frames { Self.write(try self.frame(frame.bytes, quickAck: frame.quickAckToken != nil), to: &out) }
         return out
+    }
+
+    /// Appends `bytes` to `out`, taking them as they are when `out` is empty (no copy of a large frame).
+    static func write(_ bytes: [UInt8], to out: inout [UInt8]) {
+        if out.isEmpty { out = bytes } else { out += bytes }
     }
 
     /// When `flush` has timed work next (acks, state queries).
@@ -281,8 +286,12 @@ public struct ClientConnection: Sendable {
         }
         var out = output.outbound
         var events: [Event] = []
-        for event in output.events {
-            switch event {
+        // Taken out one by one, so a frame's array is referenced only by the code decrypting it, which can then
+        // decrypt it in place instead of copying it first.
+        var received = consume output
+        received.events.reverse()
+        while let event = received.events.popLast() {
+            switch consume event {
                 case .transportError(let code):
                     try fail(.server(code: code))
                 case .quickAck(let token):
@@ -294,11 +303,11 @@ public struct ClientConnection: Sendable {
                     out += try handle(payload, now: now, events: &events)
             }
         }
-        out += try flush(now: now)
+        Self.write(try flush(now: now), to: &out)
         return (out, events)
     }
 
-    mutating func handle(_ payload: [UInt8], now: Double, events: inout [Event]) throws(ClientConnectionError)
+    mutating func handle(_ payload: consuming [UInt8], now: Double, events: inout [Event]) throws(ClientConnectionError)
         -> [UInt8]
     {
         switch phase {

@@ -235,6 +235,8 @@ public actor MTProtoClient {
     private func open() async throws -> (any Error)? {
         set(.connecting)
         let asyncChannel = try await ClientBootstrap(group: group)
+            .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384,
+                                                                                 maximum: 1 << 20))
             .connect(host: configuration.host, port: configuration.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)

@@ -85,28 +85,55 @@ public struct MTProto2Cipher: Sendable {
         return AESKeyIV(key: aesKey, iv: aesIV)
     }
 
+    /// Bytes in front of the plaintext in an encrypted message: auth_key_id and msg_key.
+    public static let prefixLength = 24
+
     /// Encrypts a plaintext that already carries its padding (length a multiple of 16).
     /// - Returns: auth_key_id ‖ msg_key ‖ encrypted data.
     public func encrypt(paddedPlaintext plaintext: [UInt8], direction: MessageDirection) throws(CryptoError) -> [UInt8] {
-        guard plaintext.count % 16 == 0 else { throw .notBlockAligned(length: plaintext.count) }
-        let msgKey = messageKey(for: plaintext, direction: direction)
+        var message = [UInt8]()
+        message.reserveCapacity(Self.prefixLength + plaintext.count)
+        message += repeatElement(0, count: Self.prefixLength)
+        message += plaintext
+        try seal(&message, direction: direction)
+        return message
+    }
+
+    /// Encrypts in place a message laid out as 24 bytes of room ‖ padded plaintext (length a multiple of 16):
+    /// the room gets auth_key_id ‖ msg_key and the plaintext is encrypted where it lies, so a sender that builds
+    /// its plaintext behind the room copies nothing.
+    /// - Returns: msg_key_large, whose first bytes are the quick-ack token.
+    @discardableResult
+    public func seal(_ message: inout [UInt8], direction: MessageDirection) throws(CryptoError) -> [UInt8] {
+        let length = message.count - Self.prefixLength
+        guard length >= 0 else {
+            throw .invalidLength(what: "message to seal", expected: "at least 24 bytes", actual: message.count)
+        }
+        guard length % 16 == 0 else { throw .notBlockAligned(length: length) }
+        let large = message.withUnsafeBytes {
+            messageKeyLarge(for: UnsafeRawBufferPointer(rebasing: $0[Self.prefixLength...]), direction: direction)
+        }
+        let msgKey = Array(large[8..<24])
         let cipher = try keyAndIV(messageKey: msgKey, direction: direction).cipher
-        // One copy: the header and the plaintext into the output, then the plaintext part encrypted in place.
-        var out = [UInt8]()
-        out.reserveCapacity(24 + plaintext.count)
-        out += authKey.id
-        out += msgKey
-        out += plaintext
-        var failure: CryptoError?
-        out.withUnsafeMutableBytes { whole in
+        try Self.run(cipher, encrypting: true, onBodyOf: &message)
+        message.replaceSubrange(0..<8, with: authKey.id)
+        message.replaceSubrange(8..<24, with: msgKey)
+        return large
+    }
+
+    /// Encrypts or decrypts, in place, everything after the 24-byte prefix of `message`.
+    private static func run(_ cipher: AES256IGE, encrypting: Bool,
+                            onBodyOf message: inout [UInt8]) throws(CryptoError) {
+        let failure: CryptoError? = message.withUnsafeMutableBytes { whole in
+            let body = UnsafeMutableRawBufferPointer(rebasing: whole[prefixLength...])
             do throws(CryptoError) {
-                try cipher.encrypt(UnsafeMutableRawBufferPointer(rebasing: whole[24...]))
+                if encrypting { try cipher.encrypt(body) } else { try cipher.decrypt(body) }
+                return nil
             } catch {
-                failure = error
+                return error
             }
         }
         if let failure { throw failure }
-        return out
     }
 
     /// Appends random padding to `plaintext` (header and message_data) and encrypts it. The padding is the
@@ -120,52 +147,97 @@ public struct MTProto2Cipher: Sendable {
         return try encrypt(paddedPlaintext: plaintext + random.bytes(padding), direction: direction)
     }
 
-    /// Decrypts and checks a message sent in `direction`.
+    /// Decrypts and checks a message sent in `direction`. The message is decrypted where it lies: a caller
+    /// that hands over its only reference to the array (a frame just cut from the stream) pays no copy.
     ///
     /// Checks, as the spec requires: auth_key_id matches, the length is whole blocks, msg_key equals the
     /// recomputed one (constant time), message_data_length fits and leaves 12...1024 bytes of padding.
     /// - Returns: the whole plaintext, padding included.
-    public func decrypt(_ message: [UInt8], direction: MessageDirection) throws(CryptoError) -> DecryptedMessage {
-        guard message.count >= 24 + Self.headerLength else {
+    public func decrypt(_ message: consuming [UInt8], direction: MessageDirection) throws(CryptoError) -> DecryptedMessage {
+        guard message.count >= Self.prefixLength + Self.headerLength else {
             throw .invalidLength(what: "encrypted message", expected: "at least 56 bytes", actual: message.count)
         }
         guard constantTimeEquals(Array(message[0..<8]), authKey.id) else { throw .authKeyIdMismatch }
-        guard (message.count - 24) % 16 == 0 else { throw .notBlockAligned(length: message.count - 24) }
+        let length = message.count - Self.prefixLength
+        guard length % 16 == 0 else { throw .notBlockAligned(length: length) }
         let msgKey = Array(message[8..<24])
-        var plaintext = Array(message[24...])
-        try keyAndIV(messageKey: msgKey, direction: direction).cipher.decrypt(inPlace: &plaintext)
+        let cipher = try keyAndIV(messageKey: msgKey, direction: direction).cipher
+        try Self.run(cipher, encrypting: false, onBodyOf: &message)
         // The msg_key check comes first: nothing in an unauthenticated plaintext is trusted before it.
-        let large = messageKeyLarge(for: plaintext, direction: direction)
+        let large = message.withUnsafeBytes {
+            messageKeyLarge(for: UnsafeRawBufferPointer(rebasing: $0[Self.prefixLength...]), direction: direction)
+        }
         guard constantTimeEquals(Array(large[8..<24]), msgKey) else {
             throw .msgKeyMismatch
         }
-        let declared = plaintext.withUnsafeBytes {
-            Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 28, as: UInt32.self)))
-        }
-        let available = plaintext.count - Self.headerLength
+        let decrypted = DecryptedMessage(frame: message, messageKeyLarge: large)
+        let declared = Int(UInt32(bitPattern: decrypted.readLE(Int32.self, at: 28)))
+        let available = length - Self.headerLength
         guard declared <= available else { throw .messageLengthMismatch(declared: declared, available: available) }
         let padding = available - declared
         guard Self.paddingRange.contains(padding) else { throw .invalidPaddingLength(padding) }
-        return DecryptedMessage(plaintext: plaintext, messageKey: msgKey)
+        return decrypted
     }
 }
 
-/// A decrypted and checked MTProto 2.0 message.
+/// A decrypted and checked MTProto 2.0 message. It keeps the frame it was decrypted in (auth_key_id and msg_key
+/// ahead of the plaintext), so reading it copies nothing until a part is asked for as an array.
 public struct DecryptedMessage: Sendable, Hashable {
-    /// salt ‖ session_id ‖ msg_id ‖ seq_no ‖ message_data_length ‖ message_data ‖ padding.
-    public let plaintext: [UInt8]
-    public let messageKey: [UInt8]
+    /// auth_key_id ‖ msg_key ‖ plaintext.
+    private let frame: [UInt8]
+    /// SHA-256(substr(auth_key, 88+x, 32) ‖ plaintext): msg_key is its middle, a quick-ack token its first 4 bytes.
+    public let messageKeyLarge: [UInt8]
 
-    public var salt: [UInt8] { Array(plaintext[0..<8]) }
-    public var sessionID: [UInt8] { Array(plaintext[8..<16]) }
-    public var messageID: Int64 { readLE(Int64.self, at: 16) }
-    public var seqNo: Int32 { readLE(Int32.self, at: 24) }
-    /// message_data, without the header and padding (its length was checked by `decrypt`).
-    public var messageData: [UInt8] {
-        Array(plaintext[32..<(32 + Int(UInt32(bitPattern: readLE(Int32.self, at: 28))))])
+    init(frame: [UInt8], messageKeyLarge: [UInt8]) {
+        self.frame = frame
+        self.messageKeyLarge = messageKeyLarge
     }
 
-    private func readLE<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-        plaintext.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    /// salt ‖ session_id ‖ msg_id ‖ seq_no ‖ message_data_length ‖ message_data ‖ padding (a copy).
+    public var plaintext: [UInt8] { Array(frame[MTProto2Cipher.prefixLength...]) }
+    public var messageKey: [UInt8] { Array(frame[8..<24]) }
+
+    public var salt: [UInt8] { Array(frame[24..<32]) }
+    public var sessionID: [UInt8] { Array(frame[32..<40]) }
+    /// salt and session_id as the longs they are.
+    public var saltValue: Int64 { readLE(Int64.self, at: 0) }
+    public var sessionIDValue: Int64 { readLE(Int64.self, at: 8) }
+    public var messageID: Int64 { readLE(Int64.self, at: 16) }
+    public var seqNo: Int32 { readLE(Int32.self, at: 24) }
+    /// message_data_length (checked by `decrypt` to fit).
+    public var messageDataLength: Int { Int(UInt32(bitPattern: readLE(Int32.self, at: 28))) }
+    /// message_data, without the header and padding (a copy).
+    public var messageData: [UInt8] { Array(frame[messageDataRange]) }
+
+    /// message_data from its `offset`th byte on, in the frame's own storage: the bytes are moved to its front
+    /// and the rest cut off, so a message held only here costs no copy (an answer carrying a 512 KiB file part).
+    public consuming func takeMessageData(from offset: Int) -> [UInt8] {
+        let range = messageDataRange
+        let start = min(range.lowerBound + max(0, offset), range.upperBound)
+        var bytes = frame
+        bytes.removeSubrange(range.upperBound...)
+        bytes.removeSubrange(..<start)
+        return bytes
+    }
+
+    /// Calls `body` with message_data, without copying it.
+    public func withMessageData<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let range = messageDataRange
+        let result: Result<R, E> = frame.withUnsafeBytes { bytes in
+            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: bytes[range])) }
+        }
+        return try result.get()
+    }
+
+    private var messageDataRange: Range<Int> {
+        let start = MTProto2Cipher.prefixLength + MTProto2Cipher.headerLength
+        return start..<(start + messageDataLength)
+    }
+
+    /// A little-endian value at `offset` in the plaintext.
+    func readLE<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+        frame.withUnsafeBytes {
+            T(littleEndian: $0.loadUnaligned(fromByteOffset: MTProto2Cipher.prefixLength + offset, as: T.self))
+        }
     }
 }

@@ -314,7 +314,9 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         guard !closing else { return }
         var buffer = unwrapInboundIn(data)
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        apply(connection.receive(bytes, now: self.now()), channelContext)
+        apply(connection.feed(bytes, now: self.now()), channelContext)
+        // Each frame's answers are written as soon as they are made, so the client works on them meanwhile.
+        while !closing, let output = connection.step(now: self.now()) { apply(output, channelContext) }
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {

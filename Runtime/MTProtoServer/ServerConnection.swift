@@ -178,6 +178,18 @@ public struct ServerConnectionOutput: Sendable {
     public var close: ServerConnectionError?
 
     public init() {}
+
+    /// Appends bytes to write; the first are taken as they are (a 512 KiB frame is not copied into an empty array).
+    mutating func write(_ bytes: [UInt8]) {
+        if outbound.isEmpty { outbound = bytes } else { outbound += bytes }
+    }
+
+    /// Appends what a later step produced.
+    mutating func append(_ next: ServerConnectionOutput) {
+        write(next.outbound)
+        events += next.events
+        if close == nil { close = next.close }
+    }
 }
 
 /// The server end of one client connection.
@@ -194,6 +206,8 @@ public struct ServerConnection: Sendable {
     private var sessionDeadline: Double?
     /// Frames the `delay` fault holds back, with when each goes out (bounded by the queued-bytes limit).
     private var delayed: [(at: Double, bytes: [UInt8])] = []
+    /// Transport events fed and not yet handled, last first (what one read decoded).
+    private var fed: [TransportEvent] = []
     public private(set) var closed: ServerConnectionError?
 
     public init(context: ServerContext, now: Double) {
@@ -216,8 +230,34 @@ public struct ServerConnection: Sendable {
         return deadline
     }
 
-    /// Feeds bytes from the client.
+    /// Feeds bytes from the client and handles every frame in them: `feed`, then `step` until none is left.
     public mutating func receive(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput {
+        var output = feed(bytes, now: now)
+        while output.close == nil, let next = step(now: now) { output.append(next) }
+        if output.close == nil { flushSessions(now: now, output: &output) }
+        return output
+    }
+
+    /// Handles the next frame fed and returns what it produced (its answers among it), or nil when none waits.
+    /// A driver that writes each step's output at once lets the client decrypt one answer while the next is
+    /// encrypted, instead of receiving every answer to a read together.
+    public mutating func step(now: Double) -> ServerConnectionOutput? {
+        guard closed == nil, let event = fed.popLast() else { return nil }
+        var output = ServerConnectionOutput()
+        switch event {
+        case .frame(let payload, let quickAck):
+            lastActivity = now
+            handle(frame: payload, quickAck: quickAck, now: now, output: &output)
+        case .quickAck, .transportError:
+            output = fail(.unexpectedTransportMessage(event), output)
+        }
+        if closed == nil { flushSessions(now: now, output: &output) }
+        return output
+    }
+
+    /// Feeds bytes from the client: what the transport answers itself (a fake-TLS ServerHello) and the
+    /// negotiation come back now; the frames wait for `step(now:)`.
+    public mutating func feed(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput {
         var output = ServerConnectionOutput()
         guard closed == nil else { return output }
         let wasNegotiated = transport.negotiated != nil
@@ -227,7 +267,7 @@ public struct ServerConnection: Sendable {
         } catch {
             return fail(.transport(error), output)
         }
-        output.outbound += decoded.outbound
+        output.write(decoded.outbound)
         if !wasNegotiated, let negotiated = transport.negotiated {
             output.events.append(.negotiated(negotiated))
             // An MTProxy forwards to the DC its client names (test DCs are 10000 + id, media DCs negative).
@@ -235,17 +275,7 @@ public struct ServerConnection: Sendable {
                 context = target
             }
         }
-        for event in decoded.events {
-            switch event {
-            case .frame(let payload, let quickAck):
-                lastActivity = now
-                handle(frame: payload, quickAck: quickAck, now: now, output: &output)
-            case .quickAck, .transportError:
-                output = fail(.unexpectedTransportMessage(event), output)
-            }
-            if closed != nil { return output }
-        }
-        flushSessions(now: now, output: &output)
+        fed = decoded.events.reversed() + fed
         return output
     }
 
@@ -344,7 +374,7 @@ public struct ServerConnection: Sendable {
         }
         guard let entry = found else {
             do {
-                output.outbound += try transport.sendTransportError(-404)
+                output.write(try transport.sendTransportError(-404))
             } catch {
                 output = fail(.transport(error), output)
                 return
@@ -362,18 +392,16 @@ public struct ServerConnection: Sendable {
         if quickAck {
             // "Quick ack": the first 32 bits of msg_key_large (SHA-256 over the client's padded plaintext), top
             // bit set, sent at once (core.telegram.org/mtproto/mtproto-transports).
-            let large = entry.cipher.messageKeyLarge(for: message.plaintext, direction: .client)
+            let large = message.messageKeyLarge
             let token = large.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } | 0x8000_0000
             do {
-                output.outbound += try transport.sendQuickAck(token)
+                output.write(try transport.sendQuickAck(token))
             } catch {
                 output = fail(.transport(error), output)
                 return
             }
         }
-        let sessionID = message.plaintext.withUnsafeBytes {
-            Int64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: Int64.self))
-        }
+        let sessionID = message.sessionIDValue
         let key = SessionKey(authKeyID: authKeyID, sessionID: sessionID)
         if !sessions.contains(key) {
             guard sessions.count < context.limits.maxSessionsPerConnection else {
@@ -522,7 +550,7 @@ public struct ServerConnection: Sendable {
 
     private mutating func send(_ payload: [UInt8], output: inout ServerConnectionOutput) {
         do {
-            output.outbound += try transport.send(payload)
+            output.write(try transport.send(payload))
         } catch {
             output = fail(.transport(error), output)
         }

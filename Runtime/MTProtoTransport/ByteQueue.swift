@@ -1,6 +1,7 @@
 // A growable FIFO of bytes for incremental decoders: appended at the back, consumed from the front, compacted
-// lazily so that consuming is O(1) amortised. Every accessor checks bounds, so a decoder that miscounts gets
-// `nil`, never a trap.
+// lazily so that consuming is O(1) amortised. A decoder that knows a large message is coming says so (`expect`),
+// and the message is then handed out in the storage it arrived in rather than copied. Every accessor checks
+// bounds, so a decoder that miscounts gets `nil`, never a trap.
 
 /// Bytes received but not yet consumed by a decoder.
 public struct ByteQueue: Sendable {
@@ -61,11 +62,34 @@ public struct ByteQueue: Sendable {
         return Array(storage[(head + offset)..<(head + offset + length)])
     }
 
-    /// Removes and returns the first `length` bytes.
+    /// Removes and returns the first `length` bytes. After `expect(length)` the storage itself is handed out
+    /// (whatever arrived behind the message moves to fresh storage), so a large message is not copied.
     public mutating func read(_ length: Int) -> [UInt8]? {
-        guard let bytes = peek(length) else { return nil }
+        guard length >= 0, length <= count else { return nil }
+        if head == 0, length >= Self.handOverThreshold, storage.count - length <= length {
+            var message = storage
+            storage = Array(storage[length...])
+            message.removeLast(message.count - length)
+            return message
+        }
+        let bytes = Array(storage[head..<(head + length)])
         head += length
         return bytes
+    }
+
+    /// Messages at least this large are handed out in place by `read` once `expect`ed.
+    static let handOverThreshold = 64 << 10
+
+    /// Says a message of `length` bytes starts at the front and is not all here yet. For a large one, the waiting
+    /// bytes move to the front of storage with room for the whole message and a read's worth behind it, so it
+    /// arrives without the storage regrowing (each regrowth copies everything) and `read` can hand it out.
+    public mutating func expect(_ length: Int) {
+        guard length >= Self.handOverThreshold, storage.capacity < length + Self.handOverThreshold else { return }
+        var room = [UInt8]()
+        room.reserveCapacity(length + Self.handOverThreshold)
+        storage.withUnsafeBytes { room.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[head...])) }
+        storage = room
+        head = 0
     }
 
     /// Drops the first `length` bytes.

@@ -318,6 +318,8 @@ struct LengthPrefixedReader: Sendable {
     let maximumPayload: Int
     private var buffer = ByteQueue()
     private var offset = 0
+    /// The frame whose header was read and whose payload has not all arrived.
+    private var pending: (length: Int, quickAck: Bool)?
 
     init(kind: TransportKind, role: TransportRole, maximumPayload: Int) {
         self.kind = kind
@@ -330,31 +332,45 @@ struct LengthPrefixedReader: Sendable {
     ) throws(TransportError) -> [TransportEvent] {
         buffer.append(bytes)
         var events: [TransportEvent] = []
-        while let header = buffer.uint32LE(at: 0) {
-            let topBit = header & 0x8000_0000 != 0
-            if role == .client, topBit {
+        while true {
+            let frame: (length: Int, quickAck: Bool)
+            if let pending {
+                frame = pending
+            } else {
+                guard let header = buffer.uint32LE(at: 0) else { break }
+                let topBit = header & 0x8000_0000 != 0
+                if role == .client, topBit {
+                    buffer.skip(4)
+                    offset += 4
+                    events.append(.quickAck(header))
+                    continue
+                }
+                let length = Int(header & 0x7fff_ffff)
+                guard length >= FrameLimits.minimumPayload, length <= maximumPayload else {
+                    throw .lengthOutOfRange(kind: kind, length: Int64(length), minimum: FrameLimits.minimumPayload,
+                                            maximum: maximumPayload, offset: offset)
+                }
                 buffer.skip(4)
-                offset += 4
-                events.append(.quickAck(header))
-                continue
+                frame = (length, topBit)
+                pending = frame
             }
-            let length = Int(header & 0x7fff_ffff)
-            guard length >= FrameLimits.minimumPayload, length <= maximumPayload else {
-                throw .lengthOutOfRange(kind: kind, length: Int64(length), minimum: FrameLimits.minimumPayload,
-                                        maximum: maximumPayload, offset: offset)
+            guard let raw = buffer.read(frame.length) else {
+                // The payload starts the queue now: a large one gets room to arrive in, and is handed out whole.
+                buffer.expect(frame.length)
+                break
             }
-            guard buffer.count >= 4 + length else { break }
-            buffer.skip(4)
-            guard let raw = buffer.read(length) else { break }
+            pending = nil
             let payload = try transform(raw, offset)
-            offset += 4 + length
-            events.append(transportEvent(payload: payload, quickAckRequested: topBit, role: role))
+            offset += 4 + frame.length
+            events.append(transportEvent(payload: payload, quickAckRequested: frame.quickAck, role: role))
         }
         return events
     }
 
     func finish() throws(TransportError) {
-        if !buffer.isEmpty { throw .truncated(context: "\(kind) frame", buffered: buffer.count) }
+        if pending != nil || !buffer.isEmpty {
+            throw .truncated(context: "\(kind) frame", buffered: buffer.count + (pending == nil ? 0 : 4))
+        }
     }
 }
 

@@ -41,6 +41,18 @@ public enum GZip {
         buffer.appendTLBytes(pack(serialized))
     }
 
+    /// How often two bytes of `sample` are equal (the chance for a pair drawn without replacement): 1/256 for
+    /// random or well-compressed bytes, far more for text and TL structures (zeros, small numbers, repeated
+    /// strings). A look at whether data is worth deflating that costs a histogram, where a trial deflate costs
+    /// more than 100 µs of zlib setup and work. 0 for fewer than 2 bytes.
+    public static func byteCollisionRate(_ sample: UnsafeRawBufferPointer) -> Double {
+        guard sample.count >= 2 else { return 0 }
+        var counts = [Int](repeating: 0, count: 256)
+        for byte in sample { counts[Int(byte)] += 1 }
+        let pairs = counts.reduce(0) { $0 + $1 * ($1 - 1) }
+        return Double(pairs) / (Double(sample.count) * Double(sample.count - 1))
+    }
+
     // MARK: zlib
 
     /// `windowBits` for a gzip wrapper when deflating; inflating adds 32 instead to accept gzip and zlib.

@@ -125,8 +125,31 @@ extension TestTelegramService {
         guard referenceValid else { throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED") }
         let start = Int(min(offset, Int64(bytes.count)))
         let end = Int(min(offset + limit, Int64(bytes.count)))
-        return TestTelegram.serialized(Api.upload.File.file(.init(
-            type: .fileUnknown, mtime: date, bytes: Array(bytes[start..<end]))))
+        return Self.uploadFile(mtime: date, bytes: bytes[start..<end])
+    }
+
+    /// `upload.file#96a18d5 type:storage.fileUnknown#aa963b05 mtime:int bytes:bytes`, written straight from the
+    /// stored file in one allocation: the generated value would copy a 512 KiB part into its field, then into a
+    /// growing `Buffer`, then out of it, and a download is mostly those parts. TL `bytes` as the spec writes them
+    /// (core.telegram.org/mtproto/serialize): a length byte below 254, else 254 and a 3-byte length; zeros to 4.
+    static func uploadFile(mtime: Int32, bytes: ArraySlice<UInt8>) -> [UInt8] {
+        let header = bytes.count < 254 ? 1 : 4
+        let padding = (4 - (header + bytes.count) % 4) % 4
+        var out = [UInt8]()
+        out.reserveCapacity(12 + header + bytes.count + padding)
+        for word in [0x096a_18d5, 0xaa96_3b05, UInt32(bitPattern: mtime)] as [UInt32] {
+            withUnsafeBytes(of: word.littleEndian) { out.append(contentsOf: $0) }
+        }
+        let length = UInt32(bytes.count)
+        if header == 1 {
+            out.append(UInt8(length))
+        } else {
+            out += [254, UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8),
+                    UInt8(truncatingIfNeeded: length >> 16)]
+        }
+        out += bytes
+        out += repeatElement(0, count: padding)
+        return out
     }
 }
 

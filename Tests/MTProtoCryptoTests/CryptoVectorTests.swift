@@ -121,6 +121,18 @@ struct CryptoVectors: Decodable {
             #expect(decrypted.sessionID == hex(v.session_id))
             #expect(decrypted.messageID == Int64(v.msg_id))
             #expect(decrypted.seqNo == Int32(v.seq_no))
+            #expect(decrypted.messageKey == hex(v.msg_key) && decrypted.messageKeyLarge == hex(v.msg_key_large))
+            #expect(decrypted.saltValue == Int64(littleEndian: hex(v.salt).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }))
+            #expect(decrypted.messageDataLength == hex(v.body).count)
+            #expect(decrypted.withMessageData { Array($0) } == hex(v.body))
+            // The body handed over in the frame's own storage, from any offset into it.
+            #expect(decrypted.takeMessageData(from: 0) == hex(v.body))
+            #expect(decrypted.takeMessageData(from: 4) == Array(hex(v.body).dropFirst(4)))
+            #expect(decrypted.takeMessageData(from: 1 << 20) == [])
+            // Sealing in place writes the same bytes as encrypting a copy, and gives msg_key_large.
+            var sealed = [UInt8](repeating: 0xee, count: MTProto2Cipher.prefixLength) + plaintext
+            #expect(try cipher.seal(&sealed, direction: direction) == hex(v.msg_key_large), "vector \(i)")
+            #expect(sealed == hex(v.encrypted), "vector \(i)")
             // The message is bound to its direction: the other side's KDF rejects it.
             let other: MessageDirection = direction == .client ? .server : .client
             #expect(throws: CryptoError.msgKeyMismatch) { try cipher.decrypt(hex(v.encrypted), direction: other) }

@@ -60,6 +60,14 @@ import Testing
         #expect(throws: CryptoError.notBlockAligned(length: 33)) {
             try cipher.decrypt(authKey.id + [UInt8](repeating: 0, count: 16 + 33), direction: .client)
         }
+        // Sealing in place: room for auth_key_id and msg_key first, then whole blocks.
+        var short = [UInt8](repeating: 0, count: 23)
+        #expect(throws: CryptoError.invalidLength(what: "message to seal", expected: "at least 24 bytes", actual: 23)) {
+            try cipher.seal(&short, direction: .client)
+        }
+        var misaligned = [UInt8](repeating: 0, count: 24 + 33)
+        #expect(throws: CryptoError.notBlockAligned(length: 33)) { try cipher.seal(&misaligned, direction: .client) }
+        #expect(misaligned == [UInt8](repeating: 0, count: 24 + 33), "a refused message is left as it was")
     }
 
     @Test func randomPaddingIsWithinSpec() throws {

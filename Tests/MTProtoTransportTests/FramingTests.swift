@@ -75,6 +75,31 @@ import Testing
         }
     }
 
+    /// Frames of 64 KiB and more arrive into storage made for them and are handed out whole; small frames between
+    /// them, and every way a read can cut them, give the same frames.
+    @Test(arguments: TransportKind.allCases) func largeFramesSurviveAnySplit(kind: TransportKind) throws {
+        let random = SeededRandom(seed: 0x1a4e)
+        let sizes = [300_000, 16, 65_536, 70_004, 40, 524_304]
+        let payloads = sizes.map { [UInt8](repeating: 0, count: 8) + random.bytes($0 - 8) }
+        var client = makeFrameCodec(kind: kind, role: .client, random: random)
+        var wire: [UInt8] = []
+        for payload in payloads { wire += try client.encode(payload, quickAck: false) }
+        for maxChunk in [997, 65_536, 100_000, wire.count] {
+            var server = makeFrameCodec(kind: kind, role: .server, padding: .keep)
+            var events: [TransportEvent] = []
+            for chunk in chunks(wire, random: random, maxChunk: maxChunk) { events += try server.decode(feed: chunk) }
+            let frames = events.compactMap { if case .frame(let payload, _) = $0 { payload } else { nil } }
+            #expect(frames.count == payloads.count, "\(kind), chunks up to \(maxChunk)")
+            for (frame, payload) in zip(frames, payloads) {
+                // Padded intermediate keeps its 0...15 random bytes here (`.keep`); the others give the payload.
+                let padding = frame.count - payload.count
+                #expect(kind == .paddedIntermediate ? (0...15).contains(padding) : padding == 0)
+                #expect(frame.starts(with: payload), "\(kind), chunks up to \(maxChunk)")
+            }
+            try server.finish()
+        }
+    }
+
     @Test(arguments: TransportKind.allCases) func anySplitYieldsTheSameFrames(kind: TransportKind) throws {
         try roundTrip(kind, seed: 0x5eed + UInt64(kind.hashValue & 0xff))
     }

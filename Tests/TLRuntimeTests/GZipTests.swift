@@ -13,6 +13,21 @@ import Testing
         #expect(try GZip.unpack(packed, maxSize: n) == data)
     }
 
+    /// The cheap look sessions take before deflating a large body: random bytes collide as often as chance says
+    /// (1/256), a repeated random kilobyte more, text and zeros far more.
+    @Test func byteCollisionRateTellsRandomFromCompressible() {
+        var rng = SeededGenerator(state: 9)
+        let random = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let kilobyte = Array(random.prefix(1024))
+        let text = Array(String(repeating: "messages.getHistory peer:InputPeer offset_id:int ", count: 90).utf8.prefix(4096))
+        let rate = { (bytes: [UInt8]) in bytes.withUnsafeBytes { GZip.byteCollisionRate($0) } * 256 }
+        #expect((0.95...1.05).contains(rate(random)))
+        #expect(rate(kilobyte + kilobyte + kilobyte + kilobyte) > 1.1)
+        #expect(rate(text) > 10)
+        #expect(rate([UInt8](repeating: 0, count: 4096)) == 256)
+        #expect(rate([7]) == 0 && rate([1, 2]) == 0 && rate([3, 3]) == 256)
+    }
+
     @Test func storedFallbackIsValidGzip() throws {
         let data = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 * 13) }
         let stored = data.withUnsafeBytes { GZip.storedGzip($0) }

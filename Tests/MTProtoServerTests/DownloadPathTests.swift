@@ -1,0 +1,49 @@
+// The server's side of a download, where the time goes: `upload.file` written straight from the stored document
+// must equal what the generated code writes, and a read carrying several requests is answered frame by frame
+// (`step`), so a driver can send the first answer while the next one is encrypted.
+import MTProto
+import MTProtoCrypto
+import MTProtoServer
+import TLRuntime
+import TelegramApi
+@testable import TestTelegram
+import Testing
+
+@Suite struct DownloadPathTests {
+    @Test func uploadFileIsWrittenAsTheGeneratedCodeWritesIt() {
+        let document = SeededRandom(seed: 120).bytes(600_000)
+        for length in [0, 1, 3, 252, 253, 254, 255, 256, 1023, 4096, 524_288] {
+            for start in [0, 5] {
+                let part = document[start..<(start + length)]
+                let generated = TestTelegram.serialized(Api.upload.File.file(.init(
+                    type: .fileUnknown, mtime: 1_700_000_123, bytes: Array(part))))
+                #expect(TestTelegramService.uploadFile(mtime: 1_700_000_123, bytes: part) == generated, "\(length)")
+            }
+        }
+    }
+
+    @Test func eachFrameIsAnsweredByItsOwnStep() throws {
+        let context = try Fixture.context(seed: 121)
+        var pair = try Pair(context: context, seed: 122)
+        _ = try pair.handshake()
+        guard var session = pair.session else { throw HarnessFailure(description: "no session") }
+        // Two requests in two frames, delivered in one read.
+        var wire: [UInt8] = []
+        var requests: [RequestID] = []
+        for _ in 0..<2 {
+            requests.append(try session.send(Api.functions.help.getNearestDc()))
+            for frame in session.outgoing(now: pair.now) { wire += try pair.transport.send(frame.bytes) }
+        }
+        let fed = pair.server.feed(wire, now: pair.now)
+        #expect(fed.outbound.isEmpty && fed.close == nil, "nothing is answered before a step")
+        for request in requests {
+            guard let output = pair.server.step(now: pair.now) else { throw HarnessFailure(description: "no step") }
+            var answered: [RequestID] = []
+            for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
+                for case .result(let id, _) in try session.receive(frame: payload, now: pair.now) { answered.append(id) }
+            }
+            #expect(answered == [request], "one step, one frame's answer")
+        }
+        #expect(pair.server.step(now: pair.now) == nil)
+    }
+}
