@@ -233,19 +233,25 @@ public actor SecretChatManager {
                 break
             }
         case .updateNewEncryptedMessage(let u):
-            switch u.message {
-            case .encryptedMessage(let m):
-                var file: SecretFileReference?
-                if case .encryptedFile(let f) = m.file {
-                    file = SecretFileReference(id: f.id, accessHash: f.accessHash, size: f.size, dcID: f.dcId,
-                                               keyFingerprint: f.keyFingerprint)
-                }
-                try await perform(engine.handleMessage(chatID: m.chatId, data: m.bytes, date: m.date, file: file, now: now()))
-            case .encryptedMessageService(let m):
-                try await perform(engine.handleMessage(chatID: m.chatId, data: m.bytes, date: m.date, now: now()))
-            }
+            try await handle(u.message)
         default:
             break
+        }
+    }
+
+    /// One encrypted message, as `updateNewEncryptedMessage` or `updates.getDifference`'s `new_encrypted_messages`
+    /// carry it (after a gap in qts, pass those here in order).
+    public func handle(_ message: Api.EncryptedMessage) async throws {
+        switch message {
+        case .encryptedMessage(let m):
+            var file: SecretFileReference?
+            if case .encryptedFile(let f) = m.file {
+                file = SecretFileReference(id: f.id, accessHash: f.accessHash, size: f.size, dcID: f.dcId,
+                                           keyFingerprint: f.keyFingerprint)
+            }
+            try await perform(engine.handleMessage(chatID: m.chatId, data: m.bytes, date: m.date, file: file, now: now()))
+        case .encryptedMessageService(let m):
+            try await perform(engine.handleMessage(chatID: m.chatId, data: m.bytes, date: m.date, now: now()))
         }
     }
 
