@@ -147,15 +147,15 @@ public struct MTProto2Cipher: Sendable {
         return try encrypt(paddedPlaintext: plaintext + random.bytes(padding), direction: direction)
     }
 
-    /// Decrypts and checks a message sent in `direction`. The message is decrypted where it lies: a caller
-    /// that hands over its only reference to the array (a frame just cut from the stream) pays no copy.
-    ///
-    /// Checks, as the spec requires: auth_key_id matches, the length is whole blocks, msg_key equals the
-    /// recomputed one (constant time), message_data_length fits and leaves 12...1024 bytes of padding.
-    /// - Returns: the whole plaintext, padding included.
-    public func decrypt(_ message: consuming [UInt8], direction: MessageDirection) throws(CryptoError) -> DecryptedMessage {
-        guard message.count >= Self.prefixLength + Self.headerLength else {
-            throw .invalidLength(what: "encrypted message", expected: "at least 56 bytes", actual: message.count)
+    /// The part of decryption every MTProto 2.0 framing shares (the session's here, secret chats' elsewhere):
+    /// auth_key_id matches, the body is whole blocks, it is decrypted in place, and msg_key equals the middle of
+    /// the recomputed msg_key_large (constant time). Nothing in the plaintext is read: its length field and padding
+    /// are the caller's framing.
+    /// - Returns: the frame (auth_key_id ‖ msg_key ‖ plaintext) and msg_key_large.
+    public func open(_ message: consuming [UInt8], direction: MessageDirection) throws(CryptoError)
+        -> (frame: [UInt8], messageKeyLarge: [UInt8]) {
+        guard message.count >= Self.prefixLength else {
+            throw .invalidLength(what: "encrypted message", expected: "at least 24 bytes", actual: message.count)
         }
         guard constantTimeEquals(Array(message[0..<8]), authKey.id) else { throw .authKeyIdMismatch }
         let length = message.count - Self.prefixLength
@@ -167,10 +167,23 @@ public struct MTProto2Cipher: Sendable {
         let large = message.withUnsafeBytes {
             messageKeyLarge(for: UnsafeRawBufferPointer(rebasing: $0[Self.prefixLength...]), direction: direction)
         }
-        guard constantTimeEquals(Array(large[8..<24]), msgKey) else {
-            throw .msgKeyMismatch
+        guard constantTimeEquals(Array(large[8..<24]), msgKey) else { throw .msgKeyMismatch }
+        return (message, large)
+    }
+
+    /// Decrypts and checks a message sent in `direction`. The message is decrypted where it lies: a caller
+    /// that hands over its only reference to the array (a frame just cut from the stream) pays no copy.
+    ///
+    /// Checks, as the spec requires: auth_key_id matches, the length is whole blocks, msg_key equals the
+    /// recomputed one (constant time), message_data_length fits and leaves 12...1024 bytes of padding.
+    /// - Returns: the whole plaintext, padding included.
+    public func decrypt(_ message: consuming [UInt8], direction: MessageDirection) throws(CryptoError) -> DecryptedMessage {
+        guard message.count >= Self.prefixLength + Self.headerLength else {
+            throw .invalidLength(what: "encrypted message", expected: "at least 56 bytes", actual: message.count)
         }
-        let decrypted = DecryptedMessage(frame: message, messageKeyLarge: large)
+        let length = message.count - Self.prefixLength
+        let (frame, large) = try open(consume message, direction: direction)
+        let decrypted = DecryptedMessage(frame: frame, messageKeyLarge: large)
         let declared = Int(UInt32(bitPattern: decrypted.readLE(Int32.self, at: 28)))
         let available = length - Self.headerLength
         guard declared <= available else { throw .messageLengthMismatch(declared: declared, available: available) }

@@ -108,25 +108,20 @@ public enum SecretChatCrypto {
                 throw map(error)
             }
         case .v2:
-            let direction: MessageDirection = fromOriginator ? .client : .server
-            let cipher = MTProto2Cipher(authKey: key)
-            let msgKey = Array(envelope[8..<24])
-            var plaintext = Array(envelope[24...])
+            // The shared MTProto 2.0 step checks msg_key; the length field and padding are this framing's.
+            let frame: [UInt8]
             do {
-                try cipher.keyAndIV(messageKey: msgKey, direction: direction).cipher.decrypt(inPlace: &plaintext)
+                frame = try MTProto2Cipher(authKey: key).open(envelope, direction: fromOriginator ? .client : .server).frame
             } catch {
                 throw map(error)
             }
-            // Nothing in the plaintext is trusted before msg_key is checked.
-            let large = cipher.messageKeyLarge(for: plaintext, direction: direction)
-            guard constantTimeEquals(Array(large[8..<24]), msgKey) else { throw .msgKeyMismatch }
-            let declared = plaintext.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
-            let available = plaintext.count - 4
+            let declared = frame.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self))) }
+            let available = frame.count - 28
             guard declared <= available else { throw .lengthMismatch(declared: declared, available: available) }
             let padding = available - declared
             guard MTProto2Cipher.paddingRange.contains(padding) else { throw .badPadding(padding) }
             guard declared % 4 == 0 else { throw .malformed("payload length \(declared) is not a multiple of 4") }
-            return Array(plaintext[4..<(4 + declared)])
+            return Array(frame[28..<(28 + declared)])
         }
     }
 

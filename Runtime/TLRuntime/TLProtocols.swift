@@ -15,6 +15,15 @@ public protocol TLSerializable {
     func serialize(_ buffer: Buffer, _ boxed: Bool)
 }
 
+extension TLSerializable {
+    /// The value's wire bytes, boxed (constructor ID first).
+    public var boxedBytes: [UInt8] {
+        let buffer = Buffer()
+        serialize(buffer, true)
+        return buffer.bytes
+    }
+}
+
 /// A value that can describe itself field by field, for logs.
 public protocol TypeConstructorDescription {
     /// The constructor or function TL name with its namespace (`"messages.sendMessage"`), and its fields in schema

@@ -74,8 +74,6 @@ public enum TestTelegram {
 
     /// A boxed value's wire bytes.
     public static func serialized(_ value: some TLSerializable) -> [UInt8] {
-        let buffer = Buffer()
-        value.serialize(buffer, true)
-        return buffer.bytes
+        value.boxedBytes
     }
 }
