@@ -163,11 +163,8 @@ public struct SecretChatEngine: Sendable {
 
     /// The server confirmed `acceptEncryption`: the chat is ready; announces our layer.
     public mutating func accepted(chatID: Int32, now: Double) -> [SecretChatOutput] {
-        guard var chat = chats[chatID], chat.phase == .requested, !chat.key.isEmpty else { return [] }
-        chat.phase = .ready
-        chat.keyCreatedAt = now
-        chats[chatID] = chat
-        return [.event(.ready(chatID: chatID, keyFingerprint: chat.keyFingerprint))] + announceLayer(chatID)
+        guard let chat = chats[chatID], chat.phase == .requested, !chat.key.isEmpty else { return [] }
+        return becomeReady(chat, now: now)
     }
 
     /// `updateEncryption(encryptedChat)` for a chat we requested: key = g_b^a, checked against the fingerprint.
@@ -188,10 +185,16 @@ public struct SecretChatEngine: Sendable {
         }
         chat.accessHash = accessHash
         chat.exponent = nil
+        return becomeReady(chat, now: now)
+    }
+
+    /// Both roles end the exchange the same way: the key's clock starts and our layer is announced.
+    private mutating func becomeReady(_ chat: SecretChatState, now: Double) -> [SecretChatOutput] {
+        var chat = chat
         chat.phase = .ready
         chat.keyCreatedAt = now
-        chats[chatID] = chat
-        return [.event(.ready(chatID: chatID, keyFingerprint: chat.keyFingerprint))] + announceLayer(chatID)
+        chats[chat.id] = chat
+        return [.event(.ready(chatID: chat.id, keyFingerprint: chat.keyFingerprint))] + announceLayer(chat.id)
     }
 
     /// `encryptedChatDiscarded`, or our own `discardEncryption`.
@@ -369,9 +372,11 @@ public struct SecretChatEngine: Sendable {
         -> ([UInt8], [UInt8], SecretMTProtoVersion) {
         guard data.count >= 8 else { throw .tooShort(data.count) }
         let fingerprint = data.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
-        let candidates = [chat.key, chat.previousKey, chat.rekey?.newKey].compactMap { $0 }.filter { !$0.isEmpty }
-        guard let key = candidates.first(where: { SecretChatCrypto.keyFingerprint($0) == fingerprint }),
-              let authKey = try? AuthKey(key) else {
+        // The current key's fingerprint is kept; the others are hashed only when it does not match.
+        let key = !chat.key.isEmpty && fingerprint == chat.keyFingerprint ? chat.key
+            : [chat.previousKey, chat.rekey?.newKey].compactMap { $0 }
+                .first { SecretChatCrypto.keyFingerprint($0) == fingerprint }
+        guard let key, let authKey = try? AuthKey(key) else {
             throw .unknownKeyFingerprint(fingerprint)
         }
         // MTProto 2.0 is tried first when we are at layer 73+; 1.0 stays acceptable until the peer, knowing both
@@ -426,9 +431,7 @@ public struct SecretChatEngine: Sendable {
             parseLayer = max(chat.layer, .layer46)
         } else {
             var reader = BufferReader(bytes: payload)
-            let declared = (try? { () throws(TLDecodingError) -> Int32 in
-                _ = try reader.readUInt32(); _ = try reader.readTLBytes(); return try reader.readInt32()
-            }()) ?? 46
+            let declared = (try? Self.readWrapperHeader(&reader).layer) ?? 46
             parseLayer = max(min(chat.maxLayer, SecretLayer(atMost: declared)), .layer46)
         }
         let parsed: (layer: Int32, inSeqNo: Int32, outSeqNo: Int32, payload: SecretPayload)
@@ -591,7 +594,7 @@ public struct SecretChatEngine: Sendable {
         -> (bytes: [UInt8], data: [UInt8], outSeqNo: Int32?, accessHash: Int64) {
         guard let chat = chats[chatID] else { throw .unknownChat(chatID) }
         guard chat.layer.isLayered else {
-            let bytes = serialized(payload.object)
+            let bytes = payload.object.boxedBytes
             return (bytes, try encryptPayload(chat, bytes), nil, chat.accessHash)
         }
         let bytes = try Self.serializeLayered(payload, layer: chat.layer, inSeqNo: 2 * chat.inSeqNo + chat.xIn,
@@ -636,9 +639,7 @@ public struct SecretChatEngine: Sendable {
             return try send(chatID: chatID, action: .acceptKey(exchangeID: exchangeID, gB: mine.publicValue,
                                                                 keyFingerprint: fingerprint), now: now)
         } catch {
-            chats[chatID]?.rekey = nil
-            return ((try? send(chatID: chatID, action: .abortKey(exchangeID: exchangeID), now: now)) ?? [])
-                + [.event(.rekeyAborted(chatID: chatID, exchangeID: exchangeID))]
+            return abortRekey(chatID, exchangeID: exchangeID, now: now)
         }
     }
 
@@ -652,8 +653,7 @@ public struct SecretChatEngine: Sendable {
             let mine = SecretChatCrypto.keyFingerprint(key)
             guard mine == fingerprint else { throw .keyFingerprintMismatch(expected: fingerprint, actual: mine) }
         } catch {
-            return ((try? send(chatID: chatID, action: .abortKey(exchangeID: exchangeID), now: now)) ?? [])
-                + [.event(.rekeyAborted(chatID: chatID, exchangeID: exchangeID))]
+            return abortRekey(chatID, exchangeID: exchangeID, now: now)
         }
         // commitKey goes under the old key; everything after it under the new one.
         var out = (try? send(chatID: chatID, action: .commitKey(exchangeID: exchangeID, keyFingerprint: fingerprint),
@@ -668,14 +668,20 @@ public struct SecretChatEngine: Sendable {
         guard let rekey = chats[chatID]?.rekey, rekey.exchangeID == exchangeID, let key = rekey.newKey else { return [] }
         chats[chatID]?.rekey = nil
         guard SecretChatCrypto.keyFingerprint(key) == fingerprint else {
-            return ((try? send(chatID: chatID, action: .abortKey(exchangeID: exchangeID), now: now)) ?? [])
-                + [.event(.rekeyAborted(chatID: chatID, exchangeID: exchangeID))]
+            return abortRekey(chatID, exchangeID: exchangeID, now: now)
         }
         switchKey(chatID, to: key, now: now)
         // The noop is the first message under the new key, so the initiator sees the switch.
         var out: [SecretChatOutput] = [.event(.rekeyed(chatID: chatID, keyFingerprint: fingerprint))]
         out += (try? send(chatID: chatID, action: .noop, now: now)) ?? []
         return out
+    }
+
+    /// The exchange is off: abortKey to the peer, rekeyAborted to the application.
+    private mutating func abortRekey(_ chatID: Int32, exchangeID: Int64, now: Double) -> [SecretChatOutput] {
+        chats[chatID]?.rekey = nil
+        return ((try? send(chatID: chatID, action: .abortKey(exchangeID: exchangeID), now: now)) ?? [])
+            + [.event(.rekeyAborted(chatID: chatID, exchangeID: exchangeID))]
     }
 
     private mutating func switchKey(_ chatID: Int32, to key: [UInt8], now: Double) {
@@ -733,13 +739,19 @@ public struct SecretChatEngine: Sendable {
     static func layer8Inside(_ bytes: [UInt8]) throws(TLDecodingError)
         -> (layer: Int32, inSeqNo: Int32, outSeqNo: Int32, payload: SecretPayload) {
         var reader = BufferReader(bytes: bytes)
+        let header = try readWrapperHeader(&reader)
+        let message = try SecretApi8.DecryptedMessage.parse(&reader)
+        try reader.expectEnd()
+        return (header.layer, header.inSeqNo, header.outSeqNo, .layer8(message))
+    }
+
+    /// decryptedMessageLayer's fields before `message`, read without a namespace (random_bytes skipped).
+    static func readWrapperHeader(_ reader: inout BufferReader) throws(TLDecodingError)
+        -> (layer: Int32, inSeqNo: Int32, outSeqNo: Int32) {
         let id = try reader.readUInt32()
         guard id == 0x1be3_1789 else { throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessageLayer"), offset: 0) }
         _ = try reader.readTLBytes()
-        let layer = try reader.readInt32(), inSeqNo = try reader.readInt32(), outSeqNo = try reader.readInt32()
-        let message = try SecretApi8.DecryptedMessage.parse(&reader)
-        try reader.expectEnd()
-        return (layer, inSeqNo, outSeqNo, .layer8(message))
+        return (try reader.readInt32(), try reader.readInt32(), try reader.readInt32())
     }
 
     static func serializeLayered(_ payload: SecretPayload, layer: SecretLayer, inSeqNo: Int32, outSeqNo: Int32,
@@ -747,8 +759,8 @@ public struct SecretChatEngine: Sendable {
         func open<N: LayeredSecretNamespace>(_: N.Type) throws(SecretChatError) -> [UInt8] {
             do {
                 let message = try N.message(in: payload) ?? convert(payload.object, to: N.Message.self)
-                return serialized(N.wrap(randomBytes: messageRandomBytes(random), layer: layer.rawValue,
-                                         inSeqNo: inSeqNo, outSeqNo: outSeqNo, message: message))
+                return N.wrap(randomBytes: messageRandomBytes(random), layer: layer.rawValue, inSeqNo: inSeqNo,
+                              outSeqNo: outSeqNo, message: message).boxedBytes
             } catch {
                 throw .malformed("not a \(layer) message: \(error)")
             }

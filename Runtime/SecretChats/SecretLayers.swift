@@ -62,27 +62,22 @@ public enum SecretPayload: Sendable {
         }
     }
 
-    /// The text of an ordinary (non-service) message.
-    public var text: String? {
+    /// Text, document and timer of an ordinary (non-service) message.
+    public var content: SecretContent? {
         switch self {
-        case .layer8(let m): L8.content(of: m)?.text
-        case .layer46(let m): L46.content(of: m)?.text
-        case .layer73(let m): L73.content(of: m)?.text
-        case .layer101(let m): L101.content(of: m)?.text
-        case .layer144(let m): L144.content(of: m)?.text
+        case .layer8(let m): L8.content(of: m)
+        case .layer46(let m): L46.content(of: m)
+        case .layer73(let m): L73.content(of: m)
+        case .layer101(let m): L101.content(of: m)
+        case .layer144(let m): L144.content(of: m)
         }
     }
 
+    /// The text of an ordinary (non-service) message.
+    public var text: String? { content?.text }
+
     /// The attached encrypted document's key, IV and size, if the message carries one.
-    public var document: SecretDocumentInfo? {
-        switch self {
-        case .layer8(let m): L8.content(of: m)?.document
-        case .layer46(let m): L46.content(of: m)?.document
-        case .layer73(let m): L73.content(of: m)?.document
-        case .layer101(let m): L101.content(of: m)?.document
-        case .layer144(let m): L144.content(of: m)?.document
-        }
-    }
+    public var document: SecretDocumentInfo? { content?.document }
 
     /// The service action, for service messages, in the engine's layer-neutral form (nil when it has none).
     public var action: SecretServiceAction? {
@@ -196,18 +191,7 @@ public enum SecretServiceAction: Sendable, Hashable {
 
 /// Re-reads a value in another namespace: serialize boxed, parse, demand no trailing bytes.
 func convert<To: TLParsable>(_ value: some TLSerializable, to: To.Type) throws(TLDecodingError) -> To {
-    let buffer = Buffer()
-    value.serialize(buffer, true)
-    var reader = BufferReader(buffer)
-    let result = try To.parse(&reader)
-    try reader.expectEnd()
-    return result
-}
-
-func serialized(_ value: some TLSerializable) -> [UInt8] {
-    let buffer = Buffer()
-    value.serialize(buffer, true)
-    return buffer.bytes
+    try SecretChatEngine.parse(value.boxedBytes, as: To.self)
 }
 
 /// One generated namespace, as the engine uses it.

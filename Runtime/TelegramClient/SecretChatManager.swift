@@ -43,7 +43,7 @@ public actor SecretChatManager {
     private let options: Options
     private var engine: SecretChatEngine
     /// Sends go out one batch at a time, in the order the engine produced them (sequence numbers depend on it).
-    private var sendChain: Task<Void, Never>?
+    private var sendChain: Task<(any Error)?, Never>?
     private let eventsSink: AsyncStream<SecretChatEvent>.Continuation
     /// Events of every chat, in order.
     public nonisolated let events: AsyncStream<SecretChatEvent>
@@ -87,10 +87,8 @@ public actor SecretChatManager {
     public func accept(chatID: Int32, maxLayer: SecretLayer? = nil) async throws {
         let random = try await refreshDH()
         let (gB, fingerprint) = try engine.accept(chatID: chatID, serverRandom: random, maxLayer: maxLayer)
-        guard let chat = engine.chats[chatID] else { throw SecretChatError.unknownChat(chatID) }
         _ = try await client.invoke(Api.functions.messages.acceptEncryption(
-            peer: .inputEncryptedChat(.init(chatId: chatID, accessHash: chat.accessHash)), gB: gB,
-            keyFingerprint: fingerprint))
+            peer: try inputChat(chatID), gB: gB, keyFingerprint: fingerprint))
         try await perform(engine.accepted(chatID: chatID, now: now()))
     }
 
@@ -144,7 +142,7 @@ public actor SecretChatManager {
                 : try await client.invoke(Api.functions.upload.saveFilePart(fileId: fileID, filePart: Int32(part), bytes: chunk))
             guard ok else { throw SecretChatError.file("the server refused part \(part)") }
         }
-        let md5 = big ? nil : Hash.md5(encrypted).map { String(format: "%02x", $0) }.joined()
+        let md5 = big ? nil : Hex.encode(Hash.md5(encrypted))
         let document = SecretDocumentInfo(key: fileKey.key, iv: fileKey.iv, size: Int64(bytes.count), mimeType: mimeType,
                                           fileName: fileName)
         let (randomID, out) = try engine.send(
@@ -176,16 +174,12 @@ public actor SecretChatManager {
 
     /// Tells the peer (through the server) that everything up to `maxDate` was read.
     public func markRead(chatID: Int32, maxDate: Int32) async throws {
-        guard let chat = engine.chats[chatID] else { throw SecretChatError.unknownChat(chatID) }
-        _ = try await client.invoke(Api.functions.messages.readEncryptedHistory(
-            peer: .inputEncryptedChat(.init(chatId: chatID, accessHash: chat.accessHash)), maxDate: maxDate))
+        _ = try await client.invoke(Api.functions.messages.readEncryptedHistory(peer: try inputChat(chatID), maxDate: maxDate))
     }
 
     /// Shows or clears "typing" on the peer's side.
     public func setTyping(chatID: Int32, _ typing: Bool) async throws {
-        guard let chat = engine.chats[chatID] else { throw SecretChatError.unknownChat(chatID) }
-        _ = try await client.invoke(Api.functions.messages.setEncryptedTyping(
-            peer: .inputEncryptedChat(.init(chatId: chatID, accessHash: chat.accessHash)), typing: typing))
+        _ = try await client.invoke(Api.functions.messages.setEncryptedTyping(peer: try inputChat(chatID), typing: typing))
     }
 
     /// Re-keys now (it also happens by itself every 100 messages or a week).
@@ -244,12 +238,8 @@ public actor SecretChatManager {
     public func handle(_ message: Api.EncryptedMessage) async throws {
         switch message {
         case .encryptedMessage(let m):
-            var file: SecretFileReference?
-            if case .encryptedFile(let f) = m.file {
-                file = SecretFileReference(id: f.id, accessHash: f.accessHash, size: f.size, dcID: f.dcId,
-                                           keyFingerprint: f.keyFingerprint)
-            }
-            try await perform(engine.handleMessage(chatID: m.chatId, data: m.bytes, date: m.date, file: file, now: now()))
+            try await perform(engine.handleMessage(chatID: m.chatId, data: m.bytes, date: m.date, file: Self.reference(m.file),
+                                                   now: now()))
         case .encryptedMessageService(let m):
             try await perform(engine.handleMessage(chatID: m.chatId, data: m.bytes, date: m.date, now: now()))
         }
@@ -292,19 +282,30 @@ public actor SecretChatManager {
             }
         }
         let previous = sendChain
-        let batch = Task { [weak self] () -> Error? in
-            await previous?.value
+        let batch = Task { [weak self] () -> (any Error)? in
+            _ = await previous?.value  // the earlier batch's failure is its caller's
             guard let self else { return nil }
             for message in outgoing {
                 do { try await self.deliver(message) } catch { return error }
             }
             return nil
         }
-        sendChain = Task { _ = await batch.value }
+        sendChain = batch
         if let error = await batch.value { throw error }
         for id in aborted {
             _ = try? await client.invoke(Api.functions.messages.discardEncryption(deleteHistory: false, chatId: id))
         }
+    }
+
+    private func inputChat(_ chatID: Int32) throws(SecretChatError) -> Api.InputEncryptedChat {
+        guard let chat = engine.chats[chatID] else { throw .unknownChat(chatID) }
+        return .inputEncryptedChat(.init(chatId: chatID, accessHash: chat.accessHash))
+    }
+
+    private static func reference(_ file: Api.EncryptedFile) -> SecretFileReference? {
+        guard case .encryptedFile(let f) = file else { return nil }
+        return SecretFileReference(id: f.id, accessHash: f.accessHash, size: f.size, dcID: f.dcId,
+                                   keyFingerprint: f.keyFingerprint)
     }
 
     private func deliver(_ message: SecretOutgoing) async throws {
@@ -321,10 +322,8 @@ public actor SecretChatManager {
             }
             let sent = try await client.invoke(Api.functions.messages.sendEncryptedFile(
                 peer: peer, randomId: message.randomID, data: message.data, file: file))
-            if case .sentEncryptedFile(let s) = sent, case .encryptedFile(let f) = s.file, let seq = message.outSeqNo {
-                engine.fileSent(chatID: message.chatID, outSeqNo: seq,
-                                file: SecretFileReference(id: f.id, accessHash: f.accessHash, size: f.size, dcID: f.dcId,
-                                                          keyFingerprint: f.keyFingerprint))
+            if case .sentEncryptedFile(let s) = sent, let file = Self.reference(s.file), let seq = message.outSeqNo {
+                engine.fileSent(chatID: message.chatID, outSeqNo: seq, file: file)
                 try await save()
             }
         } else if message.isService {

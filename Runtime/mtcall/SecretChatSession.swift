@@ -7,6 +7,7 @@ import MTProtoCrypto
 import SecretChats
 import TelegramApi
 import TelegramClient
+import TLRuntime
 
 struct SecretChatSession {
     static let help = """
@@ -123,7 +124,7 @@ struct SecretChatSession {
             let randomID = try await manager.sendFile(chatID: id, bytes: bytes,
                                                       fileName: URL(fileURLWithPath: args[1]).lastPathComponent,
                                                       mimeType: "application/octet-stream")
-            output.emit(["event": "sent", "chat": id, "random_id": String(randomID), "sha256": Self.hex(Hash.sha256(bytes))])
+            output.emit(["event": "sent", "chat": id, "random_id": String(randomID), "sha256": Hex.encode(Hash.sha256(bytes))])
         case "action":
             let id = try chat(0)
             guard args.count > 1 else { throw SecretChatError.invalidState("action CHAT KIND [VALUE]") }
@@ -153,7 +154,7 @@ struct SecretChatSession {
             output.emit(["event": "state", "chat": id, "layer": state.layer.rawValue, "phase": state.phase.rawValue,
                          "in_seq_no": state.inSeqNo, "out_seq_no": state.outSeqNo,
                          "fingerprint": String(state.keyFingerprint),
-                         "visualization": Self.hex(state.keyVisualization)])
+                         "visualization": Hex.encode(state.keyVisualization)])
         case "help":
             FileHandle.standardError.write(Data((Self.help + "\n").utf8))
         default:
@@ -172,8 +173,6 @@ struct SecretChatSession {
         return stream
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
     static func report(_ event: SecretChatEvent, manager: SecretChatManager, output: Output) async {
         switch event {
         case .requested(let id, let user):
@@ -184,7 +183,7 @@ struct SecretChatSession {
         case .ready(let id, let fingerprint):
             let visualization = await manager.chat(id)?.keyVisualization ?? []
             output.emit(["event": "ready", "chat": id, "fingerprint": String(fingerprint),
-                         "visualization": hex(visualization)])
+                         "visualization": Hex.encode(visualization)])
         case .layerChanged(let id, let layer):
             output.emit(["event": "layer", "chat": id, "layer": layer.rawValue])
         case .message(let id, let message):
@@ -199,7 +198,7 @@ struct SecretChatSession {
                     let path = "secret-\(id)-\(message.payload.randomID)-\(document.fileName.isEmpty ? "file" : document.fileName)"
                     try Data(bytes).write(to: URL(fileURLWithPath: path))
                     fields["file"] = path
-                    fields["sha256"] = hex(Hash.sha256(bytes))
+                    fields["sha256"] = Hex.encode(Hash.sha256(bytes))
                 } catch {
                     fields["file_error"] = "\(error)"
                 }
