@@ -178,6 +178,7 @@ public final class SessionRegistry: Sendable {
             remove(oldest)
         }
 
+
         @discardableResult
         mutating func remove(_ key: SessionKey) -> Bool {
             guard sessions.removeValue(forKey: key) != nil else { return false }
@@ -193,38 +194,37 @@ public final class SessionRegistry: Sendable {
         self.perKey = max(1, perKey)
     }
 
+    // Both run `body` on the session where the dictionary stores it. Copying it out and back in would leave two
+    // references to each of its tables while `body` mutates them, so every message would copy them all
+    // (copy-on-write): measured as 42 % of a pipelined server's time.
+
     /// Runs `body` on the session for `key`, creating it with `make` on first sight (evicting as the bounds
     /// require). Returns what `body` returns and whether the session was created by this call.
     public func withSession<T>(_ key: SessionKey, make: () -> Session,
                                _ body: (inout Session) -> T) -> (value: T, created: Bool) {
         state.withLock { state in
             state.clock += 1
-            var created = false
-            var session: Session
-            if let existing = state.sessions[key] {
-                session = existing.session
-            } else {
-                created = true
-                session = make()
-                if state.perKey[key.authKeyID] ?? 0 >= perKey {
-                    state.evictOldest { $0.authKeyID == key.authKeyID }
-                }
-                if state.sessions.count >= capacity { state.evictOldest { _ in true } }
-                state.perKey[key.authKeyID, default: 0] += 1
+            if let index = state.sessions.index(forKey: key) {
+                state.sessions.values[index].used = state.clock
+                return (body(&state.sessions.values[index].session), false)
             }
+            if state.perKey[key.authKeyID] ?? 0 >= perKey {
+                state.evictOldest { $0.authKeyID == key.authKeyID }
+            }
+            if state.sessions.count >= capacity { state.evictOldest { _ in true } }
+            state.perKey[key.authKeyID, default: 0] += 1
+            var session = make()
             let value = body(&session)
             state.sessions[key] = (session, state.clock)
-            return (value, created)
+            return (value, true)
         }
     }
 
     /// Runs `body` on an existing session only.
     public func withExisting<T>(_ key: SessionKey, _ body: (inout Session) -> T) -> T? {
         state.withLock { state in
-            guard var entry = state.sessions[key] else { return nil }
-            let value = body(&entry.session)
-            state.sessions[key] = entry
-            return value
+            guard let index = state.sessions.index(forKey: key) else { return nil }
+            return body(&state.sessions.values[index].session)
         }
     }
 

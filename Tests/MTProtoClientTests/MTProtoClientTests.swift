@@ -173,6 +173,38 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         await server.stop()
     }
 
+    /// Each call fails with `.timeout` at its own deadline — the earlier one first, though it was made second —
+    /// while a call answered in time between them is unaffected, and the connection goes on afterwards.
+    @Test func callsTimeOutAtTheirOwnDeadlines() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = makeClient(port: server.port, key: key, transport: TransportConfiguration(kind: .intermediate))
+        try await client.connect()
+        let started = ContinuousClock.now
+        @Sendable func unanswered(_ n: UInt8, timeout: Duration) async -> (Duration, (any Error)?) {
+            do {
+                _ = try await client.invoke(raw: [n, 0xde, 0xad, 0xc0], timeout: timeout)
+                return (ContinuousClock.now - started, nil)
+            } catch {
+                return (ContinuousClock.now - started, error)
+            }
+        }
+        async let late = unanswered(1, timeout: .milliseconds(3000))
+        try await Task.sleep(for: .milliseconds(50))
+        async let early = unanswered(2, timeout: .milliseconds(300))
+        #expect(try await client.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 9, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 9, 0, 0, 0])
+        let (earlyAt, earlyError) = await early
+        let (lateAt, lateError) = await late
+        for error in [earlyError, lateError] {
+            guard case MTProtoClientError.timeout? = error else { Issue.record("not a timeout: \(String(describing: error))"); continue }
+        }
+        #expect(earlyAt >= .milliseconds(350) && earlyAt < .milliseconds(2000), "at its own deadline, not the other's")
+        #expect(lateAt >= .milliseconds(3000))
+        #expect(try await client.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 10, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 10, 0, 0, 0])
+        await client.close()
+        await server.stop()
+    }
+
     @Test func connectingToNothingFails() async throws {
         let key = try #require(TestKey.privateKey)
         let client = makeClient(port: 1, key: key, transport: TransportConfiguration(kind: .abridged))
