@@ -101,28 +101,31 @@ public struct RPCHandlers: Sendable {
         public let wrappers: [String]
         /// `invokeWithLayer.layer`, when there was one.
         public let layer: Int32?
-
-        public var method: String { request.name }
+        /// The innermost call's name (`request.name`, kept).
+        public let method: String
     }
+
+    static let invalidInput = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
 
     /// Decodes a request body and removes its wrappers: the innermost method's name (`?` when the body does not
     /// decode) and the call, or the `rpc_error` to answer.
     public func decode(body: [UInt8]) -> (method: String, decoded: Result<Decoded, RPCError>) {
-        let invalid = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
         guard let object = try? registry.parse(bytes: body), var request = object as? TLRequest else {
-            return ("?", .failure(invalid))
+            return ("?", .failure(Self.invalidInput))
         }
         var wrappers: [String] = []
         var layer: Int32?
-        while Self.wrapperNames.contains(request.name) {
+        var name = request.name
+        while Self.wrapperNames.contains(name) {
             guard wrappers.count < maxWrapperDepth, case .object(let inner)? = request["query"],
                   let next = inner as? TLRequest
-            else { return (request.name, .failure(invalid)) }
-            if request.name == "invokeWithLayer", case .int(let value)? = request["layer"] { layer = value }
-            wrappers.append(request.name)
+            else { return (name, .failure(Self.invalidInput)) }
+            if name == "invokeWithLayer", case .int(let value)? = request["layer"] { layer = value }
+            wrappers.append(name)
             request = next
+            name = request.name
         }
-        return (request.name, .success(Decoded(request: request, wrappers: wrappers, layer: layer)))
+        return (name, .success(Decoded(request: request, wrappers: wrappers, layer: layer, method: name)))
     }
 
     /// Runs a decoded call's handler: the serialized result, or the `rpc_error` to send.

@@ -226,8 +226,12 @@ struct TLSignature: Sendable {
 
     /// `name` of `name#id …`, without parsing the rest.
     static func name(of definition: StaticString) -> String {
-        let text = definition.description
-        return String(text.prefix { $0 != "#" && $0 != " " })
+        // A byte scan of the literal: servers ask every request its name, and turning the whole definition into a
+        // String and walking its Characters cost a fifth of a small call's handling (measured).
+        definition.withUTF8Buffer { bytes in
+            let end = bytes.firstIndex { $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: " ") } ?? bytes.endIndex
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+        }
     }
 
     /// Reads `name#id field:type … = Result;`. The definitions come from the generator, which checked them.
