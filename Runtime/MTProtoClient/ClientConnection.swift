@@ -2,7 +2,8 @@
 // auth-key exchange unless a stored key is given, then the encrypted session. With a `TemporaryKeyPolicy` the
 // session runs over a temporary key instead (core.telegram.org/api/pfs): the permanent key is made if missing, then
 // a temporary one, and `auth.bindTempAuthKey` goes first in its session; the connection is ready once the server
-// accepted the binding. Bytes and the time go in; bytes to write and events come out. The SwiftNIO client drives
+// accepted the binding (a refusal as ENCRYPTED_MESSAGE_INVALID is followed by a `ping` under the permanent key, to
+// learn whether the server still knows it). Bytes and the time go in; bytes to write and events come out. The SwiftNIO client drives
 // it; tests drive it against an in-memory server.
 import MTProto
 import MTProtoCrypto
@@ -35,8 +36,13 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
     case server(code: Int32)
     /// A frame arrived that fits neither the exchange nor the session (e.g. an encrypted frame during the exchange).
     case unexpectedFrame(String)
-    /// The server refused `auth.bindTempAuthKey` (ENCRYPTED_MESSAGE_INVALID: it does not know the permanent key).
+    /// The server refused `auth.bindTempAuthKey`. For ENCRYPTED_MESSAGE_INVALID a `ping` under the permanent key
+    /// was answered first, so the server knows that key and the refusal has another cause.
     case bindingRefused(RPCError)
+    /// The server refused `auth.bindTempAuthKey` with ENCRYPTED_MESSAGE_INVALID and answered a `ping` under the
+    /// permanent key with −404: it no longer knows that key (the account was logged out, or the key destroyed).
+    /// A new permanent key is needed, and the account signs in again on it.
+    case permanentKeyUnknown(RPCError)
     /// `auth.bindTempAuthKey` ended without an answer, or with one that is not `boolTrue`.
     case bindingFailed(RequestFailure)
 
@@ -47,6 +53,7 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
             case .server(let code): "server transport error \(code)"
             case .unexpectedFrame(let why): "unexpected frame: \(why)"
             case .bindingRefused(let error): "auth.bindTempAuthKey refused: \(error)"
+            case .permanentKeyUnknown(let error): "the server no longer knows the permanent auth key (bindTempAuthKey: \(error); −404 for the key)"
             case .bindingFailed(let why): "auth.bindTempAuthKey failed: \(why)"
         }
     }
@@ -103,6 +110,9 @@ public struct ClientConnection: Sendable {
         case ready(Session)
         /// The session, if there was one, survives the failure: a new connection can carry it on.
         case failed(ClientConnectionError, Session?)
+        /// The binding was refused with ENCRYPTED_MESSAGE_INVALID; a `ping` in a session under the permanent key
+        /// asks the server whether it still knows that key (core.telegram.org/api/pfs).
+        case probing(Session, refusal: RPCError)
         /// Only while a method works on the session it took out of `.ready` or `.binding` (see `withSession`);
         /// never seen between calls.
         case moved
@@ -187,7 +197,7 @@ public struct ClientConnection: Sendable {
         switch phase {
             case .ready(let session): session
             case .failed(_, let session): session
-            case .exchanging, .binding, .moved: nil
+            case .exchanging, .binding, .probing, .moved: nil
         }
     }
 
@@ -210,7 +220,7 @@ public struct ClientConnection: Sendable {
             case .ready:
                 guard let stored = temporaryKey?.key ?? configuration.storedKey else { return (transport.start(), []) }
                 return (transport.start(), [.ready(stored, isNew: false)])
-            case .binding, .moved:
+            case .binding, .probing, .moved:
                 return (transport.start(), [])
             case .failed(let error, _):
                 throw error
@@ -251,7 +261,7 @@ public struct ClientConnection: Sendable {
     /// When `flush` has timed work next (acks, state queries).
     public var nextDeadline: Double? {
         switch phase {
-            case .ready(let session), .binding(let session, _, _): session.nextDeadline
+            case .ready(let session), .binding(let session, _, _), .probing(let session, _): session.nextDeadline
             case .exchanging, .failed, .moved: nil
         }
     }
@@ -276,6 +286,7 @@ public struct ClientConnection: Sendable {
         while let event = received.events.popLast() {
             switch consume event {
                 case .transportError(let code):
+                    if code == -404, case .probing(_, let refusal) = phase { try fail(.permanentKeyUnknown(refusal)) }
                     try fail(.server(code: code))
                 case .quickAck(let token):
                     events += withSession(readyOnly: true) { $0.receiveQuickAck(token).map(Event.session) } ?? []
@@ -332,6 +343,8 @@ public struct ClientConnection: Sendable {
                             events += [.temporaryKeyBound(key), .ready(key.key, isNew: true)]
                         case .result(request, _):
                             try fail(.bindingFailed(.malformedAnswer("auth.bindTempAuthKey answered boolFalse or not a Bool")))
+                        case .rpcError(request, let error) where error.message == "ENCRYPTED_MESSAGE_INVALID":
+                            return try probePermanentKey(after: error, timeOffset: session.timeOffset, now: now)
                         case .rpcError(request, let error):
                             try fail(.bindingRefused(error))
                         case .failed(request, let why):
@@ -339,6 +352,21 @@ public struct ClientConnection: Sendable {
                         default:
                             events.append(.session(event))
                     }
+                }
+                return []
+            case .probing(var session, let refusal):
+                try checkEncrypted(payload)
+                let received: [SessionEvent]
+                do {
+                    received = try session.receive(frame: payload, now: now)
+                } catch {
+                    events.append(.rejectedFrame(error))
+                    return []
+                }
+                phase = .probing(session, refusal: refusal)
+                // A pong: the server knows the permanent key, so its refusal of the binding stands.
+                if received.contains(where: { if case .pong = $0 { true } else { false } }) {
+                    try fail(.bindingRefused(refusal))
                 }
                 return []
             case .failed(let error, _):
@@ -364,9 +392,36 @@ public struct ClientConnection: Sendable {
                 phase = .moved
                 defer { phase = .binding(session, request: request, key: key) }
                 return try body(&session)
-            case .binding, .exchanging, .failed, .moved:
+            case .probing(var session, let refusal) where !readyOnly:
+                phase = .moved
+                defer { phase = .probing(session, refusal: refusal) }
+                return try body(&session)
+            case .binding, .probing, .exchanging, .failed, .moved:
                 return nil
         }
+    }
+
+    /// ENCRYPTED_MESSAGE_INVALID is also what a server answers a binding to a permanent key it no longer knows,
+    /// so the permanent key is asked about directly: a `ping` in a new session under it, on this connection. The
+    /// server answers `pong` if it knows the key and transport error −404 if not (core.telegram.org/api/pfs; the
+    /// ping carries no account data, so using the permanent key for it does not weaken forward secrecy).
+    private mutating func probePermanentKey(after refusal: RPCError, timeOffset: Double,
+                                            now: Double) throws(ClientConnectionError) -> [UInt8] {
+        // A key made on this very connection was just accepted by the server: a refusal then has another cause.
+        guard let permanent = permanentKey, configuration.storedKey != nil else { try fail(.bindingRefused(refusal)) }
+        // The clock offset just learned from the temporary key's exchange, not the one stored with the old key.
+        let current = StoredAuthKey(authKey: permanent.authKey, salt: permanent.salt, timeOffset: timeOffset)
+        var session = Self.session(on: current, configuration, random: random)
+        do {
+            _ = try session.ping(id: random.int64())
+        } catch {
+            try fail(.bindingRefused(refusal))
+        }
+        let frames = session.outgoing(now: now)
+        phase = .probing(session, refusal: refusal)
+        var out: [UInt8] = []
+        for frame in frames { Self.write(try self.frame(frame.bytes), to: &out) }
+        return out
     }
 
     /// boolTrue#997275b5, boxed: the answer to a successful `auth.bindTempAuthKey`.

@@ -2,7 +2,8 @@
 // at once, each matched to its answer, and reconnects with jittered exponential backoff that carry the session (its
 // id, pending requests, salts) over to the new connection. With temporary keys (core.telegram.org/api/pfs) it also
 // replaces the key before it expires (calls wait while the old one drains, then a new key is made and bound) and
-// makes a new one when the server no longer knows it (−404), sending the calls in flight again under it. DC routing
+// makes a new one when the server no longer knows it (−404), sending the calls in flight again under it; when the
+// server no longer knows the permanent key (`.permanentKeyUnknown`), both keys are made anew. DC routing
 // and migrations build on it (`TelegramClient`).
 import Foundation
 import MTProto
@@ -227,12 +228,27 @@ public actor MTProtoClient {
         }
         let saveFailure: (any Error)?
         do {
-            saveFailure = try await open()
+            do {
+                saveFailure = try await open()
+            } catch MTProtoClientError.connection(.permanentKeyUnknown) {
+                // The stored permanent key is gone from the server (forgotten in `connectionEnded`): once more
+                // with a new one.
+                connection = try successor(resuming: false)
+                saveFailure = try await open()
+            }
         } catch {
             fail(error as? MTProtoClientError ?? .closed)
             throw error
         }
         if let saveFailure { throw saveFailure }
+    }
+
+    /// The server no longer knows the permanent key (see `ClientConnectionError.permanentKeyUnknown`): both keys
+    /// are dropped, and the next connection makes new ones, saved as soon as they are bound.
+    private func forgetPermanentKey() {
+        permanentKey = nil
+        temporaryKey = nil
+        authKey = nil
     }
 
     /// Opens TCP and starts `connection` (new, or resuming a session) on it; returns once the session runs and
@@ -417,6 +433,7 @@ public actor MTProtoClient {
         outgoingSink = nil
         channel = nil
         let lost = connection
+        if case .permanentKeyUnknown? = lost?.failure { forgetPermanentKey() }
         if !readiness.isEmpty {
             let error = lost?.failure.map(MTProtoClientError.connection) ?? .closed
             let waiting = readiness
@@ -436,6 +453,10 @@ public actor MTProtoClient {
             case .bindingRefused(let error)?:
                 fail(.connection(.bindingRefused(error)))
                 return
+            case .permanentKeyUnknown?:
+                // Forgotten above; the next connection makes a new permanent key, then a temporary one.
+                tasks.append(Task { await self.reconnect() })
+                return
             case .bindingFailed(let why)?:
                 fail(.connection(.bindingFailed(why)))
                 return
@@ -454,7 +475,7 @@ public actor MTProtoClient {
     /// set), whose session gets the calls in flight again.
     private func successor(resuming: Bool = true) throws(MTProtoClientError) -> ClientConnection {
         var next = configuration.connection
-        next.storedKey = permanentKey ?? next.storedKey
+        next.storedKey = permanentKey
         next.storedTemporaryKey = temporaryKey
         let keyGone = if case .server? = connection?.failure { true } else { false }
         if resuming, !keyGone, let session = connection?.resumableSession {
@@ -464,7 +485,7 @@ public actor MTProtoClient {
                 throw .connection(error)
             }
         }
-        guard policy != nil, permanentKey != nil else { throw .closed }
+        guard policy != nil else { throw .closed }
         let fresh: ClientConnection
         do {
             fresh = try ClientConnection(configuration: next, random: random, now: now())

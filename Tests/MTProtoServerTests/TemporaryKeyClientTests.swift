@@ -1,8 +1,9 @@
 // `TelegramClient` with temporary keys against the test Telegram on loopback: calls run as the signed-in account over
 // a temporary key bound to the permanent one; a key near its expiry (an injected clock moved forward) is replaced by
 // a new bound key and never used again; a key the server let expire is answered −404 and replaced while the call
-// in flight goes through; a binding to a permanent key the server does not know ends the client with the refusal;
-// and a client reopened from its SQLite file reuses its temporary key with no exchange.
+// in flight goes through; a permanent key the server no longer knows is found out through the binding's refusal and
+// replaced, at the first connection or at a renewal, while a refusal for a key it knows ends the client and keeps
+// the key; and a client reopened from its SQLite file reuses its temporary key with no exchange.
 // What happened is read from the server: its key store, its bindings and the key each request arrived under.
 import Foundation
 import MTProto
@@ -28,12 +29,16 @@ final class TestClock: Sendable {
 final class HandledLog: Sendable {
     private let entries = Mutex<[(method: String, authKeyID: UInt64)]>([])
     private let expired = Mutex<[UInt64]>([])
+    private let sessionKeys = Mutex<[UInt64]>([])
+    private let unknownKeys = Mutex<[UInt64]>([])
 
     var record: @Sendable (MTProtoTestServer.ConnectionReport) -> Void {
         { [self] report in
             switch report.kind {
             case .event(.handled(let method, let key, _)): entries.withLock { $0.append((method, key.authKeyID)) }
             case .event(.authKeyExpired(let id)): expired.withLock { $0.append(id) }
+            case .event(.sessionCreated(let key)): sessionKeys.withLock { $0.append(key.authKeyID) }
+            case .closed(.unknownAuthKey(let id)?): unknownKeys.withLock { $0.append(id) }
             default: break
             }
         }
@@ -48,6 +53,10 @@ final class HandledLog: Sendable {
     }
 
     var expiredKeys: [UInt64] { expired.withLock { $0 } }
+    /// The auth keys sessions were created under, in order.
+    var sessionsCreated: [UInt64] { sessionKeys.withLock { $0 } }
+    /// Keys answered −404 because the server did not know them.
+    var unknownKeysSeen: [UInt64] { unknownKeys.withLock { $0 } }
 }
 
 @Suite struct TemporaryKeyClientTests {
@@ -153,23 +162,84 @@ final class HandledLog: Sendable {
         try await telegram.server.shutdown()
     }
 
-    /// A stored permanent key the server does not know: the temporary key is made, its binding refused, and the
-    /// call fails with that refusal (no call goes out unbound).
-    @Test func aRefusedBindingEndsTheClientWithTheServersError() async throws {
+    /// A stored permanent key the server does not know: the binding is refused (ENCRYPTED_MESSAGE_INVALID), a
+    /// `ping` under the permanent key gets −404, so the client makes a new permanent key and a new temporary key,
+    /// binds them and the call goes through (no call ever went out unbound); the new keys replace the old in the store.
+    @Test func aPermanentKeyTheServerNoLongerKnowsIsReplaced() async throws {
         let log = HandledLog()
         let telegram = try await LocalTelegram.start(seed: 114, onEvent: log.record)
         let unknown = StoredAuthKey(authKey: try AuthKey(SeededRandom(seed: 115).bytes(256)), salt: 0, timeOffset: 0)
         let store = MemorySessionStore(ClientState(permanentKeys: [2: unknown]))
         let client = try telegram.client(store: store, temporaryKeys: TemporaryKeyPolicy(lifetime: 3600, renewBefore: 600))
+        guard case .nearestDc = try await client.invoke(Api.functions.help.getNearestDc()) else {
+            throw HarnessFailure(description: "no nearestDc")
+        }
+        let (permanent, temporary) = try await Self.keys(store)
+        #expect(permanent != unknown.authKey.idValue)
+        let context = try #require(telegram.server.contexts[2])
+        #expect(context.keys.entry(id: permanent)?.isTemporary == false)
+        #expect(context.keys.boundTemporaryKey(of: permanent) == temporary.key.authKey.idValue)
+        let handled = log.take()
+        #expect(handled.map(\.method) == ["auth.bindTempAuthKey", "auth.bindTempAuthKey", "help.getNearestDc"])
+        #expect(handled.last?.authKeyID == temporary.key.authKey.idValue)
+        #expect(log.unknownKeysSeen == [unknown.authKey.idValue], "the probe under the old key was answered −404")
+        await client.close()
+        try await telegram.server.shutdown()
+    }
+
+    /// A signed-in client whose permanent key the server forgets (the session was terminated elsewhere): the next
+    /// key renewal finds out, makes new keys, and the account's calls now fail as unregistered instead of the client
+    /// ending; the old key is not used again.
+    @Test func aLoggedOutPermanentKeyIsReplacedAtTheNextRenewal() async throws {
+        let clock = TestClock(), log = HandledLog()
+        let (telegram, client, store, alice) = try await Self.signedIn(
+            seed: 116, policy: TemporaryKeyPolicy(lifetime: 120, renewBefore: 40), log: log, serverClock: clock.now,
+            clientClock: clock.now)
+        #expect(try await Self.me(client) == alice)
+        let (oldPermanent, _) = try await Self.keys(store)
+        let context = try #require(telegram.server.contexts[2])
+        #expect(context.keys.remove(id: oldPermanent))
+
+        clock.advance(by: 90)  // below renewBefore: the next call waits for a new temporary key
         await #expect {
-            _ = try await client.invoke(Api.functions.help.getNearestDc())
+            _ = try await Self.me(client)
+        } throws: { error in
+            guard case MTProtoClientError.rpc(let refusal) = error else { return false }
+            return refusal.code == 401
+        }
+        let (newPermanent, temporary) = try await Self.keys(store)
+        #expect(newPermanent != oldPermanent)
+        #expect(context.keys.boundTemporaryKey(of: newPermanent) == temporary.key.authKey.idValue)
+        #expect(log.take().allSatisfy { $0.authKeyID != oldPermanent })
+        #expect(log.unknownKeysSeen == [oldPermanent])
+        await client.close()
+        try await telegram.server.shutdown()
+    }
+
+    /// A binding refused with ENCRYPTED_MESSAGE_INVALID although the server knows the permanent key (injected here):
+    /// the `ping` under the permanent key is answered, so the refusal ends the client and the permanent key is kept.
+    @Test func aRefusalForAKnownPermanentKeyKeepsTheKey() async throws {
+        let log = HandledLog()
+        let (telegram, client, store, _) = try await Self.signedIn(
+            seed: 117, policy: TemporaryKeyPolicy(lifetime: 3600, renewBefore: 600), log: log)
+        await client.close()
+        let (permanent, _) = try await Self.keys(store)
+        var state = await store.load()
+        state.temporaryKeys = [:]
+        let reopened = MemorySessionStore(state)
+        telegram.server.faults = try FaultPlan(parsing: "error=auth.bindTempAuthKey:400:ENCRYPTED_MESSAGE_INVALID")
+        let second = try telegram.client(store: reopened, temporaryKeys: TemporaryKeyPolicy(lifetime: 3600, renewBefore: 600))
+        await #expect {
+            _ = try await second.invoke(Api.functions.help.getNearestDc())
         } throws: { error in
             guard case MTProtoClientError.connection(.bindingRefused(let refusal)) = error else { return false }
             return refusal.message == "ENCRYPTED_MESSAGE_INVALID"
         }
-        #expect(log.take().map(\.method) == ["auth.bindTempAuthKey"])
-        #expect(await store.load().temporaryKeys.isEmpty, "an unbound key is not kept")
-        await client.close()
+        #expect(await reopened.load().permanentKeys[2]?.authKey.idValue == permanent, "a key the server knows is kept")
+        #expect(telegram.server.contexts[2]?.keys.entry(id: permanent) != nil)
+        #expect(log.sessionsCreated.last == permanent, "the probe: a session under the permanent key itself")
+        #expect(log.unknownKeysSeen.isEmpty)
+        await second.close()
         try await telegram.server.shutdown()
     }
 
