@@ -87,15 +87,20 @@ struct Conversation {
     let telegram: LocalTelegram
     let alice: TelegramClient
     let bob: TelegramClient
-    let bobStore: MemorySessionStore
+    let bobStore: any SessionStore & SessionDocumentStore
     let peer: Api.InputPeer
     /// The box Bob's getState gave after the sign-in.
     let box: UpdateBox
 
-    static func start(seed: UInt64) async throws -> Conversation {
+    /// With `sqlitePath`, Bob's store is an SQLite file there; else in memory.
+    static func start(seed: UInt64, sqlitePath: String? = nil) async throws -> Conversation {
         let telegram = try await LocalTelegram.start(seed: seed)
         let alice = try telegram.client()
-        let bobStore = MemorySessionStore()
+        let bobStore: any SessionStore & SessionDocumentStore = if let sqlitePath {
+            try await SQLiteSessionStore.open(path: sqlitePath)
+        } else {
+            MemorySessionStore()
+        }
         let bob = try telegram.client(store: bobStore)
         _ = try await LocalTelegram.signIn(alice, phone: "9996620001")
         _ = try await LocalTelegram.signIn(bob, phone: "9996610002")
@@ -108,9 +113,9 @@ struct Conversation {
     }
 
     /// Waits until a box is saved in `store` (at most 10 s).
-    static func savedBox(in store: MemorySessionStore) async throws -> UpdateBox {
+    static func savedBox(in store: any SessionDocumentStore) async throws -> UpdateBox {
         for _ in 0..<1_000 {
-            if let bytes = await store.document(named: TelegramClient.updateBoxDocument),
+            if let bytes = try await store.document(named: TelegramClient.updateBoxDocument),
                let box = UpdateBox(serialized: bytes) { return box }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -133,15 +138,20 @@ struct Conversation {
         await reader.stop()
     }
 
-    func close(_ others: TelegramClient...) async throws {
-        for client in [alice, bob] + others { await client.close() }
+    func close() async throws {
+        for client in [alice, bob] { await client.close() }
+        try await (bobStore as? SQLiteSessionStore)?.close()
         try await telegram.server.shutdown()
     }
 }
 
 @Suite struct TelegramClientUpdatesTests {
-    @Test func aReopenedClientYieldsWhatWasSentWhileItWasClosed() async throws {
-        let chat = try await Conversation.start(seed: 91)
+    /// In memory and in an SQLite file.
+    @Test(arguments: [false, true])
+    func aReopenedClientYieldsWhatWasSentWhileItWasClosed(sqlite: Bool) async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("up-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let chat = try await Conversation.start(seed: sqlite ? 94 : 91, sqlitePath: sqlite ? path : nil)
         let before = MessageReader(chat.bob)
         try await chat.send(["one"])
         #expect(try await before.first(1) == ["one"])
