@@ -65,8 +65,11 @@ public struct UpdatesState: Sendable {
 
     private enum Fetch { case idle, state, difference }
     private var fetch = Fetch.idle
-    /// Held updates, in arrival order.
-    private var pending: [Unit] = []
+    /// Held updates, in arrival order, with how many differences each outlived.
+    private var pending: [(unit: Unit, fetches: Int)] = []
+    /// A held update still a gap after this many differences is dropped: the server's state does not lead to it
+    /// (otherwise a bad push would ask a difference every `gapWait` forever).
+    static let fetchesBeforeDrop = 2
     /// A catch-up was asked while a fetch was out: one more difference once it ends.
     private var catchUpAgain = false
 
@@ -151,7 +154,7 @@ public struct UpdatesState: Sendable {
             let held = pending
             pending.removeAll()
             gapDeadline = nil
-            return held.compactMap { if case .updates(let u) = $0 { .deliver(u) } else { nil } }
+            return held.compactMap { if case .updates(let u) = $0.unit { .deliver(u) } else { nil } }
         }
         gapDeadline = now + max(gapWait, 1)
         return []
@@ -190,7 +193,7 @@ public struct UpdatesState: Sendable {
             // What was dropped is fetched again by a difference after the one under way.
             if fetch != .idle { catchUpAgain = true }
         }
-        pending.append(unit)
+        pending.append((unit, 0))
     }
 
     /// Applies `unit` if it fits the box: the box moves, and what is new is returned for delivery (nothing for a
@@ -373,6 +376,9 @@ public struct UpdatesState: Sendable {
         fetch = .idle
         gapDeadline = nil
         let actions = drainPending(now: now)
+        for index in pending.indices { pending[index].fetches += 1 }
+        pending.removeAll { $0.fetches >= Self.fetchesBeforeDrop }
+        if pending.isEmpty { gapDeadline = nil }
         if catchUpAgain { return actions + startFetch() }
         return actions
     }
@@ -386,7 +392,7 @@ public struct UpdatesState: Sendable {
             progress = false
             var index = 0
             while index < pending.count {
-                if let applied = apply(pending[index]) {
+                if let applied = apply(pending[index].unit) {
                     pending.remove(at: index)
                     actions += applied
                     progress = true

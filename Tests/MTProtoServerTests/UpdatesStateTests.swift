@@ -231,6 +231,18 @@ import Testing
         #expect(edge.box?.pts == .max)
     }
 
+    @Test func anUpdateNoDifferenceLeadsToIsDroppedAfterTwo() {
+        var machine = UpdatesState(box: UpdateBox(pts: 10, qts: 0, date: 0, seq: 0))
+        #expect(machine.receive(Self.pushed(500), now: 0).isEmpty)
+        #expect(Self.fetches(machine.tick(now: 0.5)) == ["getDifference(10,0,0)"])
+        #expect(machine.receiveDifference(.differenceEmpty(.init(date: 1, seq: 0)), now: 0.6).isEmpty)
+        #expect(machine.gapDeadline == 1.1)  // still held: one more wait and difference
+        #expect(Self.fetches(machine.tick(now: 1.1)) == ["getDifference(10,0,0)"])
+        #expect(machine.receiveDifference(.differenceEmpty(.init(date: 2, seq: 0)), now: 1.2).isEmpty)
+        #expect(machine.gapDeadline == nil && machine.tick(now: 100).isEmpty)
+        #expect(Self.texts(machine.receive(Self.pushed(11), now: 101)) == ["m11"])
+    }
+
     @Test func heldUpdatesAreBounded() {
         var machine = UpdatesState(box: UpdateBox(pts: 0, qts: 0, date: 0, seq: 0), maxPending: 4)
         var actions: [UpdatesAction] = []
