@@ -72,6 +72,8 @@ public struct UpdatesState: Sendable {
     static let fetchesBeforeDrop = 2
     /// A catch-up was asked while a fetch was out: one more difference once it ends.
     private var catchUpAgain = false
+    /// Fetches failed in a row, for the wait before the next.
+    private var failures = 0
 
     /// One thing received: updates, or a pts change a call's result reports (`messages.affectedMessages`).
     private enum Unit {
@@ -145,18 +147,19 @@ public struct UpdatesState: Sendable {
     }
 
     /// The `getState`/`getDifference` failed: without a box, held updates go out unchecked; with one, the
-    /// difference is asked again after `gapWait` (at least a second).
+    /// difference is asked again after a wait that doubles with each failure in a row (1 s, 2 s, … 64 s).
     public mutating func fetchFailed(now: Double) -> [UpdatesAction] {
         guard fetch != .idle else { return [] }
         fetch = .idle
         catchUpAgain = false
+        failures += 1
         guard box != nil else {
             let held = pending
             pending.removeAll()
             gapDeadline = nil
             return held.compactMap { if case .updates(let u) = $0.unit { .deliver(u) } else { nil } }
         }
-        gapDeadline = now + max(gapWait, 1)
+        gapDeadline = now + max(gapWait, 1) * Double(1 << min(failures - 1, 6))
         return []
     }
 
@@ -374,6 +377,7 @@ public struct UpdatesState: Sendable {
     /// covered are duplicates now), and a catch-up asked meanwhile starts.
     private mutating func finishFetch(now: Double) -> [UpdatesAction] {
         fetch = .idle
+        failures = 0
         gapDeadline = nil
         let actions = drainPending(now: now)
         for index in pending.indices { pending[index].fetches += 1 }

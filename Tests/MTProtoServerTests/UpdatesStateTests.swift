@@ -213,6 +213,17 @@ import Testing
         #expect(machine.fetchFailed(now: 10).isEmpty)
         #expect(!machine.isFetching && machine.gapDeadline == 11)
         #expect(Self.fetches(machine.tick(now: 11)) == ["getDifference(1,0,0)"])
+        // Failures in a row wait longer each time; an answer resets the wait.
+        _ = machine.fetchFailed(now: 20)
+        #expect(machine.gapDeadline == 22)
+        _ = machine.tick(now: 22)
+        _ = machine.fetchFailed(now: 30)
+        #expect(machine.gapDeadline == 34)
+        _ = machine.tick(now: 34)
+        _ = machine.receiveDifference(.differenceEmpty(.init(date: 1, seq: 0)), now: 35)
+        _ = machine.catchUp()
+        _ = machine.fetchFailed(now: 40)
+        #expect(machine.gapDeadline == 41)
         // Without a box, updates held during getState go out unchecked when it fails.
         var fresh = UpdatesState()
         _ = fresh.catchUp()
