@@ -297,6 +297,9 @@ public actor TelegramClient {
         connectionStatesSink.finish()
     }
 
+    /// Where the account's update sequence stands (nil until `updates.getState` answered or a box was restored).
+    public var updateBox: UpdateBox? { updateState.box }
+
     /// Drops the home DC's TCP connection as a network failure would (for tests of catching up); it reconnects.
     public func dropHomeConnection() async {
         await clients[homeDC]?.dropConnection()

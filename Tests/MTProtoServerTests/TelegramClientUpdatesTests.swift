@@ -171,6 +171,7 @@ struct Conversation {
         // Later pushes continue the sequence, each once.
         try await chat.send(["five"])
         try await Conversation.nothingMore(reader, than: ["two", "three", "four", "five"])
+        #expect(await reopened.updateBox?.pts == closedAt.pts + 4)
         await reopened.close()
         #expect(try await Conversation.savedBox(in: chat.bobStore).pts == closedAt.pts + 4)
         try await chat.close()
