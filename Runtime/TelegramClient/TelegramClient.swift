@@ -171,7 +171,10 @@ public actor TelegramClient {
     private var updateState = UpdatesState()
     /// `updates.getState` was refused as unauthorized: none is asked again until a sign-in.
     private var signedOut = false
-    private var fetches: [Task<Void, Never>] = []
+    /// The `getState`/`getDifference` out (the sequence asks one at a time), and a count of the sequences begun,
+    /// so an answer for one that a sign-in or log-out replaced is ignored.
+    private var fetchTask: Task<Void, Never>?
+    private var sequenceGeneration = 0
     private var gapTimer: (task: Task<Void, Never>, deadline: Double)?
     private var savedBox: UpdateBox?
     private var boxSave: Task<Void, Never>?
@@ -285,7 +288,7 @@ public actor TelegramClient {
         for client in clients.values { await client.close() }
         clients.removeAll()
         for pump in pumps { pump.cancel() }
-        for fetch in fetches { fetch.cancel() }
+        fetchTask?.cancel()
         gapTimer?.task.cancel()
         while let save = boxSave {
             boxSave = nil
@@ -319,7 +322,7 @@ public actor TelegramClient {
             boxBytes = try await documents.document(named: Self.updateBoxDocument)
         }
         guard stored == nil else { return }
-        if let boxBytes {
+        if let boxBytes, !boxBytes.isEmpty {
             if let box = UpdateBox(serialized: boxBytes) {
                 updateState = UpdatesState(box: box)
                 savedBox = box
@@ -444,7 +447,8 @@ public actor TelegramClient {
     }
 
     /// What a call's result tells the update sequence: `Api.Updates` go through it like pushed ones (and on to
-    /// `updates`), `messages.affected*` move pts, and a sign-in starts it.
+    /// `updates`), `messages.affected*` move pts, a sign-in starts it afresh (the box may be another account's) and
+    /// a log-out ends it.
     private func noteResult<T>(_ result: T) {
         guard !closed else { return }
         let now = elapsed()
@@ -463,10 +467,22 @@ public actor TelegramClient {
             case let authorization as Api.auth.Authorization:
                 guard case .authorization = authorization else { return }
                 signedOut = false
+                restartSequence()
                 perform(updateState.catchUp())
+            case is Api.auth.LoggedOut:
+                signedOut = true
+                restartSequence()
+                perform([])
             default:
                 return
         }
+    }
+
+    private func restartSequence() {
+        updateState = UpdatesState()
+        sequenceGeneration += 1
+        fetchTask?.cancel()
+        fetchTask = nil
     }
 
     /// Seconds since the client was made, on the monotonic clock.
@@ -502,28 +518,28 @@ public actor TelegramClient {
     }
 
     private func fetch(_ call: @escaping @Sendable (TelegramClient) async throws -> Fetched) {
-        fetches.removeAll { $0.isCancelled }
-        fetches.append(Task { [weak self] in
+        let generation = sequenceGeneration
+        fetchTask = Task { [weak self] in
             guard let self else { return }
             do {
                 let answer = try await call(self)
-                await self.fetched(answer)
+                await self.fetched(answer, generation: generation)
             } catch {
-                await self.fetchFailed(error)
+                await self.fetchFailed(error, generation: generation)
             }
-        })
+        }
     }
 
-    private func fetched(_ answer: Fetched) {
-        guard !closed else { return }
+    private func fetched(_ answer: Fetched, generation: Int) {
+        guard !closed, generation == sequenceGeneration else { return }
         switch answer {
             case .state(let state): perform(updateState.receiveState(state, now: elapsed()))
             case .difference(let difference): perform(updateState.receiveDifference(difference, now: elapsed()))
         }
     }
 
-    private func fetchFailed(_ error: any Error) {
-        guard !closed else { return }
+    private func fetchFailed(_ error: any Error, generation: Int) {
+        guard !closed, generation == sequenceGeneration else { return }
         if case MTProtoClientError.rpc(let rpc) = error, rpc.code == 401 {
             // Not signed in: nothing to catch up with until a sign-in.
             signedOut = true
@@ -556,14 +572,16 @@ public actor TelegramClient {
         perform(updateState.tick(now: max(elapsed(), deadline)))
     }
 
-    /// Saves the box when it moved, one save at a time (the newest box wins).
+    /// Saves the box when it moved, one save at a time (the newest box wins); no box (logged out) is saved as an
+    /// empty document.
     private func saveBox() {
-        guard boxSave == nil, let box = updateState.box, box != savedBox,
-              let documents = configuration.store as? any SessionDocumentStore else { return }
+        let box = updateState.box
+        guard boxSave == nil, box != savedBox, let documents = configuration.store as? any SessionDocumentStore
+        else { return }
         savedBox = box
         boxSave = Task { [logger = configuration.logger] in
             do {
-                try await documents.saveDocument(box.serialized, named: Self.updateBoxDocument)
+                try await documents.saveDocument(box?.serialized ?? [], named: Self.updateBoxDocument)
             } catch {
                 logger.warning("updates: saving the box failed: \(error)")
             }

@@ -193,6 +193,28 @@ struct Conversation {
         try await chat.close()
     }
 
+    /// A log-out forgets the box (stored as an empty document); the next sign-in starts from `updates.getState`,
+    /// so what came while logged out is not fetched and later pushes continue from the new state.
+    @Test func aLogOutEndsTheSequenceAndASignInStartsItAfresh() async throws {
+        let chat = try await Conversation.start(seed: 95)
+        let reader = MessageReader(chat.bob)
+        guard case .loggedOut = try await chat.bob.invoke(Api.functions.auth.logOut()) else {
+            throw HarnessFailure(description: "no loggedOut")
+        }
+        #expect(await chat.bob.updateBox == nil)
+        for _ in 0..<1_000 where try await chat.bobStore.document(named: TelegramClient.updateBoxDocument) != [] {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try await chat.bobStore.document(named: TelegramClient.updateBoxDocument) == [])
+        try await chat.send(["while out"])
+        _ = try await LocalTelegram.signIn(chat.bob, phone: "9996610002")
+        let box = try await Conversation.savedBox(in: chat.bobStore)
+        #expect(box.pts == chat.box.pts + 1)
+        try await chat.send(["back"])
+        try await Conversation.nothingMore(reader, than: ["back"])
+        try await chat.close()
+    }
+
     @Test func theWithheldPushFaultParses() throws {
         #expect(try FaultPlan(parsing: "withhold-push=3").withholdMessagePush == 3)
         #expect(throws: FaultPlan.SpecError.self) { try FaultPlan(parsing: "withhold-push=0") }
