@@ -327,7 +327,7 @@ public actor TelegramClient {
                 updateState = UpdatesState(box: box)
                 savedBox = box
             } else {
-                configuration.logger.warning("the stored update box is not one (\(boxBytes.count) bytes): asking getState")
+                configuration.logger.warning("the stored update box is not one (\(boxBytes.count) bytes): getState")
             }
         }
         stored = state
@@ -504,7 +504,8 @@ public actor TelegramClient {
                     fetch { .difference(try await $0.invoke(Api.functions.updates.getDifference(
                         pts: box.pts, date: box.date, qts: box.qts))) }
                 case .differenceTooLong(let pts):
-                    configuration.logger.warning("updates: the difference is too long; pts moved to \(pts), refetch what is shown")
+                    configuration.logger.warning(
+                        "updates: the difference is too long; pts moved to \(pts), refetch what is shown")
             }
         }
         armGapTimer()

@@ -27,13 +27,17 @@ public struct UpdateBox: Sendable, Hashable {
 
     /// 17 bytes: a format tag, then pts, qts, date and seq little-endian (the session store keeps it as a document).
     public var serialized: [UInt8] {
-        [1] + [pts, qts, date, seq].flatMap { value in (0..<4).map { UInt8(truncatingIfNeeded: UInt32(bitPattern: value) >> ($0 * 8)) } }
+        [1] + [pts, qts, date, seq].flatMap { value in
+            (0..<4).map { UInt8(truncatingIfNeeded: UInt32(bitPattern: value) >> ($0 * 8)) }
+        }
     }
 
     /// nil unless `bytes` is what `serialized` writes.
     public init?(serialized bytes: [UInt8]) {
         guard bytes.count == 17, bytes[0] == 1 else { return nil }
-        let word = { (at: Int) in Int32(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[at + $1]) << ($1 * 8) }) }
+        let word = { (at: Int) in
+            Int32(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[at + $1]) << ($1 * 8) })
+        }
         self.init(pts: word(1), qts: word(5), date: word(9), seq: word(13))
     }
 }
