@@ -156,7 +156,9 @@ public actor TelegramClient {
     private var stored: ClientState?
     private var closed = false
     private var pumps: [Task<Void, Never>] = []
-    /// Every DC's updates, parsed; updates that do not parse are logged and skipped.
+    /// The account's updates in its order, each once: pushed by any DC or returned by a typed `invoke`, and what
+    /// `updates.getDifference` recovered after a gap or a reconnect (see `UpdatesState`). Updates that do not
+    /// parse are logged and skipped.
     public nonisolated let updates: AsyncStream<Api.Updates>
     private let updatesSink: AsyncStream<Api.Updates>.Continuation
     /// Every DC connection's state changes.
