@@ -116,8 +116,11 @@ public actor MTProtoClient {
 
     /// Where the connection is. `ready` means calls go out now; calls made in the other states wait for it.
     public enum State: Sendable, Equatable {
-        /// Opening TCP and the transport (and the key exchange when there is no key yet).
+        /// Opening TCP.
         case connecting
+        /// TCP and the transport are up; the key exchange (and with temporary keys the binding) runs, or a known
+        /// key's session starts.
+        case connected
         /// The key is known and the session runs.
         case ready
         /// The connection was lost; attempt `attempt` starts after `retryIn`.
@@ -286,6 +289,7 @@ public actor MTProtoClient {
         generation += 1
         connectionCount += 1
         prefixed = false
+        set(.connected)
         let (outgoing, sink) = AsyncStream.makeStream(of: [UInt8].self)
         outgoingSink = sink
         let current = generation

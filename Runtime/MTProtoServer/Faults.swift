@@ -30,6 +30,11 @@ public struct FaultPlan: Sendable {
     /// for a resend (core.telegram.org/api/end-to-end/seq_no). Applied by `TestTelegramService`, which reads it from
     /// the first DC.
     public var dropEncryptedMessage: Int?
+    /// The N-th message (counting from 1) sent with `messages.sendMessage`/`sendMedia` since the test Telegram
+    /// started is stored, logged with its pts and answered to its sender, but not pushed to its recipient, whose
+    /// next update then shows a pts gap to heal with `updates.getDifference` (core.telegram.org/api/updates).
+    /// Applied by `TestTelegramService`, which reads it from the first DC.
+    public var withholdMessagePush: Int?
 
     public init() {}
 
@@ -42,7 +47,7 @@ public struct FaultPlan: Sendable {
 
     /// Reads `mtserver --faults`: comma-separated items `drop=P`, `duplicate=P`, `reorder=P` (P in 0…1),
     /// `delay=P:SECONDS`, `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`),
-    /// `close=METHOD`, `close-once=METHOD` and `drop-encrypted=N`.
+    /// `close=METHOD`, `close-once=METHOD`, `drop-encrypted=N` and `withhold-push=N`.
     public init(parsing spec: String) throws(SpecError) {
         for item in spec.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) })
         where !item.isEmpty {
@@ -81,9 +86,14 @@ public struct FaultPlan: Sendable {
                     throw SpecError(item: item, reason: "expected drop-encrypted=N, N ≥ 1")
                 }
                 dropEncryptedMessage = n
+            case "withhold-push":
+                guard let n = Int(value), n >= 1 else {
+                    throw SpecError(item: item, reason: "expected withhold-push=N, N ≥ 1")
+                }
+                withholdMessagePush = n
             default:
-                throw SpecError(item: item,
-                                reason: "unknown fault (drop, duplicate, reorder, delay, error, close, close-once, drop-encrypted)")
+                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, delay, error, close, "
+                                    + "close-once, drop-encrypted, withhold-push)")
             }
         }
     }

@@ -4,7 +4,9 @@
 // FILE/STATS_MIGRATE run the call on that DC after `auth.exportAuthorization` / `auth.importAuthorization`), learns DC
 // addresses from `help.getConfig`, keeps keys (permanent, and with `temporaryKeys` the bound temporary ones), the
 // home DC and addresses in a `SessionStore`, and merges every DC's updates into one stream of typed `Api.Updates`
-// (core.telegram.org/api/datacenter, /api/invoking, /api/pfs).
+// kept in the account's order by an `UpdatesState`: gaps, and what was missed while disconnected or closed, are
+// filled with `updates.getDifference`, duplicates dropped, and the box kept in the store's documents
+// (core.telegram.org/api/datacenter, /api/invoking, /api/pfs, /api/updates).
 import Foundation
 import Logging
 import MTProto
@@ -128,6 +130,24 @@ public actor TelegramClient {
         public let state: MTProtoClient.State
     }
 
+    /// The client as an app sees it: the home DC's connection, and whether missed updates are being fetched.
+    public enum ConnectionState: Sendable, Equatable {
+        /// The connection was lost; attempt `attempt` starts after `retryIn`.
+        case waitingForNetwork(attempt: Int, retryIn: Duration)
+        /// Opening TCP.
+        case connecting
+        /// TCP and the transport are up; the key exchange or binding runs.
+        case connected
+        /// Connected; `updates.getState` or `updates.getDifference` is out, so missed updates are still coming.
+        case updating
+        /// Connected and caught up.
+        case ready
+        case closed
+    }
+
+    /// The store document the update box is kept in (see `UpdateBox.serialized`).
+    public static let updateBoxDocument = "updates.box"
+
     public let configuration: Configuration
     public private(set) var homeDC: Int32
     private var addresses: [Int32: DCAddress]
@@ -136,12 +156,32 @@ public actor TelegramClient {
     private var stored: ClientState?
     private var closed = false
     private var pumps: [Task<Void, Never>] = []
-    /// Every DC's updates, parsed; updates that do not parse are logged and skipped.
+    /// The account's updates in its order, each once: pushed by any DC or returned by a typed `invoke`, and what
+    /// `updates.getDifference` recovered after a gap or a reconnect (see `UpdatesState`). Updates that do not
+    /// parse are logged and skipped.
     public nonisolated let updates: AsyncStream<Api.Updates>
     private let updatesSink: AsyncStream<Api.Updates>.Continuation
     /// Every DC connection's state changes.
     public nonisolated let states: AsyncStream<DCState>
     private let statesSink: AsyncStream<DCState>.Continuation
+    /// The home DC's state changes, with `.updating` while missed updates are fetched.
+    public nonisolated let connectionStates: AsyncStream<ConnectionState>
+    private let connectionStatesSink: AsyncStream<ConnectionState>.Continuation
+    private var dcStates: [Int32: MTProtoClient.State] = [:]
+    private var reportedState: ConnectionState?
+    /// The account's update sequence; its box is restored from the store in `load()`.
+    private var updateState = UpdatesState()
+    /// `updates.getState` was refused as unauthorized: none is asked again until a sign-in.
+    private var signedOut = false
+    /// The `getState`/`getDifference` out (the sequence asks one at a time), and a count of the sequences begun,
+    /// so an answer for one that a sign-in or log-out replaced is ignored.
+    private var fetchTask: Task<Void, Never>?
+    private var sequenceGeneration = 0
+    private var gapTimer: (task: Task<Void, Never>, deadline: Double)?
+    private var savedBox: UpdateBox?
+    private var boxSave: Task<Void, Never>?
+    /// The monotonic origin of the times `updateState` is given (gaps are timed on it, not on `clock`).
+    private let started = ContinuousClock.now
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -149,6 +189,15 @@ public actor TelegramClient {
         addresses = configuration.dcs
         (updates, updatesSink) = AsyncStream.makeStream(of: Api.Updates.self, bufferingPolicy: .bufferingNewest(1024))
         (states, statesSink) = AsyncStream.makeStream(of: DCState.self, bufferingPolicy: .bufferingNewest(256))
+        (connectionStates, connectionStatesSink) = AsyncStream.makeStream(of: ConnectionState.self,
+                                                                          bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Connects to the home DC (calls connect on their own; this is for an app that only listens to updates):
+    /// once connected, what was missed since the store's box is fetched.
+    public func connect() async throws {
+        try await load()
+        _ = try await client(for: homeDC)
     }
 
     // MARK: Calls
@@ -157,18 +206,23 @@ public actor TelegramClient {
     /// (`.rpc(RPCError)` for an `rpc_error`) or `TelegramClientError`.
     public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
                                     timeout: Duration? = nil) async throws -> T {
-        try Self.parse(await invoke(raw: call.1.bytes, timeout: timeout), with: call.2)
+        let result = try Self.parse(await invoke(raw: call.1.bytes, timeout: timeout), with: call.2)
+        noteResult(result)
+        return result
     }
 
     /// Runs a call on a given DC (downloads from where a file lives), logging the account in there first if needed.
     public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>), onDC dc: Int32,
                                     timeout: Duration? = nil) async throws -> T {
         try await load()
-        return try Self.parse(await invoke(raw: call.1.bytes, on: dc, timeout: timeout, followHome: dc == homeDC),
-                              with: call.2)
+        let result = try Self.parse(await invoke(raw: call.1.bytes, on: dc, timeout: timeout, followHome: dc == homeDC),
+                                    with: call.2)
+        noteResult(result)
+        return result
     }
 
-    /// A serialized request in, the serialized result out, with the same routing as `invoke`.
+    /// A serialized request in, the serialized result out, with the same routing as `invoke`. The result is not
+    /// read: updates it carries do not reach `updates` (a pts it moves is found as a gap and fetched).
     public func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
         try await load()
         return try await invoke(raw: body, on: homeDC, timeout: timeout, followHome: true)
@@ -229,15 +283,31 @@ public actor TelegramClient {
         try await persist { $0.homeDC = dc }
     }
 
-    /// Closes every connection; calls in flight fail.
+    /// Closes every connection; calls in flight fail. The update box is saved first.
     public func close() async {
         closed = true
         for task in connecting.values { task.cancel() }
         for client in clients.values { await client.close() }
         clients.removeAll()
         for pump in pumps { pump.cancel() }
+        fetchTask?.cancel()
+        gapTimer?.task.cancel()
+        while let save = boxSave {
+            boxSave = nil
+            await save.value
+        }
         updatesSink.finish()
         statesSink.finish()
+        connectionStatesSink.yield(.closed)
+        connectionStatesSink.finish()
+    }
+
+    /// Where the account's update sequence stands (nil until `updates.getState` answered or a box was restored).
+    public var updateBox: UpdateBox? { updateState.box }
+
+    /// Drops the home DC's TCP connection as a network failure would (for tests of catching up); it reconnects.
+    public func dropHomeConnection() async {
+        await clients[homeDC]?.dropConnection()
     }
 
     /// The DC connections open now.
@@ -245,10 +315,23 @@ public actor TelegramClient {
 
     // MARK: Connections
 
-    /// Reads the store once: the home DC and addresses it kept.
+    /// Reads the store once: the home DC, addresses and update box it kept.
     private func load() async throws {
         guard stored == nil else { return }
         let state = try await configuration.store?.load() ?? ClientState()
+        var boxBytes: [UInt8]?
+        if let documents = configuration.store as? any SessionDocumentStore {
+            boxBytes = try await documents.document(named: Self.updateBoxDocument)
+        }
+        guard stored == nil else { return }
+        if let boxBytes, !boxBytes.isEmpty {
+            if let box = UpdateBox(serialized: boxBytes) {
+                updateState = UpdatesState(box: box)
+                savedBox = box
+            } else {
+                configuration.logger.warning("the stored update box is not one (\(boxBytes.count) bytes): getState")
+            }
+        }
         stored = state
         if let home = state.homeDC { homeDC = home }
         for (dc, address) in state.addresses where addresses[dc] == nil { addresses[dc] = address }
@@ -290,12 +373,13 @@ public actor TelegramClient {
             keysChanged: { [weak self] keys in try await self?.keysChanged(keys, dc: dc, address: address) },
             clock: configuration.clock, random: configuration.random))
         let states = client.states, updates = client.updates
-        pumps.append(Task { [statesSink] in for await state in states { statesSink.yield(DCState(dc: dc, state: state)) } })
-        pumps.append(Task { [updatesSink, logger = configuration.logger] in
+        pumps.append(Task { [weak self] in for await state in states { await self?.stateChanged(state, dc: dc) } })
+        pumps.append(Task { [weak self, logger = configuration.logger] in
             for await bytes in updates {
                 var reader = BufferReader(bytes: bytes)
                 do {
-                    updatesSink.yield(try Api.Updates.parse(&reader))
+                    let parsed = try Api.Updates.parse(&reader)
+                    await self?.received(parsed)
                 } catch {
                     logger.warning("DC \(dc): an update did not parse: \(error)")
                 }
@@ -332,6 +416,185 @@ public actor TelegramClient {
             if addresses[option.id] == nil { addresses[option.id] = DCAddress(host: option.ipAddress, port: Int(option.port)) }
         }
         configuration.logger.info("learned DC addresses: \(addresses.keys.sorted())")
+    }
+
+    // MARK: Updates
+
+    /// A DC's connection changed: every DC's change goes to `states`; the home DC's to `connectionStates`, and
+    /// each time it is ready again what was missed is asked for (core.telegram.org/api/updates#recovering-gaps).
+    private func stateChanged(_ state: MTProtoClient.State, dc: Int32) {
+        statesSink.yield(DCState(dc: dc, state: state))
+        dcStates[dc] = state
+        if dc == homeDC, state == .ready, !signedOut, !closed { perform(updateState.catchUp()) }
+        reportState()
+    }
+
+    private func reportState() {
+        guard !closed, let home = dcStates[homeDC] else { return }
+        let overall: ConnectionState = switch home {
+            case .waitingForNetwork(let attempt, let retryIn): .waitingForNetwork(attempt: attempt, retryIn: retryIn)
+            case .connecting: .connecting
+            case .connected: .connected
+            case .ready: updateState.isFetching ? .updating : .ready
+            case .closed: .closed
+        }
+        guard overall != reportedState else { return }
+        reportedState = overall
+        connectionStatesSink.yield(overall)
+    }
+
+    private func received(_ updates: Api.Updates) {
+        guard !closed else { return }
+        perform(updateState.receive(updates, now: elapsed()))
+    }
+
+    /// What a call's result tells the update sequence: `Api.Updates` go through it like pushed ones (and on to
+    /// `updates`), `messages.affected*` move pts, a sign-in starts it afresh (the box may be another account's) and
+    /// a log-out ends it.
+    private func noteResult<T>(_ result: T) {
+        guard !closed else { return }
+        let now = elapsed()
+        switch result {
+            case let updates as Api.Updates:
+                perform(updateState.receive(updates, now: now))
+            case let affected as Api.messages.AffectedMessages:
+                guard case .affectedMessages(let a) = affected else { return }
+                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, now: now))
+            case let affected as Api.messages.AffectedHistory:
+                guard case .affectedHistory(let a) = affected else { return }
+                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, now: now))
+            case let affected as Api.messages.AffectedFoundMessages:
+                guard case .affectedFoundMessages(let a) = affected else { return }
+                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, now: now))
+            case let authorization as Api.auth.Authorization:
+                guard case .authorization = authorization else { return }
+                signedOut = false
+                restartSequence()
+                perform(updateState.catchUp())
+            case is Api.auth.LoggedOut:
+                signedOut = true
+                restartSequence()
+                perform([])
+            default:
+                return
+        }
+    }
+
+    private func restartSequence() {
+        updateState = UpdatesState()
+        sequenceGeneration += 1
+        fetchTask?.cancel()
+        fetchTask = nil
+    }
+
+    /// Seconds since the client was made, on the monotonic clock.
+    private func elapsed() -> Double {
+        let duration = ContinuousClock.now - started
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
+    /// Carries out what the update sequence asks: delivers, fetches, and keeps its gap timer, saved box and the
+    /// reported state in step.
+    private func perform(_ actions: [UpdatesAction]) {
+        for action in actions {
+            switch action {
+                case .deliver(let updates):
+                    updatesSink.yield(updates)
+                case .getState:
+                    fetch { .state(try await $0.invoke(Api.functions.updates.getState())) }
+                case .getDifference(let box):
+                    fetch { .difference(try await $0.invoke(Api.functions.updates.getDifference(
+                        pts: box.pts, date: box.date, qts: box.qts))) }
+                case .differenceTooLong(let pts):
+                    configuration.logger.warning(
+                        "updates: the difference is too long; pts moved to \(pts), refetch what is shown")
+            }
+        }
+        armGapTimer()
+        saveBox()
+        reportState()
+    }
+
+    private enum Fetched: Sendable {
+        case state(Api.updates.State)
+        case difference(Api.updates.Difference)
+    }
+
+    private func fetch(_ call: @escaping @Sendable (TelegramClient) async throws -> Fetched) {
+        let generation = sequenceGeneration
+        fetchTask = Task { [weak self] in
+            guard let self else { return }
+            do {
+                let answer = try await call(self)
+                await self.fetched(answer, generation: generation)
+            } catch {
+                await self.fetchFailed(error, generation: generation)
+            }
+        }
+    }
+
+    private func fetched(_ answer: Fetched, generation: Int) {
+        guard !closed, generation == sequenceGeneration else { return }
+        switch answer {
+            case .state(let state): perform(updateState.receiveState(state, now: elapsed()))
+            case .difference(let difference): perform(updateState.receiveDifference(difference, now: elapsed()))
+        }
+    }
+
+    private func fetchFailed(_ error: any Error, generation: Int) {
+        guard !closed, generation == sequenceGeneration else { return }
+        if case MTProtoClientError.rpc(let rpc) = error, rpc.code == 401 {
+            // Not signed in: nothing to catch up with until a sign-in.
+            signedOut = true
+        } else {
+            configuration.logger.warning("updates: fetching missed updates failed: \(error)")
+        }
+        perform(updateState.fetchFailed(now: elapsed()))
+        if signedOut { gapTimer?.task.cancel(); gapTimer = nil }
+    }
+
+    /// One timer for the open gap's deadline.
+    private func armGapTimer() {
+        guard !signedOut, let deadline = updateState.gapDeadline else {
+            gapTimer?.task.cancel()
+            gapTimer = nil
+            return
+        }
+        if gapTimer?.deadline == deadline { return }
+        gapTimer?.task.cancel()
+        let wait = max(0, deadline - elapsed())
+        gapTimer = (Task { [weak self] in
+            do { try await Task.sleep(for: .seconds(wait)) } catch { return }
+            await self?.gapTimerFired(deadline)
+        }, deadline)
+    }
+
+    private func gapTimerFired(_ deadline: Double) {
+        guard gapTimer?.deadline == deadline, !closed else { return }
+        gapTimer = nil
+        perform(updateState.tick(now: max(elapsed(), deadline)))
+    }
+
+    /// Saves the box when it moved, one save at a time (the newest box wins); no box (logged out) is saved as an
+    /// empty document.
+    private func saveBox() {
+        let box = updateState.box
+        guard boxSave == nil, box != savedBox, let documents = configuration.store as? any SessionDocumentStore
+        else { return }
+        savedBox = box
+        boxSave = Task { [logger = configuration.logger] in
+            do {
+                try await documents.saveDocument(box?.serialized ?? [], named: Self.updateBoxDocument)
+            } catch {
+                logger.warning("updates: saving the box failed: \(error)")
+            }
+            self.boxSaved()
+        }
+    }
+
+    private func boxSaved() {
+        boxSave = nil
+        saveBox()
     }
 
     /// `invokeWithLayer(layer, initConnection(…, query))` without the query: both end with it, so this prefix and a

@@ -92,6 +92,7 @@ extension TestTelegramService {
         let randomID = try call.request.long("random_id")
         let date = Self.date(call)
         let limit = limits
+        let withheld = faults?.withholdMessagePush
         typealias Delivery = (user: Int64, update: Api.Updates)
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             guard let to = state.resolve(peer, me: me) else { throw RPCError(code: 400, message: "PEER_ID_INVALID") }
@@ -105,8 +106,10 @@ extension TestTelegramService {
             }
             var inID: Int32?
             var deliveries: [Delivery] = []
+            state.messagesSent += 1
+            let withhold = state.messagesSent == withheld
             if to != me, state.accounts[to] != nil {
-                deliveries.append(try state.modify(to, missing: unregistered) { recipient throws(RPCError) -> Delivery in
+                let delivery = try state.modify(to, missing: unregistered) { recipient throws(RPCError) -> Delivery in
                     let incoming = StoredMessage(id: recipient.nextMessageID, peer: me, out: false, date: date, text: text,
                                                  media: media, twinID: outID)
                     recipient.nextMessageID += 1
@@ -116,7 +119,8 @@ extension TestTelegramService {
                                                                                 ptsCount: 1)) },
                                                       users: recipientUsers, date: date, limit: limit.maxUpdateLog)
                     return (to, published.container)
-                })
+                }
+                if !withhold { deliveries.append(delivery) }
             }
             let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, text: text, media: media, twinID: inID)
             let (newMessage, container, seq) = try state.modify(me, missing: unregistered) { sender throws(RPCError) in

@@ -68,7 +68,7 @@ public final class TestTelegramService: Sendable {
     /// The server whose sessions get this service's updates. Held weakly: the server holds the handlers.
     public func attach(_ server: MTProtoTestServer) { self.server.withLock { $0.value = server } }
 
-    /// The attached server's faults (this service applies `dropEncryptedMessage`).
+    /// The attached server's faults (this service applies `dropEncryptedMessage` and `withholdMessagePush`).
     var faults: FaultPlan? { server.withLock { $0.value }?.faults }
 
     /// Creates an account, as a test DC's pre-registered user. The home DC is the number's X digit
@@ -249,6 +249,8 @@ struct ServiceState {
     var documentBytes = 0
     var nextUserID: Int64 = 1_000_001
     var secret = SecretChatsState()
+    /// Messages sent since the service started: what `FaultPlan.withholdMessagePush` counts.
+    var messagesSent = 0
 
     mutating func createAccount(number: TestPhone, firstName: String, lastName: String, username: String?,
                                 homeDC: Int32?, accessHash: Int64, limits: TestTelegramService.Limits) throws(RPCError) -> Int64 {
