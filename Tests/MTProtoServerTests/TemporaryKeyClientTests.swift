@@ -90,6 +90,10 @@ final class HandledLog: Sendable {
         guard case .user(let alice) = try await LocalTelegram.signIn(client, phone: "9996620001") else {
             throw HarnessFailure(description: "no user")
         }
+        // The sign-in starts the client's update sequence with updates.getState; let it finish, so it is not
+        // handled (under this key) in the middle of what a test looks at next.
+        for _ in 0..<500 where await client.updateBox == nil { try await Task.sleep(for: .milliseconds(10)) }
+        guard await client.updateBox != nil else { throw HarnessFailure(description: "updates.getState unanswered") }
         return (telegram, client, store, alice.id)
     }
 
@@ -137,7 +141,7 @@ final class HandledLog: Sendable {
         #expect(context.keys.entry(id: firstID)?.binding == nil, "the new binding took the old key's")
         for _ in 0..<3 { #expect(try await Self.me(client) == alice) }
         let handled = log.take()
-        #expect(handled.first?.method == "auth.bindTempAuthKey")
+        #expect(HandledLog.calls(handled).first == "auth.bindTempAuthKey")
         #expect(handled.filter { $0.method == "users.getUsers" }.count == 4)
         #expect(handled.allSatisfy { $0.authKeyID == secondID }, "the old key is no longer used")
         await client.close()
