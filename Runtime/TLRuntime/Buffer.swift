@@ -112,6 +112,12 @@ public final class Buffer {
         _count &+= MemoryLayout<T>.size
     }
 
+    /// Overwrites 4 bytes already written at `offset` (a `#` word filled in after the fields it describes).
+    func _storeInt32(_ v: Int32, at offset: Int) {
+        guard offset >= 0, offset <= _count &- 4 else { return }
+        (_base + offset).storeBytes(of: v.littleEndian, as: Int32.self)
+    }
+
     /// TL `int`.
     @inlinable public func appendInt32(_ v: Int32) { _store(v) }
 
@@ -203,6 +209,9 @@ public final class Buffer {
         let total = (header &+ n &+ 3) & ~3
         _reserveAdditional(total)
         let p = _base + _count
+        // The padding (0–3 bytes) lies in the last word, so zero that word first and let the prefix and the data
+        // overwrite it: one store instead of a `memset` call per value.
+        (p + (total &- 4)).storeBytes(of: 0, as: UInt32.self)
         if header == 1 {
             p.storeBytes(of: UInt8(truncatingIfNeeded: n), as: UInt8.self)
         } else {
@@ -212,15 +221,15 @@ public final class Buffer {
         if n > 0, let src = v.baseAddress {
             (p + header).copyMemory(from: src, byteCount: n)
         }
-        let used = header &+ n
-        if total > used {
-            (p + used).initializeMemory(as: UInt8.self, repeating: 0, count: total &- used)
-        }
         _count &+= total
     }
 
     /// A vector of serializable elements, with its header. `boxedElements` is passed to each element's `serialize`
     /// (`Vector<User>` holds boxed elements, `vector<%Message>` bare ones; integers and strings ignore it).
+    ///
+    /// Inlinable (not inlined) so the generated module has one specialization per element type, calling each
+    /// element's `serialize` directly instead of through its witness table.
+    @inlinable @inline(never)
     public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool = true) {
         appendVectorHeader(count: elements.count, boxed: boxed)
         for element in elements { element.serialize(self, boxedElements) }
