@@ -190,7 +190,9 @@ public final class Buffer {
         v.withUnsafeBytes { appendTLBytes($0) }
     }
 
-    /// TL `string`: the UTF-8 encoding as TL `bytes`.
+    /// TL `string`: the UTF-8 encoding as TL `bytes`. A call, not inlined into every generated string field by
+    /// cross-module optimization (compile time).
+    @inline(never)
     public func appendTLString(_ v: String) {
         // The span borrows the string's bytes (in place, small strings included): no retain and release of the
         // storage, which `withContiguousStorageIfAvailable` paid per string.
@@ -235,7 +237,9 @@ public final class Buffer {
     ///
     /// One generic copy in the runtime, not specialized per element type in the generated module (that cost ~20 %
     /// of its release build). The elements are walked through a pointer, so each `serialize` gets the element in
-    /// place: no iterator, no copy, no retain and release per element.
+    /// place: no iterator, no copy, no retain and release per element. Without the two attributes, the release
+    /// build's cross-module optimization specialized this body into `TelegramApi` anyway (133 copies).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool = true) {
         let count = elements.count
         appendVectorHeader(count: count, boxed: boxed)
