@@ -23,16 +23,26 @@ let package = Package(
             name: "TLRuntimeBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "TLRuntime", package: "swift-mtproto")],
             path: "Benchmarks/TLRuntimeBenchmarks", plugins: plugins),
-        .executableTarget(
-            name: "TLCodecBenchmarks",
-            dependencies: benchmarkDeps + [
+        // The golden corpus split into object records and requests, shared by the codec benchmark and the profiler.
+        .target(
+            name: "CodecCorpus",
+            dependencies: [
                 .product(name: "TelegramApi", package: "swift-mtproto"),
                 .product(name: "MTProtoApi", package: "swift-mtproto"),
                 .product(name: "TLRuntime", package: "swift-mtproto"),
                 .product(name: "TLJSON", package: "swift-mtproto"),
+            ],
+            path: "Support/CodecCorpus"),
+        .executableTarget(
+            name: "TLCodecBenchmarks",
+            dependencies: benchmarkDeps + [
+                "CodecCorpus",
+                .product(name: "TLRuntime", package: "swift-mtproto"),
                 .product(name: "TLSwiftGen", package: "swift-mtproto"),
             ],
             path: "Benchmarks/TLCodecBenchmarks", plugins: plugins),
+        // A plain loop over one codec operation, for `valgrind --tool=callgrind` and `perf record`.
+        .executableTarget(name: "TLCodecProfile", dependencies: ["CodecCorpus"], path: "Support/TLCodecProfile"),
         .executableTarget(
             name: "CryptoBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],

@@ -14,12 +14,19 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     public let definition: StaticString
     /// Present arguments in schema order, by TL name; `#` words are derived, so they are not listed.
     public let arguments: [(String, TLValue)]
+    /// `definition` parsed (once per process, shared by every request of that function).
+    let signature: TLSignature
 
     /// A request as generated code builds it. The arguments must follow `definition`: each required field
     /// present with the value kind its type needs, optional fields present or absent, `true` flags as `.trueFlag`.
     public init(definition: StaticString, arguments: [(String, TLValue)]) {
+        self.init(definition: definition, arguments: arguments, signature: TLSignature.cached(definition))
+    }
+
+    init(definition: StaticString, arguments: [(String, TLValue)], signature: TLSignature) {
         self.definition = definition
         self.arguments = arguments
+        self.signature = signature
     }
 
     /// The function's TL name with its namespace.
@@ -64,13 +71,64 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     // MARK: Writing
 
     public func serialize(_ buffer: Buffer, _ boxed: Bool) {
-        let signature = TLSignature.cached(definition)
         if boxed { buffer.appendUInt32(signature.id) }
+        if signature.oneFieldPerBit {
+            let start = buffer.count
+            if writeInOnePass(into: buffer) { return }
+            buffer._count = start  // arguments out of schema order: the general walk below copes
+        }
         forEachWrittenField(signature) { _, written in
             switch written {
             case .flags(let word): buffer.appendInt32(word)
             case .trueFlag: break
             case .value(let value, let kind): Self.write(value, as: kind, into: buffer)
+            }
+        }
+    }
+
+    /// The fast path of `serialize`, for signatures where each flag bit guards one field: a single walk of fields
+    /// and arguments together, with each `#` word written as a placeholder and filled in at the end from the fields
+    /// that turned out present. False, with the buffer partly written, when an argument is out of schema order.
+    func writeInOnePass(into buffer: Buffer) -> Bool {
+        // Telegram's schemas have at most two `#` words per function (`oneFieldPerBit` is false beyond that).
+        var words: (Int32, Int32) = (0, 0)
+        var wordOffsets: (Int, Int) = (-1, -1)
+        var next = 0
+        let count = arguments.count
+        return signature.fields.withUnsafeBufferPointer { fields in
+            arguments.withUnsafeBufferPointer { arguments in
+                for index in fields.indices {
+                    let code = fields[index].code
+                    if code == .nat {
+                        if wordOffsets.0 < 0 { wordOffsets.0 = buffer.count } else { wordOffsets.1 = buffer.count }
+                        buffer.appendInt32(0)
+                        continue
+                    }
+                    guard next < count, arguments[next].0 == fields[index].name else {
+                        if fields[index].wordIndex < 0 { return false }  // a required field that is not next
+                        continue
+                    }
+                    let mask = fields[index].mask
+                    switch fields[index].wordIndex {
+                    case 0: words.0 |= mask
+                    case 1: words.1 |= mask
+                    default: break
+                    }
+                    switch (code, arguments[next].1) {
+                    case (.trueFlag, _): break
+                    case (.int, .int(let v)): buffer.appendInt32(v)
+                    case (.long, .long(let v)): buffer.appendInt64(v)
+                    case (.string, .string(let v)): buffer.appendTLString(v)
+                    case (.bytes, .bytes(let v)): buffer.appendTLBytes(v)
+                    case (.object, .object(let object)): object.serialize(buffer, true)
+                    case (_, let value): Self.write(value, as: fields[index].kind, into: buffer)
+                    }
+                    next &+= 1
+                }
+                guard next == count else { return false }
+                if wordOffsets.0 >= 0 { buffer._storeInt32(words.0, at: wordOffsets.0) }
+                if wordOffsets.1 >= 0 { buffer._storeInt32(words.1, at: wordOffsets.1) }
+                return true
             }
         }
     }
@@ -98,7 +156,6 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     // MARK: Describing
 
     public func descriptionFields() -> (String, [(String, TLValue)]) {
-        let signature = TLSignature.cached(definition)
         var fields: [(String, TLValue)] = []
         fields.reserveCapacity(signature.fields.count)
         forEachWrittenField(signature) { field, written in
@@ -140,7 +197,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
                 throw error.inside(TLDecodingError.Frame(constructor: signature.name, field: field.name))
             }
         }
-        return TLRequest(definition: definition, arguments: arguments)
+        return TLRequest(definition: definition, arguments: arguments, signature: signature)
     }
 
     static func read(_ kind: TLSignature.Kind, from reader: inout BufferReader, registry: TLRegistry)
@@ -198,6 +255,16 @@ struct TLSignature: Sendable {
         var name: String
         var kind: Kind
         var condition: (flags: String, mask: Int32)?
+        /// Which `#` word of the function the condition reads (0 for the first), -1 without a condition.
+        var wordIndex = -1
+        /// The condition's bit, 0 without one.
+        var mask: Int32 = 0
+        /// `kind` without payloads, so the writer's per-field tests are integer compares, not enum equality.
+        var code: Code = .other
+    }
+
+    enum Code: UInt8, Sendable {
+        case nat, trueFlag, int, long, string, bytes, object, other
     }
 
     /// Fields sharing one bit of one `#` word.
@@ -212,6 +279,9 @@ struct TLSignature: Sendable {
     var id: UInt32
     var fields: [Field]
     var groups: [FlagGroup] = []
+    /// At most two `#` words, and no bit guarding more than one field: the case `writeInOnePass` handles (every
+    /// function in Telegram's schemas but a few).
+    var oneFieldPerBit = false
 
     /// Parsed signatures by the address of their (static, immortal) definition text.
     private static let cache = Mutex<[UInt: TLSignature]>([:])
@@ -257,6 +327,24 @@ struct TLSignature: Sendable {
             }
             fields.append(Field(name: fieldName, kind: kind(type), condition: condition))
         }
+        let words = fields.filter { $0.kind == .nat }.map(\.name)
+        for index in fields.indices {
+            guard let condition = fields[index].condition else { continue }
+            fields[index].wordIndex = words.firstIndex(of: condition.flags) ?? -1
+            fields[index].mask = condition.mask
+        }
+        for index in fields.indices {
+            switch fields[index].kind {
+            case .nat: fields[index].code = .nat
+            case .trueFlag: fields[index].code = .trueFlag
+            case .int: fields[index].code = .int
+            case .long: fields[index].code = .long
+            case .string: fields[index].code = .string
+            case .bytes: fields[index].code = .bytes
+            case .boxed, .generic: fields[index].code = .object
+            default: fields[index].code = .other
+            }
+        }
         var signature = TLSignature(name: name, id: id, fields: fields)
         for field in fields {
             guard let condition = field.condition else { continue }
@@ -272,6 +360,9 @@ struct TLSignature: Sendable {
                 signature.groups[index].values.append(field.name)
             }
         }
+        signature.oneFieldPerBit = words.count <= 2
+            && fields.allSatisfy { $0.condition == nil || $0.wordIndex >= 0 }
+            && signature.groups.allSatisfy { $0.values.count + $0.trueFlags.count == 1 }
         return signature
     }
 

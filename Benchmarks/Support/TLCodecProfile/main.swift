@@ -1,0 +1,22 @@
+// Runs one codec operation over one corpus part in a loop, for profilers:
+//   swift build -c release --product TLCodecProfile
+//   valgrind --tool=callgrind .build/release/TLCodecProfile objects decode 20
+// Arguments: objects|requests, copy|decode|encode, passes (default 100).
+import CodecCorpus
+import TLRuntime
+
+let arguments = CommandLine.arguments.dropFirst()
+let partName = arguments.first ?? "objects"
+let operation = arguments.dropFirst().first ?? "decode"
+let passes = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 100
+let part = partName == "requests" ? CorpusPart.requests : CorpusPart.objects
+let buffer = Buffer(capacity: part.bytes)
+var total = 0
+for _ in 0..<passes {
+    switch operation {
+        case "copy": total &+= part.copy(into: buffer)
+        case "encode": total &+= part.encode(into: buffer)
+        default: total &+= part.decode()
+    }
+}
+print("\(partName) \(operation): \(passes) passes over \(part.records.count) records (\(part.bytes) bytes), total \(total)")
