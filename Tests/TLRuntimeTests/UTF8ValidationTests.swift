@@ -65,6 +65,38 @@ import Testing
         #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
     }
 
+    /// What `readTLString` returns is byte for byte what `String(decoding:as:)` makes of the same bytes, valid or
+    /// not, short (the standard library's path) or long (validated here, built unchecked).
+    @Test func readTLStringMatchesTheStandardLibraryByteForByte() throws {
+        var random = SeededGenerator(state: 0xdec0de)
+        let buffer = Buffer()
+        var inputs: [[UInt8]] = []
+        for _ in 0..<5_000 {
+            var bytes: [UInt8] = []
+            let pieces = Int.random(in: 0...40, using: &random)
+            for _ in 0..<pieces {
+                switch Int.random(in: 0..<8, using: &random) {
+                case 0: bytes.append(UInt8.random(in: 0x80...0xff, using: &random))  // a stray non-ASCII byte
+                case 1...2: bytes.append(UInt8.random(in: 0x00...0x7f, using: &random))
+                default:
+                    let scalar = Unicode.Scalar(UInt32.random(in: 0x80...0x10_ffff, using: &random)) ?? "\u{FFFD}"
+                    var encoded = Array(String(scalar).utf8)
+                    if Int.random(in: 0..<12, using: &random) == 0 { encoded.removeLast() }
+                    bytes += encoded
+                }
+            }
+            inputs.append(bytes)
+            buffer.appendTLBytes(bytes)
+        }
+        var reader = BufferReader(buffer)
+        var mismatches: [[UInt8]] = []
+        for bytes in inputs where try Array(reader.readTLString().utf8) != Array(String(decoding: bytes, as: UTF8.self).utf8) {
+            mismatches.append(bytes)
+        }
+        #expect(reader.remaining == 0)
+        #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(3))")
+    }
+
     @Test func readTLStringKeepsLongTextAndRepairsInvalidText() throws {
         let text = "Привет, мир! 👋🏽 ラテン文字 and some ASCII after it"
         let buffer = Buffer()
