@@ -319,22 +319,13 @@ public struct ClientConnection: Sendable {
             case .ready(var session):
                 try checkEncrypted(payload)
                 phase = .moved  // as in `withSession`, which cannot pass the frame on without copying it
-                do {
-                    events += try session.receive(frame: payload, now: now).map(Event.session)
-                } catch {
-                    events.append(.rejectedFrame(error))
-                }
+                let received = Self.receive(payload, in: &session, now: now, events: &events)
                 phase = .ready(session)
+                events += received.map(Event.session)
                 return []
             case .binding(var session, let request, let key):
                 try checkEncrypted(payload)
-                let received: [SessionEvent]
-                do {
-                    received = try session.receive(frame: payload, now: now)
-                } catch {
-                    events.append(.rejectedFrame(error))
-                    return []
-                }
+                let received = Self.receive(payload, in: &session, now: now, events: &events)
                 phase = .binding(session, request: request, key: key)
                 for event in received {
                     switch event {
@@ -356,13 +347,7 @@ public struct ClientConnection: Sendable {
                 return []
             case .probing(var session, let refusal):
                 try checkEncrypted(payload)
-                let received: [SessionEvent]
-                do {
-                    received = try session.receive(frame: payload, now: now)
-                } catch {
-                    events.append(.rejectedFrame(error))
-                    return []
-                }
+                let received = Self.receive(payload, in: &session, now: now, events: &events)
                 phase = .probing(session, refusal: refusal)
                 // A pong: the server knows the permanent key, so its refusal of the binding stands.
                 if received.contains(where: { if case .pong = $0 { true } else { false } }) {
@@ -373,6 +358,18 @@ public struct ClientConnection: Sendable {
                 throw error
             case .moved:
                 return []
+        }
+    }
+
+    /// What `session` makes of an encrypted frame; a frame it refuses (bad msg_key, another session…) is reported
+    /// as `.rejectedFrame` and yields no events, and the connection goes on.
+    private static func receive(_ payload: consuming [UInt8], in session: inout Session, now: Double,
+                                events: inout [Event]) -> [SessionEvent] {
+        do {
+            return try session.receive(frame: payload, now: now)
+        } catch {
+            events.append(.rejectedFrame(error))
+            return []
         }
     }
 
