@@ -489,8 +489,7 @@ public actor TelegramClient {
 
     /// Seconds since the client was made, on the monotonic clock.
     private func elapsed() -> Double {
-        let duration = ContinuousClock.now - started
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        (ContinuousClock.now - started) / .seconds(1)
     }
 
     /// Carries out what the update sequence asks: delivers, fetches, and keeps its gap timer, saved box and the
