@@ -42,24 +42,29 @@ import Testing
         #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
     }
 
+    /// Up to `pieces` random pieces: any byte (mostly invalid), printable ASCII, or a valid scalar of 1–4 bytes
+    /// that is sometimes cut short.
+    static func randomText(pieces: ClosedRange<Int>, using random: inout SeededGenerator) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for _ in 0..<Int.random(in: pieces, using: &random) {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: bytes.append(UInt8.random(in: 0...255, using: &random))
+            case 1...3: bytes.append(UInt8.random(in: 0x20...0x7e, using: &random))
+            default:
+                let scalar = Unicode.Scalar(UInt32.random(in: 0x80...0x10_ffff, using: &random)) ?? "\u{FFFD}"
+                var encoded = Array(String(scalar).utf8)
+                if Int.random(in: 0..<16, using: &random) == 0 { encoded.removeLast() }
+                bytes += encoded
+            }
+        }
+        return bytes
+    }
+
     @Test func agreesWithTheStandardLibraryOnRandomText() {
         var random = SeededGenerator(state: 0x5eed)
         var mismatches: [[UInt8]] = []
         for _ in 0..<20_000 {
-            var bytes: [UInt8] = []
-            let pieces = Int.random(in: 0...24, using: &random)
-            for _ in 0..<pieces {
-                switch Int.random(in: 0..<10, using: &random) {
-                case 0: bytes.append(UInt8.random(in: 0...255, using: &random))  // any byte: mostly invalid
-                case 1...3: bytes.append(UInt8.random(in: 0x20...0x7e, using: &random))
-                default:
-                    // A valid scalar of 1–4 bytes, sometimes cut short.
-                    let scalar = Unicode.Scalar(UInt32.random(in: 0x80...0x10_ffff, using: &random)) ?? "\u{FFFD}"
-                    var encoded = Array(String(scalar).utf8)
-                    if Int.random(in: 0..<16, using: &random) == 0 { encoded.removeLast() }
-                    bytes += encoded
-                }
-            }
+            let bytes = Self.randomText(pieces: 0...24, using: &random)
             if Self.checked(bytes) != Self.expected(bytes) { mismatches.append(bytes) }
         }
         #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
@@ -69,25 +74,9 @@ import Testing
     /// not, short (the standard library's path) or long (validated here, built unchecked).
     @Test func readTLStringMatchesTheStandardLibraryByteForByte() throws {
         var random = SeededGenerator(state: 0xdec0de)
+        let inputs = (0..<5_000).map { _ in Self.randomText(pieces: 0...40, using: &random) }
         let buffer = Buffer()
-        var inputs: [[UInt8]] = []
-        for _ in 0..<5_000 {
-            var bytes: [UInt8] = []
-            let pieces = Int.random(in: 0...40, using: &random)
-            for _ in 0..<pieces {
-                switch Int.random(in: 0..<8, using: &random) {
-                case 0: bytes.append(UInt8.random(in: 0x80...0xff, using: &random))  // a stray non-ASCII byte
-                case 1...2: bytes.append(UInt8.random(in: 0x00...0x7f, using: &random))
-                default:
-                    let scalar = Unicode.Scalar(UInt32.random(in: 0x80...0x10_ffff, using: &random)) ?? "\u{FFFD}"
-                    var encoded = Array(String(scalar).utf8)
-                    if Int.random(in: 0..<12, using: &random) == 0 { encoded.removeLast() }
-                    bytes += encoded
-                }
-            }
-            inputs.append(bytes)
-            buffer.appendTLBytes(bytes)
-        }
+        for bytes in inputs { buffer.appendTLBytes(bytes) }
         var reader = BufferReader(buffer)
         var mismatches: [[UInt8]] = []
         for bytes in inputs where try Array(reader.readTLString().utf8) != Array(String(decoding: bytes, as: UTF8.self).utf8) {
