@@ -90,7 +90,8 @@ let package = Package(
         // The SDK client over the generated API: initConnection, DC routing and migrations, typed updates.
         .target(name: "TelegramClient",
                 dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
-                               "SecretChats", .product(name: "Logging", package: "swift-log")],
+                               "SecretChats", .product(name: "Logging", package: "swift-log"),
+                               .product(name: "NIOPosix", package: "swift-nio")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
         // The server role over SwiftNIO: a sans-IO connection (transport detection, key exchange, sessions, RPC
         // dispatch by method name) and the NIO listener around it. Speaks no API layer: requests are decoded with

@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(name: "swift-mtproto", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -81,7 +82,7 @@ let package = Package(
             dependencies: benchmarkDeps + ["BenchmarkSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
                                            "TLRuntime", "TelegramApi", "TelegramClient"].map {
                 .product(name: $0, package: "swift-mtproto")
-            },
+            } + [.product(name: "NIOPosix", package: "swift-nio")],
             path: "Benchmarks/ClientBenchmarks", plugins: plugins),
     ]
 )

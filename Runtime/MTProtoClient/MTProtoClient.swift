@@ -138,7 +138,9 @@ public actor MTProtoClient {
     }
 
     public let configuration: Configuration
-    private let group: any EventLoopGroup
+    /// Where the client's own tasks run (its connection's reader and writer, timers): on the event loop its
+    /// connections use. Calls made from tasks that prefer it (`withTaskExecutorPreference`) stay on that thread.
+    public nonisolated let taskExecutor: EventLoopTaskExecutor
     private var connection: ClientConnection?
     private var flushScheduled = false
     /// Deadlines of calls, ascending from `timeoutHead`; one timer task sleeps until the first instead of a
@@ -188,9 +190,15 @@ public actor MTProtoClient {
     /// Connections opened, the first included.
     public private(set) var connectionCount = 0
 
+    /// A client on one loop of `group`.
     public init(configuration: Configuration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.init(configuration: configuration, taskExecutor: EventLoopTaskExecutor(group.next()))
+    }
+
+    /// A client whose connections and tasks run on `taskExecutor`'s loop (`TelegramClient` keeps all DCs on one).
+    public init(configuration: Configuration, taskExecutor: EventLoopTaskExecutor) {
         self.configuration = configuration
-        self.group = group
+        self.taskExecutor = taskExecutor
         (updates, updatesSink) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(1024))
         (states, statesSink) = AsyncStream.makeStream(of: State.self, bufferingPolicy: .bufferingNewest(64))
     }
@@ -260,7 +268,7 @@ public actor MTProtoClient {
     @discardableResult
     private func open() async throws -> (any Error)? {
         set(.connecting)
-        let asyncChannel = try await ClientBootstrap(group: group)
+        let asyncChannel = try await ClientBootstrap(group: taskExecutor.eventLoop)
             .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384,
                                                                                  maximum: 1 << 20))
             .connect(host: configuration.host, port: configuration.port) { channel in
@@ -293,13 +301,13 @@ public actor MTProtoClient {
         let (outgoing, sink) = AsyncStream.makeStream(of: [UInt8].self)
         outgoingSink = sink
         let current = generation
-        tasks.append(Task { await self.run(asyncChannel, outgoing: outgoing, opening: start.bytes, generation: current) })
+        startTask { await self.run(asyncChannel, outgoing: outgoing, opening: start.bytes, generation: current) }
         if !ticking {
             ticking = true
-            tasks.append(Task { await self.tick() })
+            startTask { await self.tick() }
         }
         handle(start.events)
-        if self.connection?.isReady != true { try await withCheckedThrowingContinuation { readiness.append($0) } }
+        if !connectionIsReady { try await withCheckedThrowingContinuation { readiness.append($0) } }
         var saveFailure: (any Error)?
         do {
             try await saveKeys()
@@ -365,7 +373,9 @@ public actor MTProtoClient {
                 scheduleFlush()
             }
         } onCancel: {
-            Task { await self.finish(call: token, with: .failure(MTProtoClientError.cancelled), drop: true) }
+            Task(executorPreference: taskExecutor) {
+                await self.finish(call: token, with: .failure(MTProtoClientError.cancelled), drop: true)
+            }
         }
     }
 
@@ -377,7 +387,7 @@ public actor MTProtoClient {
 
     /// Waits while the connection is not ready or a key replacement drains the calls in flight.
     private func waitUntilSendable() async throws {
-        while connection?.isReady != true || rotating {
+        while !connectionIsReady || rotating {
             guard connection != nil else { throw MTProtoClientError.notConnected }
             try await withCheckedThrowingContinuation { gate.append($0) }
             if let failure { throw failure }
@@ -385,7 +395,7 @@ public actor MTProtoClient {
     }
 
     private func openGate() {
-        guard connection?.isReady == true, !rotating else { return }
+        guard connectionIsReady, !rotating else { return }
         let waiting = gate
         gate.removeAll()
         for waiter in waiting { waiter.resume() }
@@ -419,7 +429,12 @@ public actor MTProtoClient {
                     self.startWriting(opening)
                     for try await var buffer in inbound {
                         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-                        guard self.receive(bytes) else { break }
+                        // A bulk read (file parts) is decrypted on Swift's global pool, so the loop goes on reading
+                        // the socket meanwhile; answers to small calls stay on the loop (no thread switch each).
+                        let alive = bytes.count < Self.bulkRead
+                            ? self.receive(bytes)
+                            : await Task.detached { await self.receive(bytes) }.value
+                        guard alive else { break }
                     }
                     group.cancelAll()
                 }
@@ -427,6 +442,10 @@ public actor MTProtoClient {
         } catch {}
         connectionEnded(generation: generation)
     }
+
+    /// Reads at least this long are handed to the global pool (see `run`): a 512 KB file part arrives in reads of
+    /// up to 1 MiB, a hundred small answers in a few KB.
+    private static let bulkRead = 64 << 10
 
     /// A connection ended. If an `open()` is waiting for it, that open fails (its caller retries or gives up).
     /// Otherwise, unless the client is closing or nothing can help, reconnecting starts; calls made meanwhile wait.
@@ -459,7 +478,7 @@ public actor MTProtoClient {
                 return
             case .permanentKeyUnknown?:
                 // Forgotten above; the next connection makes a new permanent key, then a temporary one.
-                tasks.append(Task { await self.reconnect() })
+                startTask { await self.reconnect() }
                 return
             case .bindingFailed(let why)?:
                 fail(.connection(.bindingFailed(why)))
@@ -471,7 +490,7 @@ public actor MTProtoClient {
             fail(.closed)
             return
         }
-        tasks.append(Task { await self.reconnect() })
+        startTask { await self.reconnect() }
     }
 
     /// The connection to try next: the lost session carried on (unless `resuming` is false or its key is gone),
@@ -526,7 +545,7 @@ public actor MTProtoClient {
 
     /// Whether the temporary key in use has less than `renewBefore` left.
     private func rotationDue() -> Bool {
-        guard let policy, let key = temporaryKey, !rotating, !closing, failure == nil, connection?.isReady == true
+        guard let policy, let key = temporaryKey, !rotating, !closing, failure == nil, connectionIsReady
         else { return false }
         return !policy.isFresh(key, now: now())
     }
@@ -534,7 +553,7 @@ public actor MTProtoClient {
     /// Stops new calls; once the calls in flight are answered (or time out) the key is replaced.
     private func beginRotation() {
         rotating = true
-        if calls.isEmpty { tasks.append(Task { await self.rotate() }) }
+        if calls.isEmpty { startTask { await self.rotate() } }
     }
 
     /// Replaces the temporary key: the old connection is closed (its end is not a loss), a new one makes and
@@ -560,7 +579,7 @@ public actor MTProtoClient {
             try await open()
         } catch {
             if closing || failure != nil { return }
-            tasks.append(Task { await self.reconnect() })
+            startTask { await self.reconnect() }
         }
     }
 
@@ -673,7 +692,7 @@ public actor MTProtoClient {
         timeoutTimer?.task.cancel()
         timeoutTimerCount += 1
         let id = timeoutTimerCount
-        let task = Task { [weak self] in
+        let task = Task(executorPreference: taskExecutor) { [weak self] in
             do { try await Task.sleep(until: next, clock: .continuous) } catch { return }
             await self?.expireTimeouts(timer: id)
         }
@@ -698,7 +717,7 @@ public actor MTProtoClient {
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        Task { self.flush() }
+        Task(executorPreference: taskExecutor) { await self.flush() }
     }
 
     private func flush() {
@@ -722,6 +741,17 @@ public actor MTProtoClient {
         guard var connection = connection.take() else { return nil }
         defer { self.connection = connection }
         return try body(&connection)
+    }
+
+    /// Starts one of the client's own tasks on its loop; `close()` cancels it.
+    private func startTask(_ operation: sending @escaping () async -> Void) {
+        tasks.append(Task(executorPreference: taskExecutor, operation: operation))
+    }
+
+    /// Whether the connection is ready for calls. Read in place: `connection?.isReady` copied the whole connection
+    /// (its session's tables included) on every call.
+    private var connectionIsReady: Bool {
+        withConnection { $0.isReady } ?? false
     }
 
     private func handle(_ events: [ClientConnection.Event]) {
@@ -756,7 +786,7 @@ public actor MTProtoClient {
         if timeoutHead < timeouts.count, timeouts[timeoutHead].token == token { dropFinishedTimeouts() }
         if drop, withConnection({ $0.cancel(call.request) }) != nil { flush() }
         call.continuation.resume(with: result)
-        if rotating, calls.isEmpty { tasks.append(Task { await self.rotate() }) }
+        if rotating, calls.isEmpty { startTask { await self.rotate() } }
     }
 
     private func fail(_ error: MTProtoClientError) {
@@ -774,5 +804,20 @@ public actor MTProtoClient {
         outgoingSink?.finish()
         set(.closed)
         statesSink.finish()
+    }
+}
+
+/// Runs tasks that prefer it on one event loop: `MTProtoClient`'s own tasks, and calls made inside
+/// `withTaskExecutorPreference(client.taskExecutor)`, reach the client and its socket without changing threads.
+public final class EventLoopTaskExecutor: TaskExecutor {
+    public let eventLoop: any EventLoop
+
+    public init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -13,6 +13,7 @@ import MTProto
 import MTProtoClient
 import MTProtoCrypto
 import MTProtoTransport
+import NIOPosix
 import TLRuntime
 import TelegramApi
 
@@ -183,8 +184,13 @@ public actor TelegramClient {
     /// The monotonic origin of the times `updateState` is given (gaps are timed on it, not on `clock`).
     private let started = ContinuousClock.now
 
-    public init(configuration: Configuration) {
+    /// Where the client's tasks and the connections to every DC run (a loop of `MultiThreadedEventLoopGroup`'s
+    /// singleton unless given). Calls made inside `withTaskExecutorPreference(client.taskExecutor)` stay on it.
+    public nonisolated let taskExecutor: EventLoopTaskExecutor
+
+    public init(configuration: Configuration, taskExecutor: EventLoopTaskExecutor? = nil) {
         self.configuration = configuration
+        self.taskExecutor = taskExecutor ?? EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
         homeDC = configuration.homeDC
         addresses = configuration.dcs
         (updates, updatesSink) = AsyncStream.makeStream(of: Api.Updates.self, bufferingPolicy: .bufferingNewest(1024))
@@ -349,7 +355,7 @@ public actor TelegramClient {
         if closed { throw TelegramClientError.closed }
         if let client = clients[dc] { return client }
         if let pending = connecting[dc] { return try await pending.value }
-        let task = Task { try await self.connect(dc) }
+        let task = Task(executorPreference: taskExecutor) { try await self.connect(dc) }
         connecting[dc] = task
         defer { connecting[dc] = nil }
         let client = try await task.value
@@ -371,10 +377,12 @@ public actor TelegramClient {
             requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
             firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect,
             keysChanged: { [weak self] keys in try await self?.keysChanged(keys, dc: dc, address: address) },
-            clock: configuration.clock, random: configuration.random))
+            clock: configuration.clock, random: configuration.random), taskExecutor: taskExecutor)
         let states = client.states, updates = client.updates
-        pumps.append(Task { [weak self] in for await state in states { await self?.stateChanged(state, dc: dc) } })
-        pumps.append(Task { [weak self, logger = configuration.logger] in
+        pumps.append(Task(executorPreference: taskExecutor) { [weak self] in
+            for await state in states { await self?.stateChanged(state, dc: dc) }
+        })
+        pumps.append(Task(executorPreference: taskExecutor) { [weak self, logger = configuration.logger] in
             for await bytes in updates {
                 var reader = BufferReader(bytes: bytes)
                 do {
@@ -521,7 +529,7 @@ public actor TelegramClient {
 
     private func fetch(_ call: @escaping @Sendable (TelegramClient) async throws -> Fetched) {
         let generation = sequenceGeneration
-        fetchTask = Task { [weak self] in
+        fetchTask = Task(executorPreference: taskExecutor) { [weak self] in
             guard let self else { return }
             do {
                 let answer = try await call(self)
@@ -562,7 +570,7 @@ public actor TelegramClient {
         if gapTimer?.deadline == deadline { return }
         gapTimer?.task.cancel()
         let wait = max(0, deadline - elapsed())
-        gapTimer = (Task { [weak self] in
+        gapTimer = (Task(executorPreference: taskExecutor) { [weak self] in
             do { try await Task.sleep(for: .seconds(wait)) } catch { return }
             await self?.gapTimerFired(deadline)
         }, deadline)
@@ -581,13 +589,13 @@ public actor TelegramClient {
         guard boxSave == nil, box != savedBox, let documents = configuration.store as? any SessionDocumentStore
         else { return }
         savedBox = box
-        boxSave = Task { [logger = configuration.logger] in
+        boxSave = Task(executorPreference: taskExecutor) { [logger = configuration.logger] in
             do {
                 try await documents.saveDocument(box?.serialized ?? [], named: Self.updateBoxDocument)
             } catch {
                 logger.warning("updates: saving the box failed: \(error)")
             }
-            self.boxSaved()
+            await self.boxSaved()
         }
     }
 

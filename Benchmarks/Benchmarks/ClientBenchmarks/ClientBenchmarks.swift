@@ -9,6 +9,7 @@ import MTProtoClient
 import MTProtoCrypto
 import MTProtoServer
 import MTProtoTransport
+import NIOPosix
 import TLRuntime
 import TelegramApi
 import TelegramClient
@@ -18,6 +19,9 @@ let fileSize = 64 << 20
 let partSize = 512 << 10
 /// Parts requested at once, as Telegram's apps download.
 let partsInFlight = 4
+
+/// The download client's event loop.
+let clientLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
 /// A server with one user who uploaded a 64 MB document, and that user's client.
 struct Download {
@@ -34,9 +38,11 @@ struct Download {
         limits.maxQueuedBytes = 64 << 20
         let server = try await MTProtoTestServer.start(.init(rsaKeys: [key], handlers: service.handlers(), limits: limits))
         service.attach(server)
+        // The client on a loop of its own, as in a process of its own: on one of the server's loops, its work and
+        // the server's would share a thread.
         let client = TelegramClient(configuration: .init(
             app: .init(apiID: 1, apiHash: "bench"), dcs: [2: DCAddress(host: "127.0.0.1", port: server.port)],
-            serverKeys: [key.publicKey]))
+            serverKeys: [key.publicKey]), taskExecutor: EventLoopTaskExecutor(clientLoop.next()))
         guard case .sentCode(let code) = try await client.invoke(Api.functions.auth.sendCode(
             phoneNumber: "9996620001", apiId: 1, apiHash: "bench", settings: .codeSettings(.init())))
         else { throw BenchmarkFailure(description: "no code") }
