@@ -36,6 +36,7 @@ let targets: [(String, [String])] = [
     ("FuzzExchangeClient", []),
     ("FuzzExchangeServer", []),
     ("FuzzSecretChat", []),
+    ("FuzzUTF8", []),
 ]
 
 let package = Package(

@@ -79,3 +79,15 @@ enum UTF8Validation {
         return state == accept ? .valid(isASCII: isASCII) : .invalid
     }
 }
+
+/// The validator's verdict on `bytes`, for the fuzz target that compares it with the standard library's
+/// (`Fuzz/Properties/UTF8Target.swift`): whether they are well-formed UTF-8, and whether they are all ASCII.
+@_spi(Fuzzing)
+public func tlUTF8Verdict(_ bytes: [UInt8]) -> (valid: Bool, isASCII: Bool) {
+    bytes.withUnsafeBufferPointer {
+        switch UTF8Validation.check($0) {
+            case .invalid: (false, false)
+            case .valid(let isASCII): (true, isASCII)
+        }
+    }
+}
