@@ -83,6 +83,11 @@ public actor TelegramClient {
         /// Perfect forward secrecy (core.telegram.org/api/pfs): every connection runs over a temporary key bound to
         /// the DC's permanent key, replaced before it expires. nil (the default) uses the permanent keys directly.
         public var temporaryKeys: TemporaryKeyPolicy?
+        /// Whether the client follows the account's update sequence (the default): `updates.getState` after a
+        /// sign-in, gaps filled with `updates.getDifference`, and a catch-up each time the home DC is ready again.
+        /// When false, no such call is made: pushed updates and typed results that are `Api.Updates` still come
+        /// out on `updates`, unchecked (for one-shot tools and clients that do not need every update).
+        public var followsUpdates: Bool
         /// The local clock, Unix seconds, and the randomness of every connection (tests inject both).
         public var clock: @Sendable () -> Double
         public var random: any RandomSource
@@ -93,6 +98,7 @@ public actor TelegramClient {
                     logger: Logger = Logger(label: "TelegramClient"), requestTimeout: Duration = .seconds(30),
                     floodWaitThreshold: Int = 60, reconnect: MTProtoClient.ReconnectPolicy = .init(), maxMigrations: Int = 5,
                     session: SessionConfiguration = SessionConfiguration(), temporaryKeys: TemporaryKeyPolicy? = nil,
+                    followsUpdates: Bool = true,
                     clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
                     random: any RandomSource = SystemRandom()) {
             self.app = app
@@ -110,6 +116,7 @@ public actor TelegramClient {
             self.maxMigrations = maxMigrations
             self.session = session
             self.temporaryKeys = temporaryKeys
+            self.followsUpdates = followsUpdates
             self.clock = clock
             self.random = random
         }
@@ -433,7 +440,9 @@ public actor TelegramClient {
     private func stateChanged(_ state: MTProtoClient.State, dc: Int32) {
         statesSink.yield(DCState(dc: dc, state: state))
         dcStates[dc] = state
-        if dc == homeDC, state == .ready, !signedOut, !closed { perform(updateState.catchUp()) }
+        if configuration.followsUpdates, dc == homeDC, state == .ready, !signedOut, !closed {
+            perform(updateState.catchUp())
+        }
         reportState()
     }
 
@@ -453,6 +462,10 @@ public actor TelegramClient {
 
     private func received(_ updates: Api.Updates) {
         guard !closed else { return }
+        guard configuration.followsUpdates else {
+            updatesSink.yield(updates)
+            return
+        }
         perform(updateState.receive(updates, now: elapsed()))
     }
 
@@ -461,6 +474,10 @@ public actor TelegramClient {
     /// a log-out ends it.
     private func noteResult<T>(_ result: T) {
         guard !closed else { return }
+        guard configuration.followsUpdates else {
+            if let updates = result as? Api.Updates { updatesSink.yield(updates) }
+            return
+        }
         let now = elapsed()
         switch result {
             case let updates as Api.Updates:

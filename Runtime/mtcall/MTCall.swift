@@ -156,7 +156,7 @@ struct MTCall: AsyncParsableCommand {
         }
         let resultType = try ValueType.parse(function.result.description, schemas: [schema])
 
-        let (client, store) = try await makeClient(logger: logger)
+        let (client, store) = try await makeClient(logger: logger, followsUpdates: false)
         let outcome: Result<[UInt8], any Error>
         do {
             if let phone, let code { try await signIn(client, phone: phone, code: code) }
@@ -187,8 +187,9 @@ struct MTCall: AsyncParsableCommand {
         }
     }
 
-    /// The client the flags describe, with its SQLite store when --session is given.
-    func makeClient(logger: Logger) async throws -> (TelegramClient, SQLiteSessionStore?) {
+    /// The client the flags describe, with its SQLite store when --session is given. A one-shot call does not follow
+    /// the account's updates (no `updates.getState` or `getDifference` beside it); a secret chat does.
+    func makeClient(logger: Logger, followsUpdates: Bool) async throws -> (TelegramClient, SQLiteSessionStore?) {
         let keys: [RSAPublicKey]
         if let rsaKey {
             keys = [try RSAPublicKey(pem: String(contentsOfFile: rsaKey, encoding: .utf8))]
@@ -209,12 +210,13 @@ struct MTCall: AsyncParsableCommand {
             app: .init(apiID: apiID, apiHash: apiHash), dcs: dcs, homeDC: dc, serverKeys: keys,
             transport: Self.transportKind(transport) ?? .intermediate, obfuscation: obfuscation, proxy: proxyAddress,
             store: store, logger: logger, requestTimeout: .seconds(timeout),
-            temporaryKeys: tempKeys.map { TemporaryKeyPolicy(lifetime: $0, renewBefore: min(3600, $0 / 4)) }))
+            temporaryKeys: tempKeys.map { TemporaryKeyPolicy(lifetime: $0, renewBefore: min(3600, $0 / 4)) },
+            followsUpdates: followsUpdates))
         return (client, store)
     }
 
     func runSecretChat(logger: Logger) async throws {
-        let (client, store) = try await makeClient(logger: logger)
+        let (client, store) = try await makeClient(logger: logger, followsUpdates: true)
         var failure: (any Error)?
         do {
             if let phone, let code { try await signIn(client, phone: phone, code: code) }

@@ -41,7 +41,7 @@ struct LocalTelegram {
     func client(store: (any SessionStore)? = MemorySessionStore(), transport: TransportKind = .intermediate,
                 obfuscation: TransportConfiguration.Obfuscation = .none,
                 session: SessionConfiguration = SessionConfiguration(), floodWaitThreshold: Int = 60,
-                temporaryKeys: TemporaryKeyPolicy? = nil,
+                temporaryKeys: TemporaryKeyPolicy? = nil, followsUpdates: Bool = true,
                 clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock) throws -> TelegramClient {
         var proxy: DCAddress?
         if case .mtproxy = obfuscation { proxy = DCAddress(host: "127.0.0.1", port: server.proxyPort ?? 0) }
@@ -51,7 +51,7 @@ struct LocalTelegram {
             proxy: proxy, store: store,
             requestTimeout: .seconds(30), floodWaitThreshold: floodWaitThreshold,
             reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)), session: session,
-            temporaryKeys: temporaryKeys, clock: clock))
+            temporaryKeys: temporaryKeys, followsUpdates: followsUpdates, clock: clock))
     }
 
     static func signIn(_ client: TelegramClient, phone: String) async throws -> Api.User {

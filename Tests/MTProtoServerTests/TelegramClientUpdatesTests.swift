@@ -215,6 +215,44 @@ struct Conversation {
         try await chat.close()
     }
 
+    /// With `followsUpdates: false` the client asks for no `updates.*` at all — not after its sign-in, not when its
+    /// home connection is back — and pushes still come out on `updates` as they arrive.
+    @Test func aClientThatDoesNotFollowUpdatesAsksForNoneAndStillYieldsPushes() async throws {
+        let log = HandledLog()
+        let telegram = try await LocalTelegram.start(seed: 96, onEvent: log.record)
+        let aliceStore = MemorySessionStore()
+        let alice = try telegram.client(store: aliceStore, followsUpdates: false)
+        let bob = try telegram.client()
+        _ = try await LocalTelegram.signIn(alice, phone: "9996620001")
+        _ = try await LocalTelegram.signIn(bob, phone: "9996610002")
+        let states = StateLog(alice)
+        let reader = MessageReader(alice)
+        let resolved = try await bob.invoke(Api.functions.contacts.resolveUsername(username: "alice_test"))
+        guard case .resolvedPeer(let found) = resolved, case .user(let user)? = found.users.first,
+              let hash = user.accessHash else { throw HarnessFailure(description: "\(resolved)") }
+        let peer = Api.InputPeer.inputPeerUser(.init(userId: user.id, accessHash: hash))
+        _ = try await bob.invoke(Api.functions.messages.sendMessage(peer: peer, message: "one", randomId: 1))
+        #expect(try await reader.first(1) == ["one"])
+        let mark = try await states.settled()
+        await alice.dropHomeConnection()
+        _ = try await states.reached([{ if case .waitingForNetwork = $0 { true } else { false } }, { $0 == .ready }],
+                                     after: mark)
+        _ = try await bob.invoke(Api.functions.messages.sendMessage(peer: peer, message: "two", randomId: 2))
+        try await Conversation.nothingMore(reader, than: ["one", "two"])
+        #expect(await alice.updateBox == nil)
+        #expect(await !states.seen.contains(.updating))
+
+        let aliceKey = try #require(await aliceStore.load().permanentKeys[2]).authKey.idValue
+        let handled = log.take()
+        let alices = handled.filter { $0.authKeyID == aliceKey }.map(\.method)
+        #expect(alices.contains("auth.signIn"))
+        #expect(alices.filter { $0.hasPrefix("updates.") } == [])
+        // Bob follows his updates: the log does see such calls.
+        #expect(handled.contains { $0.authKeyID != aliceKey && $0.method == "updates.getState" })
+        for client in [alice, bob] { await client.close() }
+        try await telegram.server.shutdown()
+    }
+
     @Test func theWithheldPushFaultParses() throws {
         #expect(try FaultPlan(parsing: "withhold-push=3").withholdMessagePush == 3)
         #expect(throws: FaultPlan.SpecError.self) { try FaultPlan(parsing: "withhold-push=0") }
