@@ -133,7 +133,9 @@ public actor MTProtoClient {
     /// session request it is now.
     private struct Call {
         let body: [UInt8]
-        let continuation: CheckedContinuation<[UInt8], any Error>
+        /// Unchecked (no allocation of its own per call): a call is taken out of `calls` before it is resumed,
+        /// in every path (`finish`, `fail`, `resendWaitingCalls`), so it is resumed exactly once.
+        let continuation: UnsafeContinuation<[UInt8], any Error>
         var request: RequestID
     }
 
@@ -366,7 +368,7 @@ public actor MTProtoClient {
         nextCall += 1
         let token = nextCall
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 calls[token] = Call(body: body, continuation: continuation, request: request)
                 callByRequest[request] = token
                 addTimeout(token, after: timeout)
