@@ -168,7 +168,10 @@ public actor MTProtoClient {
     /// Calls waiting for a ready connection (reconnecting, or a key being replaced).
     private var gate: [CheckedContinuation<Void, any Error>] = []
     private var failure: MTProtoClientError?
-    private var tasks: [Task<Void, Never>] = []
+    /// The client's own tasks still running (each takes itself out when it ends), so reconnecting for a long
+    /// time does not pile up the handles of finished ones.
+    private var tasks: [UInt64: Task<Void, Never>] = [:]
+    private var taskCount: UInt64 = 0
     private var ticking = false
     /// The calls in `calls` belong to a session that is gone (its key was): send them again once ready.
     private var resendCalls = false
@@ -408,7 +411,7 @@ public actor MTProtoClient {
         closing = true
         fail(.closed)
         try? await channel?.close()
-        for task in tasks { task.cancel() }
+        for task in tasks.values { task.cancel() }
         tasks.removeAll()
     }
 
@@ -747,8 +750,22 @@ public actor MTProtoClient {
 
     /// Starts one of the client's own tasks on its loop; `close()` cancels it.
     private func startTask(_ operation: sending @escaping () async -> Void) {
-        tasks.append(Task(executorPreference: taskExecutor, operation: operation))
+        taskCount += 1
+        let id = taskCount
+        // It cannot end before it is stored: taking itself out needs this actor, which is busy until then.
+        tasks[id] = Task(executorPreference: taskExecutor) {
+            await operation()
+            await self.taskEnded(id)
+        }
     }
+
+    private func taskEnded(_ id: UInt64) {
+        tasks[id] = nil
+    }
+
+    /// How many of the client's own tasks (connection readers, reconnects, key replacements, the deadline ticker)
+    /// are running: a few, however often it reconnected.
+    public var runningTasks: Int { tasks.count }
 
     /// Whether the connection is ready for calls. Read in place: `connection?.isReady` copied the whole connection
     /// (its session's tables included) on every call.

@@ -151,6 +151,32 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         await server.stop()
     }
 
+    /// Twenty lost connections, each replaced before the next call is answered: the client's own tasks stay as
+    /// few as after the first connect (each reconnect and each lost reader takes itself out when it ends).
+    @Test func reconnectsLeaveNoFinishedTasksBehind() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = MTProtoClient(configuration: .init(
+            host: "127.0.0.1", port: server.port,
+            connection: .init(transport: TransportConfiguration(kind: .intermediate), serverKeys: [key.publicKey], dcID: 2),
+            requestTimeout: .seconds(10),
+            reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(5), maxDelay: .milliseconds(20))))
+        try await client.connect()
+        let settled = await client.runningTasks
+        for round in 0..<20 {
+            await client.dropConnection()
+            let pong = try await client.invoke(MT.functions.ping(pingId: Int64(round)))
+            guard case .pong(let fields) = pong else { Issue.record("\(pong)"); return }
+            #expect(fields.pingId == Int64(round))
+        }
+        #expect(await client.connectionCount == 21)
+        // A lost reader may still be on its way out.
+        #expect(await client.runningTasks <= settled + 1)
+        await client.close()
+        #expect(await client.runningTasks == 0)
+        await server.stop()
+    }
+
     @Test func shortFloodWaitsAreWaitedOutLongOnesThrown() async throws {
         let key = try #require(TestKey.privateKey)
         let server = try await LoopbackServer(key: key)
