@@ -67,12 +67,15 @@ final class LoopbackServer: Sendable {
 func wallClock() -> Double { Date().timeIntervalSince1970 }
 
 @Suite(.timeLimit(.minutes(1))) struct MTProtoClientTests {
-    func makeClient(port: Int, key: RSAPrivateKey, transport: TransportConfiguration,
-                    store: (any SessionStore)? = nil) -> MTProtoClient {
-        MTProtoClient(configuration: .init(
+    func makeClient(port: Int, key: RSAPrivateKey, transport: TransportConfiguration = .init(kind: .intermediate),
+                    store: (any SessionStore)? = nil,
+                    _ configure: (inout MTProtoClient.Configuration) -> Void = { _ in }) -> MTProtoClient {
+        var configuration = MTProtoClient.Configuration(
             host: "127.0.0.1", port: port,
             connection: .init(transport: transport, serverKeys: [key.publicKey], dcID: 2),
-            requestTimeout: .seconds(10), store: store))
+            requestTimeout: .seconds(10), store: store)
+        configure(&configuration)
+        return MTProtoClient(configuration: configuration)
     }
 
     /// A client closed and reopened from its SQLite file makes its next call with no new key exchange.
@@ -156,11 +159,9 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
     @Test func reconnectsLeaveNoFinishedTasksBehind() async throws {
         let key = try #require(TestKey.privateKey)
         let server = try await LoopbackServer(key: key)
-        let client = MTProtoClient(configuration: .init(
-            host: "127.0.0.1", port: server.port,
-            connection: .init(transport: TransportConfiguration(kind: .intermediate), serverKeys: [key.publicKey], dcID: 2),
-            requestTimeout: .seconds(10),
-            reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(5), maxDelay: .milliseconds(20))))
+        let client = makeClient(port: server.port, key: key) {
+            $0.reconnect = .init(maxAttempts: 8, initialDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+        }
         try await client.connect()
         let settled = await client.runningTasks
         for round in 0..<20 {
@@ -180,10 +181,7 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
     @Test func shortFloodWaitsAreWaitedOutLongOnesThrown() async throws {
         let key = try #require(TestKey.privateKey)
         let server = try await LoopbackServer(key: key)
-        let client = MTProtoClient(configuration: .init(
-            host: "127.0.0.1", port: server.port,
-            connection: .init(transport: TransportConfiguration(kind: .intermediate), serverKeys: [key.publicKey], dcID: 2),
-            requestTimeout: .seconds(10), floodWaitThreshold: 2))
+        let client = makeClient(port: server.port, key: key) { $0.floodWaitThreshold = 2 }
         try await client.connect()
         let started = ContinuousClock.now
         let answer = try await client.invoke(raw: [1, 0xd0, 0x00, 0xf1, 7, 7, 7, 7])  // FLOOD_WAIT_1, then the echo
