@@ -10,6 +10,7 @@ import MTProto
 import MTProtoCrypto
 import NIOCore
 import NIOPosix
+import Synchronization
 import TLRuntime
 
 /// Why a call or the connection failed.
@@ -152,7 +153,7 @@ public actor MTProtoClient {
     private var timeoutTimer: (task: Task<Void, Never>, deadline: ContinuousClock.Instant, id: UInt64)?
     private var timeoutTimerCount: UInt64 = 0
     /// The current connection's writer; bytes leave in the order they were framed (obfuscation depends on it).
-    private var outgoingSink: AsyncStream<[UInt8]>.Continuation?
+    private var writer: FrameWriter?
     private var writing = false
     /// Whether the current connection's first request went out (with `firstRequestPrefix`).
     private var prefixed = false
@@ -303,10 +304,9 @@ public actor MTProtoClient {
         connectionCount += 1
         prefixed = false
         set(.connected)
-        let (outgoing, sink) = AsyncStream.makeStream(of: [UInt8].self)
-        outgoingSink = sink
+        writer = FrameWriter(asyncChannel.channel)
         let current = generation
-        startTask { await self.run(asyncChannel, outgoing: outgoing, opening: start.bytes, generation: current) }
+        startTask { await self.run(asyncChannel, opening: start.bytes, generation: current) }
         if !ticking {
             ticking = true
             startTask { await self.tick() }
@@ -422,26 +422,19 @@ public actor MTProtoClient {
 
     // MARK: Driving the connection
 
-    private func run(_ asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, outgoing: AsyncStream<[UInt8]>,
-                     opening: [UInt8], generation: Int) async {
+    private func run(_ asyncChannel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, opening: [UInt8], generation: Int) async {
         do {
-            try await asyncChannel.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    // One writer, so bytes leave in the order they were framed.
-                    group.addTask {
-                        for await bytes in outgoing { try await outbound.write(ByteBuffer(bytes: bytes)) }
-                    }
-                    self.startWriting(opening)
-                    for try await var buffer in inbound {
-                        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-                        // A bulk read (file parts) is decrypted on Swift's global pool, so the loop goes on reading
-                        // the socket meanwhile; answers to small calls stay on the loop (no thread switch each).
-                        let alive = bytes.count < Self.bulkRead
-                            ? self.receive(bytes)
-                            : await Task.detached { await self.receive(bytes) }.value
-                        guard alive else { break }
-                    }
-                    group.cancelAll()
+            // Bytes go out through `writer`, straight to the channel; the async channel is only read.
+            try await asyncChannel.executeThenClose { inbound, _ in
+                self.startWriting(opening)
+                for try await var buffer in inbound {
+                    let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+                    // A bulk read (file parts) is decrypted on Swift's global pool, so the loop goes on reading
+                    // the socket meanwhile; answers to small calls stay on the loop (no thread switch each).
+                    let alive = bytes.count < Self.bulkRead
+                        ? self.receive(bytes)
+                        : await Task.detached { await self.receive(bytes) }.value
+                    guard alive else { break }
                 }
             }
         } catch {}
@@ -457,8 +450,7 @@ public actor MTProtoClient {
     private func connectionEnded(generation ended: Int) {
         guard ended == generation, !closing, failure == nil else { return }
         writing = false
-        outgoingSink?.finish()
-        outgoingSink = nil
+        writer = nil
         channel = nil
         let lost = connection
         if case .permanentKeyUnknown? = lost?.failure { forgetPermanentKey() }
@@ -567,8 +559,7 @@ public actor MTProtoClient {
         guard rotating, !closing, failure == nil else { return }
         generation += 1
         writing = false
-        outgoingSink?.finish()
-        outgoingSink = nil
+        writer = nil
         let old = channel
         channel = nil
         try? await old?.close()
@@ -630,7 +621,7 @@ public actor MTProtoClient {
 
     private func startWriting(_ opening: [UInt8]) {
         writing = true
-        if !opening.isEmpty { outgoingSink?.yield(opening) }
+        if !opening.isEmpty { writer?.write(opening) }
         flush()
     }
 
@@ -646,7 +637,7 @@ public actor MTProtoClient {
         } catch {
             return false
         }
-        if !received.bytes.isEmpty { outgoingSink?.yield(received.bytes) }
+        if !received.bytes.isEmpty { writer?.write(received.bytes) }
         handle(received.events)
         return true
     }
@@ -736,7 +727,7 @@ public actor MTProtoClient {
         } catch {
             return  // the reader sees the failure and ends the connection
         }
-        if !bytes.isEmpty { outgoingSink?.yield(bytes) }
+        if !bytes.isEmpty { writer?.write(bytes) }
     }
 
     /// Runs `body` on the connection where it is stored, or returns nil without one. Copying it out and back in
@@ -820,7 +811,7 @@ public actor MTProtoClient {
         for waiter in gate { waiter.resume(throwing: error) }
         gate.removeAll()
         updatesSink.finish()
-        outgoingSink?.finish()
+        writer = nil
         set(.closed)
         statesSink.finish()
     }
@@ -838,5 +829,43 @@ public final class EventLoopTaskExecutor: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// Writes a connection's frames in the order they were made, from whichever thread the client runs on: frames queue
+/// here and are written on the channel's loop by one drain at a time — at once when the client is already on that
+/// loop, otherwise in one loop task per batch. (A plain `channel.write` runs at once on the loop but hops from other
+/// threads, so two frames made on different threads could pass each other.)
+final class FrameWriter: Sendable {
+    private let channel: any Channel
+    private let queue = Mutex<(frames: [ByteBuffer], draining: Bool)>(([], false))
+
+    init(_ channel: any Channel) {
+        self.channel = channel
+    }
+
+    func write(_ bytes: [UInt8]) {
+        let frame = channel.allocator.buffer(bytes: bytes)
+        let start = queue.withLock { queue in
+            queue.frames.append(frame)
+            defer { queue.draining = true }
+            return !queue.draining
+        }
+        guard start else { return }
+        if channel.eventLoop.inEventLoop {
+            drain()
+        } else {
+            channel.eventLoop.execute { self.drain() }
+        }
+    }
+
+    /// On the loop: writes what is queued, in order, and flushes.
+    private func drain() {
+        let frames = queue.withLock { queue in
+            defer { queue = ([], false) }
+            return queue.frames
+        }
+        for frame in frames { channel.write(frame, promise: nil) }
+        channel.flush()
     }
 }
