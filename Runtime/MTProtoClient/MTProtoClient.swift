@@ -152,9 +152,9 @@ public actor MTProtoClient {
     private var timeoutHead = 0
     private var timeoutTimer: (task: Task<Void, Never>, deadline: ContinuousClock.Instant, id: UInt64)?
     private var timeoutTimerCount: UInt64 = 0
-    /// The current connection's writer; bytes leave in the order they were framed (obfuscation depends on it).
+    /// The current connection's writer, once its opening bytes went out (nil: nothing may be written yet); bytes
+    /// leave in the order they were framed (obfuscation depends on it).
     private var writer: FrameWriter?
-    private var writing = false
     /// Whether the current connection's first request went out (with `firstRequestPrefix`).
     private var prefixed = false
     private var channel: (any Channel)?
@@ -304,7 +304,6 @@ public actor MTProtoClient {
         connectionCount += 1
         prefixed = false
         set(.connected)
-        writer = FrameWriter(asyncChannel.channel)
         let current = generation
         startTask { await self.run(asyncChannel, opening: start.bytes, generation: current) }
         if !ticking {
@@ -426,7 +425,7 @@ public actor MTProtoClient {
         do {
             // Bytes go out through `writer`, straight to the channel; the async channel is only read.
             try await asyncChannel.executeThenClose { inbound, _ in
-                self.startWriting(opening)
+                self.startWriting(opening, on: asyncChannel.channel, generation: generation)
                 for try await var buffer in inbound {
                     let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
                     // A bulk read (file parts) is decrypted on Swift's global pool, so the loop goes on reading
@@ -449,7 +448,6 @@ public actor MTProtoClient {
     /// Otherwise, unless the client is closing or nothing can help, reconnecting starts; calls made meanwhile wait.
     private func connectionEnded(generation ended: Int) {
         guard ended == generation, !closing, failure == nil else { return }
-        writing = false
         writer = nil
         channel = nil
         let lost = connection
@@ -558,7 +556,6 @@ public actor MTProtoClient {
     private func rotate() async {
         guard rotating, !closing, failure == nil else { return }
         generation += 1
-        writing = false
         writer = nil
         let old = channel
         channel = nil
@@ -619,9 +616,13 @@ public actor MTProtoClient {
         savedKeys = keys
     }
 
-    private func startWriting(_ opening: [UInt8]) {
-        writing = true
-        if !opening.isEmpty { writer?.write(opening) }
+    /// Connection `generation` is read: its opening bytes go out first, then what the session has queued. (A
+    /// connection already replaced writes nothing: its bytes must not reach its successor's stream.)
+    private func startWriting(_ opening: [UInt8], on channel: any Channel, generation: Int) {
+        guard generation == self.generation else { return }
+        let writer = FrameWriter(channel)
+        self.writer = writer
+        if !opening.isEmpty { writer.write(opening) }
         flush()
     }
 
@@ -718,7 +719,7 @@ public actor MTProtoClient {
 
     private func flush() {
         flushScheduled = false
-        guard writing else { return }
+        guard let writer else { return }
         let now = now()
         let bytes: [UInt8]
         do {
@@ -727,7 +728,7 @@ public actor MTProtoClient {
         } catch {
             return  // the reader sees the failure and ends the connection
         }
-        if !bytes.isEmpty { writer?.write(bytes) }
+        if !bytes.isEmpty { writer.write(bytes) }
     }
 
     /// Runs `body` on the connection where it is stored, or returns nil without one. Copying it out and back in
@@ -848,8 +849,9 @@ final class FrameWriter: Sendable {
         let frame = channel.allocator.buffer(bytes: bytes)
         let start = queue.withLock { queue in
             queue.frames.append(frame)
-            defer { queue.draining = true }
-            return !queue.draining
+            let idle = !queue.draining
+            queue.draining = true
+            return idle
         }
         guard start else { return }
         if channel.eventLoop.inEventLoop {
