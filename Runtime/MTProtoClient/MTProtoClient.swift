@@ -141,8 +141,9 @@ public actor MTProtoClient {
     }
 
     public let configuration: Configuration
-    /// Where the client's own tasks run (its connection's reader and writer, timers): on the event loop its
-    /// connections use. Calls made from tasks that prefer it (`withTaskExecutorPreference`) stay on that thread.
+    /// Where the client's own tasks run (its connection's reader, reconnects, timers; frames are written there too):
+    /// the event loop its connections use. Calls made from tasks that prefer it (`withTaskExecutorPreference`) stay
+    /// on that thread.
     public nonisolated let taskExecutor: EventLoopTaskExecutor
     private var connection: ClientConnection?
     private var flushScheduled = false
