@@ -1,9 +1,11 @@
-// AES-IGE on AES-NI: key expansion with AESKEYGENASSIST/AESIMC and the IGE chain with AESENC/AESDEC. Everything
-// key- or data-dependent runs in those instructions and XORs: no branch or table lookup depends on a secret
+// AES-IGE on AES-NI: key expansion with AESKEYGENASSIST/AESIMC and the IGE chain with AESENC/AESDEC; and IGE
+// decryption fused with SHA-256 on the SHA extensions (MTProto 2.0 hashes every plaintext it decrypts). Everything
+// key- or data-dependent runs in those instructions, XORs and additions: no branch or table lookup depends on a secret
 // (loops depend only on the public length and key size). Round keys live in one schedule that is wiped before
-// return, and the vector registers are cleared after the work. Compiled per function for "aes,sse2" (no global
-// flags, so the package stays usable as a dependency); callers must check `caesni_available` first, and the
-// public functions check it again so a CPU without AES-NI gets an error instead of SIGILL.
+// return, and the vector registers are cleared after the work. Compiled per function for "aes,sse2" (the fused loop
+// also "sha,sse4.1,ssse3"; no global flags, so the package stays usable as a dependency); callers must check
+// `caesni_available` (`caesni_sha_available`) first, and the public functions check it again so a CPU without the
+// instructions gets an error instead of SIGILL.
 #include "CAESNI.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -33,11 +35,11 @@ static void wipe(void *pointer, size_t count) {
 
 // The optimizer may spill round keys to stack slots of its own, outside the schedule `wipe` clears. After the work
 // returns, a call of the same depth overwrites that stack: `run`'s frame is under 200 bytes optimized and about 5 KiB
-// at -O0 (debug builds), where every intermediate lives on the stack.
+// at -O0 (debug builds), where every intermediate lives on the stack; `run_fused`'s about 700 bytes and 16 KiB.
 #ifdef __OPTIMIZE__
 #define BURN_BYTES 1024
 #else
-#define BURN_BYTES 8192
+#define BURN_BYTES 32768
 #endif
 
 static __attribute__((noinline)) void burn_stack(void) {
@@ -156,19 +158,31 @@ static __attribute__((noinline)) AES_TARGET void run(int decrypt, const uint8_t 
     wipe(&s, sizeof s);
 }
 
-/// CPUID once; 1 = available, 2 = not, 0 = not yet asked. A race only repeats the query.
-static int cpu_state;
+/// What CPUID reports, asked once: FEATURES_KNOWN | FEATURE_AES (AES-NI and SSE2, leaf 1) | FEATURE_SHA (the SHA
+/// extensions, leaf 7 EBX bit 29, with SSSE3 and SSE4.1 from leaf 1). 0 = not yet asked; a race only repeats it.
+enum { FEATURES_KNOWN = 1, FEATURE_AES = 2, FEATURE_SHA = 4 };
+static int cpu_features;
 
-int caesni_available(void) {
-    int state = __atomic_load_n(&cpu_state, __ATOMIC_RELAXED);
-    if (state == 0) {
+static int features(void) {
+    int known = __atomic_load_n(&cpu_features, __ATOMIC_RELAXED);
+    if (known == 0) {
         unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
-        int has = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_AES) && (edx & bit_SSE2);
-        state = has ? 1 : 2;
-        __atomic_store_n(&cpu_state, state, __ATOMIC_RELAXED);
+        known = FEATURES_KNOWN;
+        if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_AES) && (edx & bit_SSE2)) {
+            known |= FEATURE_AES;
+            int ssse3_sse41 = (ecx & bit_SSSE3) && (ecx & bit_SSE4_1);
+            if (ssse3_sse41 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & bit_SHA)) {
+                known |= FEATURE_SHA;
+            }
+        }
+        __atomic_store_n(&cpu_features, known, __ATOMIC_RELAXED);
     }
-    return state == 1;
+    return known;
 }
+
+int caesni_available(void) { return (features() & FEATURE_AES) != 0; }
+
+int caesni_sha_available(void) { return (features() & FEATURE_SHA) != 0; }
 
 static int process(int decrypt, const uint8_t *key, size_t key_length, const uint8_t *iv,
                    const uint8_t *input, uint8_t *output, size_t length) {
@@ -180,9 +194,215 @@ static int process(int decrypt, const uint8_t *key, size_t key_length, const uin
     return 0;
 }
 
+// ---- SHA-256 on the SHA extensions, fused with IGE decryption ----
+
+#define SHA_TARGET __attribute__((target("sha,sse4.1,ssse3,aes,sse2")))
+#define SHA_INLINE static inline __attribute__((always_inline)) SHA_TARGET
+
+/// FIPS 180-4 §4.2.2: the 64 round constants (public, indexed by round number only).
+static const uint32_t sha256_k[64] __attribute__((aligned(16))) = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+/// The running hash as SHA256RNDS2 wants it: words A, B, E, F in one register and C, D, G, H in the other.
+typedef struct {
+    __m128i abef, cdgh;
+} sha_state;
+
+/// FIPS 180-4 §5.3.3's initial hash value, rearranged into the two registers.
+SHA_INLINE sha_state sha_start(void) {
+    __m128i abcd = _mm_set_epi32(0xa54ff53a, 0x3c6ef372, 0xbb67ae85, 0x6a09e667);
+    __m128i efgh = _mm_set_epi32(0x5be0cd19, 0x1f83d9ab, 0x9b05688c, 0x510e527f);
+    __m128i cdab = _mm_shuffle_epi32(abcd, 0xb1);
+    __m128i hgfe = _mm_shuffle_epi32(efgh, 0x1b);
+    sha_state s = { _mm_alignr_epi8(cdab, hgfe, 8), _mm_blend_epi16(hgfe, cdab, 0xf0) };
+    return s;
+}
+
+/// One 64-byte block (§6.2.2): the message schedule four words at a time with SHA256MSG1/MSG2, two rounds per
+/// SHA256RNDS2. The loop unrolls (its index is the only variable), so `w[i & 3]` stays in registers.
+SHA_INLINE void sha_block(sha_state *s, const uint8_t *block) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i abef = s->abef, cdgh = s->cdgh;
+    __m128i w[4];
+    for (int i = 0; i < 16; i++) {
+        if (i < 4) {
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(block + 16 * i)), swap);
+        } else {
+            __m128i t = _mm_sha256msg1_epu32(w[(i - 4) & 3], w[(i - 3) & 3]);
+            t = _mm_add_epi32(t, _mm_alignr_epi8(w[(i - 1) & 3], w[(i - 2) & 3], 4));
+            w[i & 3] = _mm_sha256msg2_epu32(t, w[(i - 1) & 3]);
+        }
+        __m128i k = _mm_add_epi32(w[i & 3], _mm_load_si128((const __m128i *)(sha256_k + 4 * i)));
+        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
+        abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0e));
+    }
+    s->abef = _mm_add_epi32(s->abef, abef);
+    s->cdgh = _mm_add_epi32(s->cdgh, cdgh);
+}
+
+/// The digest, big-endian words H0…H7 (§6.2.2 step 4).
+SHA_INLINE void sha_digest(const sha_state *s, uint8_t *digest) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i feba = _mm_shuffle_epi32(s->abef, 0x1b);
+    __m128i dchg = _mm_shuffle_epi32(s->cdgh, 0xb1);
+    __m128i dcba = _mm_blend_epi16(feba, dchg, 0xf0);
+    __m128i hgfe = _mm_alignr_epi8(dchg, feba, 8);
+    _mm_storeu_si128((__m128i *)digest, _mm_shuffle_epi8(dcba, swap));
+    _mm_storeu_si128((__m128i *)(digest + 16), _mm_shuffle_epi8(hgfe, swap));
+}
+
+/// One group of the schedule and four rounds of block `hblock` (rounds 4i…4i+3), with `i` a constant.
+#define SHA_GROUP(i) do { \
+        if ((i) < 4) { \
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(hblock + 16 * (i))), swap); \
+        } else { \
+            __m128i t_ = _mm_sha256msg1_epu32(w[((i) - 4) & 3], w[((i) - 3) & 3]); \
+            t_ = _mm_add_epi32(t_, _mm_alignr_epi8(w[((i) - 1) & 3], w[((i) - 2) & 3], 4)); \
+            w[(i) & 3] = _mm_sha256msg2_epu32(t_, w[((i) - 1) & 3]); \
+        } \
+        __m128i k_ = _mm_add_epi32(w[(i) & 3], _mm_load_si128((const __m128i *)(sha256_k + 4 * (i)))); \
+        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k_); \
+        abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k_, 0x0e)); \
+    } while (0)
+
+/// Three AES rounds (`r`, r+1, r+2) of `state`, then round group `g` of the hash block when hashing.
+#define ROUNDS_THEN_GROUP(r, g) do { \
+        state = _mm_aesdec_si128(state, s->key[r]); \
+        state = _mm_aesdec_si128(state, s->key[(r) + 1]); \
+        state = _mm_aesdec_si128(state, s->key[(r) + 2]); \
+        if (hash) SHA_GROUP(g); \
+    } while (0)
+
+/// IGE block `j` of the chunk with hash groups 4j…4j+3 after its rounds 3, 6, 9 and 12.
+#define FUSED_BLOCK(j) do { \
+        __m128i x = _mm_loadu_si128((const __m128i *)(input + 16 * (j))); \
+        __m128i last = _mm_xor_si128(s->key[14], *x_prev); \
+        __m128i state = _mm_xor_si128(*y_prev, off_chain(_mm_xor_si128(x, s->key[0]))); \
+        ROUNDS_THEN_GROUP(1, 4 * (j)); \
+        ROUNDS_THEN_GROUP(4, 4 * (j) + 1); \
+        ROUNDS_THEN_GROUP(7, 4 * (j) + 2); \
+        ROUNDS_THEN_GROUP(10, 4 * (j) + 3); \
+        state = _mm_aesdec_si128(state, s->key[13]); \
+        *y_prev = _mm_aesdeclast_si128(state, last); \
+        _mm_storeu_si128((__m128i *)(output + 16 * (j)), *y_prev); \
+        *x_prev = x; \
+    } while (0)
+
+/// Decrypts 64 bytes (four IGE blocks) and, when `hash` (a constant), compresses the 64-byte hash block `hblock`
+/// in between: four of its sixteen round groups inside each AES block, so both dependency chains are in flight
+/// at once (each alone leaves the vector units mostly waiting).
+SHA_INLINE void fused_chunk(const schedule *s, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
+                            uint8_t *output, int hash, sha_state *h, const uint8_t *hblock) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i abef = h->abef, cdgh = h->cdgh, w[4];
+    FUSED_BLOCK(0);
+    FUSED_BLOCK(1);
+    FUSED_BLOCK(2);
+    FUSED_BLOCK(3);
+    if (hash) {
+        h->abef = _mm_add_epi32(h->abef, abef);
+        h->cdgh = _mm_add_epi32(h->cdgh, cdgh);
+    }
+}
+
+/// One IGE decryption block (AES-256), for the blocks after the last whole 64 bytes.
+SHA_INLINE void decrypt_block(const schedule *s, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
+                              uint8_t *output) {
+    __m128i x = _mm_loadu_si128((const __m128i *)input);
+    __m128i last = _mm_xor_si128(s->key[14], *x_prev);
+    __m128i state = _mm_xor_si128(*y_prev, off_chain(_mm_xor_si128(x, s->key[0])));
+    for (int r = 1; r < 14; r++) state = _mm_aesdec_si128(state, s->key[r]);
+    *y_prev = _mm_aesdeclast_si128(state, last);
+    _mm_storeu_si128((__m128i *)output, *y_prev);
+    *x_prev = x;
+}
+
+/// IGE decryption (AES-256) of `length` bytes with SHA-256 over `prefix ‖ plaintext` (prefix at most 64 bytes) in
+/// the same pass. Hash block h (input bytes 64h…64h+63) is whole once plaintext chunk h (bytes 64h…64h+63) is out,
+/// so chunk c is decrypted while block c−1 is compressed. `staging` (128 bytes) takes the blocks that mix prefix
+/// and plaintext or carry the padding; the caller wipes it.
+static __attribute__((noinline)) SHA_TARGET void run_fused(const uint8_t *key, const uint8_t *iv,
+                                                           const uint8_t *prefix, size_t prefix_length,
+                                                           const uint8_t *input, uint8_t *output, size_t length,
+                                                           uint8_t *staging, uint8_t *digest) {
+    schedule s;
+    expand_key(&s, key, 32);
+    invert_schedule(&s, 14);
+    sha_state h = sha_start();
+    __m128i y_prev = _mm_loadu_si128((const __m128i *)(iv + 16));
+    __m128i x_prev = _mm_loadu_si128((const __m128i *)iv);
+    size_t chunks = length / 64, total = prefix_length + length, hashed = 0;
+    if (prefix_length) memcpy(staging, prefix, prefix_length);
+    for (size_t c = 0; c < chunks; c++) {
+        if (c == 0) {
+            fused_chunk(&s, &y_prev, &x_prev, input, output, 0, &h, NULL);
+            memcpy(staging + prefix_length, output, 64 - prefix_length);
+        } else {
+            const uint8_t *hblock = c == 1 ? staging : output + 64 * (c - 1) - prefix_length;
+            fused_chunk(&s, &y_prev, &x_prev, input + 64 * c, output + 64 * c, 1, &h, hblock);
+            hashed += 64;
+        }
+    }
+    for (size_t offset = 64 * chunks; offset < length; offset += 16) {
+        decrypt_block(&s, &y_prev, &x_prev, input + offset, output + offset);
+    }
+    // Whole hash blocks left (the last chunk's, and one the partial chunk may complete), then the rest with 0x80,
+    // zeros and the length in bits (§5.1.1): one padded block or two.
+    if (chunks == 0 && length) {
+        memcpy(staging + prefix_length, output, length < 64 - prefix_length ? length : 64 - prefix_length);
+    }
+    while (total - hashed >= 64) {
+        sha_block(&h, hashed == 0 ? staging : output + hashed - prefix_length);
+        hashed += 64;
+    }
+    size_t rest = total - hashed;
+    if (hashed == 0) {
+        if (length) memcpy(staging + prefix_length, output, length);
+    } else {
+        memcpy(staging, output + (hashed - prefix_length), rest);
+    }
+    memset(staging + rest, 0, 128 - rest);
+    staging[rest] = 0x80;
+    size_t blocks = rest + 9 <= 64 ? 1 : 2;
+    uint64_t bits = (uint64_t)total * 8;
+    for (int i = 0; i < 8; i++) staging[64 * blocks - 1 - i] = (uint8_t)(bits >> (8 * i));
+    sha_block(&h, staging);
+    if (blocks == 2) sha_block(&h, staging + 64);
+    sha_digest(&h, digest);
+    wipe(&s, sizeof s);
+}
+
+int caesni_ige_decrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *prefix, size_t prefix_length,
+                              const uint8_t *input, uint8_t *output, size_t length, uint8_t *digest) {
+    if (!caesni_sha_available() || prefix_length > 64 || length % 16 != 0) return -1;
+    if (!key || !iv || !digest || (prefix_length && !prefix) || (length && (!input || !output))) return -1;
+    uint8_t staging[128];
+    run_fused(key, iv, prefix, prefix_length, input, output, length, staging, digest);
+    wipe(staging, sizeof staging);
+    burn_stack();
+    clear_vector_registers();
+    return 0;
+}
+
 #else
 
 int caesni_available(void) { return 0; }
+
+int caesni_sha_available(void) { return 0; }
+
+int caesni_ige_decrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *prefix, size_t prefix_length,
+                              const uint8_t *input, uint8_t *output, size_t length, uint8_t *digest) {
+    (void)key; (void)iv; (void)prefix; (void)prefix_length; (void)input; (void)output; (void)length; (void)digest;
+    return -1;
+}
 
 static int process(int decrypt, const uint8_t *key, size_t key_length, const uint8_t *iv,
                    const uint8_t *input, uint8_t *output, size_t length) {

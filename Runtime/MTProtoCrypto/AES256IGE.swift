@@ -114,6 +114,43 @@ public struct AES256IGE: Sendable {
         }
     }
 
+    /// Whether `decrypt(_:hashingAfter:)` runs as one pass on this CPU (AES-NI and the SHA extensions).
+    public static let decryptsAndHashesInOnePass = caesni_sha_available() != 0
+
+    /// Decrypts `buffer` in place and returns SHA-256(`prefix` ‖ plaintext): MTProto 2.0 hashes every plaintext it
+    /// decrypts to check msg_key. With AES-NI, a 32-byte key and a prefix of at most 64 bytes, on a CPU with the SHA
+    /// extensions, both run in one pass at the cost of the decryption alone (the hash fills the AES chain's gaps);
+    /// otherwise the plaintext is hashed after it is decrypted.
+    public func decrypt(_ buffer: UnsafeMutableRawBufferPointer,
+                        hashingAfter prefix: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
+        try decrypt(buffer, hashingAfter: prefix, onePass: true)
+    }
+
+    /// As `decrypt(_:hashingAfter:)`; `onePass: false` takes the two-pass path on any CPU (tests compare them).
+    func decrypt(_ buffer: UnsafeMutableRawBufferPointer, hashingAfter prefix: UnsafeRawBufferPointer,
+                 onePass: Bool) throws(CryptoError) -> [UInt8] {
+        guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
+        guard onePass, implementation == .aesni, key.count == 32, prefix.count <= 64, Self.decryptsAndHashesInOnePass
+        else {
+            try decrypt(buffer)
+            return Hash.sha256(prefix, UnsafeRawBufferPointer(buffer))
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = key.withUnsafeBufferPointer { key in
+            iv.withUnsafeBufferPointer { iv in
+                digest.withUnsafeMutableBufferPointer { digest in
+                    caesni_ige_decrypt_sha256(key.baseAddress, iv.baseAddress,
+                                              prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), prefix.count,
+                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count,
+                                              digest.baseAddress)
+                }
+            }
+        }
+        guard status == 0 else { throw .implementationUnavailable("AES-NI with SHA refused \(buffer.count) bytes") }
+        return digest
+    }
+
     /// Out of place: with AES-NI the result is written straight into the new array (no copy first).
     private func transformed(_ input: [UInt8], encrypting: Bool) throws(CryptoError) -> [UInt8] {
         guard implementation == .aesni else {

@@ -25,6 +25,17 @@ int caesni_ige_encrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
 int caesni_ige_decrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
                        const uint8_t *input, uint8_t *output, size_t length);
 
+/// 1 when `caesni_available` and the CPU also reports the SHA extensions, SSSE3 and SSE4.1 (CPUID leaves 7 and 1).
+int caesni_sha_available(void);
+
+/// IGE decryption with a 32-byte (AES-256) `key`, as `caesni_ige_decrypt`, that also writes SHA-256(`prefix` ‖
+/// plaintext) to `digest` (32 bytes) in the same pass: MTProto 2.0's msg_key check at the cost of the decryption
+/// alone. `prefix_length` is at most 64. `output` may be `input` itself but must not otherwise overlap it.
+/// Returns 0, or -1 without writing anything when `caesni_sha_available` is 0, `prefix_length` is over 64 or
+/// `length` is not a multiple of 16.
+int caesni_ige_decrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *prefix, size_t prefix_length,
+                              const uint8_t *input, uint8_t *output, size_t length, uint8_t *digest);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,110 @@
+// IGE decryption fused with SHA-256 (`AES256IGE.decrypt(_:hashingAfter:)`, CAESNI's one-pass loop) against the
+// two-pass path — decryption, then OpenSSL's SHA-256 of prefix ‖ plaintext — on 100,000 seeded random (key, IV,
+// prefix, length) cases, in place as MTProto 2.0 uses it; the FIPS 180-4 example digests through the one-pass path;
+// and the inputs it leaves to the two-pass path.
+import Foundation
+import MTProto
+import Testing
+@testable import MTProtoCrypto
+
+@Suite struct IGEHashTests {
+    static let onePass = AES256IGE.decryptsAndHashesInOnePass
+
+    /// Decrypts a copy of `ciphertext` in place; returns the plaintext and the digest.
+    static func open(_ ige: AES256IGE, _ ciphertext: [UInt8], prefix: [UInt8],
+                     onePass: Bool = true) throws -> (plaintext: [UInt8], digest: [UInt8]) {
+        var data = ciphertext
+        let result: Result<[UInt8], CryptoError> = data.withUnsafeMutableBytes { buffer in
+            prefix.withUnsafeBytes { prefix in
+                Result { () throws(CryptoError) in try ige.decrypt(buffer, hashingAfter: prefix, onePass: onePass) }
+            }
+        }
+        return (data, try result.get())
+    }
+
+    /// 10 shards × 10,000 cases: random key and IV; a prefix of 0…64 bytes (32, MTProto's, every third case);
+    /// 0…4096 bytes of random data in steps of 16 (short ones every other case, where the hash blocks mix prefix,
+    /// plaintext and padding). The one-pass result must equal both two-pass ones (AES-NI and OpenSSL decryption).
+    /// A failure names the shard's seed and the case, so it replays.
+    @Test(.enabled(if: onePass, "this CPU has no AES-NI with SHA extensions"), arguments: 0..<10)
+    func onePassAgreesWithTwoPasses(shard: Int) throws {
+        let seed = 0x5A_0000 + UInt64(shard)
+        let random = SeededRandom(seed: seed)
+        let pool = random.bytes(8192 + 4096 + 64)
+        var mismatches: [String] = []
+        for index in 0..<10_000 {
+            let key = random.bytes(32), iv = random.bytes(32)
+            let prefixLength = index % 3 == 0 ? 32 : Int(random.next() % 65)
+            let blocks = index % 2 == 0 ? Int(random.next() % 9) : Int(random.next() % 257)
+            let offset = Int(random.next() % 8192)
+            let prefix = IGEImplementationTests.copy(pool, offset..<(offset + prefixLength))
+            let data = IGEImplementationTests.copy(pool, (offset + 64)..<(offset + 64 + 16 * blocks))
+            let fast = try AES256IGE(key: key, iv: iv, implementation: .aesni)
+            let reference = try AES256IGE(key: key, iv: iv, implementation: .openssl)
+            let fused = try Self.open(fast, data, prefix: prefix)
+            let twoPass = try Self.open(fast, data, prefix: prefix, onePass: false)
+            let openSSL = try Self.open(reference, data, prefix: prefix)
+            guard IGEImplementationTests.same(fused.plaintext, openSSL.plaintext), fused.digest == openSSL.digest,
+                  IGEImplementationTests.same(twoPass.plaintext, openSSL.plaintext), twoPass.digest == openSSL.digest
+            else {
+                mismatches.append("seed \(seed) case \(index) (prefix \(prefixLength), \(16 * blocks) bytes)")
+                continue
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, first: \(mismatches.prefix(5))")
+    }
+
+    /// FIPS 180-4's example messages (and the million-"a" one of its test suite) split into a prefix and a
+    /// plaintext of whole blocks, which is encrypted and then opened: the digest is the published one whichever
+    /// path runs.
+    @Test(arguments: AES256IGE.available) func publishedDigests(implementation: AES256IGE.Implementation) throws {
+        let examples: [(message: [UInt8], prefixLength: Int, digest: String)] = [
+            (Array("abc".utf8), 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            (Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8), 8,
+             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+            (Array(("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
+                    + "mnopqrstnopqrstu").utf8), 16,
+             "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"),
+            ([UInt8](repeating: 0x61, count: 1_000_000), 64,
+             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+        ]
+        let random = SeededRandom(seed: 0xF1B5)
+        for example in examples {
+            let key = random.bytes(32), iv = random.bytes(32)
+            let prefix = Array(example.message[..<example.prefixLength])
+            let plaintext = Array(example.message[example.prefixLength...])
+            #expect(plaintext.count % 16 == 0)
+            let ige = try AES256IGE(key: key, iv: iv, implementation: implementation)
+            let opened = try Self.open(ige, try ige.encrypt(plaintext), prefix: prefix)
+            #expect(opened.plaintext == plaintext)
+            #expect(opened.digest == hex(example.digest), "\(example.message.count)-byte message")
+        }
+    }
+
+    /// What the one-pass loop does not take goes through two passes with the same result: a prefix over 64 bytes;
+    /// and a partial block is refused before anything is touched.
+    @Test func inputsLeftToTwoPasses() throws {
+        let random = SeededRandom(seed: 0x2BA5)
+        let key = random.bytes(32), iv = random.bytes(32), data = random.bytes(4096), prefix = random.bytes(65)
+        let ige = try AES256IGE(key: key, iv: iv)
+        let opened = try Self.open(ige, data, prefix: prefix)
+        #expect(opened.plaintext == (try ige.decrypt(data)))
+        #expect(opened.digest == Hash.sha256(prefix + opened.plaintext))
+        for length in [1, 15, 33] {
+            let partial = [UInt8](repeating: 7, count: length)
+            #expect(throws: CryptoError.notBlockAligned(length: length)) { try Self.open(ige, partial, prefix: []) }
+        }
+    }
+
+    /// The CPUID check for the SHA extensions agrees with what the kernel reports.
+    @Test func detectionMatchesTheCPU() throws {
+        #if os(Linux) && (arch(x86_64) || arch(i386))
+        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }.map { $0.split(separator: " ") } ?? []
+        let kernelSays = ["aes", "sha_ni", "ssse3", "sse4_1"].allSatisfy { flags.contains(Substring($0)) }
+        #expect(Self.onePass == kernelSays)
+        #elseif !(arch(x86_64) || arch(i386))
+        #expect(!Self.onePass)
+        #endif
+    }
+}
