@@ -1,8 +1,9 @@
 // libFuzzer entry point comparing AES-IGE's two implementations: the input's first 32 bytes are the key, the next
 // 32 the IV, the rest (cut to whole blocks, at most 64 KiB) the data, which is encrypted and decrypted through
-// AES-NI and through OpenSSL. Any disagreement, or a round trip that does not return the data, traps, which is
-// how libFuzzer records a crash and its input. On a CPU without AES-NI there is nothing to compare. libFuzzer's
-// default -max_len is 4096; pass a larger one to reach long chains. Build commands: Fuzz/Package.swift.
+// AES-NI and through OpenSSL, and decrypted with SHA-256 of a prefix ‖ plaintext in one pass and in two. Any
+// disagreement, or a round trip that does not return the data, traps, which is how libFuzzer records a crash and
+// its input. On a CPU without AES-NI there is nothing to compare. libFuzzer's default -max_len is 4096; pass a
+// larger one to reach long chains. Build commands: Fuzz/Package.swift.
 import CFuzzerDriver
 import MTProtoCrypto
 #if canImport(Glibc)
@@ -24,10 +25,25 @@ func fuzzAESIGE(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         guard encrypted == (try reference.encrypt(data)) else { fatalError("IGE encryption differs") }
         guard try fast.decrypt(data) == (try reference.decrypt(data)) else { fatalError("IGE decryption differs") }
         guard try fast.decrypt(encrypted) == data else { fatalError("IGE round trip failed") }
+        // Decryption with SHA-256 of prefix ‖ plaintext: one pass (AES-NI with the SHA extensions) against two
+        // (OpenSSL). The prefix (0…64 bytes, the length from the IV's last byte) is taken from the data's start.
+        let prefix = Array(data.prefix(Int(iv[31]) % 65))
+        guard try opened(fast, data, prefix) == (try opened(reference, data, prefix)) else {
+            fatalError("IGE decryption with SHA-256 differs")
+        }
     } catch {
         fatalError("IGE refused valid input: \(error)")
     }
     return 0
+}
+
+/// Decrypts a copy of `data` in place with the hash of `prefix` ‖ plaintext; returns both.
+func opened(_ ige: AES256IGE, _ data: [UInt8], _ prefix: [UInt8]) throws -> [UInt8] {
+    var plaintext = data
+    let digest = try plaintext.withUnsafeMutableBytes { buffer in
+        try prefix.withUnsafeBytes { prefix in try ige.decrypt(buffer, hashingAfter: prefix) }
+    }
+    return plaintext + digest
 }
 
 var argc = CommandLine.argc
