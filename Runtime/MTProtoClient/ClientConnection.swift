@@ -102,26 +102,28 @@ public struct ClientConnection: Sendable {
         case rejectedFrame(SessionError)
     }
 
+    /// Where the connection is. The session of `.binding`, `.ready` and `.probing` is `live`, not a payload here:
+    /// a session inside an enum payload is copied whole (a retain and a release of every table) by each pattern
+    /// match, and the phase is read several times per call.
     enum Phase: Sendable {
         /// Making a key: the permanent one, or (`configuration.temporaryKeyLifetime` set) the temporary one.
         case exchanging(AuthKeyExchange.Client)
         /// A session on a new temporary key whose `auth.bindTempAuthKey` (request `request`) is unanswered.
-        case binding(Session, request: RequestID, key: TemporaryAuthKey)
-        case ready(Session)
-        /// The session, if there was one, survives the failure: a new connection can carry it on.
-        case failed(ClientConnectionError, Session?)
+        case binding(request: RequestID, key: TemporaryAuthKey)
+        case ready
+        /// `live` keeps the session, if there was one, that survives the failure: a new connection can carry it on.
+        case failed(ClientConnectionError)
         /// The binding was refused with ENCRYPTED_MESSAGE_INVALID; a `ping` in a session under the permanent key
         /// asks the server whether it still knows that key (core.telegram.org/api/pfs).
-        case probing(Session, refusal: RPCError)
-        /// Only while a method works on the session it took out of `.ready` or `.binding` (see `withSession`);
-        /// never seen between calls.
-        case moved
+        case probing(refusal: RPCError)
     }
 
     public let configuration: Configuration
     let random: any RandomSource
     var transport: ClientTransport
     var phase: Phase
+    /// The session of `.binding`, `.ready` and `.probing`, and after a failure the one worth carrying on.
+    var live: Session?
     /// With temporary keys: the permanent key (stored, or made on this connection).
     public private(set) var permanentKey: StoredAuthKey?
     /// With temporary keys: the temporary key of the session (reused, or made and being or already bound).
@@ -136,7 +138,8 @@ public struct ClientConnection: Sendable {
         permanentKey = configuration.storedKey
         guard let policy = configuration.temporaryKeys else {
             if let stored = configuration.storedKey {
-                phase = .ready(Self.session(on: stored, configuration, random: random))
+                live = Self.session(on: stored, configuration, random: random)
+                phase = .ready
             } else {
                 phase = .exchanging(Self.exchange(temporary: nil, configuration, random: random))
             }
@@ -144,7 +147,8 @@ public struct ClientConnection: Sendable {
         }
         if configuration.storedKey != nil, let reused = configuration.storedTemporaryKey, policy.isFresh(reused, now: now) {
             temporaryKey = reused
-            phase = .ready(Self.session(on: reused.key, configuration, random: random))
+            live = Self.session(on: reused.key, configuration, random: random)
+            phase = .ready
         } else {
             let lifetime = configuration.storedKey == nil ? nil : policy.lifetime
             phase = .exchanging(Self.exchange(temporary: lifetime, configuration, random: random))
@@ -173,7 +177,8 @@ public struct ClientConnection: Sendable {
         transport = try Self.transport(configuration, random: random, now: now)
         permanentKey = configuration.storedKey
         temporaryKey = configuration.temporaryKeys == nil ? nil : configuration.storedTemporaryKey
-        phase = .ready(session)
+        live = session
+        phase = .ready
     }
 
     private static func transport(_ configuration: Configuration, random: any RandomSource,
@@ -188,16 +193,15 @@ public struct ClientConnection: Sendable {
 
     /// The session, once the key is known.
     public var session: Session? {
-        if case .ready(let session) = phase { session } else { nil }
+        if case .ready = phase { live } else { nil }
     }
 
     /// The session to carry on over a new connection: the live one, or the one this connection had when it failed.
     /// A session whose temporary key was never bound is not worth carrying on.
     public var resumableSession: Session? {
         switch phase {
-            case .ready(let session): session
-            case .failed(_, let session): session
-            case .exchanging, .binding, .probing, .moved: nil
+            case .ready, .failed: live
+            case .exchanging, .binding, .probing: nil
         }
     }
 
@@ -206,7 +210,7 @@ public struct ClientConnection: Sendable {
 
     /// Why the connection failed, once it has.
     public var failure: ClientConnectionError? {
-        if case .failed(let error, _) = phase { error } else { nil }
+        if case .failed(let error) = phase { error } else { nil }
     }
 
     /// The bytes that open the connection (transport opening and the first exchange message), and, with a
@@ -220,9 +224,9 @@ public struct ClientConnection: Sendable {
             case .ready:
                 guard let stored = temporaryKey?.key ?? configuration.storedKey else { return (transport.start(), []) }
                 return (transport.start(), [.ready(stored, isNew: false)])
-            case .binding, .probing, .moved:
+            case .binding, .probing:
                 return (transport.start(), [])
-            case .failed(let error, _):
+            case .failed(let error):
                 throw error
         }
     }
@@ -246,7 +250,7 @@ public struct ClientConnection: Sendable {
 
     /// The session's frames due at `now`, framed for the wire.
     public mutating func flush(now: Double) throws(ClientConnectionError) -> [UInt8] {
-        if case .failed(let error, _) = phase { throw error }
+        if case .failed(let error) = phase { throw error }
         guard let frames = withSession(readyOnly: false, { $0.outgoing(now: now) }) else { return [] }
         var out: [UInt8] = []
         for frame in frames { Self.write(try self.frame(frame.bytes, quickAck: frame.quickAckToken != nil), to: &out) }
@@ -261,8 +265,8 @@ public struct ClientConnection: Sendable {
     /// When `flush` has timed work next (acks, state queries).
     public var nextDeadline: Double? {
         switch phase {
-            case .ready(let session), .binding(let session, _, _), .probing(let session, _): session.nextDeadline
-            case .exchanging, .failed, .moved: nil
+            case .ready, .binding, .probing: live?.nextDeadline
+            case .exchanging, .failed: nil
         }
     }
 
@@ -270,7 +274,7 @@ public struct ClientConnection: Sendable {
     public mutating func receive(_ bytes: [UInt8], now: Double) throws(ClientConnectionError)
         -> (bytes: [UInt8], events: [Event])
     {
-        if case .failed(let error, _) = phase { throw error }
+        if case .failed(let error) = phase { throw error }
         let output: TransportOutput
         do {
             output = try transport.receive(bytes)
@@ -286,7 +290,7 @@ public struct ClientConnection: Sendable {
         while let event = received.events.popLast() {
             switch consume event {
                 case .transportError(let code):
-                    if code == -404, case .probing(_, let refusal) = phase { try fail(.permanentKeyUnknown(refusal)) }
+                    if code == -404, case .probing(let refusal) = phase { try fail(.permanentKeyUnknown(refusal)) }
                     try fail(.server(code: code))
                 case .quickAck(let token):
                     events += withSession(readyOnly: true) { $0.receiveQuickAck(token).map(Event.session) } ?? []
@@ -316,26 +320,25 @@ public struct ClientConnection: Sendable {
                     case .done(let result):
                         return try finished(result, now: now, events: &events)
                 }
-            case .ready(var session):
+            case .ready:
                 try checkEncrypted(payload)
-                phase = .moved  // as in `withSession`, which cannot pass the frame on without copying it
-                let received = Self.receive(payload, in: &session, now: now, events: &events)
-                phase = .ready(session)
+                guard live != nil else { return [] }
+                let received = Self.receive(payload, in: &live!, now: now, events: &events)
                 events += received.map(Event.session)
                 return []
-            case .binding(var session, let request, let key):
+            case .binding(let request, let key):
                 try checkEncrypted(payload)
-                let received = Self.receive(payload, in: &session, now: now, events: &events)
-                phase = .binding(session, request: request, key: key)
+                guard live != nil else { return [] }
+                let received = Self.receive(payload, in: &live!, now: now, events: &events)
                 for event in received {
                     switch event {
                         case .result(request, let body) where body == Self.boolTrue:
-                            phase = .ready(session)
+                            phase = .ready
                             events += [.temporaryKeyBound(key), .ready(key.key, isNew: true)]
                         case .result(request, _):
                             try fail(.bindingFailed(.malformedAnswer("auth.bindTempAuthKey answered boolFalse or not a Bool")))
                         case .rpcError(request, let error) where error.message == "ENCRYPTED_MESSAGE_INVALID":
-                            return try probePermanentKey(after: error, timeOffset: session.timeOffset, now: now)
+                            return try probePermanentKey(after: error, timeOffset: live?.timeOffset ?? 0, now: now)
                         case .rpcError(request, let error):
                             try fail(.bindingRefused(error))
                         case .failed(request, let why):
@@ -345,19 +348,17 @@ public struct ClientConnection: Sendable {
                     }
                 }
                 return []
-            case .probing(var session, let refusal):
+            case .probing(let refusal):
                 try checkEncrypted(payload)
-                let received = Self.receive(payload, in: &session, now: now, events: &events)
-                phase = .probing(session, refusal: refusal)
+                guard live != nil else { return [] }
+                let received = Self.receive(payload, in: &live!, now: now, events: &events)
                 // A pong: the server knows the permanent key, so its refusal of the binding stands.
                 if received.contains(where: { if case .pong = $0 { true } else { false } }) {
                     try fail(.bindingRefused(refusal))
                 }
                 return []
-            case .failed(let error, _):
+            case .failed(let error):
                 throw error
-            case .moved:
-                return []
         }
     }
 
@@ -373,29 +374,18 @@ public struct ClientConnection: Sendable {
         }
     }
 
-    /// Runs `body` on the session of `.ready` (or of `.binding` too unless `readyOnly`) where it is, or returns nil
-    /// in other phases. `phase` lets go of the session meanwhile: a session switched out of `phase` while `phase`
-    /// still holds it is copied whole (every table, copy-on-write) the moment it is mutated — measured as a third
-    /// of a pipelined client's time.
+    /// Runs `body` on the session of `.ready` (or of `.binding` and `.probing` too unless `readyOnly`) where it
+    /// is, or returns nil in other phases.
     private mutating func withSession<T, E: Error>(readyOnly: Bool, _ body: (inout Session) throws(E) -> T)
         throws(E) -> T?
     {
         switch phase {
-            case .ready(var session):
-                phase = .moved
-                defer { phase = .ready(session) }
-                return try body(&session)
-            case .binding(var session, let request, let key) where !readyOnly:
-                phase = .moved
-                defer { phase = .binding(session, request: request, key: key) }
-                return try body(&session)
-            case .probing(var session, let refusal) where !readyOnly:
-                phase = .moved
-                defer { phase = .probing(session, refusal: refusal) }
-                return try body(&session)
-            case .binding, .probing, .exchanging, .failed, .moved:
-                return nil
+            case .ready: break
+            case .binding, .probing: if readyOnly { return nil }
+            case .exchanging, .failed: return nil
         }
+        guard live != nil else { return nil }
+        return try body(&live!)
     }
 
     /// ENCRYPTED_MESSAGE_INVALID is also what a server answers a binding to a permanent key it no longer knows,
@@ -415,7 +405,8 @@ public struct ClientConnection: Sendable {
             try fail(.bindingRefused(refusal))
         }
         let frames = session.outgoing(now: now)
-        phase = .probing(session, refusal: refusal)
+        live = session
+        phase = .probing(refusal: refusal)
         var out: [UInt8] = []
         for frame in frames { Self.write(try self.frame(frame.bytes), to: &out) }
         return out
@@ -437,7 +428,8 @@ public struct ClientConnection: Sendable {
                                    events: inout [Event]) throws(ClientConnectionError) -> [UInt8] {
         let stored = StoredAuthKey(authKey: result.authKey, salt: result.firstSalt, timeOffset: result.timeOffset)
         guard let policy = configuration.temporaryKeys else {
-            phase = .ready(Self.session(on: stored, configuration, random: random))
+            live = Self.session(on: stored, configuration, random: random)
+            phase = .ready
             events.append(.ready(stored, isNew: true))
             return []
         }
@@ -458,7 +450,8 @@ public struct ClientConnection: Sendable {
             try fail(.bindingFailed(.malformedAnswer("could not queue auth.bindTempAuthKey: \(error)")))
         }
         temporaryKey = key
-        phase = .binding(session, request: request, key: key)
+        live = session
+        phase = .binding(request: request, key: key)
         return []
     }
 
@@ -471,7 +464,8 @@ public struct ClientConnection: Sendable {
     }
 
     mutating func fail(_ error: ClientConnectionError) throws(ClientConnectionError) -> Never {
-        phase = .failed(error, resumableSession)
+        live = resumableSession
+        phase = .failed(error)
         throw error
     }
 }
