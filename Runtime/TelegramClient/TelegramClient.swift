@@ -14,6 +14,7 @@ import MTProtoClient
 import MTProtoCrypto
 import MTProtoTransport
 import NIOPosix
+import Synchronization
 import TLRuntime
 import TelegramApi
 
@@ -160,6 +161,11 @@ public actor TelegramClient {
     public private(set) var homeDC: Int32
     private var addresses: [Int32: DCAddress]
     private var clients: [Int32: MTProtoClient] = [:]
+    /// The home DC's connected client, read without entering this actor: a call needs no routing until the DC
+    /// answers with a migration, so it goes straight to that client (entering and leaving this actor on every call
+    /// cost about 7 % of a pipelined client's CPU). Kept by `homeChanged` whenever `clients`, `homeDC` or `closed`
+    /// change.
+    private nonisolated let homeClient = Mutex<MTProtoClient?>(nil)
     private var connecting: [Int32: Task<MTProtoClient, any Error>] = [:]
     private var stored: ClientState?
     private var closed = false
@@ -217,10 +223,10 @@ public actor TelegramClient {
 
     /// Runs a call on the home DC, following migrations; returns its typed result or throws `MTProtoClientError`
     /// (`.rpc(RPCError)` for an `rpc_error`) or `TelegramClientError`.
-    public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
-                                    timeout: Duration? = nil) async throws -> T {
+    public nonisolated func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
+                                                timeout: Duration? = nil) async throws -> T {
         let result = try Self.parse(await invoke(raw: call.1.bytes, timeout: timeout), with: call.2)
-        noteResult(result)
+        await noteResult(result)
         return result
     }
 
@@ -228,7 +234,8 @@ public actor TelegramClient {
     public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>), onDC dc: Int32,
                                     timeout: Duration? = nil) async throws -> T {
         try await load()
-        let result = try Self.parse(await invoke(raw: call.1.bytes, on: dc, timeout: timeout, followHome: dc == homeDC),
+        let result = try Self.parse(await invoke(raw: call.1.bytes, on: dc, timeout: timeout, followHome: dc == homeDC,
+                                                 after: nil),
                                     with: call.2)
         noteResult(result)
         return result
@@ -236,12 +243,24 @@ public actor TelegramClient {
 
     /// A serialized request in, the serialized result out, with the same routing as `invoke`. The result is not
     /// read: updates it carries do not reach `updates` (a pts it moves is found as a gap and fetched).
-    public func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
-        try await load()
-        return try await invoke(raw: body, on: homeDC, timeout: timeout, followHome: true)
+    public nonisolated func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
+        guard let home = homeClient.withLock({ $0 }) else { return try await routed(raw: body, timeout: timeout) }
+        do {
+            return try await home.invoke(raw: body, timeout: timeout)
+        } catch MTProtoClientError.rpc(let error) {
+            guard case .migrate = error.kind else { throw MTProtoClientError.rpc(error) }
+            return try await routed(raw: body, timeout: timeout, after: error)
+        }
     }
 
-    private static func parse<T>(_ bytes: [UInt8], with parser: DeserializeFunctionResponse<T>) throws -> T {
+    /// `invoke(raw:)` through this actor: connecting first, and following migrations (`after`: the migration the
+    /// home DC already answered with).
+    private func routed(raw body: [UInt8], timeout: Duration?, after migration: RPCError? = nil) async throws -> [UInt8] {
+        try await load()
+        return try await invoke(raw: body, on: homeDC, timeout: timeout, followHome: true, after: migration)
+    }
+
+    private nonisolated static func parse<T>(_ bytes: [UInt8], with parser: DeserializeFunctionResponse<T>) throws -> T {
         do {
             return try parser.parse(bytes: bytes)
         } catch {
@@ -249,12 +268,14 @@ public actor TelegramClient {
         }
     }
 
-    private func invoke(raw body: [UInt8], on first: Int32, timeout: Duration?, followHome: Bool) async throws -> [UInt8] {
+    private func invoke(raw body: [UInt8], on first: Int32, timeout: Duration?, followHome: Bool,
+                        after migration: RPCError?) async throws -> [UInt8] {
         var dc = first
         var imported = false
         var last: RPCError?
-        for _ in 0...configuration.maxMigrations {
+        for attempt in 0...configuration.maxMigrations {
             do {
+                if attempt == 0, let migration { throw MTProtoClientError.rpc(migration) }
                 return try await client(for: dc).invoke(raw: body, timeout: timeout)
             } catch MTProtoClientError.rpc(let error) {
                 last = error
@@ -293,12 +314,14 @@ public actor TelegramClient {
 
     private func setHome(_ dc: Int32) async throws {
         homeDC = dc
+        homeChanged()
         try await persist { $0.homeDC = dc }
     }
 
     /// Closes every connection; calls in flight fail. The update box is saved first.
     public func close() async {
         closed = true
+        homeChanged()
         for task in connecting.values { task.cancel() }
         for client in clients.values { await client.close() }
         clients.removeAll()
@@ -347,6 +370,7 @@ public actor TelegramClient {
         }
         stored = state
         if let home = state.homeDC { homeDC = home }
+        homeChanged()
         for (dc, address) in state.addresses where addresses[dc] == nil { addresses[dc] = address }
     }
 
@@ -367,7 +391,13 @@ public actor TelegramClient {
         defer { connecting[dc] = nil }
         let client = try await task.value
         clients[dc] = client
+        homeChanged()
         return client
+    }
+
+    private func homeChanged() {
+        let home = closed ? nil : clients[homeDC]
+        homeClient.withLock { $0 = home }
     }
 
     private func connect(_ dc: Int32) async throws -> MTProtoClient {
