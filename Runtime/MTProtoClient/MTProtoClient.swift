@@ -734,11 +734,10 @@ public actor MTProtoClient {
 
     /// Runs `body` on the connection where it is stored, or returns nil without one. Copying it out and back in
     /// would leave two references to each table of its session while `body` mutates them, so every call would
-    /// copy them all (copy-on-write): measured as a fifth of a pipelined client's time.
+    /// copy them all (copy-on-write): measured as a fifth of a pipelined client's time. Moving it out and back
+    /// (`take()`) copies its bytes twice (about 5 % of the time); a mutating call through `?.` works in place.
     private func withConnection<T, E: Error>(_ body: (inout ClientConnection) throws(E) -> T) throws(E) -> T? {
-        guard var connection = connection.take() else { return nil }
-        defer { self.connection = connection }
-        return try body(&connection)
+        try connection?.applying(body)
     }
 
     /// Starts one of the client's own tasks on its loop; `close()` cancels it.
@@ -816,6 +815,13 @@ public actor MTProtoClient {
         writer = nil
         set(.closed)
         statesSink.finish()
+    }
+}
+
+extension ClientConnection {
+    /// `body` on this connection in place (see `MTProtoClient.withConnection`).
+    fileprivate mutating func applying<T, E: Error>(_ body: (inout ClientConnection) throws(E) -> T) throws(E) -> T {
+        try body(&self)
     }
 }
 
