@@ -44,6 +44,10 @@ let package = Package(
             path: "Benchmarks/TLCodecBenchmarks", plugins: plugins),
         // A plain loop over one codec operation, for `valgrind --tool=callgrind` and `perf record`.
         .executableTarget(name: "TLCodecProfile", dependencies: ["CodecCorpus"], path: "Support/TLCodecProfile"),
+        .executableTarget(name: "PipelineFloor",
+                          dependencies: [.product(name: "NIOCore", package: "swift-nio"),
+                                         .product(name: "NIOPosix", package: "swift-nio")],
+                          path: "Support/PipelineFloor"),
         .executableTarget(
             name: "CryptoBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
