@@ -1,6 +1,7 @@
 // libFuzzer entry point comparing AES-IGE's two implementations: the input's first 32 bytes are the key, the next
 // 32 the IV, the rest (cut to whole blocks, at most 64 KiB) the data, which is encrypted and decrypted through
-// AES-NI and through OpenSSL, and decrypted with SHA-256 of a prefix ‖ plaintext in one pass and in two. Any
+// AES-NI and through OpenSSL, decrypted with SHA-256 of a prefix ‖ plaintext and encrypted while hashing another
+// buffer, each in one pass and in two. Any
 // disagreement, or a round trip that does not return the data, traps, which is how libFuzzer records a crash and
 // its input. On a CPU without AES-NI there is nothing to compare. libFuzzer's default -max_len is 4096; pass a
 // larger one to reach long chains. Build commands: Fuzz/Package.swift.
@@ -31,6 +32,11 @@ func fuzzAESIGE(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         guard try opened(fast, data, prefix) == (try opened(reference, data, prefix)) else {
             fatalError("IGE decryption with SHA-256 differs")
         }
+        // Encryption while hashing another buffer (the data's second half, any length) after the same prefix.
+        let next = Array(data[(data.count / 2)...].dropLast(Int(iv[30]) % 16))
+        guard try sealed(fast, data, next, prefix) == (try sealed(reference, data, next, prefix)) else {
+            fatalError("IGE encryption with SHA-256 differs")
+        }
     } catch {
         fatalError("IGE refused valid input: \(error)")
     }
@@ -44,6 +50,17 @@ func opened(_ ige: AES256IGE, _ data: [UInt8], _ prefix: [UInt8]) throws -> [UIn
         try prefix.withUnsafeBytes { prefix in try ige.decrypt(buffer, hashingAfter: prefix) }
     }
     return plaintext + digest
+}
+
+/// Encrypts a copy of `data` in place while hashing `prefix` ‖ `next`; returns both.
+func sealed(_ ige: AES256IGE, _ data: [UInt8], _ next: [UInt8], _ prefix: [UInt8]) throws -> [UInt8] {
+    var ciphertext = data
+    let digest = try ciphertext.withUnsafeMutableBytes { buffer in
+        try next.withUnsafeBytes { next in
+            try prefix.withUnsafeBytes { prefix in try ige.encrypt(buffer, hashing: next, after: prefix) }
+        }
+    }
+    return ciphertext + digest
 }
 
 var argc = CommandLine.argc

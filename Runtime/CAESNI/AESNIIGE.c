@@ -274,10 +274,11 @@ SHA_INLINE void sha_digest(const sha_state *s, uint8_t *digest) {
     } while (0)
 
 /// Three AES rounds (`r`, r+1, r+2) of `state`, then round group `g` of the hash block when hashing.
+#define AES_ROUND(state, k) (decrypt ? _mm_aesdec_si128(state, k) : _mm_aesenc_si128(state, k))
 #define ROUNDS_THEN_GROUP(r, g) do { \
-        state = _mm_aesdec_si128(state, s->key[r]); \
-        state = _mm_aesdec_si128(state, s->key[(r) + 1]); \
-        state = _mm_aesdec_si128(state, s->key[(r) + 2]); \
+        state = AES_ROUND(state, s->key[r]); \
+        state = AES_ROUND(state, s->key[(r) + 1]); \
+        state = AES_ROUND(state, s->key[(r) + 2]); \
         if (hash) SHA_GROUP(g); \
     } while (0)
 
@@ -290,16 +291,17 @@ SHA_INLINE void sha_digest(const sha_state *s, uint8_t *digest) {
         ROUNDS_THEN_GROUP(4, 4 * (j) + 1); \
         ROUNDS_THEN_GROUP(7, 4 * (j) + 2); \
         ROUNDS_THEN_GROUP(10, 4 * (j) + 3); \
-        state = _mm_aesdec_si128(state, s->key[13]); \
-        *y_prev = _mm_aesdeclast_si128(state, last); \
+        state = AES_ROUND(state, s->key[13]); \
+        *y_prev = decrypt ? _mm_aesdeclast_si128(state, last) : _mm_aesenclast_si128(state, last); \
         _mm_storeu_si128((__m128i *)(output + 16 * (j)), *y_prev); \
         *x_prev = x; \
     } while (0)
 
-/// Decrypts 64 bytes (four IGE blocks) and, when `hash` (a constant), compresses the 64-byte hash block `hblock`
-/// in between: four of its sixteen round groups inside each AES block, so both dependency chains are in flight
-/// at once (each alone leaves the vector units mostly waiting).
-SHA_INLINE void fused_chunk(const schedule *s, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
+/// Decrypts (`decrypt`, a constant) or encrypts 64 bytes (four IGE blocks, AES-256, the chain as in `chain`) and,
+/// when `hash` (a constant), compresses the 64-byte hash block `hblock` in between: four of its sixteen round
+/// groups inside each AES block, so both dependency chains are in flight at once (each alone leaves the vector
+/// units mostly waiting).
+SHA_INLINE void fused_chunk(const schedule *s, int decrypt, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
                             uint8_t *output, int hash, sha_state *h, const uint8_t *hblock) {
     const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
     __m128i abef = h->abef, cdgh = h->cdgh, w[4];
@@ -313,16 +315,29 @@ SHA_INLINE void fused_chunk(const schedule *s, __m128i *y_prev, __m128i *x_prev,
     }
 }
 
-/// One IGE decryption block (AES-256), for the blocks after the last whole 64 bytes.
-SHA_INLINE void decrypt_block(const schedule *s, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
-                              uint8_t *output) {
+/// One IGE block (AES-256) either way, for the blocks after the last whole 64 bytes.
+SHA_INLINE void single_block(const schedule *s, int decrypt, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
+                             uint8_t *output) {
     __m128i x = _mm_loadu_si128((const __m128i *)input);
     __m128i last = _mm_xor_si128(s->key[14], *x_prev);
     __m128i state = _mm_xor_si128(*y_prev, off_chain(_mm_xor_si128(x, s->key[0])));
-    for (int r = 1; r < 14; r++) state = _mm_aesdec_si128(state, s->key[r]);
-    *y_prev = _mm_aesdeclast_si128(state, last);
+    for (int r = 1; r < 14; r++) state = AES_ROUND(state, s->key[r]);
+    *y_prev = decrypt ? _mm_aesdeclast_si128(state, last) : _mm_aesenclast_si128(state, last);
     _mm_storeu_si128((__m128i *)output, *y_prev);
     *x_prev = x;
+}
+
+/// The last of a hash (§5.1.1): `staging` holds the `rest` (under 64) bytes left; 0x80, zeros and the length in
+/// bits follow, in one padded block or two.
+SHA_INLINE void sha_finish(sha_state *h, uint8_t *staging, size_t rest, size_t total, uint8_t *digest) {
+    memset(staging + rest, 0, 128 - rest);
+    staging[rest] = 0x80;
+    size_t blocks = rest + 9 <= 64 ? 1 : 2;
+    uint64_t bits = (uint64_t)total * 8;
+    for (int i = 0; i < 8; i++) staging[64 * blocks - 1 - i] = (uint8_t)(bits >> (8 * i));
+    sha_block(h, staging);
+    if (blocks == 2) sha_block(h, staging + 64);
+    sha_digest(h, digest);
 }
 
 /// IGE decryption (AES-256) of `length` bytes with SHA-256 over `prefix ‖ plaintext` (prefix at most 64 bytes) in
@@ -343,16 +358,16 @@ static __attribute__((noinline)) SHA_TARGET void run_fused(const uint8_t *key, c
     if (prefix_length) memcpy(staging, prefix, prefix_length);
     for (size_t c = 0; c < chunks; c++) {
         if (c == 0) {
-            fused_chunk(&s, &y_prev, &x_prev, input, output, 0, &h, NULL);
+            fused_chunk(&s, 1, &y_prev, &x_prev, input, output, 0, &h, NULL);
             memcpy(staging + prefix_length, output, 64 - prefix_length);
         } else {
             const uint8_t *hblock = c == 1 ? staging : output + 64 * (c - 1) - prefix_length;
-            fused_chunk(&s, &y_prev, &x_prev, input + 64 * c, output + 64 * c, 1, &h, hblock);
+            fused_chunk(&s, 1, &y_prev, &x_prev, input + 64 * c, output + 64 * c, 1, &h, hblock);
             hashed += 64;
         }
     }
     for (size_t offset = 64 * chunks; offset < length; offset += 16) {
-        decrypt_block(&s, &y_prev, &x_prev, input + offset, output + offset);
+        single_block(&s, 1, &y_prev, &x_prev, input + offset, output + offset);
     }
     // Whole hash blocks left (the last chunk's, and one the partial chunk may complete), then the rest with 0x80,
     // zeros and the length in bits (§5.1.1): one padded block or two.
@@ -369,14 +384,48 @@ static __attribute__((noinline)) SHA_TARGET void run_fused(const uint8_t *key, c
     } else {
         memcpy(staging, output + (hashed - prefix_length), rest);
     }
-    memset(staging + rest, 0, 128 - rest);
-    staging[rest] = 0x80;
-    size_t blocks = rest + 9 <= 64 ? 1 : 2;
-    uint64_t bits = (uint64_t)total * 8;
-    for (int i = 0; i < 8; i++) staging[64 * blocks - 1 - i] = (uint8_t)(bits >> (8 * i));
-    sha_block(&h, staging);
-    if (blocks == 2) sha_block(&h, staging + 64);
-    sha_digest(&h, digest);
+    sha_finish(&h, staging, rest, total, digest);
+    wipe(&s, sizeof s);
+}
+
+/// IGE encryption (AES-256) of `length` bytes while hashing `prefix ‖ next` (prefix at most 64 bytes), a separate
+/// buffer: MTProto 2.0's sender must hash a message before it can encrypt it (the AES key comes from the hash), so
+/// a sender with several messages encrypts one while hashing the next. Hash block h is compressed inside chunk h
+/// of the encryption; whichever work is longer finishes alone. `staging` as for `run_fused`.
+static __attribute__((noinline)) SHA_TARGET void run_encrypt_hashing(const uint8_t *key, const uint8_t *iv,
+                                                                     const uint8_t *input, uint8_t *output,
+                                                                     size_t length, const uint8_t *prefix,
+                                                                     size_t prefix_length, const uint8_t *next,
+                                                                     size_t next_length, uint8_t *staging,
+                                                                     uint8_t *digest) {
+    schedule s;
+    expand_key(&s, key, 32);
+    sha_state h = sha_start();
+    __m128i y_prev = _mm_loadu_si128((const __m128i *)iv);
+    __m128i x_prev = _mm_loadu_si128((const __m128i *)(iv + 16));
+    size_t chunks = length / 64, total = prefix_length + next_length, blocks = total / 64, hashed = 0;
+    if (prefix_length) memcpy(staging, prefix, prefix_length);
+    size_t first = next_length < 64 - prefix_length ? next_length : 64 - prefix_length;
+    if (first) memcpy(staging + prefix_length, next, first);
+    for (size_t c = 0; c < chunks; c++) {
+        if (hashed / 64 < blocks) {
+            const uint8_t *hblock = hashed == 0 ? staging : next + hashed - prefix_length;
+            fused_chunk(&s, 0, &y_prev, &x_prev, input + 64 * c, output + 64 * c, 1, &h, hblock);
+            hashed += 64;
+        } else {
+            fused_chunk(&s, 0, &y_prev, &x_prev, input + 64 * c, output + 64 * c, 0, &h, NULL);
+        }
+    }
+    for (size_t offset = 64 * chunks; offset < length; offset += 16) {
+        single_block(&s, 0, &y_prev, &x_prev, input + offset, output + offset);
+    }
+    while (total - hashed >= 64) {
+        sha_block(&h, hashed == 0 ? staging : next + hashed - prefix_length);
+        hashed += 64;
+    }
+    size_t rest = total - hashed;
+    if (hashed != 0) memcpy(staging, next + (hashed - prefix_length), rest);
+    sha_finish(&h, staging, rest, total, digest);
     wipe(&s, sizeof s);
 }
 
@@ -392,6 +441,20 @@ int caesni_ige_decrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8
     return 0;
 }
 
+int caesni_ige_encrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *input, uint8_t *output,
+                              size_t length, const uint8_t *prefix, size_t prefix_length, const uint8_t *next,
+                              size_t next_length, uint8_t *digest) {
+    if (!caesni_sha_available() || prefix_length > 64 || length % 16 != 0) return -1;
+    if (!key || !iv || !digest || (prefix_length && !prefix) || (length && (!input || !output)) ||
+        (next_length && !next)) return -1;
+    uint8_t staging[128];
+    run_encrypt_hashing(key, iv, input, output, length, prefix, prefix_length, next, next_length, staging, digest);
+    wipe(staging, sizeof staging);
+    burn_stack();
+    clear_vector_registers();
+    return 0;
+}
+
 #else
 
 int caesni_available(void) { return 0; }
@@ -401,6 +464,14 @@ int caesni_sha_available(void) { return 0; }
 int caesni_ige_decrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *prefix, size_t prefix_length,
                               const uint8_t *input, uint8_t *output, size_t length, uint8_t *digest) {
     (void)key; (void)iv; (void)prefix; (void)prefix_length; (void)input; (void)output; (void)length; (void)digest;
+    return -1;
+}
+
+int caesni_ige_encrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *input, uint8_t *output,
+                              size_t length, const uint8_t *prefix, size_t prefix_length, const uint8_t *next,
+                              size_t next_length, uint8_t *digest) {
+    (void)key; (void)iv; (void)input; (void)output; (void)length; (void)prefix; (void)prefix_length; (void)next;
+    (void)next_length; (void)digest;
     return -1;
 }
 

@@ -133,13 +133,14 @@ extension Session {
         guard !messages.isEmpty else { return [] }
         if role == .client { chooseSalt(now: now) } else { salt = saltSchedule.current(at: now) ?? salt }
 
-        // Ids are assigned in order and each frame is sealed as soon as it is full, so a container's id (taken
-        // when it is sealed) is above its items' and frames go out in increasing msg_id order.
-        var frames: [OutgoingFrame] = []
+        // Ids are assigned in order and each frame is laid out as soon as it is full, so a container's id (taken
+        // then) is above its items' and frames go out in increasing msg_id order. They are encrypted together at
+        // the end: each while the next is hashed (see `MTProto2Cipher.seal(all:direction:)`).
+        var frames: [AssembledFrame] = []
         var group: [WireMessage] = []
         var groupBytes = 0
         func flush(_ session: inout Session) {
-            if !group.isEmpty { frames.append(session.seal(group, now: now)) }
+            if !group.isEmpty { frames.append(session.assemble(group, now: now)) }
             group.removeAll(keepingCapacity: true)
             groupBytes = 0
         }
@@ -163,7 +164,7 @@ extension Session {
             }
         }
         flush(&self)
-        return frames
+        return seal(frames)
     }
 
     /// The earliest time `outgoing(now:)` has something timed to do (an ack delay, a state query), or nil.
@@ -248,7 +249,17 @@ extension Session {
     }
 
     /// Encrypts one message, or a container of several, into a frame.
-    mutating func seal(_ group: [WireMessage], now: Double) -> OutgoingFrame {
+    /// A frame laid out for sealing: 24 bytes of room, then the plaintext with its padding.
+    struct AssembledFrame {
+        var bytes: [UInt8]
+        let messageID: Int64
+        let messageIDs: [Int64]
+        let carriesRequest: Bool
+        /// The requests it carries (a quick ack for the frame acknowledges them).
+        let requests: [RequestID]
+    }
+
+    mutating func assemble(_ group: [WireMessage], now: Double) -> AssembledFrame {
         let topID: Int64
         let topSeqNo: Int32
         let body: [UInt8]
@@ -290,20 +301,40 @@ extension Session {
         frame.appendLE(Int32(truncatingIfNeeded: body.count))
         frame += body
         frame += random.bytes(padding)
-        // Encryption cannot fail: the plaintext is block-aligned and the key is 256 bytes.
-        let large = (try? cipher.seal(&frame, direction: role.outgoing)) ?? []
-        let bytes = large.isEmpty ? [] : frame
-        var token: UInt32?
-        if configuration.quickAcks, role == .client, carriesRequest, large.count >= 4 {
-            let value = large.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } | 0x8000_0000
-            token = value
-            quickAckTokens[value] = group.compactMap(\.request)
-            quickAckOrder.append(value)
-            if quickAckOrder.count > 1024 {
-                quickAckTokens[quickAckOrder.removeFirst()] = nil
-            }
+        return AssembledFrame(bytes: frame, messageID: topID, messageIDs: ids,
+                              carriesRequest: carriesRequest, requests: group.compactMap(\.request))
+    }
+
+    /// Encrypts assembled frames in one batch and notes their quick-ack tokens.
+    mutating func seal(_ assembled: consuming [AssembledFrame]) -> [OutgoingFrame] {
+        guard !assembled.isEmpty else { return [] }
+        // Each frame's bytes move out (one reference each), so they are encrypted where they lie, not copied first.
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(assembled.count)
+        for index in assembled.indices {
+            frames.append(assembled[index].bytes)
+            assembled[index].bytes = []
         }
-        return OutgoingFrame(bytes: bytes, messageID: topID, messageIDs: ids, quickAckToken: token)
+        // Sealing cannot fail: every plaintext is block-aligned and the key is 256 bytes.
+        let larges = (try? cipher.seal(all: &frames, direction: role.outgoing)) ?? []
+        var out: [OutgoingFrame] = []
+        out.reserveCapacity(assembled.count)
+        for (index, frame) in assembled.enumerated() {
+            let large = index < larges.count ? larges[index] : []
+            var token: UInt32?
+            if configuration.quickAcks, role == .client, frame.carriesRequest, large.count >= 4 {
+                let value = large.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } | 0x8000_0000
+                token = value
+                quickAckTokens[value] = frame.requests
+                quickAckOrder.append(value)
+                if quickAckOrder.count > 1024 {
+                    quickAckTokens[quickAckOrder.removeFirst()] = nil
+                }
+            }
+            out.append(OutgoingFrame(bytes: large.isEmpty ? [] : frames[index], messageID: frame.messageID,
+                                     messageIDs: frame.messageIDs, quickAckToken: token))
+        }
+        return out
     }
 
     /// A quick ack arrived from the transport: the frame with this token reached the server.

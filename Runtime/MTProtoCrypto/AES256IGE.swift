@@ -114,8 +114,9 @@ public struct AES256IGE: Sendable {
         }
     }
 
-    /// Whether `decrypt(_:hashingAfter:)` runs as one pass on this CPU (AES-NI and the SHA extensions).
-    public static let decryptsAndHashesInOnePass = caesni_sha_available() != 0
+    /// Whether `decrypt(_:hashingAfter:)` and `encrypt(_:hashing:after:)` hash in the same pass as the AES chain on
+    /// this CPU (AES-NI and the SHA extensions).
+    public static let hashesInOnePass = caesni_sha_available() != 0
 
     /// Decrypts `buffer` in place and returns SHA-256(`prefix` ‖ plaintext): MTProto 2.0 hashes every plaintext it
     /// decrypts to check msg_key. With AES-NI, a 32-byte key and a prefix of at most 64 bytes, on a CPU with the SHA
@@ -130,7 +131,7 @@ public struct AES256IGE: Sendable {
     func decrypt(_ buffer: UnsafeMutableRawBufferPointer, hashingAfter prefix: UnsafeRawBufferPointer,
                  onePass: Bool) throws(CryptoError) -> [UInt8] {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
-        guard onePass, implementation == .aesni, key.count == 32, prefix.count <= 64, Self.decryptsAndHashesInOnePass
+        guard onePass, implementation == .aesni, key.count == 32, prefix.count <= 64, Self.hashesInOnePass
         else {
             try decrypt(buffer)
             return Hash.sha256(prefix, UnsafeRawBufferPointer(buffer))
@@ -143,6 +144,41 @@ public struct AES256IGE: Sendable {
                                               prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), prefix.count,
                                               buffer.baseAddress?.assumingMemoryBound(to: UInt8.self),
                                               buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count,
+                                              digest.baseAddress)
+                }
+            }
+        }
+        guard status == 0 else { throw .implementationUnavailable("AES-NI with SHA refused \(buffer.count) bytes") }
+        return digest
+    }
+
+    /// Encrypts `buffer` in place and returns SHA-256(`prefix` ‖ `next`) of another buffer: an MTProto 2.0 sender
+    /// must hash a message before it can encrypt it (its AES key comes from the hash), so with several to send it
+    /// encrypts one while hashing the next. Where `decrypt(_:hashingAfter:)` runs in one pass, so does this (the
+    /// hash costs nothing beside the encryption); otherwise it encrypts and then hashes. `next` must not overlap
+    /// `buffer`.
+    public func encrypt(_ buffer: UnsafeMutableRawBufferPointer, hashing next: UnsafeRawBufferPointer,
+                        after prefix: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
+        try encrypt(buffer, hashing: next, after: prefix, onePass: true)
+    }
+
+    /// As `encrypt(_:hashing:after:)`; `onePass: false` takes the two-pass path on any CPU (tests compare them).
+    func encrypt(_ buffer: UnsafeMutableRawBufferPointer, hashing next: UnsafeRawBufferPointer,
+                 after prefix: UnsafeRawBufferPointer, onePass: Bool) throws(CryptoError) -> [UInt8] {
+        guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
+        guard onePass, implementation == .aesni, key.count == 32, prefix.count <= 64, Self.hashesInOnePass else {
+            try encrypt(buffer)
+            return Hash.sha256(prefix, next)
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = key.withUnsafeBufferPointer { key in
+            iv.withUnsafeBufferPointer { iv in
+                digest.withUnsafeMutableBufferPointer { digest in
+                    caesni_ige_encrypt_sha256(key.baseAddress, iv.baseAddress,
+                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count,
+                                              prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), prefix.count,
+                                              next.baseAddress?.assumingMemoryBound(to: UInt8.self), next.count,
                                               digest.baseAddress)
                 }
             }

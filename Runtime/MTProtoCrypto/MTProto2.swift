@@ -121,6 +121,51 @@ public struct MTProto2Cipher: Sendable {
         return large
     }
 
+    /// Seals `messages` in order, each as `seal` does, encrypting each while hashing the next (MTProto 2.0's sender
+    /// hashes a message before it can encrypt it, so one message alone cannot overlap the two; see
+    /// `AES256IGE.encrypt(_:hashing:after:)`). Every message is checked before any is touched.
+    /// - Returns: each message's msg_key_large.
+    public func seal(all messages: inout [[UInt8]], direction: MessageDirection) throws(CryptoError) -> [[UInt8]] {
+        for message in messages {
+            let length = message.count - Self.prefixLength
+            guard length >= 0 else {
+                throw .invalidLength(what: "message to seal", expected: "at least 24 bytes", actual: message.count)
+            }
+            guard length % 16 == 0 else { throw .notBlockAligned(length: length) }
+        }
+        guard let first = messages.first else { return [] }
+        let x = direction.x
+        var larges = [first.withUnsafeBytes {
+            messageKeyLarge(for: UnsafeRawBufferPointer(rebasing: $0[Self.prefixLength...]), direction: direction)
+        }]
+        larges.reserveCapacity(messages.count)
+        for index in messages.indices {
+            let msgKey = Array(larges[index][8..<24])
+            let cipher = try keyAndIV(messageKey: msgKey, direction: direction).cipher
+            if index + 1 < messages.count {
+                // Another reference to the next message only while it is read: it is encrypted in place next.
+                let next = messages[index + 1]
+                let sealed: Result<[UInt8], CryptoError> = authKey.bytes.withUnsafeBytes { key in
+                    next.withUnsafeBytes { next in
+                        messages[index].withUnsafeMutableBytes { whole in
+                            Result { () throws(CryptoError) in
+                                try cipher.encrypt(UnsafeMutableRawBufferPointer(rebasing: whole[Self.prefixLength...]),
+                                                   hashing: UnsafeRawBufferPointer(rebasing: next[Self.prefixLength...]),
+                                                   after: UnsafeRawBufferPointer(rebasing: key[(88 + x)..<(120 + x)]))
+                            }
+                        }
+                    }
+                }
+                larges.append(try sealed.get())
+            } else {
+                try Self.encrypt(cipher, onBodyOf: &messages[index])
+            }
+            messages[index].replaceSubrange(0..<8, with: authKey.id)
+            messages[index].replaceSubrange(8..<24, with: msgKey)
+        }
+        return larges
+    }
+
     /// Encrypts, in place, everything after the 24-byte prefix of `message`.
     private static func encrypt(_ cipher: AES256IGE, onBodyOf message: inout [UInt8]) throws(CryptoError) {
         let failure: CryptoError? = message.withUnsafeMutableBytes { whole in

@@ -1,7 +1,7 @@
-// Checks that CAESNI leaves no round key behind on the stack: after an encryption, a decryption and a decryption
-// with SHA-256, the stack below the caller is scanned for any derived round key (encryption keys 2...14, decryption
-// keys 1...13; keys 0 and 1 are the key bytes themselves, which the caller owns), and after the last also for the
-// hash's prefix (in MTProto 2.0, auth-key bytes), which the one-pass loop copies into a staging block. Not part of
+// Checks that CAESNI leaves no round key behind on the stack: after an encryption, a decryption, and each with
+// SHA-256 in the same pass, the stack below the caller is scanned for any derived round key (encryption keys 2...14,
+// decryption keys 1...13; keys 0 and 1 are the key bytes themselves, which the caller owns), and after the last two
+// also for the hash's prefix (in MTProto 2.0, auth-key bytes), which the one-pass loops copy into a staging block. Not part of
 // `swift test`: it reads stale stack memory on purpose, which only a standalone program compiled at a known level
 // can do. `Tests/run` runs it from the package
 // root at both levels SwiftPM uses (debug -O0, release -O2); it prints the hits and exits 1 if there are any:
@@ -30,8 +30,10 @@ static __attribute__((noinline)) int scan(const schedule *encrypt, const schedul
 
 static __attribute__((noinline)) void call(int mode, const uint8_t *key, const uint8_t *iv, const uint8_t *prefix,
                                            uint8_t *data) {
-    uint8_t digest[32];
-    if (mode == 2) caesni_ige_decrypt_sha256(key, iv, prefix, 32, data, data, 4096, digest);
+    uint8_t digest[32], next[1000];
+    memset(next, 9, sizeof next);
+    if (mode == 3) caesni_ige_encrypt_sha256(key, iv, data, data, 4096, prefix, 32, next, sizeof next, digest);
+    else if (mode == 2) caesni_ige_decrypt_sha256(key, iv, prefix, 32, data, data, 4096, digest);
     else if (mode == 1) caesni_ige_decrypt(key, 32, iv, data, data, 4096);
     else caesni_ige_encrypt(key, 32, iv, data, data, 4096);
 }
@@ -54,10 +56,10 @@ int main(void) {
     invert_schedule(&decrypt, rounds);
     burn_stack();  // what computing the reference schedules just left below this frame is not the library's
     int total = 0;
-    static const char *names[] = {"encrypt", "decrypt", "decrypt with SHA-256"};
-    for (int mode = 0; mode < (caesni_sha_available() ? 3 : 2); mode++) {
+    static const char *names[] = {"encrypt", "decrypt", "decrypt with SHA-256", "encrypt with SHA-256"};
+    for (int mode = 0; mode < (caesni_sha_available() ? 4 : 2); mode++) {
         call(mode, key, iv, prefix, data);
-        int hits = scan(&encrypt, &decrypt, mode == 2 ? prefix : NULL);
+        int hits = scan(&encrypt, &decrypt, mode >= 2 ? prefix : NULL);
         printf("after %s: %d round keys or prefix halves found on the stack\n", names[mode], hits);
         total += hits;
     }

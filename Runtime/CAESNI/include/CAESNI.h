@@ -36,6 +36,14 @@ int caesni_sha_available(void);
 int caesni_ige_decrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *prefix, size_t prefix_length,
                               const uint8_t *input, uint8_t *output, size_t length, uint8_t *digest);
 
+/// IGE encryption with a 32-byte (AES-256) `key`, as `caesni_ige_encrypt`, that meanwhile writes SHA-256(`prefix` ‖
+/// `next`) to `digest`: MTProto 2.0's sender hashes a message before encrypting it, so with several to send it
+/// encrypts one while hashing the next. `next` must not overlap `output`; `prefix_length` is at most 64. Returns 0,
+/// or -1 without writing anything as for `caesni_ige_decrypt_sha256`.
+int caesni_ige_encrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *input, uint8_t *output,
+                              size_t length, const uint8_t *prefix, size_t prefix_length, const uint8_t *next,
+                              size_t next_length, uint8_t *digest);
+
 #ifdef __cplusplus
 }
 #endif
