@@ -164,7 +164,10 @@ extension Session {
             }
         }
         flush(&self)
-        return seal(frames)
+        // Moved out of the captured variable, so each frame's bytes have one reference when they are encrypted.
+        var assembled: [AssembledFrame] = []
+        swap(&assembled, &frames)
+        return seal(consume assembled)
     }
 
     /// The earliest time `outgoing(now:)` has something timed to do (an ack delay, a state query), or nil.
