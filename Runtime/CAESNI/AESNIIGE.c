@@ -125,20 +125,26 @@ AES_INLINE __m128i off_chain(__m128i value) {
     return value;
 }
 
+/// One step of the chain: 16 bytes from `input` to `output`, carrying y_{i-1} and x_{i-1}.
+AES_INLINE void ige_block(const schedule *s, int rounds, int decrypt, __m128i *y_prev, __m128i *x_prev,
+                          const uint8_t *input, uint8_t *output) {
+    __m128i x = _mm_loadu_si128((const __m128i *)input);
+    __m128i last = _mm_xor_si128(s->key[rounds], *x_prev);
+    __m128i state = _mm_xor_si128(*y_prev, off_chain(_mm_xor_si128(x, s->key[0])));
+    for (int r = 1; r < rounds; r++) {
+        state = decrypt ? _mm_aesdec_si128(state, s->key[r]) : _mm_aesenc_si128(state, s->key[r]);
+    }
+    *y_prev = decrypt ? _mm_aesdeclast_si128(state, last) : _mm_aesenclast_si128(state, last);
+    _mm_storeu_si128((__m128i *)output, *y_prev);
+    *x_prev = x;
+}
+
 AES_INLINE void chain(const schedule *s, int rounds, int decrypt, const uint8_t *iv,
                       const uint8_t *input, uint8_t *output, size_t length) {
     __m128i y_prev = _mm_loadu_si128((const __m128i *)(decrypt ? iv + 16 : iv));
     __m128i x_prev = _mm_loadu_si128((const __m128i *)(decrypt ? iv : iv + 16));
     for (size_t offset = 0; offset < length; offset += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(input + offset));
-        __m128i last = _mm_xor_si128(s->key[rounds], x_prev);
-        __m128i state = _mm_xor_si128(y_prev, off_chain(_mm_xor_si128(x, s->key[0])));
-        for (int r = 1; r < rounds; r++) {
-            state = decrypt ? _mm_aesdec_si128(state, s->key[r]) : _mm_aesenc_si128(state, s->key[r]);
-        }
-        y_prev = decrypt ? _mm_aesdeclast_si128(state, last) : _mm_aesenclast_si128(state, last);
-        _mm_storeu_si128((__m128i *)(output + offset), y_prev);
-        x_prev = x;
+        ige_block(s, rounds, decrypt, &y_prev, &x_prev, input + offset, output + offset);
     }
 }
 
@@ -194,7 +200,7 @@ static int process(int decrypt, const uint8_t *key, size_t key_length, const uin
     return 0;
 }
 
-// ---- SHA-256 on the SHA extensions, fused with IGE decryption ----
+// ---- SHA-256 on the SHA extensions, interleaved with IGE decryption or encryption ----
 
 #define SHA_TARGET __attribute__((target("sha,sse4.1,ssse3,aes,sse2")))
 #define SHA_INLINE static inline __attribute__((always_inline)) SHA_TARGET
@@ -211,6 +217,9 @@ static const uint32_t sha256_k[64] __attribute__((aligned(16))) = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
+/// Reverses the bytes of each 32-bit word (SHA-256's words are big-endian).
+#define WORD_BYTE_SWAP _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL)
+
 /// The running hash as SHA256RNDS2 wants it: words A, B, E, F in one register and C, D, G, H in the other.
 typedef struct {
     __m128i abef, cdgh;
@@ -226,43 +235,12 @@ SHA_INLINE sha_state sha_start(void) {
     return s;
 }
 
-/// One 64-byte block (§6.2.2): the message schedule four words at a time with SHA256MSG1/MSG2, two rounds per
-/// SHA256RNDS2. The loop unrolls (its index is the only variable), so `w[i & 3]` stays in registers.
-SHA_INLINE void sha_block(sha_state *s, const uint8_t *block) {
-    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
-    __m128i abef = s->abef, cdgh = s->cdgh;
-    __m128i w[4];
-    for (int i = 0; i < 16; i++) {
-        if (i < 4) {
-            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(block + 16 * i)), swap);
-        } else {
-            __m128i t = _mm_sha256msg1_epu32(w[(i - 4) & 3], w[(i - 3) & 3]);
-            t = _mm_add_epi32(t, _mm_alignr_epi8(w[(i - 1) & 3], w[(i - 2) & 3], 4));
-            w[i & 3] = _mm_sha256msg2_epu32(t, w[(i - 1) & 3]);
-        }
-        __m128i k = _mm_add_epi32(w[i & 3], _mm_load_si128((const __m128i *)(sha256_k + 4 * i)));
-        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
-        abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0e));
-    }
-    s->abef = _mm_add_epi32(s->abef, abef);
-    s->cdgh = _mm_add_epi32(s->cdgh, cdgh);
-}
-
-/// The digest, big-endian words H0…H7 (§6.2.2 step 4).
-SHA_INLINE void sha_digest(const sha_state *s, uint8_t *digest) {
-    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
-    __m128i feba = _mm_shuffle_epi32(s->abef, 0x1b);
-    __m128i dchg = _mm_shuffle_epi32(s->cdgh, 0xb1);
-    __m128i dcba = _mm_blend_epi16(feba, dchg, 0xf0);
-    __m128i hgfe = _mm_alignr_epi8(dchg, feba, 8);
-    _mm_storeu_si128((__m128i *)digest, _mm_shuffle_epi8(dcba, swap));
-    _mm_storeu_si128((__m128i *)(digest + 16), _mm_shuffle_epi8(hgfe, swap));
-}
-
-/// One group of the schedule and four rounds of block `hblock` (rounds 4i…4i+3), with `i` a constant.
+/// One group of the message schedule and four rounds of block `hblock` (rounds 4i…4i+3), on `abef`, `cdgh` and
+/// `w[4]`, the schedule four words at a time with SHA256MSG1/MSG2 and two rounds per SHA256RNDS2. `i` is a constant
+/// (or an index of a loop that unrolls), so `w[i & 3]` stays in registers.
 #define SHA_GROUP(i) do { \
         if ((i) < 4) { \
-            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(hblock + 16 * (i))), swap); \
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(hblock + 16 * (i))), WORD_BYTE_SWAP); \
         } else { \
             __m128i t_ = _mm_sha256msg1_epu32(w[((i) - 4) & 3], w[((i) - 3) & 3]); \
             t_ = _mm_add_epi32(t_, _mm_alignr_epi8(w[((i) - 1) & 3], w[((i) - 2) & 3], 4)); \
@@ -272,6 +250,25 @@ SHA_INLINE void sha_digest(const sha_state *s, uint8_t *digest) {
         cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k_); \
         abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k_, 0x0e)); \
     } while (0)
+
+/// One 64-byte block (§6.2.2).
+SHA_INLINE void sha_block(sha_state *s, const uint8_t *hblock) {
+    __m128i abef = s->abef, cdgh = s->cdgh, w[4];
+    for (int i = 0; i < 16; i++) SHA_GROUP(i);
+    s->abef = _mm_add_epi32(s->abef, abef);
+    s->cdgh = _mm_add_epi32(s->cdgh, cdgh);
+}
+
+/// The digest, big-endian words H0…H7 (§6.2.2 step 4).
+SHA_INLINE void sha_digest(const sha_state *s, uint8_t *digest) {
+    const __m128i swap = WORD_BYTE_SWAP;
+    __m128i feba = _mm_shuffle_epi32(s->abef, 0x1b);
+    __m128i dchg = _mm_shuffle_epi32(s->cdgh, 0xb1);
+    __m128i dcba = _mm_blend_epi16(feba, dchg, 0xf0);
+    __m128i hgfe = _mm_alignr_epi8(dchg, feba, 8);
+    _mm_storeu_si128((__m128i *)digest, _mm_shuffle_epi8(dcba, swap));
+    _mm_storeu_si128((__m128i *)(digest + 16), _mm_shuffle_epi8(hgfe, swap));
+}
 
 /// Three AES rounds (`r`, r+1, r+2) of `state`, then round group `g` of the hash block when hashing.
 #define AES_ROUND(state, k) (decrypt ? _mm_aesdec_si128(state, k) : _mm_aesenc_si128(state, k))
@@ -303,7 +300,6 @@ SHA_INLINE void sha_digest(const sha_state *s, uint8_t *digest) {
 /// units mostly waiting).
 SHA_INLINE void fused_chunk(const schedule *s, int decrypt, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
                             uint8_t *output, int hash, sha_state *h, const uint8_t *hblock) {
-    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
     __m128i abef = h->abef, cdgh = h->cdgh, w[4];
     FUSED_BLOCK(0);
     FUSED_BLOCK(1);
@@ -315,21 +311,29 @@ SHA_INLINE void fused_chunk(const schedule *s, int decrypt, __m128i *y_prev, __m
     }
 }
 
-/// One IGE block (AES-256) either way, for the blocks after the last whole 64 bytes.
-SHA_INLINE void single_block(const schedule *s, int decrypt, __m128i *y_prev, __m128i *x_prev, const uint8_t *input,
-                             uint8_t *output) {
-    __m128i x = _mm_loadu_si128((const __m128i *)input);
-    __m128i last = _mm_xor_si128(s->key[14], *x_prev);
-    __m128i state = _mm_xor_si128(*y_prev, off_chain(_mm_xor_si128(x, s->key[0])));
-    for (int r = 1; r < 14; r++) state = AES_ROUND(state, s->key[r]);
-    *y_prev = decrypt ? _mm_aesdeclast_si128(state, last) : _mm_aesenclast_si128(state, last);
-    _mm_storeu_si128((__m128i *)output, *y_prev);
-    *x_prev = x;
+/// The hash input is `prefix ‖ source`, the prefix at most 64 bytes: its first block, which mixes the two, is laid
+/// out in `staging`; the others are read where they lie in `source`.
+SHA_INLINE void stage_first_block(uint8_t *staging, const uint8_t *prefix, size_t prefix_length,
+                                  const uint8_t *source, size_t source_length) {
+    size_t taken = source_length < 64 - prefix_length ? source_length : 64 - prefix_length;
+    if (prefix_length) memcpy(staging, prefix, prefix_length);
+    if (taken) memcpy(staging + prefix_length, source, taken);
 }
 
-/// The last of a hash (§5.1.1): `staging` holds the `rest` (under 64) bytes left; 0x80, zeros and the length in
-/// bits follow, in one padded block or two.
-SHA_INLINE void sha_finish(sha_state *h, uint8_t *staging, size_t rest, size_t total, uint8_t *digest) {
+/// Hash block `index` of `prefix ‖ source` (see `stage_first_block`).
+SHA_INLINE const uint8_t *hash_block(const uint8_t *staging, const uint8_t *source, size_t prefix_length,
+                                     size_t index) {
+    return index == 0 ? staging : source + 64 * index - prefix_length;
+}
+
+/// The rest of a hash of `prefix ‖ source` (`total` bytes, `hashed` of them compressed, the first block staged):
+/// the whole blocks left, then the last bytes with 0x80, zeros and the length in bits (§5.1.1), in one padded
+/// block or two.
+SHA_INLINE void sha_finish(sha_state *h, uint8_t *staging, const uint8_t *source, size_t prefix_length,
+                           size_t hashed, size_t total, uint8_t *digest) {
+    for (; total - hashed >= 64; hashed += 64) sha_block(h, hash_block(staging, source, prefix_length, hashed / 64));
+    size_t rest = total - hashed;
+    if (hashed != 0) memcpy(staging, source + (hashed - prefix_length), rest);
     memset(staging + rest, 0, 128 - rest);
     staging[rest] = 0x80;
     size_t blocks = rest + 9 <= 64 ? 1 : 2;
@@ -354,37 +358,22 @@ static __attribute__((noinline)) SHA_TARGET void run_fused(const uint8_t *key, c
     sha_state h = sha_start();
     __m128i y_prev = _mm_loadu_si128((const __m128i *)(iv + 16));
     __m128i x_prev = _mm_loadu_si128((const __m128i *)iv);
-    size_t chunks = length / 64, total = prefix_length + length, hashed = 0;
-    if (prefix_length) memcpy(staging, prefix, prefix_length);
+    size_t chunks = length / 64, hashed = 0;
     for (size_t c = 0; c < chunks; c++) {
         if (c == 0) {
             fused_chunk(&s, 1, &y_prev, &x_prev, input, output, 0, &h, NULL);
-            memcpy(staging + prefix_length, output, 64 - prefix_length);
+            stage_first_block(staging, prefix, prefix_length, output, length);
         } else {
-            const uint8_t *hblock = c == 1 ? staging : output + 64 * (c - 1) - prefix_length;
+            const uint8_t *hblock = hash_block(staging, output, prefix_length, c - 1);
             fused_chunk(&s, 1, &y_prev, &x_prev, input + 64 * c, output + 64 * c, 1, &h, hblock);
             hashed += 64;
         }
     }
     for (size_t offset = 64 * chunks; offset < length; offset += 16) {
-        single_block(&s, 1, &y_prev, &x_prev, input + offset, output + offset);
+        ige_block(&s, 14, 1, &y_prev, &x_prev, input + offset, output + offset);
     }
-    // Whole hash blocks left (the last chunk's, and one the partial chunk may complete), then the rest with 0x80,
-    // zeros and the length in bits (§5.1.1): one padded block or two.
-    if (chunks == 0 && length) {
-        memcpy(staging + prefix_length, output, length < 64 - prefix_length ? length : 64 - prefix_length);
-    }
-    while (total - hashed >= 64) {
-        sha_block(&h, hashed == 0 ? staging : output + hashed - prefix_length);
-        hashed += 64;
-    }
-    size_t rest = total - hashed;
-    if (hashed == 0) {
-        if (length) memcpy(staging + prefix_length, output, length);
-    } else {
-        memcpy(staging, output + (hashed - prefix_length), rest);
-    }
-    sha_finish(&h, staging, rest, total, digest);
+    if (chunks == 0) stage_first_block(staging, prefix, prefix_length, output, length);
+    sha_finish(&h, staging, output, prefix_length, hashed, prefix_length + length, digest);
     wipe(&s, sizeof s);
 }
 
@@ -403,13 +392,11 @@ static __attribute__((noinline)) SHA_TARGET void run_encrypt_hashing(const uint8
     sha_state h = sha_start();
     __m128i y_prev = _mm_loadu_si128((const __m128i *)iv);
     __m128i x_prev = _mm_loadu_si128((const __m128i *)(iv + 16));
-    size_t chunks = length / 64, total = prefix_length + next_length, blocks = total / 64, hashed = 0;
-    if (prefix_length) memcpy(staging, prefix, prefix_length);
-    size_t first = next_length < 64 - prefix_length ? next_length : 64 - prefix_length;
-    if (first) memcpy(staging + prefix_length, next, first);
+    size_t chunks = length / 64, total = prefix_length + next_length, hashed = 0;
+    stage_first_block(staging, prefix, prefix_length, next, next_length);
     for (size_t c = 0; c < chunks; c++) {
-        if (hashed / 64 < blocks) {
-            const uint8_t *hblock = hashed == 0 ? staging : next + hashed - prefix_length;
+        if (total - hashed >= 64) {
+            const uint8_t *hblock = hash_block(staging, next, prefix_length, hashed / 64);
             fused_chunk(&s, 0, &y_prev, &x_prev, input + 64 * c, output + 64 * c, 1, &h, hblock);
             hashed += 64;
         } else {
@@ -417,15 +404,9 @@ static __attribute__((noinline)) SHA_TARGET void run_encrypt_hashing(const uint8
         }
     }
     for (size_t offset = 64 * chunks; offset < length; offset += 16) {
-        single_block(&s, 0, &y_prev, &x_prev, input + offset, output + offset);
+        ige_block(&s, 14, 0, &y_prev, &x_prev, input + offset, output + offset);
     }
-    while (total - hashed >= 64) {
-        sha_block(&h, hashed == 0 ? staging : next + hashed - prefix_length);
-        hashed += 64;
-    }
-    size_t rest = total - hashed;
-    if (hashed != 0) memcpy(staging, next + (hashed - prefix_length), rest);
-    sha_finish(&h, staging, rest, total, digest);
+    sha_finish(&h, staging, next, prefix_length, hashed, total, digest);
     wipe(&s, sizeof s);
 }
 
