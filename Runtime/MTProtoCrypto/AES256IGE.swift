@@ -131,25 +131,15 @@ public struct AES256IGE: Sendable {
     func decrypt(_ buffer: UnsafeMutableRawBufferPointer, hashingAfter prefix: UnsafeRawBufferPointer,
                  onePass: Bool) throws(CryptoError) -> [UInt8] {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
-        guard onePass, implementation == .aesni, key.count == 32, prefix.count <= 64, Self.hashesInOnePass
-        else {
+        guard onePass, takesOnePass(prefix) else {
             try decrypt(buffer)
             return Hash.sha256(prefix, UnsafeRawBufferPointer(buffer))
         }
-        var digest = [UInt8](repeating: 0, count: 32)
-        let status = key.withUnsafeBufferPointer { key in
-            iv.withUnsafeBufferPointer { iv in
-                digest.withUnsafeMutableBufferPointer { digest in
-                    caesni_ige_decrypt_sha256(key.baseAddress, iv.baseAddress,
-                                              prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), prefix.count,
-                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count,
-                                              digest.baseAddress)
-                }
-            }
+        let data = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        return try runHashing(buffer.count) { key, iv, digest in
+            caesni_ige_decrypt_sha256(key, iv, prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), prefix.count,
+                                      data, data, buffer.count, digest)
         }
-        guard status == 0 else { throw .implementationUnavailable("AES-NI with SHA refused \(buffer.count) bytes") }
-        return digest
     }
 
     /// Encrypts `buffer` in place and returns SHA-256(`prefix` ‖ `next`) of another buffer: an MTProto 2.0 sender
@@ -166,24 +156,37 @@ public struct AES256IGE: Sendable {
     func encrypt(_ buffer: UnsafeMutableRawBufferPointer, hashing next: UnsafeRawBufferPointer,
                  after prefix: UnsafeRawBufferPointer, onePass: Bool) throws(CryptoError) -> [UInt8] {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
-        guard onePass, implementation == .aesni, key.count == 32, prefix.count <= 64, Self.hashesInOnePass else {
+        guard onePass, takesOnePass(prefix) else {
             try encrypt(buffer)
             return Hash.sha256(prefix, next)
         }
+        let data = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        return try runHashing(buffer.count) { key, iv, digest in
+            caesni_ige_encrypt_sha256(key, iv, data, data, buffer.count,
+                                      prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), prefix.count,
+                                      next.baseAddress?.assumingMemoryBound(to: UInt8.self), next.count, digest)
+        }
+    }
+
+    /// Whether CAESNI's one-pass loops take this cipher with `prefix`: AES-NI, a 32-byte key, a prefix of at most
+    /// 64 bytes, and a CPU with the SHA extensions.
+    private func takesOnePass(_ prefix: UnsafeRawBufferPointer) -> Bool {
+        implementation == .aesni && key.count == 32 && prefix.count <= 64 && Self.hashesInOnePass
+    }
+
+    /// Runs one of CAESNI's one-pass functions with this key and IV; returns the digest it wrote. Lengths are checked
+    /// by the callers; a refusal would mean the CPU check and this type disagree.
+    private func runHashing(
+        _ count: Int,
+        _ function: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) -> Int32
+    ) throws(CryptoError) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         let status = key.withUnsafeBufferPointer { key in
             iv.withUnsafeBufferPointer { iv in
-                digest.withUnsafeMutableBufferPointer { digest in
-                    caesni_ige_encrypt_sha256(key.baseAddress, iv.baseAddress,
-                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                              buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count,
-                                              prefix.baseAddress?.assumingMemoryBound(to: UInt8.self), prefix.count,
-                                              next.baseAddress?.assumingMemoryBound(to: UInt8.self), next.count,
-                                              digest.baseAddress)
-                }
+                digest.withUnsafeMutableBufferPointer { function(key.baseAddress, iv.baseAddress, $0.baseAddress) }
             }
         }
-        guard status == 0 else { throw .implementationUnavailable("AES-NI with SHA refused \(buffer.count) bytes") }
+        guard status == 0 else { throw .implementationUnavailable("AES-NI with SHA refused \(count) bytes") }
         return digest
     }
 

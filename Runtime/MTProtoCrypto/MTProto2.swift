@@ -105,20 +105,12 @@ public struct MTProto2Cipher: Sendable {
     /// - Returns: msg_key_large, whose first bytes are the quick-ack token.
     @discardableResult
     public func seal(_ message: inout [UInt8], direction: MessageDirection) throws(CryptoError) -> [UInt8] {
-        let length = message.count - Self.prefixLength
-        guard length >= 0 else {
-            throw .invalidLength(what: "message to seal", expected: "at least 24 bytes", actual: message.count)
-        }
-        guard length % 16 == 0 else { throw .notBlockAligned(length: length) }
-        let large = message.withUnsafeBytes {
-            messageKeyLarge(for: UnsafeRawBufferPointer(rebasing: $0[Self.prefixLength...]), direction: direction)
-        }
-        let msgKey = Array(large[8..<24])
-        let cipher = try keyAndIV(messageKey: msgKey, direction: direction).cipher
-        try Self.encrypt(cipher, onBodyOf: &message)
-        message.replaceSubrange(0..<8, with: authKey.id)
-        message.replaceSubrange(8..<24, with: msgKey)
-        return large
+        // A batch of one: the message moves in and back (one reference, so still encrypted where it lies), and on
+        // a refusal it comes back untouched.
+        var batch = [message]
+        message = []
+        defer { swap(&message, &batch[0]) }
+        return try seal(all: &batch, direction: direction)[0]
     }
 
     /// Seals `messages` in order, each as `seal` does, encrypting each while hashing the next (MTProto 2.0's sender
