@@ -251,17 +251,16 @@ extension Session {
         }
     }
 
-    /// Encrypts one message, or a container of several, into a frame.
     /// A frame laid out for sealing: 24 bytes of room, then the plaintext with its padding.
     struct AssembledFrame {
         var bytes: [UInt8]
         let messageID: Int64
         let messageIDs: [Int64]
-        let carriesRequest: Bool
         /// The requests it carries (a quick ack for the frame acknowledges them).
         let requests: [RequestID]
     }
 
+    /// Lays out one message, or a container of several, as a frame to seal.
     mutating func assemble(_ group: [WireMessage], now: Double) -> AssembledFrame {
         let topID: Int64
         let topSeqNo: Int32
@@ -283,13 +282,8 @@ extension Session {
             }
             ids.append(topID)
         }
-        var carriesRequest = false
-        for item in group {
-            if let request = item.request {
-                requests[request]?.topLevelID = topID
-                carriesRequest = true
-            }
-        }
+        let carried = group.compactMap(\.request)
+        for request in carried { requests[request]?.topLevelID = topID }
         // One allocation for the whole frame: room for auth_key_id and msg_key, the header, the body and the
         // padding, encrypted where it lies (a 512 KiB answer is not copied again on its way out).
         let unpadded = MTProto2Cipher.headerLength + body.count
@@ -304,8 +298,7 @@ extension Session {
         frame.appendLE(Int32(truncatingIfNeeded: body.count))
         frame += body
         frame += random.bytes(padding)
-        return AssembledFrame(bytes: frame, messageID: topID, messageIDs: ids,
-                              carriesRequest: carriesRequest, requests: group.compactMap(\.request))
+        return AssembledFrame(bytes: frame, messageID: topID, messageIDs: ids, requests: carried)
     }
 
     /// Encrypts assembled frames in one batch and notes their quick-ack tokens.
@@ -325,7 +318,7 @@ extension Session {
         for (index, frame) in assembled.enumerated() {
             let large = index < larges.count ? larges[index] : []
             var token: UInt32?
-            if configuration.quickAcks, role == .client, frame.carriesRequest, large.count >= 4 {
+            if configuration.quickAcks, role == .client, !frame.requests.isEmpty, large.count >= 4 {
                 let value = large.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } | 0x8000_0000
                 token = value
                 quickAckTokens[value] = frame.requests
