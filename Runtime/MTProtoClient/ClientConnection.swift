@@ -321,15 +321,11 @@ public struct ClientConnection: Sendable {
                         return try finished(result, now: now, events: &events)
                 }
             case .ready:
-                try checkEncrypted(payload)
-                guard live != nil else { return [] }
-                let received = Self.receive(payload, in: &live!, now: now, events: &events)
+                guard let received = try receiveInSession(payload, now: now, events: &events) else { return [] }
                 events += received.map(Event.session)
                 return []
             case .binding(let request, let key):
-                try checkEncrypted(payload)
-                guard live != nil else { return [] }
-                let received = Self.receive(payload, in: &live!, now: now, events: &events)
+                guard let received = try receiveInSession(payload, now: now, events: &events) else { return [] }
                 for event in received {
                     switch event {
                         case .result(request, let body) where body == Self.boolTrue:
@@ -349,9 +345,7 @@ public struct ClientConnection: Sendable {
                 }
                 return []
             case .probing(let refusal):
-                try checkEncrypted(payload)
-                guard live != nil else { return [] }
-                let received = Self.receive(payload, in: &live!, now: now, events: &events)
+                guard let received = try receiveInSession(payload, now: now, events: &events) else { return [] }
                 // A pong: the server knows the permanent key, so its refusal of the binding stands.
                 if received.contains(where: { if case .pong = $0 { true } else { false } }) {
                     try fail(.bindingRefused(refusal))
@@ -362,12 +356,14 @@ public struct ClientConnection: Sendable {
         }
     }
 
-    /// What `session` makes of an encrypted frame; a frame it refuses (bad msg_key, another session…) is reported
-    /// as `.rejectedFrame` and yields no events, and the connection goes on.
-    private static func receive(_ payload: consuming [UInt8], in session: inout Session, now: Double,
-                                events: inout [Event]) -> [SessionEvent] {
+    /// What the live session makes of an encrypted frame (nil without one); a frame it refuses (bad msg_key,
+    /// another session…) is reported as `.rejectedFrame` and yields no events, and the connection goes on.
+    private mutating func receiveInSession(_ payload: consuming [UInt8], now: Double,
+                                           events: inout [Event]) throws(ClientConnectionError) -> [SessionEvent]? {
+        try checkEncrypted(payload)
+        guard live != nil else { return nil }
         do {
-            return try session.receive(frame: payload, now: now)
+            return try live!.receive(frame: payload, now: now)
         } catch {
             events.append(.rejectedFrame(error))
             return []
