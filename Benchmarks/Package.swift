@@ -45,7 +45,8 @@ let package = Package(
         // A plain loop over one codec operation, for `valgrind --tool=callgrind` and `perf record`.
         .executableTarget(name: "TLCodecProfile", dependencies: ["CodecCorpus"], path: "Support/TLCodecProfile"),
         .executableTarget(name: "PipelineFloor",
-                          dependencies: [.product(name: "NIOCore", package: "swift-nio"),
+                          dependencies: [.product(name: "MTProtoClient", package: "swift-mtproto"),
+                                         .product(name: "NIOCore", package: "swift-nio"),
                                          .product(name: "NIOPosix", package: "swift-nio")],
                           path: "Support/PipelineFloor"),
         .executableTarget(

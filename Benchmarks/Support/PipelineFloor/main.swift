@@ -6,28 +6,21 @@
 //   swift build -c release --product PipelineFloor
 //   .build/release/PipelineFloor [calls] [one|two]
 import Foundation
+import MTProtoClient
 import NIOCore
 import NIOPosix
 
-final class LoopExecutor: TaskExecutor {
-    let loop: any EventLoop
-    init(_ loop: any EventLoop) { self.loop = loop }
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
-/// Stands for `MTProtoClient`: a call table keyed by token and by request, a batch flushed once per turn.
+/// Stands for `MTProtoClient` (on the client's own executor type): a call table keyed by token and by request, a
+/// batch flushed once per turn.
 actor Connection {
-    let executor: LoopExecutor
+    let executor: EventLoopTaskExecutor
     var calls: [UInt64: UnsafeContinuation<[UInt8], any Error>] = [:]
     var tokenByRequest: [Int64: UInt64] = [:]
     var pending: [Int64] = []
     var next: UInt64 = 0
     var flushScheduled = false
 
-    init(_ executor: LoopExecutor) { self.executor = executor }
+    init(_ executor: EventLoopTaskExecutor) { self.executor = executor }
 
     func invoke(_ body: [UInt8]) async throws -> [UInt8] {
         next += 1
@@ -50,7 +43,7 @@ actor Connection {
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         // The "server" answers the batch on a later turn of the loop.
-        executor.loop.execute { Task(executorPreference: self.executor) { await self.answer(batch) } }
+        executor.eventLoop.execute { Task(executorPreference: self.executor) { await self.answer(batch) } }
     }
 
     func answer(_ batch: [Int64]) {
@@ -76,7 +69,7 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
-nonisolated func pipeline(calls: Int, actors: Int, executor: LoopExecutor) async throws {
+nonisolated func pipeline(calls: Int, actors: Int, executor: EventLoopTaskExecutor) async throws {
     let connection = Connection(executor)
     let router = Router(connection)
     let body: [UInt8] = [0, 1, 2, 3, 4, 5, 6, 7]
@@ -97,7 +90,7 @@ nonisolated func pipeline(calls: Int, actors: Int, executor: LoopExecutor) async
 let arguments = CommandLine.arguments.dropFirst()
 let calls = arguments.first.flatMap { Int($0) } ?? 200_000
 let actors = arguments.dropFirst().first == "one" ? 1 : 2
-let executor = LoopExecutor(MultiThreadedEventLoopGroup.singleton.next())
+let executor = EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
 let cpu0 = cpuSeconds(), start = ContinuousClock.now
 try await Task.detached { try await pipeline(calls: calls, actors: actors, executor: executor) }.value
 let seconds = (ContinuousClock.now - start) / .seconds(1), cpu = cpuSeconds() - cpu0
