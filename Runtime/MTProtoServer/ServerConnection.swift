@@ -208,6 +208,8 @@ public struct ServerConnection: Sendable {
     private var delayed: [(at: Double, bytes: [UInt8])] = []
     /// Transport events fed and not yet handled, last first (what one read decoded).
     private var fed: [TransportEvent] = []
+    /// The frame whose requests the next step goes on running.
+    private var running: RunningFrame?
     public private(set) var closed: ServerConnectionError?
 
     public init(context: ServerContext, now: Double) {
@@ -238,18 +240,25 @@ public struct ServerConnection: Sendable {
         return output
     }
 
-    /// Handles the next frame fed and returns what it produced (its answers among it), or nil when none waits.
-    /// A driver that writes each step's output at once lets the client decrypt one answer while the next is
-    /// encrypted, instead of receiving every answer to a read together.
+    /// Handles the next frame fed, or the next requests of a frame whose answers were large, and returns what it
+    /// produced (its answers among it), or nil when nothing waits. A driver that writes each step's output at once
+    /// lets the client decrypt one answer while the next is encrypted, instead of receiving every answer to a read
+    /// (or to a container of file requests) together.
     public mutating func step(now: Double) -> ServerConnectionOutput? {
-        guard closed == nil, let event = fed.popLast() else { return nil }
+        guard closed == nil else { return nil }
         var output = ServerConnectionOutput()
-        switch event {
-        case .frame(let payload, let quickAck):
-            lastActivity = now
-            handle(frame: payload, quickAck: quickAck, now: now, output: &output)
-        case .quickAck, .transportError:
-            output = fail(.unexpectedTransportMessage(event), output)
+        if running != nil {
+            runRequests(now: now, output: &output)
+        } else if let event = fed.popLast() {
+            switch event {
+            case .frame(let payload, let quickAck):
+                lastActivity = now
+                handle(frame: payload, quickAck: quickAck, now: now, output: &output)
+            case .quickAck, .transportError:
+                output = fail(.unexpectedTransportMessage(event), output)
+            }
+        } else {
+            return nil
         }
         if closed == nil { flushSessions(now: now, output: &output) }
         return output
@@ -340,16 +349,16 @@ public struct ServerConnection: Sendable {
             exchangesStarted += 1
             exchange = AuthKeyExchange.Server(configuration: context.exchange, random: context.random)
         }
-        guard var running = exchange else { return }
+        guard var exchanging = exchange else { return }
         let result: AuthKeyExchange.Server.Output
         do {
-            result = try running.receive(frame: frame, now: now)
+            result = try exchanging.receive(frame: frame, now: now)
         } catch {
-            exchange = running
+            exchange = exchanging
             output = fail(.exchange(error), output)
             return
         }
-        exchange = running
+        exchange = exchanging
         switch result {
         case .send(let reply):
             send(reply, output: &output)
@@ -435,10 +444,23 @@ public struct ServerConnection: Sendable {
         }
         output.events += action.events
         if let deadline = action.disconnectAt { disconnectAt = deadline }
+        running = RunningFrame(key: key, entry: entry, requests: action.requests[...],
+                               destroySessions: action.destroySessions, destroyKey: action.destroyKey)
+        runRequests(now: now, output: &output)
+    }
+
+    /// Runs the requests of the frame in `running`, stopping after the one whose answers bring this step to
+    /// `answerBytesPerStep`; the frame's last request runs what the frame asked besides (session and key
+    /// destruction, an injected close).
+    private mutating func runRequests(now: Double, output: inout ServerConnectionOutput) {
+        guard var frame = running else { return }
+        running = nil
+        let key = frame.key, entry = frame.entry
+        let authKeyID = key.authKeyID, sessionID = key.sessionID
         // Handlers run outside the registry's lock, so they may reach other sessions; answers go in after.
         let faults = context.faults
-        var closeFault: String?
-        for (messageID, body) in action.requests {
+        var answered = 0
+        while answered < Self.answerBytesPerStep, let (messageID, body) = frame.requests.popFirst() {
             let (method, decoded) = context.handlers.decode(body: body)
             var result = decoded.flatMap {
                 context.answer($0, entry: entry, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
@@ -451,7 +473,7 @@ public struct ServerConnection: Sendable {
             }
             // The connection dies mid-request: the call still ran and its answer waits in the session, which
             // sends it on the client's next connection (as Telegram keeps a session across connections).
-            if context.faultState.closes(on: method), closeFault == nil { closeFault = method }
+            if context.faultState.closes(on: method), frame.closeFault == nil { frame.closeFault = method }
             var failure: RPCError?
             context.sessions.withExisting(key) { session in
                 switch result {
@@ -461,20 +483,25 @@ public struct ServerConnection: Sendable {
                     session.answer(messageID, error: error)
                 }
             }
+            if case .success(let bytes) = result { answered += bytes.count }
             output.events.append(.handled(method: method, key, error: failure))
         }
+        guard frame.requests.isEmpty else {
+            running = frame
+            return
+        }
         // Every request of the frame ran (the session counts them all as received); now the connection dies.
-        if let closeFault {
+        if let closeFault = frame.closeFault {
             output = fail(.faultInjected(method: closeFault), output)
             return
         }
-        for (target, requestMessageID) in action.destroySessions {
+        for (target, requestMessageID) in frame.destroySessions {
             let existed = context.sessions.remove(SessionKey(authKeyID: authKeyID, sessionID: target))
             context.sessions.withExisting(key) { session in
                 session.answerDestroySession(requestMessageID, sessionID: target, existed: existed)
             }
         }
-        if action.destroyKey {
+        if frame.destroyKey {
             let last = context.sessions.withExisting(key) { $0.outgoing(now: now) } ?? []
             context.keys.remove(id: authKeyID)
             context.sessions.removeAll(authKeyID: authKeyID)
@@ -482,6 +509,20 @@ public struct ServerConnection: Sendable {
             for frame in last { send(frame.bytes, output: &output) }
             output = fail(.authKeyDestroyed, output)
         }
+    }
+
+    /// A step stops running a frame's requests once their answers reach this many bytes, so that a driver
+    /// writing each step's output sends a large answer (a file part) while the next one is made and encrypted.
+    static let answerBytesPerStep = 64 << 10
+
+    /// A frame whose requests have not all run.
+    private struct RunningFrame {
+        let key: SessionKey
+        let entry: AuthKeyStore.Entry
+        var requests: ArraySlice<(messageID: Int64, body: [UInt8])>
+        let destroySessions: [(sessionID: Int64, requestMessageID: Int64)]
+        let destroyKey: Bool
+        var closeFault: String?
     }
 
     /// What one frame's session events ask of the connection, collected under the registry's lock.

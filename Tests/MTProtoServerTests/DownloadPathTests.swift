@@ -1,6 +1,7 @@
 // The server's side of a download, where the time goes: `upload.file` written straight from the stored document
 // must equal what the generated code writes, and a read carrying several requests is answered frame by frame
-// (`step`), so a driver can send the first answer while the next one is encrypted.
+// (`step`), so a driver can send the first answer while the next one is encrypted — also when one container carries
+// several requests for file parts.
 import MTProto
 import MTProtoCrypto
 import MTProtoServer
@@ -43,6 +44,42 @@ import Testing
                 for case .result(let id, _) in try session.receive(frame: payload, now: pair.now) { answered.append(id) }
             }
             #expect(answered == [request], "one step, one frame's answer")
+        }
+        #expect(pair.server.step(now: pair.now) == nil)
+    }
+
+    @Test func aContainerOfLargeAnswersIsAnsweredOverSeveralSteps() throws {
+        var handlers = TestTelegram.handlers()
+        handlers.register("upload.getFile") { _ throws(RPCError) in
+            TestTelegram.serialized(Api.upload.File.file(.init(type: .fileUnknown, mtime: 1,
+                                                               bytes: SeededRandom(seed: 123).bytes(200_000))))
+        }
+        var pair = try Pair(context: try Fixture.context(seed: 124, handlers: handlers), seed: 125)
+        _ = try pair.handshake()
+        guard var session = pair.session else { throw HarnessFailure(description: "no session") }
+        let location = Api.InputFileLocation.inputDocumentFileLocation(.init(id: 1, accessHash: 2, fileReference: [],
+                                                                             thumbSize: ""))
+        var requests: [RequestID] = []
+        for part in 0..<3 {
+            requests.append(try session.send(Api.functions.upload.getFile(location: location, offset: Int64(part) << 19,
+                                                                          limit: 1 << 19)))
+        }
+        // Sent together, the three requests share one container in one frame.
+        var wire: [UInt8] = []
+        let frames = session.outgoing(now: pair.now)
+        #expect(frames.count == 1)
+        for frame in frames { wire += try pair.transport.send(frame.bytes) }
+        _ = pair.server.feed(wire, now: pair.now)
+        for request in requests {
+            guard let output = pair.server.step(now: pair.now) else { throw HarnessFailure(description: "no step") }
+            var answered: [RequestID] = []
+            for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
+                for case .result(let id, let bytes) in try session.receive(frame: payload, now: pair.now) {
+                    answered.append(id)
+                    #expect(bytes.count > 200_000)
+                }
+            }
+            #expect(answered == [request], "one step, one large answer")
         }
         #expect(pair.server.step(now: pair.now) == nil)
     }
