@@ -93,6 +93,9 @@ public struct Session: Sendable {
 
     // Server role
     var inProgress: Set<Int64> = []
+    /// A large frame `outgoing(now:holdingLast:)` hashed and left unencrypted, with its msg_key_large: the next
+    /// call encrypts it first (while hashing the frame after it) and sends it.
+    var held: (frame: AssembledFrame, large: [UInt8])?
     var answers: [Int64: Int64] = [:]  // request msg_id → the msg_id its answer was last sent under
     var announcedCreation = false
     var uniqueID: Int64

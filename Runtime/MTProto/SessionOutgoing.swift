@@ -112,7 +112,14 @@ extension Session {
 
     /// Everything ready to go at `now`, as encrypted frames in order: queued messages, acks due, salt and state
     /// requests due. Call it after handing in requests or answers, after `receive`, and at `nextDeadline`.
-    public mutating func outgoing(now: Double) -> [OutgoingFrame] {
+    ///
+    /// `holdingLast` is for a sender that knows it will call again at once with more to send (a server answering
+    /// several file-part requests, one per call so each goes out while the next is made): a last frame of at least
+    /// `heldFrameBytes` is hashed while the one before it is encrypted but kept back, and goes out first from the
+    /// next call, encrypted while that call's first frame is hashed. MTProto 2.0 derives a message's key from its
+    /// hash, so a frame sent alone is hashed and encrypted in two passes; kept back, every frame but the first of a
+    /// run takes one. The last call of a run must pass false (as every other caller does).
+    public mutating func outgoing(now: Double, holdingLast: Bool = false) -> [OutgoingFrame] {
         if role == .client {
             scheduleStateQueries(now: now)
             if !queue.isEmpty { requestSaltsIfNeeded(now: now) }
@@ -130,7 +137,7 @@ extension Session {
             pendingAcks.removeAll(keepingCapacity: true)
             oldestPendingAck = nil
         }
-        guard !messages.isEmpty else { return [] }
+        guard !messages.isEmpty else { return holdingLast ? [] : seal([]) }
         if role == .client { chooseSalt(now: now) } else { salt = saltSchedule.current(at: now) ?? salt }
 
         // Ids are assigned in order and each frame is laid out as soon as it is full, so a container's id (taken
@@ -167,8 +174,11 @@ extension Session {
         // Moved out of the captured variable, so each frame's bytes have one reference when they are encrypted.
         var assembled: [AssembledFrame] = []
         swap(&assembled, &frames)
-        return seal(consume assembled)
+        return seal(consume assembled, holdingLast: holdingLast)
     }
+
+    /// The smallest frame `outgoing(now:holdingLast:)` keeps back: below it the hash saved is not worth the wait.
+    public static let heldFrameBytes = 64 << 10
 
     /// The earliest time `outgoing(now:)` has something timed to do (an ack delay, a state query), or nil.
     public var nextDeadline: Double? {
@@ -301,9 +311,18 @@ extension Session {
         return AssembledFrame(bytes: frame, messageID: topID, messageIDs: ids, requests: carried)
     }
 
-    /// Encrypts assembled frames in one batch and notes their quick-ack tokens.
-    mutating func seal(_ assembled: consuming [AssembledFrame]) -> [OutgoingFrame] {
-        guard !assembled.isEmpty else { return [] }
+    /// Encrypts assembled frames in one batch, after the frame held back by the last call if any, and notes their
+    /// quick-ack tokens; with `holdingLast`, a large last frame is hashed and kept back instead (see `outgoing`).
+    mutating func seal(_ assembled: consuming [AssembledFrame], holdingLast: Bool = false) -> [OutgoingFrame] {
+        var assembled = assembled
+        var firstKeyLarge: [UInt8]?
+        if let held {
+            assembled.insert(held.frame, at: 0)
+            firstKeyLarge = held.large
+            self.held = nil
+        }
+        guard let last = assembled.last else { return [] }
+        let leavingLast = holdingLast && last.bytes.count >= Self.heldFrameBytes
         // Each frame's bytes move out (one reference each), so they are encrypted where they lie, not copied first.
         var frames: [[UInt8]] = []
         frames.reserveCapacity(assembled.count)
@@ -311,8 +330,14 @@ extension Session {
             frames.append(assembled[index].bytes)
             assembled[index].bytes = []
         }
-        // Sealing cannot fail: every plaintext is block-aligned and the key is 256 bytes.
-        let larges = (try? cipher.seal(all: &frames, direction: role.outgoing)) ?? []
+        // Sealing cannot fail: every plaintext is block-aligned, the key is 256 bytes, a held hash 32 bytes.
+        var larges = (try? cipher.seal(all: &frames, direction: role.outgoing, firstKeyLarge: firstKeyLarge,
+                                       leavingLast: leavingLast)) ?? []
+        if leavingLast, larges.count == frames.count {
+            var kept = assembled.removeLast()
+            kept.bytes = frames.removeLast()
+            held = (kept, larges.removeLast())
+        }
         var out: [OutgoingFrame] = []
         out.reserveCapacity(assembled.count)
         for (index, frame) in assembled.enumerated() {

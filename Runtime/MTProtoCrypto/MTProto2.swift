@@ -116,8 +116,13 @@ public struct MTProto2Cipher: Sendable {
     /// Seals `messages` in order, each as `seal` does, encrypting each while hashing the next (MTProto 2.0's sender
     /// hashes a message before it can encrypt it, so one message alone cannot overlap the two; see
     /// `AES256IGE.encrypt(_:hashing:after:)`). Every message is checked before any is touched.
+    ///
+    /// A sender that makes its messages one at a time can carry the overlap across calls: `leavingLast` hashes the
+    /// last message (while the one before it is encrypted) but leaves it unencrypted and unstamped, and the next
+    /// call passes it first with its msg_key_large as `firstKeyLarge`, so it is not hashed again.
     /// - Returns: each message's msg_key_large.
-    public func seal(all messages: inout [[UInt8]], direction: MessageDirection) throws(CryptoError) -> [[UInt8]] {
+    public func seal(all messages: inout [[UInt8]], direction: MessageDirection, firstKeyLarge: [UInt8]? = nil,
+                     leavingLast: Bool = false) throws(CryptoError) -> [[UInt8]] {
         for message in messages {
             let length = message.count - Self.prefixLength
             guard length >= 0 else {
@@ -127,11 +132,16 @@ public struct MTProto2Cipher: Sendable {
         }
         guard let first = messages.first else { return [] }
         let x = direction.x
-        var larges = [first.withUnsafeBytes {
+        if let firstKeyLarge {
+            guard firstKeyLarge.count == 32 else {
+                throw .invalidLength(what: "msg_key_large", expected: "32 bytes", actual: firstKeyLarge.count)
+            }
+        }
+        var larges = [firstKeyLarge ?? first.withUnsafeBytes {
             messageKeyLarge(for: UnsafeRawBufferPointer(rebasing: $0[Self.prefixLength...]), direction: direction)
         }]
         larges.reserveCapacity(messages.count)
-        for index in messages.indices {
+        for index in messages.indices where !(leavingLast && index == messages.count - 1) {
             let msgKey = Array(larges[index][8..<24])
             let cipher = try keyAndIV(messageKey: msgKey, direction: direction).cipher
             if index + 1 < messages.count {

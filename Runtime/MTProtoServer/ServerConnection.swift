@@ -260,7 +260,8 @@ public struct ServerConnection: Sendable {
         } else {
             return nil
         }
-        if closed == nil { flushSessions(now: now, output: &output) }
+        // With more to run at once, a large last answer is hashed now and encrypted while the next one is hashed.
+        if closed == nil { flushSessions(now: now, output: &output, holdingLast: running != nil || !fed.isEmpty) }
         return output
     }
 
@@ -560,13 +561,14 @@ public struct ServerConnection: Sendable {
 
     // MARK: Output
 
-    /// Frames every session of this connection has ready, and notes the earliest session deadline.
-    private mutating func flushSessions(now: Double, output: inout ServerConnectionOutput) {
+    /// Frames every session of this connection has ready, and notes the earliest session deadline. `holdingLast`
+    /// lets a session keep a large last frame back for the next call (`Session.outgoing(now:holdingLast:)`).
+    private mutating func flushSessions(now: Double, output: inout ServerConnectionOutput, holdingLast: Bool = false) {
         var frames: [OutgoingFrame] = []
         var deadline: Double?
         for key in sessions {
             let (ready, next) = context.sessions.withExisting(key) { session in
-                (session.outgoing(now: now), session.nextDeadline)
+                (session.outgoing(now: now, holdingLast: holdingLast), session.nextDeadline)
             } ?? ([], nil)
             frames += ready
             if let next { deadline = min(deadline ?? next, next) }

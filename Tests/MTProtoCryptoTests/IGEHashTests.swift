@@ -129,6 +129,47 @@ import Testing
         #expect(bad == untouched)
     }
 
+    /// A run of messages sealed over several calls, each leaving its last message hashed but unencrypted and the
+    /// next call starting with it (`leavingLast`, `firstKeyLarge`), gives the bytes and msg_key_large of sealing
+    /// each alone: 200 seeded runs of 2…7 messages in calls of 1…3 new messages; a held hash of the wrong length
+    /// is refused.
+    @Test func sealingARunAcrossCallsEqualsSealingEachMessage() throws {
+        let random = SeededRandom(seed: 0x5EA2)
+        let cipher = MTProto2Cipher(authKey: try AuthKey(random.bytes(256)))
+        for round in 0..<200 {
+            let direction: MessageDirection = round % 2 == 0 ? .client : .server
+            let messages: [[UInt8]] = (0..<(Int(random.next() % 6) + 2)).map { _ in
+                [UInt8](repeating: 0, count: 24) + random.bytes(16 * Int(random.next() % 300))
+            }
+            var alone = messages
+            let expected = try alone.indices.map { try cipher.seal(&alone[$0], direction: direction) }
+            var sealed: [[UInt8]] = [], larges: [[UInt8]] = []
+            var held: (bytes: [UInt8], large: [UInt8])?
+            var next = 0
+            while next < messages.count {
+                let take = min(messages.count - next, Int(random.next() % 3) + 1)
+                var batch = (held.map { [$0.bytes] } ?? []) + messages[next..<(next + take)]
+                next += take
+                let leaving = next < messages.count
+                var got = try cipher.seal(all: &batch, direction: direction, firstKeyLarge: held?.large,
+                                          leavingLast: leaving)
+                held = nil
+                if leaving {
+                    #expect(batch.last == messages[next - 1], "round \(round): the held message is untouched")
+                    held = (batch.removeLast(), got.removeLast())
+                }
+                sealed += batch
+                larges += got
+            }
+            #expect(sealed == alone, "round \(round)")
+            #expect(larges == expected, "round \(round)")
+        }
+        var one = [[UInt8](repeating: 1, count: 24 + 32)]
+        #expect(throws: CryptoError.invalidLength(what: "msg_key_large", expected: "32 bytes", actual: 16)) {
+            try cipher.seal(all: &one, direction: .client, firstKeyLarge: [UInt8](repeating: 0, count: 16))
+        }
+    }
+
     /// FIPS 180-4's example messages (and the million-"a" one of its test suite) split into a prefix and a
     /// plaintext of whole blocks, which is encrypted and then opened: the digest is the published one whichever
     /// path runs.

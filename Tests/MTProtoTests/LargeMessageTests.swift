@@ -1,6 +1,7 @@
 // What a session does with large messages, where a download spends its time: a big body is gzip-packed only when a
 // quick probe says it compresses, and a big answer reaches the caller intact through the path that hands the
-// decrypted frame over as the result instead of copying it.
+// decrypted frame over as the result instead of copying it; a server that answers large requests one call at a
+// time keeps the last large frame back (hashed) for its next call, and every frame still arrives once, in order.
 import MTProtoCrypto
 import TLRuntime
 import Testing
@@ -49,5 +50,46 @@ import Testing
         let answers = pair.clientEvents.results
         #expect(answers.map(\.0) == [request])
         #expect(answers.first?.1 == result)
+    }
+
+    @Test func aHeldFrameGoesOutFirstFromTheNextCall() throws {
+        var pair = SessionPair(seed: 85)
+        pair.autoAnswer = false
+        let requests = try (0..<3).map { try pair.client.send(Echo.request(UInt64(10 + $0))) }
+        #expect(try pair.run(limit: 10) { $0.serverRequests.count == 3 })
+        let ids = pair.serverRequests.map(\.0)
+        let parts = (0..<3).map { SeededRandom(seed: 86 + UInt64($0)).bytes(300_000) }
+        var frames: [[OutgoingFrame]] = []
+        pair.server.answer(ids[0], result: parts[0])
+        frames.append(pair.server.outgoing(now: pair.now, holdingLast: true))
+        pair.server.answer(ids[1], result: parts[1])
+        frames.append(pair.server.outgoing(now: pair.now, holdingLast: true))
+        // Nothing new: holding goes on, and a call without `holdingLast` sends what is held.
+        frames.append(pair.server.outgoing(now: pair.now, holdingLast: true))
+        frames.append(pair.server.outgoing(now: pair.now))
+        pair.server.answer(ids[2], result: parts[2])
+        frames.append(pair.server.outgoing(now: pair.now, holdingLast: true))
+        #expect(frames.map(\.count) == [0, 1, 0, 1, 0], "each large frame waits for the next call")
+        frames.append(pair.server.outgoing(now: pair.now))
+        let sent = frames.flatMap { $0 }
+        #expect(sent.map(\.messageID) == sent.map(\.messageID).sorted(), "msg_ids still increase")
+        var results: [(RequestID, [UInt8])] = []
+        for frame in sent {
+            for case .result(let id, let bytes) in try pair.client.receive(frame: frame.bytes, now: pair.now) {
+                results.append((id, bytes))
+            }
+        }
+        #expect(results.map(\.0) == requests)
+        #expect(results.map(\.1) == parts)
+        #expect(pair.server.outgoing(now: pair.now).isEmpty)
+    }
+
+    @Test func smallFramesAreNotHeld() throws {
+        var pair = SessionPair(seed: 89)
+        pair.autoAnswer = false
+        _ = try pair.client.send(Echo.request(20))
+        #expect(try pair.run(limit: 10) { $0.serverRequests.count == 1 })
+        pair.server.answer(pair.serverRequests[0].0, result: [UInt8](repeating: 7, count: Session.heldFrameBytes / 2))
+        #expect(pair.server.outgoing(now: pair.now, holdingLast: true).count == 1)
     }
 }
