@@ -42,6 +42,12 @@ public struct ByteQueue: Sendable {
         storage.append(contentsOf: bytes)
     }
 
+    /// Appends part of an array.
+    public mutating func append(_ bytes: ArraySlice<UInt8>) {
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeBytes { append($0) }
+    }
+
     /// The byte `offset` positions from the front.
     public func byte(at offset: Int) -> UInt8? {
         guard offset >= 0, offset < count else { return nil }
@@ -138,5 +144,14 @@ extension Array where Element == UInt8 {
     func uint16BE(at offset: Int) -> Int? {
         guard offset >= 0, offset + 2 <= count else { return nil }
         return Int(self[offset]) << 8 | Int(self[offset + 1])
+    }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// Reads a little-endian UInt32 at `index` (one of the slice's own indices); nil when out of bounds.
+    func uint32LE(at index: Int) -> UInt32? {
+        guard index >= startIndex, index + 4 <= endIndex else { return nil }
+        return UInt32(self[index]) | UInt32(self[index + 1]) << 8 | UInt32(self[index + 2]) << 16
+            | UInt32(self[index + 3]) << 24
     }
 }

@@ -327,20 +327,35 @@ struct LengthPrefixedReader: Sendable {
         self.maximumPayload = min(maximumPayload, Int(Int32.max))
     }
 
+    /// Frames wholly inside `bytes` are copied straight out of it; only a header or frame split across reads goes
+    /// through the queue, which takes just the bytes that frame still needs. (Appending whole reads to the queue
+    /// copied a 512 KiB file part up to three times: into the queue, out of it, and again when the queue grew or
+    /// compacted around the next part.)
     mutating func decode(
         feed bytes: [UInt8], transform: ([UInt8], Int) throws(TransportError) -> [UInt8]
     ) throws(TransportError) -> [TransportEvent] {
-        buffer.append(bytes)
         var events: [TransportEvent] = []
+        var rest = bytes[...]
         while true {
             let frame: (length: Int, quickAck: Bool)
             if let pending {
                 frame = pending
             } else {
-                guard let header = buffer.uint32LE(at: 0) else { break }
+                let header: UInt32
+                if buffer.isEmpty, let word = rest.uint32LE(at: rest.startIndex) {
+                    header = word
+                    rest = rest.dropFirst(4)
+                } else {
+                    // A header split across reads: complete it in the queue.
+                    let take = min(4 - buffer.count, rest.count)
+                    buffer.append(rest.prefix(take))
+                    rest = rest.dropFirst(take)
+                    guard let word = buffer.uint32LE(at: 0) else { break }
+                    header = word
+                    buffer.skip(4)
+                }
                 let topBit = header & 0x8000_0000 != 0
                 if role == .client, topBit {
-                    buffer.skip(4)
                     offset += 4
                     events.append(.quickAck(header))
                     continue
@@ -350,14 +365,22 @@ struct LengthPrefixedReader: Sendable {
                     throw .lengthOutOfRange(kind: kind, length: Int64(length), minimum: FrameLimits.minimumPayload,
                                             maximum: maximumPayload, offset: offset)
                 }
-                buffer.skip(4)
                 frame = (length, topBit)
                 pending = frame
             }
-            guard let raw = buffer.read(frame.length) else {
-                // The payload starts the queue now: a large one gets room to arrive in, and is handed out whole.
+            let raw: [UInt8]
+            if buffer.isEmpty, rest.count >= frame.length {
+                raw = Array(rest.prefix(frame.length))
+                rest = rest.dropFirst(frame.length)
+            } else {
+                // The payload continues in later reads: a large one gets room to arrive in, takes only its own
+                // bytes, and is handed out whole (the queue then holds nothing else).
                 buffer.expect(frame.length)
-                break
+                let take = min(frame.length - buffer.count, rest.count)
+                buffer.append(rest.prefix(take))
+                rest = rest.dropFirst(take)
+                guard let whole = buffer.read(frame.length) else { break }
+                raw = whole
             }
             pending = nil
             let payload = try transform(raw, offset)
