@@ -321,8 +321,9 @@ extension Session {
             firstKeyLarge = held.large
             self.held = nil
         }
-        guard let last = assembled.last else { return [] }
-        let leavingLast = holdingLast && last.bytes.count >= Self.heldFrameBytes
+        // Only the count is read: a copy of the last frame held here would make its encryption copy the bytes.
+        guard let lastCount = assembled.last?.bytes.count else { return [] }
+        let leavingLast = holdingLast && lastCount >= Self.heldFrameBytes
         // Each frame's bytes move out (one reference each), so they are encrypted where they lie, not copied first.
         var frames: [[UInt8]] = []
         frames.reserveCapacity(assembled.count)
