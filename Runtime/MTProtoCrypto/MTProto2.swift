@@ -141,7 +141,7 @@ public struct MTProto2Cipher: Sendable {
             messageKeyLarge(for: UnsafeRawBufferPointer(rebasing: $0[Self.prefixLength...]), direction: direction)
         }]
         larges.reserveCapacity(messages.count)
-        for index in messages.indices where !(leavingLast && index == messages.count - 1) {
+        for index in messages.indices.dropLast(leavingLast ? 1 : 0) {
             let msgKey = Array(larges[index][8..<24])
             let cipher = try keyAndIV(messageKey: msgKey, direction: direction).cipher
             if index + 1 < messages.count {

@@ -133,13 +133,6 @@ extension Array where Element == UInt8 {
         append(UInt8(truncatingIfNeeded: value))
     }
 
-    /// Reads a little-endian UInt32 at `offset`; nil when out of bounds.
-    func uint32LE(at offset: Int) -> UInt32? {
-        guard offset >= 0, offset + 4 <= count else { return nil }
-        return UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16
-            | UInt32(self[offset + 3]) << 24
-    }
-
     /// Reads a big-endian UInt16 at `offset`; nil when out of bounds.
     func uint16BE(at offset: Int) -> Int? {
         guard offset >= 0, offset + 2 <= count else { return nil }
@@ -147,8 +140,9 @@ extension Array where Element == UInt8 {
     }
 }
 
-extension ArraySlice where Element == UInt8 {
-    /// Reads a little-endian UInt32 at `index` (one of the slice's own indices); nil when out of bounds.
+extension RandomAccessCollection where Element == UInt8, Index == Int {
+    /// Reads a little-endian UInt32 at `index`, one of the collection's own indices (for arrays and their slices,
+    /// whose indices are consecutive integers: an offset into an array, not into a slice); nil when out of bounds.
     func uint32LE(at index: Int) -> UInt32? {
         guard index >= startIndex, index + 4 <= endIndex else { return nil }
         return UInt32(self[index]) | UInt32(self[index + 1]) << 8 | UInt32(self[index + 2]) << 16
