@@ -11,6 +11,18 @@ import TelegramApi
 import Testing
 
 @Suite struct DownloadPathTests {
+    /// The results one server step's output carries to the client's session, in order.
+    static func results(of output: ServerConnectionOutput, _ pair: inout Pair,
+                        _ session: inout Session) throws -> [(RequestID, [UInt8])] {
+        var results: [(RequestID, [UInt8])] = []
+        for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
+            for case .result(let id, let bytes) in try session.receive(frame: payload, now: pair.now) {
+                results.append((id, bytes))
+            }
+        }
+        return results
+    }
+
     @Test func uploadFileIsWrittenAsTheGeneratedCodeWritesIt() {
         let document = SeededRandom(seed: 120).bytes(600_000)
         for length in [0, 1, 3, 252, 253, 254, 255, 256, 1023, 4096, 524_288] {
@@ -39,11 +51,7 @@ import Testing
         #expect(fed.outbound.isEmpty && fed.close == nil, "nothing is answered before a step")
         for request in requests {
             guard let output = pair.server.step(now: pair.now) else { throw HarnessFailure(description: "no step") }
-            var answered: [RequestID] = []
-            for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
-                for case .result(let id, _) in try session.receive(frame: payload, now: pair.now) { answered.append(id) }
-            }
-            #expect(answered == [request], "one step, one frame's answer")
+            #expect(try Self.results(of: output, &pair, &session).map(\.0) == [request], "one step, one frame's answer")
         }
         #expect(pair.server.step(now: pair.now) == nil)
     }
@@ -74,14 +82,9 @@ import Testing
         // the step after; the last step, with nothing more to run, writes the last two.
         var answeredBySteps: [[RequestID]] = []
         while let output = pair.server.step(now: pair.now) {
-            var answered: [RequestID] = []
-            for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
-                for case .result(let id, let bytes) in try session.receive(frame: payload, now: pair.now) {
-                    answered.append(id)
-                    #expect(bytes.count > 200_000)
-                }
-            }
-            answeredBySteps.append(answered)
+            let results = try Self.results(of: output, &pair, &session)
+            #expect(results.allSatisfy { $0.1.count > 200_000 })
+            answeredBySteps.append(results.map(\.0))
         }
         #expect(answeredBySteps == [[], [requests[0]], [requests[1], requests[2]]])
     }
@@ -99,10 +102,7 @@ import Testing
         _ = pair.server.feed(wire, now: pair.now)
         var answered = 0
         while let output = pair.server.step(now: pair.now) {
-            var results = 0
-            for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
-                for case .result in try session.receive(frame: payload, now: pair.now) { results += 1 }
-            }
+            let results = try Self.results(of: output, &pair, &session).count
             #expect(results == 1, "every step writes its own answer")
             answered += results
         }
