@@ -51,7 +51,8 @@ struct InnerMessage: Sendable {
 
 /// A decoded service message, or `.other` for a body that is not one.
 enum ServiceMessage: Sendable {
-    case rpcResult(requestMessageID: Int64, result: [UInt8])
+    /// `result` is a slice of the body (of the frame, for a frame's own message): never copied out.
+    case rpcResult(requestMessageID: Int64, result: ArraySlice<UInt8>)
     /// The items that decoded, and the error that stopped the walk, if one did (items after it are lost).
     case container([InnerMessage], brokenAt: String?)
     case copy(InnerMessage)
@@ -87,7 +88,9 @@ enum ServiceMessage: Sendable {
     /// Decodes `body`. Errors are typed and located; a container's broken item ends the walk but keeps the items
     /// before it.
     static func decode(_ body: [UInt8], maxUnpackedBytes: Int) throws(TLDecodingError) -> ServiceMessage {
-        if let result = body.withUnsafeBytes({ rpcResult(in: $0) }) { return result }
+        if let request = body.withUnsafeBytes({ rpcResultRequest(in: $0) }) {
+            return .rpcResult(requestMessageID: request, result: body[12...])
+        }
         var reader = BufferReader(bytes: body)
         reader.maxUnpackedSize = maxUnpackedBytes
         guard let id = reader.peekUInt32() else {
@@ -101,7 +104,7 @@ enum ServiceMessage: Sendable {
                 guard reader.remaining >= 4 else {
                     throw TLDecodingError(.truncated(needed: 4, available: reader.remaining), offset: reader.offset)
                 }
-                return .rpcResult(requestMessageID: request, result: reader.readRemaining())
+                return .rpcResult(requestMessageID: request, result: reader.readRemaining()[...])
             case WireID.msgContainer:
                 return decodeContainer(&reader)
             case WireID.msgCopy:
@@ -179,13 +182,6 @@ enum ServiceMessage: Sendable {
             throw TLDecodingError(.invalidLength(Int(length)), offset: reader.offset - 4)
         }
         return InnerMessage(messageID: id, seqNo: seqNo, body: try reader.readRaw(count: Int(length)))
-    }
-
-    /// `rpc_result` read straight from the bytes, the result copied once (not through a reader's own copy); nil
-    /// for anything else, or one too short to hold a result (the general decoder then reports why).
-    static func rpcResult(in body: UnsafeRawBufferPointer) -> ServiceMessage? {
-        guard let request = rpcResultRequest(in: body) else { return nil }
-        return .rpcResult(requestMessageID: request, result: [UInt8](UnsafeRawBufferPointer(rebasing: body[12...])))
     }
 
     /// req_msg_id when `body` is an `rpc_result` with room for a result (12 bytes of header, 4 of result).

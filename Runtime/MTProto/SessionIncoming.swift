@@ -256,7 +256,7 @@ extension Session {
                 if let owner = requestByMessageID[request], let record = finish(owner) {
                     ownRequests.remove(owner)
                     // get_future_salts sent as an ordinary call: its answer comes without rpc_result.
-                    if record.kind == .rpc { events.append(.result(owner, body)) }
+                    if record.kind == .rpc { events.append(.result(owner, body[...])) }
                 }
             case let .pong(pinged, pingID):
                 guard let owner = requestByMessageID[pinged], let record = finish(owner) else {
@@ -264,7 +264,7 @@ extension Session {
                     return
                 }
                 // A ping sent as an ordinary call gets its pong as the result.
-                events.append(record.kind == .rpc ? .result(owner, body) : .pong(pingID: pingID, requestID: owner))
+                events.append(record.kind == .rpc ? .result(owner, body[...]) : .pong(pingID: pingID, requestID: owner))
             case .ping(let pingID):
                 respond(to: id, body: ServiceWriter.words(WireID.pong) {
                     $0.appendInt64(id)
@@ -318,7 +318,7 @@ extension Session {
 
     // MARK: Client reactions
 
-    mutating func handleResult(_ request: Int64, result: [UInt8], messageID: Int64, now: Double,
+    mutating func handleResult(_ request: Int64, result: ArraySlice<UInt8>, messageID: Int64, now: Double,
                                events: inout [SessionEvent]) {
         guard let owner = requestByMessageID[request], let record = finish(owner) else {
             events.append(.ignored(messageID: messageID, .unmatchedAnswer(requestMessageID: request)))
@@ -327,17 +327,17 @@ extension Session {
         var payload = result
         if payload.count >= 4, Session.constructor(payload) == WireID.gzipPacked {
             do {
-                var reader = BufferReader(bytes: payload)
+                var reader = BufferReader(bytes: Array(payload))
                 reader.maxUnpackedSize = configuration.maxUnpackedBytes
                 _ = try reader.readUInt32()
-                payload = try GZip.unpack(try reader.readTLBytes(), maxSize: configuration.maxUnpackedBytes)
+                payload = try GZip.unpack(try reader.readTLBytes(), maxSize: configuration.maxUnpackedBytes)[...]
             } catch {
                 events.append(.failed(owner, .malformedAnswer("gzip_packed result: \(error)")))
                 return
             }
         }
         if payload.count >= 4, Session.constructor(payload) == WireID.rpcError {
-            var reader = BufferReader(bytes: payload)
+            var reader = BufferReader(bytes: Array(payload))
             do {
                 _ = try reader.readUInt32()
                 let code = try reader.readInt32()
@@ -352,7 +352,7 @@ extension Session {
             case .rpc, .bindTemporaryKey:
                 events.append(.result(owner, payload))
             case .ping, .futureSalts, .destroySession, .destroyAuthKey, .dropAnswer:
-                guard let answer = try? ServiceMessage.decode(payload, maxUnpackedBytes: configuration.maxUnpackedBytes)
+                guard let answer = try? ServiceMessage.decode(Array(payload), maxUnpackedBytes: configuration.maxUnpackedBytes)
                 else {
                     events.append(.failed(owner, .malformedAnswer("answer to a service request")))
                     return
@@ -372,7 +372,7 @@ extension Session {
         }
     }
 
-    static func constructor(_ bytes: [UInt8]) -> UInt32 {
+    static func constructor(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
     }
 

@@ -159,8 +159,9 @@ public enum ResendReason: Sendable, Hashable {
 public enum SessionEvent: Sendable {
     // MARK: Client role
     /// The result of a request (the `rpc_result` payload, `gzip_packed` already inflated). Parse it with the
-    /// request's `DeserializeFunctionResponse`.
-    case result(RequestID, [UInt8])
+    /// request's `DeserializeFunctionResponse`. A slice of the frame it arrived in, so a large result is never
+    /// copied here; its indices are the frame's (`Array(_:)` makes a zero-based copy).
+    case result(RequestID, ArraySlice<UInt8>)
     /// The request was answered with `rpc_error`.
     case rpcError(RequestID, RPCError)
     /// The request ended without an answer.

@@ -328,7 +328,7 @@ public struct ClientConnection: Sendable {
                 guard let received = try receiveInSession(payload, now: now, events: &events) else { return [] }
                 for event in received {
                     switch event {
-                        case .result(request, let body) where body == Self.boolTrue:
+                        case .result(request, let body) where body.elementsEqual(Self.boolTrue):
                             phase = .ready
                             events += [.temporaryKeyBound(key), .ready(key.key, isNew: true)]
                         case .result(request, _):

@@ -136,7 +136,7 @@ public actor MTProtoClient {
         let body: [UInt8]
         /// Unchecked (no allocation of its own per call): a call is taken out of `calls` before it is resumed,
         /// in every path (`finish`, `fail`, `resendWaitingCalls`), so it is resumed exactly once.
-        let continuation: UnsafeContinuation<[UInt8], any Error>
+        let continuation: UnsafeContinuation<ArraySlice<UInt8>, any Error>
         var request: RequestID
     }
 
@@ -328,7 +328,7 @@ public actor MTProtoClient {
     /// Sends a generated call and returns its typed result: `try await client.invoke(Api.functions.help.getConfig())`.
     public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
                                     timeout: Duration? = nil) async throws -> T {
-        let bytes = try await invoke(raw: call.1.bytes, timeout: timeout)
+        let bytes = try await invokeInPlace(raw: call.1.bytes, timeout: timeout)
         do {
             return try call.2.parse(bytes: bytes)
         } catch {
@@ -338,6 +338,12 @@ public actor MTProtoClient {
 
     /// Sends serialized request bytes and returns the serialized result. Short flood waits are waited out.
     public func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
+        Array(try await invokeInPlace(raw: body, timeout: timeout))
+    }
+
+    /// `invoke(raw:)` with the result where it arrived: a slice of the decrypted frame, so a large result (a file
+    /// part) is not copied on its way to the caller. Its indices are the frame's, not zero-based.
+    public func invokeInPlace(raw body: [UInt8], timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
         var retries = 0
         while true {
             do {
@@ -353,7 +359,7 @@ public actor MTProtoClient {
 
     /// One attempt: the answer, or why there is none. While a lost connection is being replaced (or a temporary
     /// key renewed) the call waits, then goes out on the new connection.
-    private func send(_ body: [UInt8], timeout: Duration) async throws -> [UInt8] {
+    private func send(_ body: [UInt8], timeout: Duration) async throws -> ArraySlice<UInt8> {
         if let failure { throw failure }
         if rotationDue() { beginRotation() }
         try await waitUntilSendable()
@@ -786,12 +792,12 @@ public actor MTProtoClient {
         flush()
     }
 
-    private func finish(request: RequestID, with result: Result<[UInt8], any Error>) {
+    private func finish(request: RequestID, with result: Result<ArraySlice<UInt8>, any Error>) {
         guard let token = callByRequest[request] else { return }
         finish(call: token, with: result)
     }
 
-    private func finish(call token: UInt64, with result: Result<[UInt8], any Error>, drop: Bool = false) {
+    private func finish(call token: UInt64, with result: Result<ArraySlice<UInt8>, any Error>, drop: Bool = false) {
         guard let call = calls.removeValue(forKey: token) else { return }
         callByRequest[call.request] = nil
         if timeoutHead < timeouts.count, timeouts[timeoutHead].token == token { dropFinishedTimeouts() }

@@ -275,15 +275,11 @@ public struct DecryptedMessage: Sendable, Hashable {
     /// message_data, without the header and padding (a copy).
     public var messageData: [UInt8] { Array(frame[messageDataRange]) }
 
-    /// message_data from its `offset`th byte on, in the frame's own storage: the bytes are moved to its front
-    /// and the rest cut off, so a message held only here costs no copy (an answer carrying a 512 KiB file part).
-    public consuming func takeMessageData(from offset: Int) -> [UInt8] {
+    /// message_data from its `offset`th byte on, as a slice of the frame it was decrypted in: no byte is copied
+    /// or moved (an answer carrying a 512 KiB file part). Its indices are the frame's, not zero-based.
+    public consuming func takeMessageData(from offset: Int) -> ArraySlice<UInt8> {
         let range = messageDataRange
-        let start = min(range.lowerBound + max(0, offset), range.upperBound)
-        var bytes = frame
-        bytes.removeSubrange(range.upperBound...)
-        bytes.removeSubrange(..<start)
-        return bytes
+        return frame[min(range.lowerBound + max(0, offset), range.upperBound)..<range.upperBound]
     }
 
     /// Calls `body` with message_data, without copying it.

@@ -32,6 +32,11 @@ final class ReaderStorage: @unchecked Sendable {  // Sendable: the bytes are nev
 /// holds the object.
 typealias CopiedBytes = ManagedBuffer<Void, UInt8>
 
+/// The owner of a reader over bytes it borrows for the length of a call (`BufferReader.withReader(over:_:)`).
+final class BorrowedBytes: Sendable {
+    static let marker = BorrowedBytes()
+}
+
 /// A cursor over immutable TL bytes. Generated code passes it `inout`.
 public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points into `_storage`, immutable and retained.
     /// What owns the bytes: a `ReaderStorage` or `CopiedBytes`.
@@ -67,6 +72,21 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
             return UnsafeRawPointer(elements)
         }
         self.init(owner: copy, base: base, count: count)
+    }
+
+    /// Calls `body` with a reader over `bytes` where they lie, without copying them (a 512 KB file part in the
+    /// frame it was decrypted in). The reader must not outlive `body`: it holds no reference to the bytes.
+    package static func withReader<R, E: Error>(
+        over bytes: ArraySlice<UInt8>, _ body: (inout BufferReader) throws(E) -> R
+    ) throws(E) -> R {
+        let result: Result<R, E>? = bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return nil }
+            var reader = BufferReader(owner: BorrowedBytes.marker, base: base, count: raw.count)
+            return Result { () throws(E) -> R in try body(&reader) }
+        }
+        if let result { return try result.get() }
+        var empty = BufferReader(bytes: [])  // an empty slice may have no address
+        return try body(&empty)
     }
 
     init(storage: ReaderStorage) {

@@ -60,10 +60,17 @@ public struct DeserializeFunctionResponse<T>: Sendable {
 
     /// Reads the result filling all of `bytes`; trailing bytes are an error.
     public func parse(bytes: [UInt8]) throws(TLDecodingError) -> T {
-        var reader = BufferReader(bytes: bytes)
-        let value = try parse(&reader)
-        try reader.expectEnd()
-        return value
+        try parse(bytes: bytes[...])
+    }
+
+    /// Reads the result filling all of `bytes`, where they lie (no copy is made of them first); trailing bytes are
+    /// an error.
+    public func parse(bytes: ArraySlice<UInt8>) throws(TLDecodingError) -> T {
+        try BufferReader.withReader(over: bytes) { (reader) throws(TLDecodingError) -> T in
+            let value = try parse(&reader)
+            try reader.expectEnd()
+            return value
+        }
     }
 }
 

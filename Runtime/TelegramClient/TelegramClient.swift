@@ -225,7 +225,7 @@ public actor TelegramClient {
     /// (`.rpc(RPCError)` for an `rpc_error`) or `TelegramClientError`.
     public nonisolated func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
                                                 timeout: Duration? = nil) async throws -> T {
-        let result = try Self.parse(await invoke(raw: call.1.bytes, timeout: timeout), with: call.2)
+        let result = try Self.parse(await invokeInPlace(raw: call.1.bytes, timeout: timeout), with: call.2)
         await noteResult(result)
         return result
     }
@@ -244,9 +244,15 @@ public actor TelegramClient {
     /// A serialized request in, the serialized result out, with the same routing as `invoke`. The result is not
     /// read: updates it carries do not reach `updates` (a pts it moves is found as a gap and fetched).
     public nonisolated func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
+        Array(try await invokeInPlace(raw: body, timeout: timeout))
+    }
+
+    /// `invoke(raw:)` with the result where it arrived: a slice of the decrypted frame (indices not zero-based), so
+    /// a large result is not copied on its way here.
+    public nonisolated func invokeInPlace(raw body: [UInt8], timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
         guard let home = homeClient.withLock({ $0 }) else { return try await routed(raw: body, timeout: timeout) }
         do {
-            return try await home.invoke(raw: body, timeout: timeout)
+            return try await home.invokeInPlace(raw: body, timeout: timeout)
         } catch MTProtoClientError.rpc(let error) {
             guard case .migrate = error.kind else { throw MTProtoClientError.rpc(error) }
             return try await routed(raw: body, timeout: timeout, after: error)
@@ -255,12 +261,13 @@ public actor TelegramClient {
 
     /// `invoke(raw:)` through this actor: connecting first, and following migrations (`after`: the migration the
     /// home DC already answered with).
-    private func routed(raw body: [UInt8], timeout: Duration?, after migration: RPCError? = nil) async throws -> [UInt8] {
+    private func routed(raw body: [UInt8], timeout: Duration?,
+                        after migration: RPCError? = nil) async throws -> ArraySlice<UInt8> {
         try await load()
         return try await invoke(raw: body, on: homeDC, timeout: timeout, followHome: true, after: migration)
     }
 
-    private nonisolated static func parse<T>(_ bytes: [UInt8], with parser: DeserializeFunctionResponse<T>) throws -> T {
+    private nonisolated static func parse<T>(_ bytes: ArraySlice<UInt8>, with parser: DeserializeFunctionResponse<T>) throws -> T {
         do {
             return try parser.parse(bytes: bytes)
         } catch {
@@ -269,14 +276,14 @@ public actor TelegramClient {
     }
 
     private func invoke(raw body: [UInt8], on first: Int32, timeout: Duration?, followHome: Bool,
-                        after migration: RPCError?) async throws -> [UInt8] {
+                        after migration: RPCError?) async throws -> ArraySlice<UInt8> {
         var dc = first
         var imported = false
         var last: RPCError?
         for attempt in 0...configuration.maxMigrations {
             do {
                 if attempt == 0, let migration { throw MTProtoClientError.rpc(migration) }
-                return try await client(for: dc).invoke(raw: body, timeout: timeout)
+                return try await client(for: dc).invokeInPlace(raw: body, timeout: timeout)
             } catch MTProtoClientError.rpc(let error) {
                 last = error
                 switch error.kind {

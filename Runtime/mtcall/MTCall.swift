@@ -236,21 +236,21 @@ struct MTCall: AsyncParsableCommand {
     /// event loop (`taskExecutor`), so none of them changes threads on its way to the socket and back.
     static func pipeline(_ client: TelegramClient, body: [UInt8], count: Int, window: Int) async throws -> [UInt8]? {
         try await withTaskExecutorPreference(client.taskExecutor) {
-            try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            try await withThrowingTaskGroup(of: ArraySlice<UInt8>.self) { group in
                 var started = 0
-                var last: [UInt8]?
+                var last: ArraySlice<UInt8>?
                 while started < min(window, count) {
-                    group.addTask { try await client.invoke(raw: body) }
+                    group.addTask { try await client.invokeInPlace(raw: body) }
                     started += 1
                 }
                 while let answer = try await group.next() {
                     last = answer
                     if started < count {
-                        group.addTask { try await client.invoke(raw: body) }
+                        group.addTask { try await client.invokeInPlace(raw: body) }
                         started += 1
                     }
                 }
-                return last
+                return last.map { Array($0) }
             }
         }
     }

@@ -158,7 +158,7 @@ func converse(_ client: inout ClientConnection, _ server: inout MiniServer, now:
             events.filter { if case .session(.result) = $0 { true } else { false } }.count == 5
         }
         var answers: [RequestID: [UInt8]] = [:]
-        for case .session(.result(let id, let body)) in events { answers[id] = body }
+        for case .session(.result(let id, let body)) in events { answers[id] = Array(body) }
         #expect(Set(answers.keys) == Set(ids))
         for (index, id) in ids.enumerated() { #expect(answers[id] == [0x02, 0xee, 0xff, 0xc0, UInt8(index), 0, 0, 0]) }
         #expect(server.handled == 5)

@@ -17,7 +17,7 @@ import Testing
         var results: [(RequestID, [UInt8])] = []
         for case .frame(let payload, _) in try pair.transport.receive(output.outbound).events {
             for case .result(let id, let bytes) in try session.receive(frame: payload, now: pair.now) {
-                results.append((id, bytes))
+                results.append((id, Array(bytes)))
             }
         }
         return results

@@ -178,7 +178,7 @@ struct Pair {
                 for answer in try deliver(frame.bytes) {
                     for event in try session.receive(frame: answer, now: now) {
                         switch event {
-                        case .result(id, let bytes): return .success(bytes)
+                        case .result(id, let bytes): return .success(Array(bytes))
                         case .rpcError(id, let error): return .failure(error)
                         case .failed(id, let why): throw why
                         default: break

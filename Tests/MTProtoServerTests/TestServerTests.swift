@@ -60,7 +60,7 @@ import Testing
                         for event in try active.receive(frame: payload, now: now()) {
                             switch event {
                             case .result(request, let bytes):
-                                let parsed = try call.2.parse(Buffer(bytes: bytes))
+                                let parsed = try call.2.parse(bytes: bytes)
                                 guard let push else { return (parsed, nil) }
                                 config = parsed
                                 push(SessionKey(authKeyID: active.authKey.idValue, sessionID: active.sessionID))

@@ -31,7 +31,7 @@ import Testing
             }
             for frame in serverSession.outgoing(now: time) {
                 for case .result(let id, let body) in try clientSession.receive(frame: frame.bytes, now: time) {
-                    answered[id] = Echo.value(ofAnswer: body)
+                    answered[id] = Echo.value(ofAnswer: Array(body))
                 }
             }
         }

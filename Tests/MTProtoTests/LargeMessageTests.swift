@@ -76,7 +76,7 @@ import Testing
         var results: [(RequestID, [UInt8])] = []
         for frame in sent {
             for case .result(let id, let bytes) in try pair.client.receive(frame: frame.bytes, now: pair.now) {
-                results.append((id, bytes))
+                results.append((id, Array(bytes)))
             }
         }
         #expect(results.map(\.0) == requests)

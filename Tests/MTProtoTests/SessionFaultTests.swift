@@ -66,7 +66,7 @@ import Testing
                 switch event {
                     case .result(let id, let body):
                         if answered[id] != nil { duplicates += 1 }
-                        answered[id] = Echo.value(ofAnswer: body)
+                        answered[id] = Echo.value(ofAnswer: Array(body))
                     case .failed(let id, let why): failures.append((id, why))
                     case .resent(_, let why): reasons[why, default: 0] += 1
                     case .sessionCreated: sessionsCreated += 1

@@ -154,7 +154,7 @@ struct SessionPair {
 
 extension [SessionEvent] {
     var results: [(RequestID, [UInt8])] {
-        compactMap { if case .result(let id, let body) = $0 { (id, body) } else { nil } }
+        compactMap { if case .result(let id, let body) = $0 { (id, [UInt8](body)) } else { nil } }
     }
 
     var failures: [(RequestID, RequestFailure)] {

@@ -46,7 +46,7 @@ func items(_ body: [UInt8]) -> [(id: Int64, seqNo: Int32, body: [UInt8])] {
     return []
 }
 
-func constructorOf(_ body: [UInt8]) -> UInt32 { body.count >= 4 ? Session.constructor(body) : 0 }
+func constructorOf(_ body: [UInt8]) -> UInt32 { body.count >= 4 ? Session.constructor(body[...]) : 0 }
 
 /// Every message a client frame list carries, containers opened: (msg_id, seq_no, body).
 func flatten(_ frames: [(id: Int64, seqNo: Int32, salt: Int64, body: [UInt8])]) -> [(id: Int64, seqNo: Int32, body: [UInt8])] {

@@ -82,6 +82,25 @@ import TLRuntime
             try DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self).parse(bytes: encode(true))
         }
     }
+
+    /// A result read where it lies in a larger array (a slice of a decrypted frame): offsets in errors count from
+    /// the slice's start, bytes after it are not read, and an empty slice is a truncation, not a crash.
+    @Test func parsesASliceInPlace() throws {
+        let user = DeserializeFunctionResponse(TestApi.User.self)
+        let value = encode(TestApi.User.userEmpty(id: 4))
+        let frame = [UInt8](repeating: 0xaa, count: 56) + value + [0xbb, 0xbb, 0xbb, 0xbb]
+        let slice = frame[56..<(56 + value.count)]
+        #expect(encode(try user.parse(bytes: slice)) == value)
+        #expect(throws: TLDecodingError(.trailingBytes(4), offset: value.count)) {
+            try user.parse(bytes: frame[56...])
+        }
+        #expect(throws: TLDecodingError(.truncated(needed: 4, available: 0), offset: 0)) {
+            try user.parse(bytes: frame[56..<56])
+        }
+        #expect(throws: TLDecodingError(.truncated(needed: 4, available: 2), offset: 0)) {
+            try user.parse(bytes: frame[56..<58])
+        }
+    }
 }
 
 @Suite struct LogFormatterTests {
