@@ -315,8 +315,20 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         var buffer = unwrapInboundIn(data)
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
         apply(connection.feed(bytes, now: self.now()), channelContext)
-        // Each frame's answers are written as soon as they are made, so the client works on them meanwhile.
-        while !closing, let output = connection.step(now: self.now()) { apply(output, channelContext) }
+        // Each frame's answers are written as soon as they are made, so the client works on them meanwhile. NIO
+        // reads again before `channelReadComplete`, where anything kept back goes out.
+        while !closing, let output = connection.step(now: self.now(), readContinues: true) {
+            apply(output, channelContext)
+        }
+    }
+
+    func channelReadComplete(context channelContext: ChannelHandlerContext) {
+        if !closing {
+            let output = connection.flush(now: self.now())
+            // Nothing kept back (small answers): no write, and the timer set by the last step stays.
+            if !output.outbound.isEmpty || !output.events.isEmpty || output.close != nil { apply(output, channelContext) }
+        }
+        channelContext.fireChannelReadComplete()
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {

@@ -244,7 +244,11 @@ public struct ServerConnection: Sendable {
     /// produced (its answers among it), or nil when nothing waits. A driver that writes each step's output at once
     /// lets the client decrypt one answer while the next is encrypted, instead of receiving every answer to a read
     /// (or to a container of file requests) together.
-    public mutating func step(now: Double) -> ServerConnectionOutput? {
+    /// - Parameter readContinues: the driver reads again at once and calls `step` or `flush(now:)` before it
+    ///   waits (NIO: inside `channelRead`, with `flush` from `channelReadComplete`). A large last answer may then
+    ///   be kept back, hashed, and encrypted while the answer to the next read's request is hashed: requests for
+    ///   file parts arrive one per read, so holding only within a read would hash nearly every part alone.
+    public mutating func step(now: Double, readContinues: Bool = false) -> ServerConnectionOutput? {
         guard closed == nil else { return nil }
         var output = ServerConnectionOutput()
         if running != nil {
@@ -261,7 +265,9 @@ public struct ServerConnection: Sendable {
             return nil
         }
         // With more to run at once, a large last answer is hashed now and encrypted while the next one is hashed.
-        if closed == nil { flushSessions(now: now, output: &output, holdingLast: running != nil || !fed.isEmpty) }
+        if closed == nil {
+            flushSessions(now: now, output: &output, holdingLast: running != nil || !fed.isEmpty || readContinues)
+        }
         return output
     }
 
@@ -300,7 +306,8 @@ public struct ServerConnection: Sendable {
     }
 
     /// Sends what this connection's sessions have queued outside a request: updates pushed with `Session.push`
-    /// (through `SessionRegistry.withExisting`) since the last call.
+    /// (through `SessionRegistry.withExisting`) since the last call, and answers kept back by
+    /// `step(now:readContinues:)`.
     public mutating func flush(now: Double) -> ServerConnectionOutput {
         var output = ServerConnectionOutput()
         guard closed == nil else { return output }

@@ -23,6 +23,25 @@ import Testing
         return results
     }
 
+    /// A handshaken pair whose server answers every `upload.getFile` with 200,000 bytes.
+    static func largeFileSession(seed: UInt64) throws -> (Pair, Session) {
+        var handlers = TestTelegram.handlers()
+        handlers.register("upload.getFile") { _ throws(RPCError) in
+            TestTelegram.serialized(Api.upload.File.file(.init(type: .fileUnknown, mtime: 1,
+                                                               bytes: SeededRandom(seed: seed).bytes(200_000))))
+        }
+        var pair = try Pair(context: try Fixture.context(seed: seed + 1, handlers: handlers), seed: seed + 2)
+        _ = try pair.handshake()
+        guard let session = pair.session else { throw HarnessFailure(description: "no session") }
+        return (pair, session)
+    }
+
+    static func getPart(_ part: Int) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.File>) {
+        Api.functions.upload.getFile(location: .inputDocumentFileLocation(.init(id: 1, accessHash: 2, fileReference: [],
+                                                                                thumbSize: "")),
+                                     offset: Int64(part) << 19, limit: 1 << 19)
+    }
+
     @Test func uploadFileIsWrittenAsTheGeneratedCodeWritesIt() {
         let document = SeededRandom(seed: 120).bytes(600_000)
         for length in [0, 1, 3, 252, 253, 254, 255, 256, 1023, 4096, 524_288] {
@@ -57,21 +76,9 @@ import Testing
     }
 
     @Test func aContainerOfLargeAnswersIsAnsweredOverSeveralSteps() throws {
-        var handlers = TestTelegram.handlers()
-        handlers.register("upload.getFile") { _ throws(RPCError) in
-            TestTelegram.serialized(Api.upload.File.file(.init(type: .fileUnknown, mtime: 1,
-                                                               bytes: SeededRandom(seed: 123).bytes(200_000))))
-        }
-        var pair = try Pair(context: try Fixture.context(seed: 124, handlers: handlers), seed: 125)
-        _ = try pair.handshake()
-        guard var session = pair.session else { throw HarnessFailure(description: "no session") }
-        let location = Api.InputFileLocation.inputDocumentFileLocation(.init(id: 1, accessHash: 2, fileReference: [],
-                                                                             thumbSize: ""))
+        var (pair, session) = try Self.largeFileSession(seed: 123)
         var requests: [RequestID] = []
-        for part in 0..<3 {
-            requests.append(try session.send(Api.functions.upload.getFile(location: location, offset: Int64(part) << 19,
-                                                                          limit: 1 << 19)))
-        }
+        for part in 0..<3 { requests.append(try session.send(Self.getPart(part))) }
         // Sent together, the three requests share one container in one frame.
         var wire: [UInt8] = []
         let frames = session.outgoing(now: pair.now)
@@ -87,6 +94,26 @@ import Testing
             answeredBySteps.append(results.map(\.0))
         }
         #expect(answeredBySteps == [[], [requests[0]], [requests[1], requests[2]]])
+    }
+
+    /// File-part requests arrive one per read. While the driver says the read goes on, a large answer waits
+    /// (hashed) for the next read's step, which sends it; `flush` at the end of the reads sends the last one.
+    @Test func aLargeAnswerWaitsForTheNextReadUntilFlush() throws {
+        var (pair, session) = try Self.largeFileSession(seed: 128)
+        var answered: [[RequestID]] = []
+        var requests: [RequestID] = []
+        for part in 0..<3 {
+            requests.append(try session.send(Self.getPart(part)))
+            var wire: [UInt8] = []
+            for frame in session.outgoing(now: pair.now) { wire += try pair.transport.send(frame.bytes) }
+            _ = pair.server.feed(wire, now: pair.now)
+            while let output = pair.server.step(now: pair.now, readContinues: true) {
+                answered.append(try Self.results(of: output, &pair, &session).map(\.0))
+            }
+        }
+        answered.append(try Self.results(of: pair.server.flush(now: pair.now), &pair, &session).map(\.0))
+        #expect(answered == [[], [requests[0]], [requests[1]], [requests[2]]])
+        #expect(try Self.results(of: pair.server.flush(now: pair.now), &pair, &session).isEmpty, "nothing twice")
     }
 
     @Test func smallAnswersAreNeverHeldBack() throws {
