@@ -327,22 +327,23 @@ extension Session {
         var payload = result
         if payload.count >= 4, Session.constructor(payload) == WireID.gzipPacked {
             do {
-                var reader = BufferReader(bytes: Array(payload))
-                reader.maxUnpackedSize = configuration.maxUnpackedBytes
-                _ = try reader.readUInt32()
-                payload = try GZip.unpack(try reader.readTLBytes(), maxSize: configuration.maxUnpackedBytes)[...]
+                let packed = try BufferReader.withReader(over: payload) { (reader) throws(TLDecodingError) in
+                    _ = try reader.readUInt32()
+                    return try reader.readTLBytes()
+                }
+                payload = try GZip.unpack(packed, maxSize: configuration.maxUnpackedBytes)[...]
             } catch {
                 events.append(.failed(owner, .malformedAnswer("gzip_packed result: \(error)")))
                 return
             }
         }
         if payload.count >= 4, Session.constructor(payload) == WireID.rpcError {
-            var reader = BufferReader(bytes: Array(payload))
             do {
-                _ = try reader.readUInt32()
-                let code = try reader.readInt32()
-                let text = try reader.readTLString()
-                events.append(.rpcError(owner, RPCError(code: code, message: text)))
+                let error = try BufferReader.withReader(over: payload) { (reader) throws(TLDecodingError) in
+                    _ = try reader.readUInt32()
+                    return RPCError(code: try reader.readInt32(), message: try reader.readTLString())
+                }
+                events.append(.rpcError(owner, error))
             } catch {
                 events.append(.failed(owner, .malformedAnswer("rpc_error: \(error)")))
             }

@@ -326,7 +326,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         if !closing {
             let output = connection.flush(now: self.now())
             // Nothing kept back (small answers): no write, and the timer set by the last step stays.
-            if !output.outbound.isEmpty || !output.events.isEmpty || output.close != nil { apply(output, channelContext) }
+            if !output.isEmpty { apply(output, channelContext) }
         }
         channelContext.fireChannelReadComplete()
     }

@@ -179,6 +179,9 @@ public struct ServerConnectionOutput: Sendable {
 
     public init() {}
 
+    /// Nothing to write, report or close.
+    public var isEmpty: Bool { outbound.isEmpty && events.isEmpty && close == nil }
+
     /// Appends bytes to write; the first are taken as they are (a 512 KiB frame is not copied into an empty array).
     mutating func write(_ bytes: [UInt8]) {
         if outbound.isEmpty { outbound = bytes } else { outbound += bytes }
