@@ -23,6 +23,14 @@ import Testing
         return results
     }
 
+    /// A pair past its handshake on `context`, and the client's session.
+    static func handshaken(_ context: ServerContext, seed: UInt64) throws -> (Pair, Session) {
+        var pair = try Pair(context: context, seed: seed)
+        _ = try pair.handshake()
+        guard let session = pair.session else { throw HarnessFailure(description: "no session") }
+        return (pair, session)
+    }
+
     /// A handshaken pair whose server answers every `upload.getFile` with 200,000 bytes.
     static func largeFileSession(seed: UInt64) throws -> (Pair, Session) {
         var handlers = TestTelegram.handlers()
@@ -30,10 +38,7 @@ import Testing
             TestTelegram.serialized(Api.upload.File.file(.init(type: .fileUnknown, mtime: 1,
                                                                bytes: SeededRandom(seed: seed).bytes(200_000))))
         }
-        var pair = try Pair(context: try Fixture.context(seed: seed + 1, handlers: handlers), seed: seed + 2)
-        _ = try pair.handshake()
-        guard let session = pair.session else { throw HarnessFailure(description: "no session") }
-        return (pair, session)
+        return try handshaken(try Fixture.context(seed: seed + 1, handlers: handlers), seed: seed + 2)
     }
 
     static func getPart(_ part: Int) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.File>) {
@@ -55,10 +60,7 @@ import Testing
     }
 
     @Test func eachFrameIsAnsweredByItsOwnStep() throws {
-        let context = try Fixture.context(seed: 121)
-        var pair = try Pair(context: context, seed: 122)
-        _ = try pair.handshake()
-        guard var session = pair.session else { throw HarnessFailure(description: "no session") }
+        var (pair, session) = try Self.handshaken(try Fixture.context(seed: 121), seed: 122)
         // Two requests in two frames, delivered in one read.
         var wire: [UInt8] = []
         var requests: [RequestID] = []
@@ -117,10 +119,7 @@ import Testing
     }
 
     @Test func smallAnswersAreNeverHeldBack() throws {
-        let context = try Fixture.context(seed: 126)
-        var pair = try Pair(context: context, seed: 127)
-        _ = try pair.handshake()
-        guard var session = pair.session else { throw HarnessFailure(description: "no session") }
+        var (pair, session) = try Self.handshaken(try Fixture.context(seed: 126), seed: 127)
         var wire: [UInt8] = []
         for _ in 0..<3 {
             _ = try session.send(Api.functions.help.getNearestDc())
