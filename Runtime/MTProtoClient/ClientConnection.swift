@@ -281,6 +281,28 @@ public struct ClientConnection: Sendable {
         } catch {
             try fail(.transport(error))
         }
+        return try deliver(consume output, now: now)
+    }
+
+    /// `receive` from memory the caller owns (a socket buffer), read only during the call: frames are copied out
+    /// of it once, not the whole read first (see `ClientTransport.receive(bytes:)`).
+    public mutating func receive(bytes: UnsafeRawBufferPointer, now: Double) throws(ClientConnectionError)
+        -> (bytes: [UInt8], events: [Event])
+    {
+        if case .failed(let error) = phase { throw error }
+        let output: TransportOutput
+        do {
+            output = try transport.receive(bytes: bytes)
+        } catch {
+            try fail(.transport(error))
+        }
+        return try deliver(consume output, now: now)
+    }
+
+    /// What the transport decoded, through the handshake or the session.
+    private mutating func deliver(_ output: consuming TransportOutput, now: Double) throws(ClientConnectionError)
+        -> (bytes: [UInt8], events: [Event])
+    {
         var out = output.outbound
         var events: [Event] = []
         // Taken out one by one, so a frame's array is referenced only by the code decrypting it, which can then

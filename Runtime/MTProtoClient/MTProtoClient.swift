@@ -433,13 +433,13 @@ public actor MTProtoClient {
             // Bytes go out through `writer`, straight to the channel; the async channel is only read.
             try await asyncChannel.executeThenClose { inbound, _ in
                 self.startWriting(opening, on: asyncChannel.channel, generation: generation)
-                for try await var buffer in inbound {
-                    let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+                for try await buffer in inbound {
                     // A bulk read (file parts) is decrypted on Swift's global pool, so the loop goes on reading
-                    // the socket meanwhile; answers to small calls stay on the loop (no thread switch each).
-                    let alive = bytes.count < Self.bulkRead
-                        ? self.receive(bytes)
-                        : await Task.detached { await self.receive(bytes) }.value
+                    // the socket meanwhile; answers to small calls stay on the loop (no thread switch each). The
+                    // read is handed over as NIO's buffer: frames are copied out of it once.
+                    let alive = buffer.readableBytes < Self.bulkRead
+                        ? self.receive(buffer)
+                        : await Task.detached { await self.receive(buffer) }.value
                     guard alive else { break }
                 }
             }
@@ -634,12 +634,14 @@ public actor MTProtoClient {
     }
 
     /// Feeds received bytes to the connection; false once it has failed.
-    private func receive(_ bytes: [UInt8]) -> Bool {
+    private func receive(_ buffer: ByteBuffer) -> Bool {
         let now = now()
         let received: (bytes: [UInt8], events: [ClientConnection.Event])
         do throws(ClientConnectionError) {
             guard let result = try withConnection({ connection throws(ClientConnectionError) in
-                try connection.receive(bytes, now: now)
+                try buffer.withUnsafeReadableBytes { bytes throws(ClientConnectionError) in
+                    try connection.receive(bytes: bytes, now: now)
+                }
             }) else { return false }
             received = result
         } catch {

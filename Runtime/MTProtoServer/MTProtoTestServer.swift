@@ -6,6 +6,7 @@ import Foundation
 import MTProto
 import MTProtoCrypto
 import MTProtoTransport
+import MTProtoTransportNIO
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -353,14 +354,18 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             claimRoutes(id: id, channelContext)
         }
         var written: EventLoopFuture<Void>?
-        if !output.outbound.isEmpty {
-            let count = output.outbound.count
+        if !output.pieces.isEmpty {
+            let count = output.outboundCount
             queuedBytes += count
             let promise = channelContext.eventLoop.makePromise(of: Void.self)
             let loopBound = NIOLoopBound(self, eventLoop: channelContext.eventLoop)
             promise.futureResult.whenComplete { _ in loopBound.value.queuedBytes -= count }
-            channelContext.writeAndFlush(wrapOutboundOut(channelContext.channel.allocator.buffer(bytes: output.outbound)),
-                                         promise: promise)
+            let buffers = channelContext.channel.allocator.buffers(copying: output.pieces)
+            for (index, buffer) in buffers.enumerated() {
+                // The last write's promise completes after the ones before it (NIO writes in order).
+                channelContext.write(wrapOutboundOut(buffer), promise: index == buffers.count - 1 ? promise : nil)
+            }
+            channelContext.flush()
             written = promise.futureResult
             if queuedBytes > context.limits.maxQueuedBytes, output.close == nil {
                 close(.queueOverflow(bytes: queuedBytes), channelContext, after: nil)

@@ -171,25 +171,36 @@ func hex64(_ value: UInt64) -> String {
 
 /// What one call produced.
 public struct ServerConnectionOutput: Sendable {
-    /// Bytes to write now, in order.
-    public var outbound: [UInt8] = []
+    /// Bytes to write now, in order, as pieces written back to back (none empty). A frame's transport header and its
+    /// payload are separate pieces, so a 512 KiB answer is copied once, into the socket's buffers.
+    public private(set) var pieces: [[UInt8]] = []
     public var events: [ServerConnectionEvent] = []
     /// Set when the connection must close after `outbound` is written; later calls produce nothing.
     public var close: ServerConnectionError?
 
     public init() {}
 
-    /// Nothing to write, report or close.
-    public var isEmpty: Bool { outbound.isEmpty && events.isEmpty && close == nil }
+    /// The pieces joined: everything to write now.
+    public var outbound: [UInt8] { pieces.reduce(into: []) { $0 += $1 } }
 
-    /// Appends bytes to write; the first are taken as they are (a 512 KiB frame is not copied into an empty array).
+    /// Bytes in all pieces.
+    public var outboundCount: Int { pieces.reduce(0) { $0 + $1.count } }
+
+    /// Nothing to write, report or close.
+    public var isEmpty: Bool { pieces.isEmpty && events.isEmpty && close == nil }
+
+    /// Appends bytes to write.
     mutating func write(_ bytes: [UInt8]) {
-        if outbound.isEmpty { outbound = bytes } else { outbound += bytes }
+        if !bytes.isEmpty { pieces.append(bytes) }
+    }
+
+    mutating func write(pieces more: [[UInt8]]) {
+        for piece in more { write(piece) }
     }
 
     /// Appends what a later step produced.
     mutating func append(_ next: ServerConnectionOutput) {
-        write(next.outbound)
+        write(pieces: next.pieces)
         events += next.events
         if close == nil { close = next.close }
     }
@@ -603,7 +614,7 @@ public struct ServerConnection: Sendable {
 
     private mutating func send(_ payload: [UInt8], output: inout ServerConnectionOutput) {
         do {
-            output.write(try transport.send(payload))
+            output.write(pieces: try transport.sendPieces(payload))
         } catch {
             output = fail(.transport(error), output)
         }

@@ -13,8 +13,17 @@ public protocol FrameCodec: Sendable {
     /// Frames `payload`. `quickAck` (client only) asks the server for a quick acknowledgment.
     mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8]
 
+    /// Frames `payload` as pieces to be written back to back, the payload itself untouched between the codec's
+    /// header and trailer: what `encode` returns joined. (A codec that does not override it returns `encode`'s
+    /// bytes as one piece.)
+    mutating func encodePieces(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> FramePieces
+
     /// Appends `bytes` to the stream and returns every event completed by them, in order.
     mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent]
+
+    /// `decode(feed:)` from memory the caller owns (a socket buffer), read only during the call: a codec that
+    /// overrides it copies each frame out once instead of the caller first copying the whole read.
+    mutating func decode(feedBytes bytes: UnsafeRawBufferPointer) throws(TransportError) -> [TransportEvent]
 
     /// Call at end of stream: throws `.truncated` if part of a frame is still buffered.
     func finish() throws(TransportError)
@@ -24,6 +33,47 @@ public protocol FrameCodec: Sendable {
 
     /// Server only: a transport error packet, e.g. −404.
     mutating func encodeTransportError(_ code: Int32) throws(TransportError) -> [UInt8]
+}
+
+extension FrameCodec {
+    public mutating func decode(feedBytes bytes: UnsafeRawBufferPointer) throws(TransportError) -> [TransportEvent] {
+        try decode(feed: [UInt8](bytes))
+    }
+
+    public mutating func encodePieces(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> FramePieces {
+        FramePieces(head: try encode(payload, quickAck: quickAck))
+    }
+}
+
+/// One framed payload as it goes on the wire: `head ‖ payload ‖ tail`. Kept in pieces so that a large payload (a
+/// 512 KiB file part) is not copied into a new array to put 4 bytes in front of it; the writer copies the pieces
+/// into its socket buffers once.
+public struct FramePieces: Sendable, Hashable {
+    public var head: [UInt8]
+    public var payload: [UInt8]
+    public var tail: [UInt8]
+
+    public init(head: [UInt8], payload: [UInt8] = [], tail: [UInt8] = []) {
+        self.head = head
+        self.payload = payload
+        self.tail = tail
+    }
+
+    /// Bytes in all three pieces.
+    public var count: Int { head.count + payload.count + tail.count }
+
+    /// The three pieces in one array.
+    public var joined: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        out += head
+        out += payload
+        out += tail
+        return out
+    }
+
+    /// The non-empty pieces, in order.
+    public var nonEmpty: [[UInt8]] { [head, payload, tail].filter { !$0.isEmpty } }
 }
 
 /// Payload size limits shared by the codecs.
@@ -89,23 +139,20 @@ public struct AbridgedCodec: FrameCodec {
     }
 
     public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
+        try encodePieces(payload, quickAck: quickAck).joined
+    }
+
+    public mutating func encodePieces(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> FramePieces {
         if quickAck { try requireRole(role, .client, "a quick-ack request") }
         guard payload.count % 4 == 0 else { throw .unalignedPayload(kind: .abridged, length: payload.count) }
         try checkPayloadLength(payload.count, kind: .abridged, maximum: maximumPayload)
         let words = payload.count / 4
         let flag: UInt8 = quickAck ? 0x80 : 0
-        var out: [UInt8] = []
-        out.reserveCapacity(payload.count + 4)
-        if words < 0x7f {
-            out.append(UInt8(words) | flag)
-        } else {
-            out.append(0x7f | flag)
-            out.append(UInt8(truncatingIfNeeded: words))
-            out.append(UInt8(truncatingIfNeeded: words >> 8))
-            out.append(UInt8(truncatingIfNeeded: words >> 16))
-        }
-        out.append(contentsOf: payload)
-        return out
+        let head: [UInt8] = words < 0x7f
+            ? [UInt8(words) | flag]
+            : [0x7f | flag, UInt8(truncatingIfNeeded: words), UInt8(truncatingIfNeeded: words >> 8),
+               UInt8(truncatingIfNeeded: words >> 16)]
+        return FramePieces(head: head, payload: payload)
     }
 
     public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
@@ -179,16 +226,22 @@ public struct IntermediateCodec: FrameCodec {
     }
 
     public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
+        try encodePieces(payload, quickAck: quickAck).joined
+    }
+
+    public mutating func encodePieces(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> FramePieces {
         if quickAck { try requireRole(role, .client, "a quick-ack request") }
         try checkPayloadLength(payload.count, kind: .intermediate, maximum: reader.maximumPayload)
-        var out: [UInt8] = []
-        out.reserveCapacity(payload.count + 4)
-        out.appendUInt32LE(UInt32(payload.count) | (quickAck ? 0x8000_0000 : 0))
-        out.append(contentsOf: payload)
-        return out
+        var head: [UInt8] = []
+        head.appendUInt32LE(UInt32(payload.count) | (quickAck ? 0x8000_0000 : 0))
+        return FramePieces(head: head, payload: payload)
     }
 
     public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        try reader.decode(feed: bytes) { payload, _ in payload }
+    }
+
+    public mutating func decode(feedBytes bytes: UnsafeRawBufferPointer) throws(TransportError) -> [TransportEvent] {
         try reader.decode(feed: bytes) { payload, _ in payload }
     }
 
@@ -241,29 +294,46 @@ public struct PaddedIntermediateCodec: FrameCodec {
     /// (its low 4 bits by default), the padding is the next `count` bytes. (One call, because the system generator
     /// costs more than the framing.)
     public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
+        try encodePieces(payload, quickAck: quickAck).joined
+    }
+
+    public mutating func encodePieces(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> FramePieces {
         let draw = random.bytes(16)
         let count = Int(draw[0]) % (maximumPadding + 1)
-        return try encode(payload, padding: Array(draw[1..<(1 + count)]), quickAck: quickAck)
+        return try encodePieces(payload, padding: Array(draw[1..<(1 + count)]), quickAck: quickAck)
     }
 
     /// Frames `payload` followed by the given padding (0–15 bytes).
     public func encode(_ payload: [UInt8], padding: [UInt8], quickAck: Bool = false) throws(TransportError)
         -> [UInt8]
     {
+        try encodePieces(payload, padding: padding, quickAck: quickAck).joined
+    }
+
+    /// `encode(_:padding:quickAck:)` in pieces: the padding is the tail.
+    public func encodePieces(_ payload: [UInt8], padding: [UInt8], quickAck: Bool = false) throws(TransportError)
+        -> FramePieces
+    {
         if quickAck { try requireRole(role, .client, "a quick-ack request") }
         try checkPayloadLength(payload.count, kind: .paddedIntermediate, maximum: reader.maximumPayload - 15)
         guard padding.count <= 15 else { throw .invalidPadding(length: padding.count, offset: -1) }
-        var out: [UInt8] = []
-        out.reserveCapacity(payload.count + padding.count + 4)
-        out.appendUInt32LE(UInt32(payload.count + padding.count) | (quickAck ? 0x8000_0000 : 0))
-        out.append(contentsOf: payload)
-        out.append(contentsOf: padding)
-        return out
+        var head: [UInt8] = []
+        head.appendUInt32LE(UInt32(payload.count + padding.count) | (quickAck ? 0x8000_0000 : 0))
+        return FramePieces(head: head, payload: payload, tail: padding)
     }
 
     public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
+        try reader.decode(feed: bytes, transform: unpad)
+    }
+
+    public mutating func decode(feedBytes bytes: UnsafeRawBufferPointer) throws(TransportError) -> [TransportEvent] {
+        try reader.decode(feed: bytes, transform: unpad)
+    }
+
+    /// What the reader does to each frame: strip its padding under `.mtproto`.
+    private var unpad: ([UInt8], Int) throws(TransportError) -> [UInt8] {
         let policy = padding
-        return try reader.decode(feed: bytes) { (payload, offset) throws(TransportError) in
+        return { (payload, offset) throws(TransportError) in
             guard policy == .mtproto else { return payload }
             guard let padding = Self.paddingLength(payload) else {
                 throw .invalidPadding(length: payload.count, offset: offset)
@@ -334,22 +404,34 @@ struct LengthPrefixedReader: Sendable {
     mutating func decode(
         feed bytes: [UInt8], transform: ([UInt8], Int) throws(TransportError) -> [UInt8]
     ) throws(TransportError) -> [TransportEvent] {
+        // `withUnsafeBytes` rethrows untyped errors; the result carries the typed one out.
+        var result: Result<[TransportEvent], TransportError> = .success([])
+        bytes.withUnsafeBytes { raw in
+            result = Result { () throws(TransportError) in try decode(feed: raw, transform: transform) }
+        }
+        return try result.get()
+    }
+
+    mutating func decode(
+        feed bytes: UnsafeRawBufferPointer, transform: ([UInt8], Int) throws(TransportError) -> [UInt8]
+    ) throws(TransportError) -> [TransportEvent] {
         var events: [TransportEvent] = []
-        var rest = bytes[...]
+        var rest = bytes
+        func take(_ count: Int) -> UnsafeRawBufferPointer {
+            defer { rest = UnsafeRawBufferPointer(rebasing: rest[count...]) }
+            return UnsafeRawBufferPointer(rebasing: rest[..<count])
+        }
         while true {
             let frame: (length: Int, quickAck: Bool)
             if let pending {
                 frame = pending
             } else {
                 let header: UInt32
-                if buffer.isEmpty, let word = rest.uint32LE(at: rest.startIndex) {
-                    header = word
-                    rest = rest.dropFirst(4)
+                if buffer.isEmpty, rest.count >= 4 {
+                    header = UInt32(littleEndian: take(4).loadUnaligned(as: UInt32.self))
                 } else {
                     // A header split across reads: complete it in the queue.
-                    let take = min(4 - buffer.count, rest.count)
-                    buffer.append(rest.prefix(take))
-                    rest = rest.dropFirst(take)
+                    buffer.append(take(min(4 - buffer.count, rest.count)))
                     guard let word = buffer.uint32LE(at: 0) else { break }
                     header = word
                     buffer.skip(4)
@@ -370,15 +452,12 @@ struct LengthPrefixedReader: Sendable {
             }
             let raw: [UInt8]
             if buffer.isEmpty, rest.count >= frame.length {
-                raw = Array(rest.prefix(frame.length))
-                rest = rest.dropFirst(frame.length)
+                raw = [UInt8](take(frame.length))
             } else {
                 // The payload continues in later reads: a large one gets room to arrive in, takes only its own
                 // bytes, and is handed out whole (the queue then holds nothing else).
                 buffer.expect(frame.length)
-                let take = min(frame.length - buffer.count, rest.count)
-                buffer.append(rest.prefix(take))
-                rest = rest.dropFirst(take)
+                buffer.append(take(min(frame.length - buffer.count, rest.count)))
                 guard let whole = buffer.read(frame.length) else { break }
                 raw = whole
             }
@@ -427,20 +506,23 @@ public struct FullCodec: FrameCodec {
     public var nextSendSequence: Int32 { sendSequence }
 
     public mutating func encode(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> [UInt8] {
-        if quickAck { throw .quickAckUnsupported(.full) }
-        try checkPayloadLength(payload.count, kind: .full, maximum: maximumPayload)
-        return frame(payload)
+        try encodePieces(payload, quickAck: quickAck).joined
     }
 
-    private mutating func frame(_ payload: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(payload.count + 12)
-        out.appendUInt32LE(UInt32(payload.count + 12))
-        out.appendUInt32LE(UInt32(bitPattern: sendSequence))
-        out.append(contentsOf: payload)
-        out.appendUInt32LE(CRC32.checksum(out))
+    /// Length and sequence number, the payload, then the CRC32 of all that before it.
+    public mutating func encodePieces(_ payload: [UInt8], quickAck: Bool) throws(TransportError) -> FramePieces {
+        if quickAck { throw .quickAckUnsupported(.full) }
+        try checkPayloadLength(payload.count, kind: .full, maximum: maximumPayload)
+        var head: [UInt8] = []
+        head.appendUInt32LE(UInt32(payload.count + 12))
+        head.appendUInt32LE(UInt32(bitPattern: sendSequence))
+        let crc = payload.withUnsafeBytes { body in
+            head.withUnsafeBytes { CRC32.update(CRC32.update(0, $0), body) }
+        }
+        var tail: [UInt8] = []
+        tail.appendUInt32LE(crc)
         sendSequence &+= 1
-        return out
+        return FramePieces(head: head, payload: payload, tail: tail)
     }
 
     public mutating func decode(feed bytes: [UInt8]) throws(TransportError) -> [TransportEvent] {
@@ -483,7 +565,7 @@ public struct FullCodec: FrameCodec {
         try requireRole(role, .server, "a transport error code")
         var payload: [UInt8] = []
         payload.appendUInt32LE(UInt32(bitPattern: code))
-        return frame(payload)
+        return try encodePieces(payload, quickAck: false).joined
     }
 }
 
@@ -496,8 +578,13 @@ public enum CRC32 {
     }
 
     public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
-        var crc = crc32(0, nil, 0)
+        update(0, bytes)
+    }
+
+    /// The checksum of what `crc` was the checksum of, followed by `bytes` (0 for nothing yet).
+    public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
+        var crc = uLong(crc)
         var offset = 0
         while offset < bytes.count {
             // zlib takes a 32-bit length.

@@ -74,6 +74,18 @@ struct TransportPipeline: Sendable {
         return wrapped
     }
 
+    /// Obfuscates and wraps a frame in pieces. Unwrapped, the pieces stay apart (the payload is encrypted where it
+    /// lies when obfuscated, else not touched); TLS records need them joined.
+    func seal(_ frame: FramePieces, writer: inout TLSRecordWriter?) -> [[UInt8]] {
+        guard writer == nil else { return [seal(frame.joined, writer: &writer)] }
+        var pieces = frame.nonEmpty
+        if let cipher {
+            // The keystream runs on across calls, so the pieces in order encrypt as their concatenation would.
+            for index in pieces.indices { cipher.encrypt(&pieces[index]) }
+        }
+        return pieces
+    }
+
     mutating func open(_ wire: [UInt8]) throws(TransportError) -> [TransportEvent] {
         var bytes = wire
         if var tls = reader {
@@ -81,6 +93,13 @@ struct TransportPipeline: Sendable {
             reader = tls
         }
         return try openUnwrapped(bytes)
+    }
+
+    /// `open` from memory the caller owns: read in place unless a layer must rewrite it (TLS records, the
+    /// obfuscation cipher), which takes a copy as before.
+    mutating func open(bytes: UnsafeRawBufferPointer) throws(TransportError) -> [TransportEvent] {
+        guard reader == nil, cipher == nil else { return try open([UInt8](bytes)) }
+        return try codec.decode(feedBytes: bytes)
     }
 
     /// Bytes already taken out of their TLS records.
@@ -209,6 +228,19 @@ public struct ClientTransport: Sendable {
             }
             output.events = try pipeline.open(data)
             return output
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// `receive` from memory the caller owns (a socket buffer), read only during the call: without obfuscation,
+    /// each frame is copied out of it once rather than the whole read being copied first.
+    public mutating func receive(bytes: UnsafeRawBufferPointer) throws(TransportError) -> TransportOutput {
+        if let failure { throw failure }
+        guard handshake == nil else { return try receive([UInt8](bytes)) }
+        do {
+            return TransportOutput(events: try pipeline.open(bytes: bytes))
         } catch {
             failure = error
             throw error
@@ -390,7 +422,17 @@ public struct ServerTransport: Sendable {
 
     /// Frames, obfuscates and wraps one payload for the client.
     public mutating func send(_ payload: [UInt8]) throws(TransportError) -> [UInt8] {
-        try seal { (codec: inout any FrameCodec) throws(TransportError) in try codec.encode(payload, quickAck: false) }
+        try sendPieces(payload).reduce(into: []) { $0 += $1 }
+    }
+
+    /// `send` as pieces to write back to back: a large payload is not copied to frame it (see `FramePieces`).
+    public mutating func sendPieces(_ payload: [UInt8]) throws(TransportError) -> [[UInt8]] {
+        if let failure { throw failure }
+        guard var established = pipeline else { throw .notEstablished("the client's protocol is not known yet") }
+        let frame = try established.codec.encodePieces(payload, quickAck: false)
+        let out = established.seal(frame, writer: &established.writer)
+        pipeline = established
+        return out
     }
 
     /// Sends a quick-ack reply for `token`.
