@@ -234,10 +234,16 @@ enum ServiceWriter {
     static func rpcResult(requestMessageID: Int64, result: [UInt8]) -> [UInt8] {
         var body = [UInt8]()
         body.reserveCapacity(12 + result.count)
-        body.appendLE(WireID.rpcResult)
-        body.appendLE(requestMessageID)
-        body += result
+        rpcResultBody(requestMessageID: requestMessageID, result: result).write(to: &body)
         return body
+    }
+
+    /// `rpc_result` with the result as it is, behind its 12-byte header.
+    static func rpcResultBody(requestMessageID: Int64, result: [UInt8]) -> MessageBody {
+        var head = [UInt8]()
+        head.appendLE(WireID.rpcResult)
+        head.appendLE(requestMessageID)
+        return MessageBody(head: head, data: result)
     }
 
     static func rpcError(_ error: RPCError) -> [UInt8] {
@@ -291,6 +297,10 @@ enum ServiceWriter {
 
     /// `msg_container`: items already in wire form (`msg_id seqno bytes body`).
     static func container(_ items: [(id: Int64, seqNo: Int32, body: [UInt8])]) -> [UInt8] {
+        container(items.map { ($0.id, $0.seqNo, MessageBody($0.body)) })
+    }
+
+    static func container(_ items: [(id: Int64, seqNo: Int32, body: MessageBody)]) -> [UInt8] {
         let buffer = Buffer(capacity: 8 + items.reduce(0) { $0 + 16 + $1.body.count })
         buffer.appendUInt32(WireID.msgContainer)
         buffer.appendInt32(Int32(items.count))
@@ -298,7 +308,8 @@ enum ServiceWriter {
             buffer.appendInt64(item.id)
             buffer.appendInt32(item.seqNo)
             buffer.appendInt32(Int32(item.body.count))
-            buffer.appendRaw(item.body)
+            buffer.appendRaw(item.body.head)
+            buffer.appendRaw(item.body.data)
         }
         return buffer.bytes
     }

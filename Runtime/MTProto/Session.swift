@@ -137,7 +137,7 @@ struct Outgoing: Sendable {
         /// A tracked client request; its body is read from the record when sent.
         case request(RequestID)
         /// Anything else; `answers` names the client msg_id a server answer belongs to.
-        case message(body: [UInt8], contentRelated: Bool, isResponse: Bool, answers: Int64?)
+        case message(body: MessageBody, contentRelated: Bool, isResponse: Bool, answers: Int64?)
         /// `msgs_state_req` for these ids.
         case stateQuery([Int64])
         /// A kept message sent again under its own msg_id and seq_no (`msg_resend_req`).
@@ -145,6 +145,35 @@ struct Outgoing: Sendable {
     }
 
     var kind: Kind
+}
+
+extension Outgoing.Kind {
+    static func message(body: [UInt8], contentRelated: Bool, isResponse: Bool, answers: Int64?) -> Self {
+        .message(body: MessageBody(body), contentRelated: contentRelated, isResponse: isResponse, answers: answers)
+    }
+}
+
+/// A message body as it is written: `head ‖ data`. An answer's `rpc_result` header is the head, kept apart so that
+/// a large result (a 512 KiB file part) is copied once, into its frame, rather than first into a new array to put
+/// 12 bytes in front of it.
+struct MessageBody: Sendable {
+    var head: [UInt8] = []
+    var data: [UInt8]
+
+    init(_ data: [UInt8]) { self.data = data }
+
+    init(head: [UInt8], data: [UInt8]) {
+        self.head = head
+        self.data = data
+    }
+
+    var count: Int { head.count + data.count }
+
+    /// Appends `head ‖ data` to `bytes`.
+    func write(to bytes: inout [UInt8]) {
+        bytes += head
+        bytes += data
+    }
 }
 
 /// A client request and its delivery state.

@@ -191,7 +191,7 @@ extension Session {
     struct WireMessage {
         let id: Int64
         let seqNo: Int32
-        let body: [UInt8]
+        let body: MessageBody
         let solo: Bool
         let isResponse: Bool
         let request: RequestID?
@@ -234,10 +234,11 @@ extension Session {
                 record.lastProgress = now
                 requests[request] = record
                 requestByMessageID[id] = request
-                retained.insert(id, .init(seqNo: seqNo, body: record.body, isResponse: false, answers: nil))
+                retained.insert(id, .init(seqNo: seqNo, body: MessageBody(record.body), isResponse: false,
+                                          answers: nil))
                 nextStateScan = min(nextStateScan, now + configuration.stateRequestAfter)
-                return WireMessage(id: id, seqNo: seqNo, body: record.body, solo: record.solo, isResponse: false,
-                                   request: request)
+                return WireMessage(id: id, seqNo: seqNo, body: MessageBody(record.body), solo: record.solo,
+                                   isResponse: false, request: request)
             case let .message(body, contentRelated, isResponse, answers):
                 let id = messageIDs.next(now: now, isResponse: isResponse)
                 let seqNo = nextSeqNo(contentRelated: contentRelated)
@@ -253,8 +254,8 @@ extension Session {
                 let id = messageIDs.next(now: now)
                 stateQueries[id] = (ids, now)
                 return WireMessage(id: id, seqNo: nextSeqNo(contentRelated: true),
-                                   body: ServiceWriter.ids(WireID.msgsStateReq, ids), solo: false, isResponse: false,
-                                   request: nil)
+                                   body: MessageBody(ServiceWriter.ids(WireID.msgsStateReq, ids)), solo: false,
+                                   isResponse: false, request: nil)
             case let .again(id, kept):
                 return WireMessage(id: id, seqNo: kept.seqNo, body: kept.body, solo: false,
                                    isResponse: kept.isResponse, request: nil)
@@ -274,7 +275,7 @@ extension Session {
     mutating func assemble(_ group: [WireMessage], now: Double) -> AssembledFrame {
         let topID: Int64
         let topSeqNo: Int32
-        let body: [UInt8]
+        let body: MessageBody
         var ids = group.map(\.id)
         if group.count == 1 {
             topID = group[0].id
@@ -283,7 +284,7 @@ extension Session {
         } else {
             topID = messageIDs.next(now: now, isResponse: group.contains { $0.isResponse })
             topSeqNo = nextSeqNo(contentRelated: false)
-            body = ServiceWriter.container(group.map { ($0.id, $0.seqNo, $0.body) })
+            body = MessageBody(ServiceWriter.container(group.map { ($0.id, $0.seqNo, $0.body) }))
             containers[topID] = ids
             containerOrder.append(topID)
             if containerOrder.count > 4096 {
@@ -306,7 +307,7 @@ extension Session {
         frame.appendLE(topID)
         frame.appendLE(topSeqNo)
         frame.appendLE(Int32(truncatingIfNeeded: body.count))
-        frame += body
+        body.write(to: &frame)
         frame += random.bytes(padding)
         return AssembledFrame(bytes: frame, messageID: topID, messageIDs: ids, requests: carried)
     }

@@ -11,7 +11,7 @@ extension Session {
     public mutating func answer(_ requestMessageID: Int64, result: [UInt8]) -> Bool {
         guard inProgress.remove(requestMessageID) != nil else { return false }
         respond(to: requestMessageID,
-                body: ServiceWriter.rpcResult(requestMessageID: requestMessageID, result: packed(result)),
+                body: ServiceWriter.rpcResultBody(requestMessageID: requestMessageID, result: packed(result)),
                 contentRelated: true)
         return true
     }
@@ -74,6 +74,10 @@ extension Session {
     /// Queues an answer to message `id`; an answered message needs no separate ack. A content-related answer is
     /// kept for `msg_resend_ans_req` and marks `id` answered in `msgs_state_info`, whatever the request was.
     mutating func respond(to id: Int64, body: [UInt8], contentRelated: Bool) {
+        respond(to: id, body: MessageBody(body), contentRelated: contentRelated)
+    }
+
+    mutating func respond(to id: Int64, body: MessageBody, contentRelated: Bool) {
         if let index = pendingAcks.lastIndex(of: id) {
             pendingAcks.remove(at: index)
             if pendingAcks.isEmpty { oldestPendingAck = nil }
@@ -139,8 +143,8 @@ extension Session {
             outcome = .unknown
         }
         respond(to: requestMessageID,
-                body: ServiceWriter.rpcResult(requestMessageID: requestMessageID,
-                                              result: ServiceWriter.dropAnswerResult(outcome)),
+                body: ServiceWriter.rpcResultBody(requestMessageID: requestMessageID,
+                                                  result: ServiceWriter.dropAnswerResult(outcome)),
                 contentRelated: true)
     }
 }

@@ -72,7 +72,7 @@ struct ReceivedIDs: Sendable {
 struct RetainedMessages: Sendable {
     struct Message: Sendable {
         let seqNo: Int32
-        let body: [UInt8]
+        let body: MessageBody
         let isResponse: Bool
         /// Server role: the client msg_id this message answers.
         let answers: Int64?
