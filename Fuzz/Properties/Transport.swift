@@ -1,6 +1,7 @@
 // Transport decoders: the four framings, obfuscated2's server-side header, the fake-TLS ClientHello check and
 // ServerHello parse, and MTProxy secrets. Besides "never traps", a framing decodes the same however its stream is
-// split, and what it decodes re-encodes (from the other role) to a stream that decodes to the same events.
+// split and whether it is fed arrays or borrowed bytes, and what it decodes re-encodes (from the other role) to a
+// stream that decodes to the same events.
 import MTProtoCrypto
 import MTProtoTransport
 
@@ -42,9 +43,14 @@ public func fuzzFraming(_ kind: TransportKind, _ data: [UInt8]) throws(Violation
     if control & 2 == 2, kind == .full { stream = withValidFullFrames(stream) }
     var whole = codec(kind, role, keepPadding: keep)
     let once = drain([stream]) { (bytes) throws(TransportError) in try whole.decode(feed: bytes) }
+    // The split stream is fed as borrowed bytes (a socket buffer's path), the whole one as an array.
     var split = codec(kind, role, keepPadding: keep)
     let pieces = drain(chunks(stream, seed: control >> 2)) { (bytes) throws(TransportError) in
-        try split.decode(feed: bytes)
+        var result: Result<[TransportEvent], TransportError> = .success([])
+        bytes.withUnsafeBytes { raw in
+            result = Result { () throws(TransportError) in try split.decode(feedBytes: raw) }
+        }
+        return try result.get()
     }
     // A feed that throws returns nothing, so the events before an error depend on the split; the error does not.
     guard once.failed == pieces.failed, once.failed || once.events == pieces.events else {
