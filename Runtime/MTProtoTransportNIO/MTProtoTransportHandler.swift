@@ -63,16 +63,16 @@ public final class MTProtoTransportHandler: ChannelDuplexHandler {
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
-        var buffer = unwrapInboundIn(data)
-        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        let buffer = unwrapInboundIn(data)
         do {
             let output: TransportOutput
             switch engine {
             case var .client(client):
-                output = try client.receive(bytes)
+                // Read where it lies: frames are copied out of NIO's buffer once.
+                output = try buffer.withUnsafeReadableBytes { try client.receive(bytes: $0) }
                 engine = .client(client)
             case var .server(server):
-                output = try server.receive(bytes)
+                output = try server.receive(Array(buffer.readableBytesView))
                 engine = .server(server)
             }
             if !output.outbound.isEmpty {
@@ -103,29 +103,30 @@ public final class MTProtoTransportHandler: ChannelDuplexHandler {
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let message = unwrapOutboundIn(data)
         do {
-            let bytes: [UInt8]
+            let pieces: [[UInt8]]
             switch (engine, message) {
             case (var .client(client), let .payload(payload, quickAck)):
-                bytes = try client.send(payload, quickAck: quickAck)
+                pieces = [try client.send(payload, quickAck: quickAck)]
                 engine = .client(client)
             case (var .server(server), let .payload(payload, quickAck)):
                 guard !quickAck else { throw TransportError.wrongRole("a quick-ack request is sent by the client only") }
-                bytes = try server.send(payload)
+                // The payload is not copied to frame it (`ServerTransport.sendPieces`).
+                pieces = try server.sendPieces(payload)
                 engine = .server(server)
             case (var .server(server), let .quickAck(token)):
-                bytes = try server.sendQuickAck(token)
+                pieces = [try server.sendQuickAck(token)]
                 engine = .server(server)
             case (var .server(server), let .transportError(code)):
-                bytes = try server.sendTransportError(code)
+                pieces = [try server.sendTransportError(code)]
                 engine = .server(server)
             case (.client, .quickAck), (.client, .transportError):
                 throw TransportError.wrongRole("quick-ack replies and error codes are sent by the server only")
             }
             // Fake-TLS clients hold frames until the ServerHello; the write still succeeds.
-            if bytes.isEmpty {
-                promise?.succeed(())
-            } else {
-                context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: promise)
+            let buffers = context.channel.allocator.buffers(copying: pieces)
+            if buffers.isEmpty { promise?.succeed(()) }
+            for (index, buffer) in buffers.enumerated() {
+                context.write(wrapOutboundOut(buffer), promise: index == buffers.count - 1 ? promise : nil)
             }
         } catch {
             promise?.fail(error)
