@@ -82,7 +82,7 @@ let package = Package(
 
         // The client: a sans-IO connection (transport, key exchange, session); SwiftNIO and async/await on top.
         .target(name: "MTProtoClient",
-                dependencies: ["MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime",
+                dependencies: ["MTProto", "MTProtoCrypto", "MTProtoTransport", "MTProtoTransportNIO", "TLRuntime",
                                .product(name: "NIOCore", package: "swift-nio"),
                                .product(name: "NIOPosix", package: "swift-nio"),
                                .product(name: "SQLiteNIO", package: "sqlite-nio")],

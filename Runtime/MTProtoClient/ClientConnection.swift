@@ -250,10 +250,22 @@ public struct ClientConnection: Sendable {
 
     /// The session's frames due at `now`, framed for the wire.
     public mutating func flush(now: Double) throws(ClientConnectionError) -> [UInt8] {
+        try flushPieces(now: now).reduce(into: []) { Self.write($1, to: &$0) }
+    }
+
+    /// `flush` as pieces to write back to back: frames are not copied to put their transport headers in front of
+    /// them or to join them (a 512 KiB upload part is copied once more, into the socket's buffers).
+    public mutating func flushPieces(now: Double) throws(ClientConnectionError) -> [[UInt8]] {
         if case .failed(let error) = phase { throw error }
         guard let frames = withSession(readyOnly: false, { $0.outgoing(now: now) }) else { return [] }
-        var out: [UInt8] = []
-        for frame in frames { Self.write(try self.frame(frame.bytes, quickAck: frame.quickAckToken != nil), to: &out) }
+        var out: [[UInt8]] = []
+        for frame in frames {
+            do {
+                out += try transport.sendPieces(frame.bytes, quickAck: frame.quickAckToken != nil)
+            } catch {
+                try fail(.transport(error))
+            }
+        }
         return out
     }
 

@@ -8,6 +8,7 @@
 import Foundation
 import MTProto
 import MTProtoCrypto
+import MTProtoTransportNIO
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -730,14 +731,14 @@ public actor MTProtoClient {
         flushScheduled = false
         guard let writer else { return }
         let now = now()
-        let bytes: [UInt8]
+        let pieces: [[UInt8]]
         do {
-            guard let flushed = try withConnection({ try $0.flush(now: now) }) else { return }
-            bytes = flushed
+            guard let flushed = try withConnection({ try $0.flushPieces(now: now) }) else { return }
+            pieces = flushed
         } catch {
             return  // the reader sees the failure and ends the connection
         }
-        if !bytes.isEmpty { writer.write(bytes) }
+        if !pieces.isEmpty { writer.write(pieces: pieces) }
     }
 
     /// Runs `body` on the connection where it is stored, or returns nil without one. Copying it out and back in
@@ -861,9 +862,14 @@ final class FrameWriter: Sendable {
     }
 
     func write(_ bytes: [UInt8]) {
-        let frame = channel.allocator.buffer(bytes: bytes)
+        write(pieces: [bytes])
+    }
+
+    /// Pieces written back to back, copied into buffers that NIO does not round up (`buffers(copying:)`).
+    func write(pieces: [[UInt8]]) {
+        let buffers = channel.allocator.buffers(copying: pieces)
         let start = queue.withLock { queue in
-            queue.frames.append(frame)
+            queue.frames += buffers
             let idle = !queue.draining
             queue.draining = true
             return idle

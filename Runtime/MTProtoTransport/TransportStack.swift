@@ -190,11 +190,18 @@ public struct ClientTransport: Sendable {
     /// Frames, obfuscates and wraps one payload. During a fake-TLS handshake the bytes are held and come out of
     /// the `receive` that verifies the ServerHello.
     public mutating func send(_ payload: [UInt8], quickAck: Bool = false) throws(TransportError) -> [UInt8] {
+        try sendPieces(payload, quickAck: quickAck).reduce(into: []) { $0 += $1 }
+    }
+
+    /// `send` as pieces to write back to back (the opening bytes first, once): a large payload is not copied to
+    /// frame it (see `FramePieces`).
+    public mutating func sendPieces(_ payload: [UInt8], quickAck: Bool = false) throws(TransportError) -> [[UInt8]] {
         if let failure { throw failure }
-        let frame = try pipeline.codec.encode(payload, quickAck: quickAck)
-        var out = start()
+        let frame = try pipeline.codec.encodePieces(payload, quickAck: quickAck)
+        let opening = start()
+        var out = opening.isEmpty ? [] : [opening]
         if handshake != nil {
-            var bytes = frame
+            var bytes = frame.joined
             pipeline.cipher?.encrypt(&bytes)
             held += bytes
         } else {
