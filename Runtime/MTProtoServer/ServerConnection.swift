@@ -268,12 +268,13 @@ public struct ServerConnection: Sendable {
         if running != nil {
             runRequests(now: now, output: &output)
         } else if let event = fed.popLast() {
-            switch event {
+            // Consumed, so the frame's array has one reference when it is decrypted, which is then done in place.
+            switch consume event {
             case .frame(let payload, let quickAck):
                 lastActivity = now
                 handle(frame: payload, quickAck: quickAck, now: now, output: &output)
-            case .quickAck, .transportError:
-                output = fail(.unexpectedTransportMessage(event), output)
+            case let unexpected:
+                output = fail(.unexpectedTransportMessage(unexpected), output)
             }
         } else {
             return nil
@@ -347,7 +348,8 @@ public struct ServerConnection: Sendable {
 
     // MARK: Frames
 
-    private mutating func handle(frame: [UInt8], quickAck: Bool, now: Double, output: inout ServerConnectionOutput) {
+    private mutating func handle(frame: consuming [UInt8], quickAck: Bool, now: Double,
+                                 output: inout ServerConnectionOutput) {
         guard frame.count >= 8 else {
             output = fail(.frameTooShort(frame.count), output)
             return
@@ -356,7 +358,7 @@ public struct ServerConnection: Sendable {
         if authKeyID == 0 {
             handleUnencrypted(frame, now: now, output: &output)
         } else {
-            handleEncrypted(frame, authKeyID: authKeyID, quickAck: quickAck, now: now, output: &output)
+            handleEncrypted(consume frame, authKeyID: authKeyID, quickAck: quickAck, now: now, output: &output)
         }
     }
 
@@ -396,7 +398,7 @@ public struct ServerConnection: Sendable {
         }
     }
 
-    private mutating func handleEncrypted(_ frame: [UInt8], authKeyID: UInt64, quickAck: Bool, now: Double,
+    private mutating func handleEncrypted(_ frame: consuming [UInt8], authKeyID: UInt64, quickAck: Bool, now: Double,
                                           output: inout ServerConnectionOutput) {
         let (found, expired) = context.keys.liveEntry(id: authKeyID, now: now)
         if expired {
@@ -415,7 +417,7 @@ public struct ServerConnection: Sendable {
         }
         let message: DecryptedMessage
         do {
-            message = try entry.cipher.decrypt(frame, direction: .client)
+            message = try entry.cipher.decrypt(consume frame, direction: .client)
         } catch {
             output = fail(.session(nil, .decryption(error)), output)
             return
