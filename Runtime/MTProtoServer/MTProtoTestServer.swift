@@ -360,11 +360,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
             let promise = channelContext.eventLoop.makePromise(of: Void.self)
             let loopBound = NIOLoopBound(self, eventLoop: channelContext.eventLoop)
             promise.futureResult.whenComplete { _ in loopBound.value.queuedBytes -= count }
-            let buffers = channelContext.channel.allocator.buffers(copying: output.pieces)
-            for (index, buffer) in buffers.enumerated() {
-                // The last write's promise completes after the ones before it (NIO writes in order).
-                channelContext.write(wrapOutboundOut(buffer), promise: index == buffers.count - 1 ? promise : nil)
-            }
+            channelContext.write(copying: output.pieces, promise: promise)
             channelContext.flush()
             written = promise.futureResult
             if queuedBytes > context.limits.maxQueuedBytes, output.close == nil {

@@ -35,3 +35,18 @@ extension ByteBufferAllocator {
     /// Below this many bytes, what is left goes in one buffer whatever its rounding.
     static let smallestSplit = 64 << 10
 }
+
+extension ChannelHandlerContext {
+    /// Writes `pieces` (without flushing) in `buffers(copying:)`'s buffers, for a handler whose outbound type is
+    /// `ByteBuffer`. `promise` goes with the last write, which NIO completes after the ones before it; with nothing
+    /// to write it succeeds at once.
+    public func write(copying pieces: [[UInt8]], promise: EventLoopPromise<Void>?) {
+        let buffers = channel.allocator.buffers(copying: pieces)
+        guard let last = buffers.last else {
+            promise?.succeed(())
+            return
+        }
+        for buffer in buffers.dropLast() { write(NIOAny(buffer), promise: nil) }
+        write(NIOAny(last), promise: promise)
+    }
+}

@@ -106,11 +106,10 @@ public final class MTProtoTransportHandler: ChannelDuplexHandler {
             let pieces: [[UInt8]]
             switch (engine, message) {
             case (var .client(client), let .payload(payload, quickAck)):
-                pieces = [try client.send(payload, quickAck: quickAck)]
+                pieces = try client.sendPieces(payload, quickAck: quickAck)
                 engine = .client(client)
             case (var .server(server), let .payload(payload, quickAck)):
                 guard !quickAck else { throw TransportError.wrongRole("a quick-ack request is sent by the client only") }
-                // The payload is not copied to frame it (`ServerTransport.sendPieces`).
                 pieces = try server.sendPieces(payload)
                 engine = .server(server)
             case (var .server(server), let .quickAck(token)):
@@ -123,11 +122,7 @@ public final class MTProtoTransportHandler: ChannelDuplexHandler {
                 throw TransportError.wrongRole("quick-ack replies and error codes are sent by the server only")
             }
             // Fake-TLS clients hold frames until the ServerHello; the write still succeeds.
-            let buffers = context.channel.allocator.buffers(copying: pieces)
-            if buffers.isEmpty { promise?.succeed(()) }
-            for (index, buffer) in buffers.enumerated() {
-                context.write(wrapOutboundOut(buffer), promise: index == buffers.count - 1 ? promise : nil)
-            }
+            context.write(copying: pieces, promise: promise)
         } catch {
             promise?.fail(error)
             fail(context: context, error: error)
