@@ -141,6 +141,23 @@ public actor MTProtoClient {
         var request: RequestID
     }
 
+    /// A call as its caller queued it, before the actor sends it.
+    private struct QueuedCall {
+        let token: UInt64
+        let body: [UInt8]
+        let timeout: Duration
+        let continuation: UnsafeContinuation<ArraySlice<UInt8>, any Error>
+    }
+
+    private struct Lane {
+        var queued: [QueuedCall] = []
+        /// A `takeQueuedCalls` job is on its way: later calls join its batch.
+        var takeScheduled = false
+        var nextToken: UInt64 = 0
+        /// Set once with `failure`: calls made after it fail at once.
+        var failure: MTProtoClientError?
+    }
+
     public let configuration: Configuration
     /// Where the client's own tasks run (its connection's reader, reconnects, timers; frames are written there too):
     /// the event loop its connections use. Calls made from tasks that prefer it (`withTaskExecutorPreference`) stay
@@ -165,11 +182,12 @@ public actor MTProtoClient {
     private var closing = false
     private var calls: [UInt64: Call] = [:]
     private var callByRequest: [RequestID: UInt64] = [:]
-    private var nextCall: UInt64 = 0
     /// `open()` waiting for its connection to report `.ready`.
     private var readiness: [CheckedContinuation<Void, any Error>] = []
-    /// Calls waiting for a ready connection (reconnecting, or a key being replaced).
-    private var gate: [CheckedContinuation<Void, any Error>] = []
+    /// Calls taken from `lane` that wait for a ready connection (reconnecting, or a key being replaced).
+    private var waiting: [QueuedCall] = []
+    /// Calls made and not yet taken by the actor, and what callers must know without entering it.
+    private nonisolated let lane = Mutex(Lane())
     private var failure: MTProtoClientError?
     /// The client's own tasks still running (each takes itself out when it ends), so reconnecting for a long
     /// time does not pile up the handles of finished ones.
@@ -322,13 +340,13 @@ public actor MTProtoClient {
         }
         set(.ready)
         if resendCalls { resendWaitingCalls() }
-        openGate()
+        sendWaitingCalls()
         return saveFailure
     }
 
     /// Sends a generated call and returns its typed result: `try await client.invoke(Api.functions.help.getConfig())`.
-    public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
-                                    timeout: Duration? = nil) async throws -> T {
+    public nonisolated func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
+                                                timeout: Duration? = nil) async throws -> T {
         let bytes = try await invokeInPlace(raw: call.1.bytes, timeout: timeout)
         do {
             return try call.2.parse(bytes: bytes)
@@ -338,13 +356,13 @@ public actor MTProtoClient {
     }
 
     /// Sends serialized request bytes and returns the serialized result. Short flood waits are waited out.
-    public func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
+    public nonisolated func invoke(raw body: [UInt8], timeout: Duration? = nil) async throws -> [UInt8] {
         Array(try await invokeInPlace(raw: body, timeout: timeout))
     }
 
     /// `invoke(raw:)` with the result where it arrived: a slice of the decrypted frame, so a large result (a file
     /// part) is not copied on its way to the caller. Its indices are the frame's, not zero-based.
-    public func invokeInPlace(raw body: [UInt8], timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
+    public nonisolated func invokeInPlace(raw body: [UInt8], timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
         var retries = 0
         while true {
             do {
@@ -358,36 +376,94 @@ public actor MTProtoClient {
         }
     }
 
-    /// One attempt: the answer, or why there is none. While a lost connection is being replaced (or a temporary
-    /// key renewed) the call waits, then goes out on the new connection.
-    private func send(_ body: [UInt8], timeout: Duration) async throws -> ArraySlice<UInt8> {
-        if let failure { throw failure }
-        if rotationDue() { beginRotation() }
-        try await waitUntilSendable()
-        let body = prefixedIfFirst(body)
-        let request: RequestID
-        do {
-            guard let id = try withConnection({ try $0.send(body) }) ?? nil else {
-                throw MTProtoClientError.notConnected
-            }
-            prefixed = true
-            request = id
-        } catch let error as SessionError {
-            throw MTProtoClientError.session(error)
+    /// One attempt: the answer, or why there is none. The call is queued in `lane` without entering the actor
+    /// (an actor hop under a task executor preference is a round trip through the event loop's queue each way);
+    /// the actor takes what is queued in one job (`takeQueuedCalls`) and the answer resumes the caller directly.
+    private nonisolated func send(_ body: [UInt8], timeout: Duration) async throws -> ArraySlice<UInt8> {
+        let token = lane.withLock { lane in
+            lane.nextToken &+= 1
+            return lane.nextToken
         }
-        nextCall += 1
-        let token = nextCall
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
-                calls[token] = Call(body: body, continuation: continuation, request: request)
-                callByRequest[request] = token
-                addTimeout(token, after: timeout)
-                scheduleFlush()
+                enum Next { case wait, take, fail(any Error) }
+                let next = lane.withLock { lane -> Next in
+                    if let failure = lane.failure { return .fail(failure) }
+                    // Checked under the lock: a cancellation after this finds the call queued (`onCancel`).
+                    if Task.isCancelled { return .fail(MTProtoClientError.cancelled) }
+                    lane.queued.append(QueuedCall(token: token, body: body, timeout: timeout,
+                                                  continuation: continuation))
+                    if lane.takeScheduled { return .wait }
+                    lane.takeScheduled = true
+                    return .take
+                }
+                switch next {
+                    case .wait: break
+                    case .take: Task(executorPreference: taskExecutor) { await self.takeQueuedCalls() }
+                    case .fail(let error): continuation.resume(throwing: error)
+                }
             }
         } onCancel: {
-            Task(executorPreference: taskExecutor) {
-                await self.finish(call: token, with: .failure(MTProtoClientError.cancelled), drop: true)
+            let queued = lane.withLock { lane -> QueuedCall? in
+                guard let index = lane.queued.firstIndex(where: { $0.token == token }) else { return nil }
+                return lane.queued.remove(at: index)
             }
+            if let queued {
+                queued.continuation.resume(throwing: MTProtoClientError.cancelled)
+            } else {
+                Task(executorPreference: taskExecutor) { await self.cancel(call: token) }
+            }
+        }
+    }
+
+    /// Sends the calls queued in `lane`, or keeps them in `waiting` until the connection is ready (reconnecting, or
+    /// a key being replaced).
+    private func takeQueuedCalls() {
+        let taken = lane.withLock { lane in
+            lane.takeScheduled = false
+            defer { lane.queued.removeAll(keepingCapacity: true) }
+            return lane.queued
+        }
+        if rotationDue() { beginRotation() }
+        waiting += taken
+        sendWaitingCalls()
+    }
+
+    /// Sends the calls in `waiting` if the connection is ready for them.
+    private func sendWaitingCalls() {
+        guard !waiting.isEmpty else { return }
+        if let failure { return fail(failure) }
+        guard connectionIsReady, !rotating else {
+            // Before `connect()` (or once it failed) nothing will send them.
+            if connection == nil { failWaiting(.notConnected) }
+            return
+        }
+        let sending = waiting
+        waiting.removeAll()
+        for call in sending {
+            let body = prefixedIfFirst(call.body)
+            do {
+                guard let request = try withConnection({ try $0.send(body) }) ?? nil else {
+                    call.continuation.resume(throwing: MTProtoClientError.notConnected)
+                    continue
+                }
+                prefixed = true
+                calls[call.token] = Call(body: body, continuation: call.continuation, request: request)
+                callByRequest[request] = call.token
+                addTimeout(call.token, after: call.timeout)
+            } catch {
+                call.continuation.resume(throwing: (error as? SessionError).map(MTProtoClientError.session) ?? error)
+            }
+        }
+        flush()
+    }
+
+    /// A call's task was cancelled after its call left `lane`: it is dropped wherever it is.
+    private func cancel(call token: UInt64) {
+        if let index = waiting.firstIndex(where: { $0.token == token }) {
+            waiting.remove(at: index).continuation.resume(throwing: MTProtoClientError.cancelled)
+        } else {
+            finish(call: token, with: .failure(MTProtoClientError.cancelled), drop: true)
         }
     }
 
@@ -397,20 +473,10 @@ public actor MTProtoClient {
         !prefixed && !configuration.firstRequestPrefix.isEmpty ? configuration.firstRequestPrefix + body : body
     }
 
-    /// Waits while the connection is not ready or a key replacement drains the calls in flight.
-    private func waitUntilSendable() async throws {
-        while !connectionIsReady || rotating {
-            guard connection != nil else { throw MTProtoClientError.notConnected }
-            try await withCheckedThrowingContinuation { gate.append($0) }
-            if let failure { throw failure }
-        }
-    }
-
-    private func openGate() {
-        guard connectionIsReady, !rotating else { return }
-        let waiting = gate
-        gate.removeAll()
-        for waiter in waiting { waiter.resume() }
+    private func failWaiting(_ error: MTProtoClientError) {
+        let failed = waiting
+        waiting.removeAll()
+        for call in failed { call.continuation.resume(throwing: error) }
     }
 
     /// Closes the connection; calls in flight fail with `.closed`.
@@ -818,8 +884,14 @@ public actor MTProtoClient {
         for (_, call) in waiting { call.continuation.resume(throwing: error) }
         for waiter in readiness { waiter.resume(throwing: error) }
         readiness.removeAll()
-        for waiter in gate { waiter.resume(throwing: error) }
-        gate.removeAll()
+        let reason = failure ?? error
+        let queued = lane.withLock { lane in
+            if lane.failure == nil { lane.failure = reason }
+            defer { lane.queued.removeAll() }
+            return lane.queued
+        }
+        for call in queued { call.continuation.resume(throwing: error) }
+        failWaiting(error)
         updatesSink.finish()
         writer = nil
         set(.closed)

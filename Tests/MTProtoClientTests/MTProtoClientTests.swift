@@ -230,6 +230,55 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         await server.stop()
     }
 
+    /// A call is cancelled wherever its task is cancelled: before it is made, while queued for the connection, in
+    /// flight, or while the connection is being replaced. Each such call throws `.cancelled` once and soon, and the
+    /// connection goes on answering.
+    @Test func cancellationAtEveryStage() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = makeClient(port: server.port, key: key) {
+            $0.reconnect = .init(maxAttempts: 8, initialDelay: .milliseconds(50), maxDelay: .milliseconds(100))
+        }
+        try await client.connect()
+        @Sendable func outcome(_ body: [UInt8]) async -> Result<[UInt8], any Error> {
+            do { return .success(try await client.invoke(raw: body)) } catch { return .failure(error) }
+        }
+        @Sendable func isCancelled(_ result: Result<[UInt8], any Error>) -> Bool {
+            if case .failure(MTProtoClientError.cancelled) = result { true } else { false }
+        }
+        let started = ContinuousClock.now
+        // Cancelled before the call is made.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await outcome([0x01, 0xee, 0xff, 0xc0, 1, 0, 0, 0])
+        }
+        #expect(isCancelled(await early.value))
+        // 200 unanswered calls cancelled after 0–4 ms each (seeded), racing the queue and the flush.
+        let random = SeededRandom(seed: 7)
+        let calls = (0..<200).map { n in
+            let delay = Int(random.next() % 5)
+            let call = Task { await outcome([UInt8(n), 0xde, 0xad, 0xc0]) }
+            return (call, delay)
+        }
+        for (call, delay) in calls {
+            Task {
+                try? await Task.sleep(for: .milliseconds(delay))
+                call.cancel()
+            }
+        }
+        for (call, _) in calls { #expect(isCancelled(await call.value)) }
+        // Made and cancelled while the connection is down: it waits for the next one, and is dropped from there.
+        await client.dropConnection()
+        let waiting = Task { await outcome([7, 0xde, 0xad, 0xc0]) }
+        try await Task.sleep(for: .milliseconds(5))
+        waiting.cancel()
+        #expect(isCancelled(await waiting.value))
+        #expect(ContinuousClock.now - started < .seconds(5), "every cancellation took effect at once, not at a timeout")
+        #expect(try await client.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 3, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 3, 0, 0, 0])
+        await client.close()
+        await server.stop()
+    }
+
     @Test func connectingToNothingFails() async throws {
         let key = try #require(TestKey.privateKey)
         let client = makeClient(port: 1, key: key, transport: TransportConfiguration(kind: .abridged))
