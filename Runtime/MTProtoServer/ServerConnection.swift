@@ -483,8 +483,10 @@ public struct ServerConnection: Sendable {
         let authKeyID = key.authKeyID, sessionID = key.sessionID
         // Handlers run outside the registry's lock, so they may reach other sessions; answers go in after.
         let faults = context.faults
-        var answered = 0
-        while answered < Self.answerBytesPerStep, let (messageID, body) = frame.requests.popFirst() {
+        var answered = 0, ran = 0
+        while answered < Self.answerBytesPerStep, ran < Self.requestsPerStep,
+              let (messageID, body) = frame.requests.popFirst() {
+            ran += 1
             let (method, decoded) = context.handlers.decode(body: body)
             var result = decoded.flatMap {
                 context.answer($0, entry: entry, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
@@ -538,6 +540,12 @@ public struct ServerConnection: Sendable {
     /// A step stops running a frame's requests once their answers reach this many bytes, so that a driver
     /// writing each step's output sends a large answer (a file part) while the next one is made and encrypted.
     static let answerBytesPerStep = 64 << 10
+
+    /// …or once this many requests ran. A container of many small requests is answered in parts, so the client
+    /// works on the first answers (and sends its next requests) while the rest run, as Telegram answers each
+    /// request when it completes. Answered all at once, a pipelining client and the server took turns instead of
+    /// working at the same time (README, Performance: pipelined calls).
+    public static let requestsPerStep = 32
 
     /// A frame whose requests have not all run.
     private struct RunningFrame {

@@ -118,6 +118,25 @@ import Testing
         #expect(try Self.results(of: pair.server.flush(now: pair.now), &pair, &session).isEmpty, "nothing twice")
     }
 
+    /// A container of 90 small requests is answered over three steps, in order: 32, 32 and 26.
+    @Test func aContainerOfManyRequestsIsAnsweredInParts() throws {
+        var (pair, session) = try Self.handshaken(try Fixture.context(seed: 129), seed: 130)
+        var requests: [RequestID] = []
+        for _ in 0..<90 { requests.append(try session.send(Api.functions.help.getNearestDc())) }
+        var wire: [UInt8] = []
+        let frames = session.outgoing(now: pair.now)
+        #expect(frames.count == 1, "one container")
+        for frame in frames { wire += try pair.transport.send(frame.bytes) }
+        _ = pair.server.feed(wire, now: pair.now)
+        var answeredBySteps: [[RequestID]] = []
+        while let output = pair.server.step(now: pair.now) {
+            answeredBySteps.append(try Self.results(of: output, &pair, &session).map(\.0))
+        }
+        let step = ServerConnection.requestsPerStep
+        #expect(answeredBySteps.map(\.count) == [step, step, 90 - 2 * step])
+        #expect(answeredBySteps.flatMap { $0 } == requests)
+    }
+
     @Test func smallAnswersAreNeverHeldBack() throws {
         var (pair, session) = try Self.handshaken(try Fixture.context(seed: 126), seed: 127)
         var wire: [UInt8] = []
