@@ -73,12 +73,12 @@ public struct Session: Sendable {
 
     // Outgoing
     var queue: [Outgoing] = []
-    var requests: [RequestID: TrackedRequest] = [:]
-    var requestByMessageID: [Int64: RequestID] = [:]
+    var requests = IDMap<RequestID, TrackedRequest>()
+    var requestByMessageID = IDMap<Int64, RequestID>()
     var nextRequestNumber: UInt64 = 1
     var retained: RetainedMessages
     /// Container msg_id → the msg_ids inside, so a notification about a container reaches every item.
-    var containers: [Int64: [Int64]] = [:]
+    var containers = IDMap<Int64, [Int64]>()
     var containerOrder: [Int64] = []
     /// msgs_state_req msg_id → the ids it asked about, and when.
     var stateQueries: [Int64: (ids: [Int64], sentAt: Double)] = [:]
@@ -96,7 +96,7 @@ public struct Session: Sendable {
     /// A large frame `outgoing(now:holdingLast:)` hashed and left unencrypted, with its msg_key_large: the next
     /// call encrypts it first (while hashing the frame after it) and sends it.
     var held: (frame: AssembledFrame, large: [UInt8])?
-    var answers: [Int64: Int64] = [:]  // request msg_id → the msg_id its answer was last sent under
+    var answers = IDMap<Int64, Int64>(multiplier: IDMap<Int64, Int64>.peerMultiplier)  // request msg_id → the msg_id its answer was last sent under
     var announcedCreation = false
     var uniqueID: Int64
     var injectedBadMessages: [Int32] = []

@@ -180,8 +180,8 @@ public actor MTProtoClient {
     /// Counts connections, so a lost one's teardown cannot touch its successor.
     private var generation = 0
     private var closing = false
-    private var calls: [UInt64: Call] = [:]
-    private var callByRequest: [RequestID: UInt64] = [:]
+    private var calls = IDMap<UInt64, Call>()
+    private var callByRequest = IDMap<RequestID, UInt64>()
     /// `open()` waiting for its connection to report `.ready`.
     private var readiness: [CheckedContinuation<Void, any Error>] = []
     /// Calls taken from `lane` that wait for a ready connection (reconnecting, or a key being replaced).

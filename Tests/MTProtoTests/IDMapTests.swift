@@ -1,0 +1,100 @@
+// IDMap against Dictionary: the same random operations on both must leave the same contents, with keys spread by
+// the hash and with every key sent to one home slot (multiplier 1), where deletions must shift entries back across
+// the end of the table.
+@testable import MTProto
+import Testing
+
+@Suite struct IDMapTests {
+    /// `steps` random inserts, updates, in-place changes, removals and lookups over `keys` distinct keys.
+    static func compare(multiplier: UInt64, keys: [UInt64], steps: Int, seed: UInt64) {
+        let random = SeededRandom(seed: seed)
+        var map = IDMap<UInt64, Int>(multiplier: multiplier)
+        var reference: [UInt64: Int] = [:]
+        for step in 0..<steps {
+            let key = keys[Int(random.next() % UInt64(keys.count))]
+            switch random.next() % 6 {
+                case 0, 1:
+                    #expect(map.updateValue(step, forKey: key) == reference.updateValue(step, forKey: key))
+                case 2:
+                    #expect(map.removeValue(forKey: key) == reference.removeValue(forKey: key))
+                case 3:
+                    map[key]? += 1
+                    reference[key]? += 1
+                case 4:
+                    let value: Int? = random.next() % 2 == 0 ? nil : step
+                    map[key] = value
+                    reference[key] = value
+                default:
+                    #expect(map[key] == reference[key])
+            }
+            #expect(map.count == reference.count)
+        }
+        for key in keys { #expect(map[key] == reference[key], "\(key)") }
+        #expect(Dictionary(uniqueKeysWithValues: map.map { ($0.key, $0.value) }) == reference)
+        #expect(map.isEmpty == reference.isEmpty)
+    }
+
+    @Test func matchesDictionary() {
+        let spread = (0..<500).map { UInt64($0) &* 0x0123_4567_89AB_CDEF }
+        Self.compare(multiplier: IDMap<UInt64, Int>.fixedMultiplier, keys: spread, steps: 20_000, seed: 1)
+        // Sequential ids, as msg_ids and request numbers are.
+        Self.compare(multiplier: 0xDEAD_BEEF_1234_5678, keys: (1_000..<1_300).map { UInt64($0) * 4 }, steps: 20_000, seed: 2)
+    }
+
+    @Test func matchesDictionaryWhenEveryKeyCollides() {
+        // Multiplier 1: small keys all hash to slot 0, so every probe run is one long cluster that wraps around.
+        Self.compare(multiplier: 1, keys: (0..<40).map { UInt64($0) }, steps: 5_000, seed: 3)
+    }
+
+    @Test func removeAllAndGrowth() {
+        var map = IDMap<Int64, String>()
+        for id in Int64(0)..<1_000 { map[id * 3] = "\(id)" }
+        #expect(map.count == 1_000)
+        #expect(map[2_997] == "999" && map[2_998] == nil)
+        map.removeAll(keepingCapacity: true)
+        #expect(map.isEmpty && map[0] == nil)
+        map[-5] = "x"
+        #expect(map.keys == [-5] && map.values == ["x"] && map.first?.key == -5)
+    }
+}
+
+/// ReceivedIDs (sorted, oldest id forgotten first) against a dictionary model, with ids mostly increasing as
+/// msg_ids arrive, some out of order, some repeated, and lookups of recent, old and unknown ids.
+@Suite struct ReceivedIDsTests {
+    @Test func matchesAModel() {
+        let random = SeededRandom(seed: 11)
+        var received = ReceivedIDs(capacity: 64)
+        var model: [Int64: ReceivedIDs.Entry] = [:]
+        var floor: Int64 = 0
+        var next: Int64 = 1_000
+        for step in 0..<20_000 {
+            let id: Int64
+            switch random.next() % 10 {
+                case 0: id = next - Int64(random.next() % 200)            // out of order, maybe forgotten or seen
+                case 1: id = next - 4                                       // a repeat of a recent id
+                default:
+                    next += 4 * Int64(1 + random.next() % 3)
+                    id = next
+            }
+            switch random.next() % 4 {
+                case 0:
+                    let seqNo = Int32(step)
+                    received.insert(id, seqNo: seqNo, isRequest: step % 2 == 0)
+                    model[id] = .init(seqNo: seqNo, isRequest: step % 2 == 0, answered: false)
+                    while model.count > 64, let oldest = model.keys.min() {
+                        model[oldest] = nil
+                        floor = max(floor, oldest)
+                    }
+                case 1:
+                    received[id]?.answered = true
+                    model[id]?.answered = true
+                default:
+                    #expect(received.contains(id) == (model[id] != nil), "\(id) at step \(step)")
+                    #expect(received[id]?.seqNo == model[id]?.seqNo)
+                    #expect(received[id]?.answered == model[id]?.answered)
+            }
+            #expect(received.count == model.count)
+            #expect(received.floor == floor)
+        }
+    }
+}
