@@ -440,6 +440,7 @@ public actor MTProtoClient {
         }
         let sending = waiting
         waiting.removeAll()
+        let now = ContinuousClock.now
         for call in sending {
             let body = prefixedIfFirst(call.body)
             do {
@@ -450,7 +451,7 @@ public actor MTProtoClient {
                 prefixed = true
                 calls[call.token] = Call(body: body, continuation: call.continuation, request: request)
                 callByRequest[request] = call.token
-                addTimeout(call.token, after: call.timeout)
+                addTimeout(call.token, at: now + call.timeout)
             } catch {
                 call.continuation.resume(throwing: (error as? SessionError).map(MTProtoClientError.session) ?? error)
             }
@@ -730,32 +731,27 @@ public actor MTProtoClient {
         }
     }
 
-    private func addTimeout(_ token: UInt64, after timeout: Duration) {
-        let deadline = ContinuousClock.now + timeout
+    private func addTimeout(_ token: UInt64, at deadline: ContinuousClock.Instant) {
         // Calls mostly share one timeout, so a new deadline is nearly always the last.
         var index = timeouts.endIndex
         while index > timeoutHead, timeouts[index - 1].deadline > deadline { index -= 1 }
         timeouts.insert((deadline, token), at: index)
-        armTimeoutTimer()
-    }
-
-    /// Forgets deadlines at the front whose calls have finished; calls finish mostly in the order they were made,
-    /// so the list stays about as long as the calls in flight.
-    private func dropFinishedTimeouts() {
-        while timeoutHead < timeouts.count, calls[timeouts[timeoutHead].token] == nil { timeoutHead += 1 }
-        if timeoutHead == timeouts.count {
-            timeouts.removeAll(keepingCapacity: true)
-            timeoutHead = 0
-        } else if timeoutHead > 256, timeoutHead * 2 > timeouts.count {
-            timeouts.removeFirst(timeoutHead)
+        // Deadlines of finished calls stay until the timer passes them or they outnumber the calls in flight;
+        // then they go at once (amortized O(1) per call, where dropping them as calls finished cost a lookup each).
+        if timeouts.count - timeoutHead > 2 * calls.count + 64 {
+            timeouts = timeouts[timeoutHead...].filter { calls[$0.token] != nil }
             timeoutHead = 0
         }
-        armTimeoutTimer()
+        if index == timeoutHead || timeoutTimer == nil { armTimeoutTimer() }
     }
 
-    /// Makes the timer wake at the first deadline (a timer already due no later is kept).
+    /// Makes the timer wake at the first deadline of a call still in flight (a timer already due no later is
+    /// kept; one due for a finished call wakes, finds nothing to do, and moves on).
     private func armTimeoutTimer() {
+        while timeoutHead < timeouts.count, calls[timeouts[timeoutHead].token] == nil { timeoutHead += 1 }
         guard timeoutHead < timeouts.count else {
+            timeouts.removeAll(keepingCapacity: true)
+            timeoutHead = 0
             timeoutTimer?.task.cancel()
             timeoutTimer = nil
             return
@@ -782,7 +778,11 @@ public actor MTProtoClient {
             timeoutHead += 1
             finish(call: token, with: .failure(MTProtoClientError.timeout), drop: true)
         }
-        dropFinishedTimeouts()
+        if timeoutHead > 256, timeoutHead * 2 > timeouts.count {
+            timeouts.removeFirst(timeoutHead)
+            timeoutHead = 0
+        }
+        armTimeoutTimer()
     }
 
     /// Flushes once the calls already waiting for this actor have queued theirs, so calls made together go out
@@ -869,7 +869,6 @@ public actor MTProtoClient {
     private func finish(call token: UInt64, with result: Result<ArraySlice<UInt8>, any Error>, drop: Bool = false) {
         guard let call = calls.removeValue(forKey: token) else { return }
         callByRequest[call.request] = nil
-        if timeoutHead < timeouts.count, timeouts[timeoutHead].token == token { dropFinishedTimeouts() }
         if drop, withConnection({ $0.cancel(call.request) }) != nil { flush() }
         call.continuation.resume(with: result)
         if rotating, calls.isEmpty { startTask { await self.rotate() } }
@@ -880,7 +879,7 @@ public actor MTProtoClient {
         let waiting = calls
         calls.removeAll()
         callByRequest.removeAll()
-        dropFinishedTimeouts()
+        armTimeoutTimer()
         for (_, call) in waiting { call.continuation.resume(throwing: error) }
         for waiter in readiness { waiter.resume(throwing: error) }
         readiness.removeAll()

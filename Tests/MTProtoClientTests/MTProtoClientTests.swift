@@ -279,6 +279,43 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         await server.stop()
     }
 
+    /// Deadlines of finished calls are dropped in bulk once they outnumber the calls in flight: an unanswered call
+    /// made first still times out at its own deadline after 600 answered calls, and one made last at its own.
+    @Test func deadlinesSurviveManyFinishedCalls() async throws {
+        let key = try #require(TestKey.privateKey)
+        let server = try await LoopbackServer(key: key)
+        let client = makeClient(port: server.port, key: key)
+        try await client.connect()
+        let started = ContinuousClock.now
+        @Sendable func timedOut(_ n: UInt8, after timeout: Duration) async -> Duration? {
+            do {
+                _ = try await client.invoke(raw: [n, 0xde, 0xad, 0xc0], timeout: timeout)
+                return nil
+            } catch MTProtoClientError.timeout {
+                return ContinuousClock.now - started
+            } catch {
+                return nil
+            }
+        }
+        async let first = timedOut(1, after: .milliseconds(1500))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<600 {
+                group.addTask {
+                    let body: [UInt8] = [0x01, 0xee, 0xff, 0xc0, UInt8(n & 0xff), UInt8(n >> 8), 0, 0]
+                    let answer = try await client.invoke(raw: body)
+                    #expect(answer == [0x02] + body.dropFirst())
+                }
+            }
+            try await group.waitForAll()
+        }
+        async let last = timedOut(2, after: .milliseconds(300))
+        let (firstAt, lastAt) = await (first, last)
+        #expect(firstAt.map { $0 >= .milliseconds(1500) && $0 < .milliseconds(4000) } == true, "\(String(describing: firstAt))")
+        #expect(lastAt.map { $0 >= .milliseconds(300) && $0 < .milliseconds(1500) } == true, "\(String(describing: lastAt))")
+        await client.close()
+        await server.stop()
+    }
+
     @Test func connectingToNothingFails() async throws {
         let key = try #require(TestKey.privateKey)
         let client = makeClient(port: 1, key: key, transport: TransportConfiguration(kind: .abridged))
