@@ -82,7 +82,7 @@ extension Session {
             pendingAcks.remove(at: index)
             if pendingAcks.isEmpty { oldestPendingAck = nil }
         }
-        if contentRelated { received[id]?.answered = true }
+        if contentRelated { received.markAnswered(id) }
         queue.append(Outgoing(kind: .message(body: body, contentRelated: contentRelated, isResponse: role == .server,
                                              answers: contentRelated ? id : nil)))
     }

@@ -38,20 +38,32 @@ struct ReceivedIDs: Sendable {
         }
     }
 
-    /// Where `id` is, or where it would go.
+    /// Where `id` is, or where it would go: searched back from the end in doubling steps (ids looked up are
+    /// mostly recent), then by halving within the last step.
     private func index(of id: Int64) -> (index: Int, found: Bool) {
-        guard let last = ids.last, head < ids.count, id <= last else { return (ids.count, false) }
-        // Recent ids first: a few steps back from the end, then a binary search.
-        var index = ids.count - 1
-        let stop = max(head, ids.count - 8)
-        while index >= stop, ids[index] > id { index -= 1 }
-        if index >= stop || index < head { return index >= head && ids[index] == id ? (index, true) : (index + 1, false) }
-        var low = head, high = index + 1
-        while low < high {
-            let middle = low + (high - low) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        guard let last = ids.last, id <= last else { return (ids.count, false) }
+        var high = ids.count - 1  // ids[high] >= id
+        var step = 1
+        var low = high - step
+        while low > head, ids[low] >= id {
+            high = low
+            step *= 2
+            low = high - step
         }
-        return (low, low < ids.count && ids[low] == id)
+        low = max(low, head)
+        // Now ids[low] < id (or low == head) and ids[high] >= id: the first index in low...high holding >= id.
+        var upper = high + 1
+        while low < upper {
+            let middle = low + (upper - low) / 2
+            if ids[middle] < id { low = middle + 1 } else { upper = middle }
+        }
+        return (low, ids[low] == id)
+    }
+
+    /// Marks a received request answered (a status of +64 in `msgs_state_info`).
+    mutating func markAnswered(_ id: Int64) {
+        let (index, found) = index(of: id)
+        if found { entries[index].answered = true }
     }
 
     mutating func insert(_ id: Int64, seqNo: Int32, isRequest: Bool) {

@@ -86,7 +86,7 @@ import Testing
                         floor = max(floor, oldest)
                     }
                 case 1:
-                    received[id]?.answered = true
+                    if step % 2 == 0 { received[id]?.answered = true } else { received.markAnswered(id) }
                     model[id]?.answered = true
                 default:
                     #expect(received.contains(id) == (model[id] != nil), "\(id) at step \(step)")
@@ -95,6 +95,12 @@ import Testing
             }
             #expect(received.count == model.count)
             #expect(received.floor == floor)
+            if step % 500 == 0 {
+                // Every id remembered (the oldest too) and its neighbours, found or not as the model says.
+                for id in model.keys.flatMap({ [$0 - 1, $0, $0 + 1] }) {
+                    #expect(received.contains(id) == (model[id] != nil), "\(id) at step \(step)")
+                }
+            }
         }
     }
 }
