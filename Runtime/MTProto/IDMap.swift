@@ -86,9 +86,10 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
     }
 
     public subscript(key: Key) -> Value? {
-        @inlinable get {
+        // Borrowed, so `map[key]?.field` reads one field without copying the whole value.
+        @inlinable _read {
             let (index, found) = find(key)
-            return found ? slots[index] : nil
+            if found { yield slots[index] } else { yield nil }
         }
         @inlinable set {
             if let newValue {
@@ -111,6 +112,15 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
             }
             yield &value
         }
+    }
+
+    /// Runs `body` on the value for `key` in place (nil without one): several changes, or a check and changes, in
+    /// one lookup and without copying the value.
+    @inlinable public mutating func modify<R>(_ key: Key, _ body: (inout Value) throws -> R) rethrows -> R? {
+        let (index, found) = find(key)
+        guard found, var value = slots[index].take() else { return nil }
+        defer { slots[index] = value }
+        return try body(&value)
     }
 
     /// Sets the value for `key`; returns the old one.

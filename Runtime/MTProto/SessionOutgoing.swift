@@ -209,8 +209,9 @@ extension Session {
     func footprint(of message: Outgoing) -> (Int, Bool)? {
         switch message.kind {
             case .request(let request):
-                guard let record = requests[request], record.queued else { return nil }
-                return (record.body.count + 16, record.solo)
+                guard requests[request]?.queued == true, let count = requests[request]?.body.count,
+                      let solo = requests[request]?.solo else { return nil }
+                return (count + 16, solo)
             case .message(let body, _, _, _): return (body.count + 16, false)
             case .stateQuery(let ids): return (8 * ids.count + 24, false)
             case .again(_, let kept): return (kept.body.count + 16, false)
@@ -221,24 +222,25 @@ extension Session {
     mutating func prepare(_ message: Outgoing, now: Double) -> WireMessage? {
         switch message.kind {
             case .request(let request):
-                guard var record = requests[request], record.queued else { return nil }
+                guard requests[request]?.queued == true, let kind = requests[request]?.kind else { return nil }
                 let id = messageIDs.next(now: now)
                 let seqNo = nextSeqNo(contentRelated: true)
-                if let body = bindingBody(record.kind, messageID: id) { record.body = body }
-                record.queued = false
-                record.messageIDs.append(id)
-                if record.messageIDs.count > 16 {
-                    let gone = record.messageIDs.removeFirst()
-                    requestByMessageID[gone] = nil
-                }
-                record.lastProgress = now
-                requests[request] = record
+                let binding = bindingBody(kind, messageID: id)
+                // Changed in place: a copy taken out and stored back copied its msg_id list on every send.
+                guard let (body, solo, gone) = requests.modify(request, { record in
+                    if let binding { record.body = binding }
+                    record.queued = false
+                    record.messageIDs.append(id)
+                    let gone = record.messageIDs.count > 16 ? record.messageIDs.removeFirst() : nil
+                    record.lastProgress = now
+                    return (record.body, record.solo, gone)
+                }) else { return nil }
+                if let gone { requestByMessageID[gone] = nil }
                 requestByMessageID[id] = request
-                retained.insert(id, .init(seqNo: seqNo, body: MessageBody(record.body), isResponse: false,
-                                          answers: nil))
+                retained.insert(id, .init(seqNo: seqNo, body: MessageBody(body), isResponse: false, answers: nil))
                 nextStateScan = min(nextStateScan, now + configuration.stateRequestAfter)
-                return WireMessage(id: id, seqNo: seqNo, body: MessageBody(record.body), solo: record.solo,
-                                   isResponse: false, request: request)
+                return WireMessage(id: id, seqNo: seqNo, body: MessageBody(body), solo: solo, isResponse: false,
+                                   request: request)
             case let .message(body, contentRelated, isResponse, answers):
                 let id = messageIDs.next(now: now, isResponse: isResponse)
                 let seqNo = nextSeqNo(contentRelated: contentRelated)
