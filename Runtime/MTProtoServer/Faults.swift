@@ -119,8 +119,9 @@ final class FaultState: Sendable {
     /// arrival of a method in `closeOn`.
     func closes(on method: String) -> Bool {
         plan.withLock { plan in
-            if plan.closeOn.contains(method) { return true }
-            return plan.closeOnceOn.remove(method) != nil
+            // Checked for emptiness first: hashing the method name for every request was 2 % of a pipelined run.
+            if !plan.closeOn.isEmpty, plan.closeOn.contains(method) { return true }
+            return !plan.closeOnceOn.isEmpty && plan.closeOnceOn.remove(method) != nil
         }
     }
 

@@ -492,7 +492,7 @@ public struct ServerConnection: Sendable {
                 context.answer($0, entry: entry, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
                                now: now)
             }
-            if let error = faults.errors[method] { result = .failure(error) }
+            if !faults.errors.isEmpty, let error = faults.errors[method] { result = .failure(error) }
             if method == "auth.bindTempAuthKey", case .success = result,
                let permanent = context.keys.authorizationKey(of: authKeyID, at: now) {
                 output.events.append(.temporaryKeyBound(temporaryKeyID: authKeyID, permanentKeyID: permanent))
