@@ -55,9 +55,10 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
     /// An empty map. `multiplier` (made odd) picks the hash function: pass a random one when a peer chooses keys.
     @inlinable public init(multiplier: UInt64 = IDMap.fixedMultiplier) {
         self.multiplier = multiplier | 1
-        ids = Array(repeating: 0, count: 8)
-        used = Array(repeating: false, count: 8)
-        slots = Array(repeating: nil, count: 8)
+        // Nothing allocated until the first insert: a session holds several maps that often stay empty.
+        ids = []
+        used = []
+        slots = []
         shift = 64 - 3
     }
 
@@ -76,6 +77,7 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
     /// The slot holding `key`, or the empty slot where it would go.
     @inlinable func find(_ key: Key) -> (index: Int, found: Bool) {
         let bits = key.idBits
+        guard !used.isEmpty else { return (0, false) }
         let mask = used.count - 1
         var index = home(bits)
         while used[index] {
@@ -148,7 +150,7 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
 
     @inlinable public mutating func removeAll(keepingCapacity: Bool = false) {
         _count = 0
-        let size = keepingCapacity ? used.count : 8
+        let size = keepingCapacity ? used.count : 0
         ids = Array(repeating: 0, count: size)
         used = Array(repeating: false, count: size)
         slots = Array(repeating: nil, count: size)
@@ -169,14 +171,14 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
     }
 
     @usableFromInline mutating func grow() {
-        let size = used.count * 2
+        let size = used.isEmpty ? 8 : used.count * 2
         var oldIDs: [UInt64] = Array(repeating: 0, count: size)
         var oldUsed: [Bool] = Array(repeating: false, count: size)
         var oldSlots: [Value?] = Array(repeating: nil, count: size)
         swap(&oldIDs, &ids)
         swap(&oldUsed, &used)
         swap(&oldSlots, &slots)
-        shift -= 1
+        if !oldUsed.isEmpty { shift -= 1 }
         let mask = size - 1
         for old in oldUsed.indices where oldUsed[old] {
             var index = home(oldIDs[old])
