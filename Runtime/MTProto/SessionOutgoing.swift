@@ -206,11 +206,12 @@ extension Session {
     }
 
     /// A queued message's size in a container and whether it must go alone; nil if it is no longer to be sent.
-    func footprint(of message: Outgoing) -> (Int, Bool)? {
+    mutating func footprint(of message: Outgoing) -> (Int, Bool)? {
         switch message.kind {
             case .request(let request):
-                guard requests[request]?.queued == true, let count = requests[request]?.body.count,
-                      let solo = requests[request]?.solo else { return nil }
+                // Read in place (`modify` moves the record out and back; a read through the subscript copied it).
+                guard let (queued, count, solo) = requests.modify(request, { ($0.queued, $0.body.count, $0.solo) }),
+                      queued else { return nil }
                 return (count + 16, solo)
             case .message(let body, _, _, _): return (body.count + 16, false)
             case .stateQuery(let ids): return (8 * ids.count + 24, false)
@@ -222,7 +223,7 @@ extension Session {
     mutating func prepare(_ message: Outgoing, now: Double) -> WireMessage? {
         switch message.kind {
             case .request(let request):
-                guard requests[request]?.queued == true, let kind = requests[request]?.kind else { return nil }
+                guard let (queued, kind) = requests.modify(request, { ($0.queued, $0.kind) }), queued else { return nil }
                 let id = messageIDs.next(now: now)
                 let seqNo = nextSeqNo(contentRelated: true)
                 let binding = bindingBody(kind, messageID: id)
