@@ -876,11 +876,11 @@ public actor MTProtoClient {
 
     private func fail(_ error: MTProtoClientError) {
         if failure == nil { failure = error }
-        let waiting = calls
+        let inFlight = calls
         calls.removeAll()
         callByRequest.removeAll()
         armTimeoutTimer()
-        for (_, call) in waiting { call.continuation.resume(throwing: error) }
+        for (_, call) in inFlight { call.continuation.resume(throwing: error) }
         for waiter in readiness { waiter.resume(throwing: error) }
         readiness.removeAll()
         let reason = failure ?? error
