@@ -125,7 +125,7 @@ extension Session {
             events.append(.ignored(messageID: id, .duplicate))
             return false
         }
-        if id <= received.floor {
+        if received.isTooOld(id) {
             reject(id, seqNo: seqNo, code: 20, ignored: .tooOld, events: &events)
             return false
         }

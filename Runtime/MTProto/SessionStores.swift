@@ -26,6 +26,18 @@ struct ReceivedIDs: Sendable {
     init(capacity: Int) { self.capacity = max(16, capacity) }
 
     var count: Int { ids.count - head }
+
+    /// Ids more than this many places behind the newest are treated as forgotten, like those at or below `floor`:
+    /// taking one in moves everything after it, so a peer sending ids in decreasing order would otherwise make every
+    /// message cost a shift of up to `capacity` entries. Honest reordering (a container's items, a resend) is a few
+    /// places.
+    static let maxLateness = 4096
+
+    /// At or below `floor`, or too far behind the newest id to be taken in (`maxLateness`).
+    func isTooOld(_ id: Int64) -> Bool {
+        if id <= floor { return true }
+        return ids.count - head > Self.maxLateness && id < ids[ids.count - Self.maxLateness]
+    }
     func contains(_ id: Int64) -> Bool { index(of: id).found }
     subscript(id: Int64) -> Entry? {
         get {

@@ -103,4 +103,17 @@ import Testing
             }
         }
     }
+
+    /// An id more than `maxLateness` places behind the newest counts as too old, so no insert shifts more than that.
+    @Test func idsFarBehindTheNewestAreTooOld() {
+        var received = ReceivedIDs(capacity: 65_536)
+        let ids = (1...5_000).map { Int64($0) * 4 }
+        for id in ids { received.insert(id, seqNo: 1, isRequest: false) }
+        let boundary = ids[ids.count - ReceivedIDs.maxLateness]
+        #expect(received.floor == 0)
+        #expect(received.isTooOld(boundary - 2), "just behind the boundary")
+        #expect(!received.isTooOld(boundary + 2), "just ahead of it")
+        #expect(!received.isTooOld(ids[ids.count - 1] + 4), "a new id")
+        #expect(received.isTooOld(0))
+    }
 }
