@@ -38,6 +38,7 @@ struct ReceivedIDs: Sendable {
         if id <= floor { return true }
         return ids.count - head > Self.maxLateness && id < ids[ids.count - Self.maxLateness]
     }
+
     func contains(_ id: Int64) -> Bool { index(of: id).found }
     subscript(id: Int64) -> Entry? {
         get {
