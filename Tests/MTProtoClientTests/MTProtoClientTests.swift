@@ -198,6 +198,18 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         await server.stop()
     }
 
+    /// A call the echo server never answers (`[n, de, ad, c0]`), with its own timeout: when it ended, counted from
+    /// `started`, and the error it ended with (nil if it was answered).
+    static func unanswered(_ client: MTProtoClient, _ n: UInt8, timeout: Duration,
+                           since started: ContinuousClock.Instant) async -> (Duration, (any Error)?) {
+        do {
+            _ = try await client.invoke(raw: [n, 0xde, 0xad, 0xc0], timeout: timeout)
+            return (ContinuousClock.now - started, nil)
+        } catch {
+            return (ContinuousClock.now - started, error)
+        }
+    }
+
     /// Each call fails with `.timeout` at its own deadline — the earlier one first, though it was made second —
     /// while a call answered in time between them is unaffected, and the connection goes on afterwards.
     @Test func callsTimeOutAtTheirOwnDeadlines() async throws {
@@ -206,17 +218,9 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         let client = makeClient(port: server.port, key: key, transport: TransportConfiguration(kind: .intermediate))
         try await client.connect()
         let started = ContinuousClock.now
-        @Sendable func unanswered(_ n: UInt8, timeout: Duration) async -> (Duration, (any Error)?) {
-            do {
-                _ = try await client.invoke(raw: [n, 0xde, 0xad, 0xc0], timeout: timeout)
-                return (ContinuousClock.now - started, nil)
-            } catch {
-                return (ContinuousClock.now - started, error)
-            }
-        }
-        async let late = unanswered(1, timeout: .milliseconds(3000))
+        async let late = Self.unanswered(client, 1, timeout: .milliseconds(3000), since: started)
         try await Task.sleep(for: .milliseconds(50))
-        async let early = unanswered(2, timeout: .milliseconds(300))
+        async let early = Self.unanswered(client, 2, timeout: .milliseconds(300), since: started)
         #expect(try await client.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 9, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 9, 0, 0, 0])
         let (earlyAt, earlyError) = await early
         let (lateAt, lateError) = await late
@@ -287,17 +291,7 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         let client = makeClient(port: server.port, key: key)
         try await client.connect()
         let started = ContinuousClock.now
-        @Sendable func timedOut(_ n: UInt8, after timeout: Duration) async -> Duration? {
-            do {
-                _ = try await client.invoke(raw: [n, 0xde, 0xad, 0xc0], timeout: timeout)
-                return nil
-            } catch MTProtoClientError.timeout {
-                return ContinuousClock.now - started
-            } catch {
-                return nil
-            }
-        }
-        async let first = timedOut(1, after: .milliseconds(1500))
+        async let first = Self.unanswered(client, 1, timeout: .milliseconds(1500), since: started)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for n in 0..<600 {
                 group.addTask {
@@ -308,10 +302,13 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
             }
             try await group.waitForAll()
         }
-        async let last = timedOut(2, after: .milliseconds(300))
-        let (firstAt, lastAt) = await (first, last)
-        #expect(firstAt.map { $0 >= .milliseconds(1500) && $0 < .milliseconds(4000) } == true, "\(String(describing: firstAt))")
-        #expect(lastAt.map { $0 >= .milliseconds(300) && $0 < .milliseconds(1500) } == true, "\(String(describing: lastAt))")
+        async let last = Self.unanswered(client, 2, timeout: .milliseconds(300), since: started)
+        let ((firstAt, firstError), (lastAt, lastError)) = await (first, last)
+        for error in [firstError, lastError] {
+            guard case MTProtoClientError.timeout? = error else { Issue.record("not a timeout: \(String(describing: error))"); continue }
+        }
+        #expect(firstAt >= .milliseconds(1500) && firstAt < .milliseconds(4000), "\(firstAt)")
+        #expect(lastAt >= .milliseconds(300) && lastAt < .milliseconds(1500), "\(lastAt)")
         await client.close()
         await server.stop()
     }
