@@ -4,8 +4,8 @@
 // probing, multiply-shift hashing (Dietzfelbinger et al., a random odd multiplier makes it universal), and
 // backward-shift deletion (Knuth, TAOCP 6.4 algorithm R), so there are no tombstones and probes stay short.
 //
-// Keys a peer chooses (the msg_ids it sends) go into maps with a multiplier drawn from the session's randomness, so
-// a peer cannot aim many of them at one slot; keys we make ourselves use the fixed one.
+// Keys a peer chooses (the msg_ids it sends) go into maps with a multiplier that is random per process, so a peer
+// cannot aim many of them at one slot; keys we make ourselves use the fixed one.
 
 private let idMapPeerMultiplier: UInt64 = {
     var hasher = Hasher()
@@ -14,7 +14,7 @@ private let idMapPeerMultiplier: UInt64 = {
 }()
 
 /// A 64-bit identifier usable as an `IDMap` key.
-public protocol IDMapKey: Hashable, Sendable {
+public protocol IDMapKey: Sendable {
     var idBits: UInt64 { get }
     init(idBits: UInt64)
 }
@@ -62,11 +62,6 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
         shift = 64 - 3
     }
 
-    @inlinable public init(_ pairs: some Sequence<(Key, Value)>, multiplier: UInt64 = IDMap.fixedMultiplier) {
-        self.init(multiplier: multiplier)
-        for (key, value) in pairs { self[key] = value }
-    }
-
     @inlinable public var count: Int { _count }
     @inlinable public var isEmpty: Bool { _count == 0 }
 
@@ -88,10 +83,10 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
     }
 
     public subscript(key: Key) -> Value? {
-        // Borrowed, so `map[key]?.field` reads one field without copying the whole value.
-        @inlinable _read {
+        // A copy of the value (reading one field through it copies the whole value); `modify` works in place.
+        @inlinable get {
             let (index, found) = find(key)
-            if found { yield slots[index] } else { yield nil }
+            return found ? slots[index] : nil
         }
         @inlinable set {
             if let newValue {
@@ -215,7 +210,6 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
 
     @inlinable public var keys: [Key] { map(\.key) }
     @inlinable public var values: [Value] { map(\.value) }
-    @inlinable public var first: (key: Key, value: Value)? { first { _ in true } }
 
     public struct Iterator: IteratorProtocol {
         @usableFromInline let map: IDMap

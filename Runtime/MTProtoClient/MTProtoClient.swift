@@ -164,7 +164,6 @@ public actor MTProtoClient {
     /// on that thread.
     public nonisolated let taskExecutor: EventLoopTaskExecutor
     private var connection: ClientConnection?
-    private var flushScheduled = false
     /// Deadlines of calls, ascending from `timeoutHead`; one timer task sleeps until the first instead of a
     /// task per call (a sleeping task per call was a tenth of a pipelined client's time).
     private var timeouts: [(deadline: ContinuousClock.Instant, token: UInt64)] = []
@@ -785,16 +784,9 @@ public actor MTProtoClient {
         armTimeoutTimer()
     }
 
-    /// Flushes once the calls already waiting for this actor have queued theirs, so calls made together go out
-    /// as one container in one frame (one encryption, one write) instead of a frame and a system call each.
-    private func scheduleFlush() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        Task(executorPreference: taskExecutor) { await self.flush() }
-    }
-
+    /// Seals and writes what the session has due. Calls go out from `takeQueuedCalls`, once per batch of calls
+    /// queued together: one container in one frame (one encryption, one write) instead of a frame and a write each.
     private func flush() {
-        flushScheduled = false
         guard let writer else { return }
         let now = now()
         let pieces: [[UInt8]]

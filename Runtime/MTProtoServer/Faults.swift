@@ -119,7 +119,8 @@ final class FaultState: Sendable {
     /// arrival of a method in `closeOn`.
     func closes(on method: String) -> Bool {
         plan.withLock { plan in
-            // Checked for emptiness first: hashing the method name for every request was 2 % of a pipelined run.
+            // Checked for emptiness first: these and `errors` hashed every request's method name (1.2–1.6 % of the
+            // test server's samples in a pipelined run).
             if !plan.closeOn.isEmpty, plan.closeOn.contains(method) { return true }
             return !plan.closeOnceOn.isEmpty && plan.closeOnceOn.remove(method) != nil
         }
