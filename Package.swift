@@ -61,7 +61,10 @@ let package = Package(
                        providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "COpenSSL", path: "Runtime/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
-        .target(name: "TLRuntime", dependencies: ["CZlib"], path: "Runtime/TLRuntime", swiftSettings: swiftSettings),
+        // UTF-8 validation on SSSE3 for the string reader, chosen at run time by CPUID (a scalar validator elsewhere).
+        .target(name: "CUTF8", path: "Runtime/CUTF8"),
+        .target(name: "TLRuntime", dependencies: ["CZlib", "CUTF8"], path: "Runtime/TLRuntime",
+                swiftSettings: swiftSettings),
         // AES-IGE on AES-NI, chosen at run time by CPUID; MTProtoCrypto falls back to OpenSSL without it.
         .target(name: "CAESNI", path: "Runtime/CAESNI"),
         .target(name: "MTProtoCrypto", dependencies: ["COpenSSL", "CAESNI"], path: "Runtime/MTProtoCrypto",

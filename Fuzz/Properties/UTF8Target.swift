@@ -1,18 +1,22 @@
 // TLRuntime validates the UTF-8 of TL strings itself and builds a `String` from bytes it calls valid without a second
 // check, so a false "valid" would put malformed UTF-8 inside a `String`. Two properties, at every start offset
-// modulo the validator's 8-byte step: its verdict (valid, all ASCII) equals the standard library's, and a string
+// modulo the vector validator's 16-byte block (and so the DFA's 8-byte step): the verdicts (valid, all ASCII) of
+// both validators equal the standard library's, and a string
 // read by `readTLString` has the same UTF-8 as `String(decoding:)` of the same bytes (invalid input repaired with
 // U+FFFD the same way).
 @_spi(Fuzzing) import TLRuntime
 
 /// Input: any bytes.
 public func fuzzUTF8(_ data: [UInt8]) throws(Violation) {
-    for start in 0..<min(8, data.count + 1) {
+    for start in 0..<min(16, data.count + 1) {
         let bytes = Array(data[start...])
         let verdict = tlUTF8Verdict(bytes)
         let valid = String(validating: bytes, as: UTF8.self) != nil
         guard verdict.valid == valid else {
             throw Violation("UTF-8 verdict \(verdict.valid), standard library \(valid), at offset \(start)")
+        }
+        guard tlUTF8Verdict(bytes, scalar: true) == verdict else {
+            throw Violation("the scalar and vector validators disagree on \(bytes.count) bytes at offset \(start)")
         }
         let ascii = bytes.allSatisfy { $0 < 0x80 }
         guard !valid || verdict.isASCII == ascii else {

@@ -1,6 +1,8 @@
-// The UTF-8 validator behind `readTLString` against the standard library's validation: every sequence of up to four
-// bytes drawn from the edges of each UTF-8 byte class (at the start of the input and across the validator's
-// eight-byte steps), and seeded random input. A string it wrongly accepted would become a `String` unchecked.
+// The UTF-8 validators behind `readTLString` (the SSSE3 one in `CUTF8` and the scalar DFA) against the standard
+// library's validation: every sequence of up to four bytes drawn from the edges of each UTF-8 byte class (at the
+// start of the input, across the DFA's eight-byte steps and the vector validator's 16-byte blocks, at the end),
+// long input with single bytes changed, and seeded random input. A string either wrongly accepted would become a
+// `String` unchecked.
 import Testing
 @testable import TLRuntime
 
@@ -19,17 +21,33 @@ import Testing
         bytes.withUnsafeBufferPointer { UTF8Validation.check($0) }
     }
 
+    /// The scalar DFA alone, which `check` uses below 16 bytes and on CPUs without SSSE3.
+    static func checkedScalar(_ bytes: [UInt8]) -> UTF8Validity {
+        bytes.withUnsafeBufferPointer { UTF8Validation.checkScalar($0) }
+    }
+
     @Test func agreesWithTheStandardLibraryOnEveryShortSequenceOfClassEdges() {
         var mismatches: [[UInt8]] = []
         var sequence: [UInt8] = []
         func visit(_ length: Int) {
             if sequence.count == length {
-                if Self.checked(sequence) != Self.expected(sequence) { mismatches.append(sequence) }
-                // The same bytes after 0–7 ASCII bytes and before enough to fill several steps, so that every
-                // sequence also starts at each position of an eight-byte step and crosses into the next.
-                let shift = (sequence.reduce(0) { $0 &+ Int($1) } &+ length) & 7
+                let expected = Self.expected(sequence)
+                if Self.checked(sequence) != expected { mismatches.append(sequence) }
+                // The same bytes after 0–15 ASCII bytes and before enough to fill further steps, so that every
+                // sequence also starts at each position of the DFA's eight-byte step and of the vector
+                // validator's 16-byte block and crosses into the next; and at the very end of a long input
+                // (a sequence cut short there must fail, a complete one pass), through both validators.
+                let shift = (sequence.reduce(0) { $0 &+ Int($1) } &+ length) & 15
                 let padded = [UInt8](repeating: 0x61, count: shift) + sequence + [UInt8](repeating: 0x62, count: 17)
-                if Self.checked(padded) != Self.expected(padded) { mismatches.append(padded) }
+                let paddedExpected = Self.expected(padded)
+                if Self.checked(padded) != paddedExpected || Self.checkedScalar(padded) != paddedExpected {
+                    mismatches.append(padded)
+                }
+                let atEnd = [UInt8](repeating: 0x63, count: 16 &+ shift) + sequence
+                let atEndExpected = Self.expected(atEnd)
+                if Self.checked(atEnd) != atEndExpected || Self.checkedScalar(atEnd) != atEndExpected {
+                    mismatches.append(atEnd)
+                }
                 return
             }
             for byte in Self.edges {
@@ -65,9 +83,39 @@ import Testing
         var mismatches: [[UInt8]] = []
         for _ in 0..<20_000 {
             let bytes = Self.randomText(pieces: 0...24, using: &random)
-            if Self.checked(bytes) != Self.expected(bytes) { mismatches.append(bytes) }
+            let expected = Self.expected(bytes)
+            if Self.checked(bytes) != expected || Self.checkedScalar(bytes) != expected { mismatches.append(bytes) }
         }
         #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
+    }
+
+    /// Both validators on inputs of many 16-byte blocks, with one byte replaced by each edge byte at each
+    /// position: an error anywhere in a long input, and every block boundary crossed by every kind of sequence.
+    @Test func bothValidatorsAgreeOnLongInputWithOneByteChanged() {
+        var random = SeededGenerator(state: 0xb10c)
+        var mismatches: [[UInt8]] = []
+        for _ in 0..<40 {
+            let base = Self.randomText(pieces: 20...40, using: &random)
+            for position in 0..<base.count {
+                for byte in Self.edges where Int(byte) & 3 == position & 3 {
+                    var bytes = base
+                    bytes[position] = byte
+                    let expected = Self.expected(bytes)
+                    if Self.checked(bytes) != expected || Self.checkedScalar(bytes) != expected {
+                        mismatches.append(bytes)
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(3))")
+    }
+
+    /// On this machine the vector validator must be the one `check` runs (CI runs on x86-64 with SSSE3), so the
+    /// tests above compare two different implementations.
+    @Test func theVectorValidatorRunsWhereTheCPUHasIt() {
+        #if arch(x86_64)
+        #expect(UTF8Validation.vectorAvailable)
+        #endif
     }
 
     /// What `readTLString` returns is byte for byte what `String(decoding:as:)` makes of the same bytes, valid or
