@@ -249,14 +249,11 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
         _ = try _take(count)
     }
 
+    /// A copy of `count` bytes from `start`, through the sequence initializer, which allocates inline (as
+    /// `Buffer.bytes` explains, `init(unsafeUninitializedCapacity:)` costs a metadata lookup per array).
     @inlinable
     func _copy(from start: Int, count: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-            if count > 0, let dst = out.baseAddress {
-                UnsafeMutableRawPointer(dst).copyMemory(from: _base + start, byteCount: count)
-            }
-            initialized = count
-        }
+        [UInt8](UnsafeRawBufferPointer(start: _base + start, count: count))
     }
 
     // MARK: Vectors
