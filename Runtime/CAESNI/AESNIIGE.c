@@ -12,7 +12,6 @@
 #define CAESNI_X86 1
 #include <cpuid.h>
 #include <immintrin.h>
-#include <string.h>
 #else
 #define CAESNI_X86 0
 #endif
@@ -27,11 +26,24 @@ typedef struct {
     __m128i key[15];
 } schedule;
 
-/// Zeroes memory so the optimizer cannot drop it: the asm statement claims to read the buffer.
-static void wipe(void *pointer, size_t count) {
-    memset(pointer, 0, count);
-    __asm__ __volatile__("" : : "r"(pointer) : "memory");
+// No libc call may run while round keys sit in vector registers: the first call through a lazily bound PLT entry
+// enters the dynamic linker's resolver, which saves every vector register on the stack (XSAVE, ~2.7 KiB with
+// AVX-512), below anything `burn_stack` clears. Measured: with `memset` here, Tests/CAESNIChecks found 1-3 round
+// keys per call at -O2 on an AVX-512 host, and none with LD_BIND_NOW=1. So the copies and fills are string
+// instructions written inline; they touch no vector register either.
+
+/// Sets `count` bytes at `pointer` to `value` (REP STOSB); the optimizer cannot drop it, the asm writes memory.
+static inline void fill_bytes(void *pointer, uint8_t value, size_t count) {
+    __asm__ __volatile__("rep stosb" : "+D"(pointer), "+c"(count) : "a"(value) : "memory");
 }
+
+/// Copies `count` bytes from `source` to a non-overlapping `target` (REP MOVSB).
+static inline void copy_bytes(void *target, const void *source, size_t count) {
+    __asm__ __volatile__("rep movsb" : "+D"(target), "+S"(source), "+c"(count) : : "memory");
+}
+
+/// Zeroes memory so the optimizer cannot drop it.
+static inline void wipe(void *pointer, size_t count) { fill_bytes(pointer, 0, count); }
 
 // The optimizer may spill round keys to stack slots of its own, outside the schedule `wipe` clears. After the work
 // returns, a call of the same depth overwrites that stack: `run`'s frame is under 200 bytes optimized and about 5 KiB
@@ -316,8 +328,8 @@ SHA_INLINE void fused_chunk(const schedule *s, int decrypt, __m128i *y_prev, __m
 SHA_INLINE void stage_first_block(uint8_t *staging, const uint8_t *prefix, size_t prefix_length,
                                   const uint8_t *source, size_t source_length) {
     size_t taken = source_length < 64 - prefix_length ? source_length : 64 - prefix_length;
-    if (prefix_length) memcpy(staging, prefix, prefix_length);
-    if (taken) memcpy(staging + prefix_length, source, taken);
+    copy_bytes(staging, prefix, prefix_length);
+    copy_bytes(staging + prefix_length, source, taken);
 }
 
 /// Hash block `index` of `prefix ‖ source` (see `stage_first_block`).
@@ -333,8 +345,8 @@ SHA_INLINE void sha_finish(sha_state *h, uint8_t *staging, const uint8_t *source
                            size_t hashed, size_t total, uint8_t *digest) {
     for (; total - hashed >= 64; hashed += 64) sha_block(h, hash_block(staging, source, prefix_length, hashed / 64));
     size_t rest = total - hashed;
-    if (hashed != 0) memcpy(staging, source + (hashed - prefix_length), rest);
-    memset(staging + rest, 0, 128 - rest);
+    if (hashed != 0) copy_bytes(staging, source + (hashed - prefix_length), rest);
+    fill_bytes(staging + rest, 0, 128 - rest);
     staging[rest] = 0x80;
     size_t blocks = rest + 9 <= 64 ? 1 : 2;
     uint64_t bits = (uint64_t)total * 8;
