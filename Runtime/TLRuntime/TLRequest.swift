@@ -72,11 +72,19 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
 
     public func serialize(_ buffer: Buffer, _ boxed: Bool) {
         if boxed { buffer.appendUInt32(signature.id) }
+        let start = buffer.count
         if signature.oneFieldPerBit {
-            let start = buffer.count
             if writeInOnePass(into: buffer) { return }
             buffer._count = start  // arguments out of schema order: the general walk below copes
+        } else if signature.sharedBitPlan != nil {
+            if writeInTwoPasses(into: buffer) { return }
+            buffer._count = start
         }
+        writeByWalk(into: buffer)
+    }
+
+    /// The general writer: flag words from which arguments are present (by name), then the fields they select.
+    func writeByWalk(into buffer: Buffer) {
         forEachWrittenField(signature) { _, written in
             switch written {
             case .flags(let word): buffer.appendInt32(word)
@@ -114,15 +122,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
                     case 1: words.1 |= mask
                     default: break
                     }
-                    switch (code, arguments[next].1) {
-                    case (.trueFlag, _): break
-                    case (.int, .int(let v)): buffer.appendInt32(v)
-                    case (.long, .long(let v)): buffer.appendInt64(v)
-                    case (.string, .string(let v)): buffer.appendTLString(v)
-                    case (.bytes, .bytes(let v)): buffer.appendTLBytes(v)
-                    case (.object, .object(let object)): object.serialize(buffer, true)
-                    case (_, let value): Self.write(value, as: fields[index].kind, into: buffer)
-                    }
+                    Self.write(arguments[next].1, fields, index, into: buffer)
                     next &+= 1
                 }
                 guard next == count else { return false }
@@ -130,6 +130,67 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
                 if wordOffsets.1 >= 0 { buffer._storeInt32(words.1, at: wordOffsets.1) }
                 return true
             }
+        }
+    }
+
+    /// The fast path for signatures with a bit shared by several fields (`views:flags.10?int forwards:flags.10?int`),
+    /// where a bit is set only when every value on it is present, so the words are known only after all arguments
+    /// are matched: a first walk finds which fields are present (by index), the second writes. False, with the buffer
+    /// partly written, when an argument is out of schema order or a required one is missing.
+    func writeInTwoPasses(into buffer: Buffer) -> Bool {
+        guard let plan = signature.sharedBitPlan else { return false }
+        let count = arguments.count
+        return signature.fields.withUnsafeBufferPointer { fields in
+            arguments.withUnsafeBufferPointer { arguments in
+                var present: UInt64 = 0
+                var next = 0
+                for index in fields.indices where fields[index].code != .nat {
+                    if next < count, arguments[next].0 == fields[index].name {
+                        present |= 1 << UInt64(index)
+                        next &+= 1
+                    } else if fields[index].wordIndex < 0 {
+                        return false
+                    }
+                }
+                guard next == count else { return false }
+                var words: (Int32, Int32) = (0, 0)
+                for group in plan {
+                    let isSet = group.values != 0 ? present & group.values == group.values : present & group.trueFlags != 0
+                    guard isSet else { continue }
+                    if group.word == 0 { words.0 |= group.mask } else { words.1 |= group.mask }
+                }
+                var wordsWritten = 0
+                next = 0
+                for index in fields.indices {
+                    if fields[index].code == .nat {
+                        buffer.appendInt32(wordsWritten == 0 ? words.0 : words.1)
+                        wordsWritten &+= 1
+                        continue
+                    }
+                    guard present & (1 << UInt64(index)) != 0 else { continue }
+                    defer { next &+= 1 }
+                    let word = fields[index].wordIndex
+                    if word >= 0, (word == 0 ? words.0 : words.1) & fields[index].mask == 0 { continue }
+                    Self.write(arguments[next].1, fields, index, into: buffer)
+                }
+                return true
+            }
+        }
+    }
+
+    /// One present argument of `fields[index]` (a `true` flag writes nothing). The field is read in place: a copy
+    /// of `Field` retains its strings and kind (measured: +25 % instructions for the corpus's requests).
+    @inline(__always)
+    static func write(_ value: TLValue, _ fields: UnsafeBufferPointer<TLSignature.Field>, _ index: Int,
+                      into buffer: Buffer) {
+        switch (fields[index].code, value) {
+        case (.trueFlag, _): break
+        case (.int, .int(let v)): buffer.appendInt32(v)
+        case (.long, .long(let v)): buffer.appendInt64(v)
+        case (.string, .string(let v)): buffer.appendTLString(v)
+        case (.bytes, .bytes(let v)): buffer.appendTLBytes(v)
+        case (.object, .object(let object)): object.serialize(buffer, true)
+        case (_, let value): write(value, as: fields[index].kind, into: buffer)
         }
     }
 
@@ -241,8 +302,9 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     }
 }
 
-/// A function definition as the request interpreter needs it: name, ID, typed fields and flag groups.
-struct TLSignature: Sendable {
+/// A function definition as the request interpreter needs it: name, ID, typed fields and flag groups. A class: every
+/// request holds its function's signature, and copying one then costs a single retain.
+final class TLSignature: Sendable {
     indirect enum Kind: Equatable, Sendable {
         case int, long, double, string, bytes, int128, int256, bool, trueFlag, nat, generic
         case boxed(String)
@@ -275,13 +337,46 @@ struct TLSignature: Sendable {
         var trueFlags: [String]
     }
 
-    var name: String
-    var id: UInt32
-    var fields: [Field]
-    var groups: [FlagGroup] = []
+    let name: String
+    let id: UInt32
+    let fields: [Field]
+    let groups: [FlagGroup]
     /// At most two `#` words, and no bit guarding more than one field: the case `writeInOnePass` handles (every
     /// function in Telegram's schemas but a few).
-    var oneFieldPerBit = false
+    let oneFieldPerBit: Bool
+
+    /// A bit of a `#` word as `writeInTwoPasses` tests it: the fields on it as bits of field indices.
+    struct SharedBit: Sendable {
+        var word: Int
+        var mask: Int32
+        var values: UInt64
+        var trueFlags: UInt64
+    }
+
+    /// For signatures that are not `oneFieldPerBit` but have at most two `#` words, at most 64 fields and every
+    /// condition on a word of their own: each flag bit with the fields it guards. Nil otherwise (the general walk).
+    let sharedBitPlan: [SharedBit]?
+
+    init(name: String, id: UInt32, fields: [Field], groups: [FlagGroup], oneFieldPerBit: Bool) {
+        self.name = name
+        self.id = id
+        self.fields = fields
+        self.groups = groups
+        self.oneFieldPerBit = oneFieldPerBit
+        let words = fields.filter { $0.code == .nat }.count
+        if oneFieldPerBit || words > 2 || fields.count > 64 || fields.contains(where: { $0.condition != nil && $0.wordIndex < 0 }) {
+            sharedBitPlan = nil
+        } else {
+            var plan: [SharedBit] = []
+            for (index, field) in fields.enumerated() where field.condition != nil {
+                let bit = UInt64(1) << UInt64(index)
+                let at = plan.firstIndex { $0.word == field.wordIndex && $0.mask == field.mask } ?? plan.count
+                if at == plan.count { plan.append(SharedBit(word: field.wordIndex, mask: field.mask, values: 0, trueFlags: 0)) }
+                if field.code == .trueFlag { plan[at].trueFlags |= bit } else { plan[at].values |= bit }
+            }
+            sharedBitPlan = plan
+        }
+    }
 
     /// Parsed signatures by the address of their (static, immortal) definition text.
     private static let cache = Mutex<[UInt: TLSignature]>([:])
@@ -345,25 +440,25 @@ struct TLSignature: Sendable {
             default: fields[index].code = .other
             }
         }
-        var signature = TLSignature(name: name, id: id, fields: fields)
+        var groups: [FlagGroup] = []
         for field in fields {
             guard let condition = field.condition else { continue }
-            var index = signature.groups.count
-            if let existing = signature.groups.firstIndex(where: { $0.flags == condition.flags && $0.mask == condition.mask }) {
+            var index = groups.count
+            if let existing = groups.firstIndex(where: { $0.flags == condition.flags && $0.mask == condition.mask }) {
                 index = existing
             } else {
-                signature.groups.append(FlagGroup(flags: condition.flags, mask: condition.mask, values: [], trueFlags: []))
+                groups.append(FlagGroup(flags: condition.flags, mask: condition.mask, values: [], trueFlags: []))
             }
             if field.kind == .trueFlag {
-                signature.groups[index].trueFlags.append(field.name)
+                groups[index].trueFlags.append(field.name)
             } else {
-                signature.groups[index].values.append(field.name)
+                groups[index].values.append(field.name)
             }
         }
-        signature.oneFieldPerBit = words.count <= 2
+        let oneFieldPerBit = words.count <= 2
             && fields.allSatisfy { $0.condition == nil || $0.wordIndex >= 0 }
-            && signature.groups.allSatisfy { $0.values.count + $0.trueFlags.count == 1 }
-        return signature
+            && groups.allSatisfy { $0.values.count + $0.trueFlags.count == 1 }
+        return TLSignature(name: name, id: id, fields: fields, groups: groups, oneFieldPerBit: oneFieldPerBit)
     }
 
     static func kind(_ type: Substring) -> Kind {

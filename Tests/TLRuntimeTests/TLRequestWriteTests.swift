@@ -43,3 +43,67 @@ import Testing
         #expect(Self.bytes(both) == [0x0d, 0xf0, 0xad, 0x0b, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0])
     }
 }
+
+@Suite struct TLRequestSharedBitTests {
+    /// Bits shared by two values, by a value and a `true` flag, by two `true` flags, in two `#` words.
+    static let shared: StaticString = """
+        test.shared#0badcafe flags:# a:flags.0?int b:flags.0?string t:flags.1?true u:flags.1?true v:flags.2?long \
+        w:flags.2?true c:int flags2:# d:flags2.0?long e:flags2.0?Vector<int> = Bool;
+        """
+    static let optional: [(String, TLValue)] = [
+        ("a", .int(1)), ("b", .string("bee")), ("t", .trueFlag), ("u", .trueFlag), ("v", .long(-2)), ("w", .trueFlag),
+        ("d", .long(4)), ("e", .vector([.int(5), .int(6)])),
+    ]
+
+    static func arguments(_ subset: Int) -> [(String, TLValue)] {
+        var arguments: [(String, TLValue)] = []
+        for (bit, argument) in optional.enumerated() where subset & (1 << bit) != 0 {
+            if argument.0 == "d" { arguments.append(("c", .int(3))) }
+            arguments.append(argument)
+        }
+        if !arguments.contains(where: { $0.0 == "c" }) {
+            let at = arguments.firstIndex { $0.0 == "d" || $0.0 == "e" } ?? arguments.endIndex
+            arguments.insert(("c", .int(3)), at: at)
+        }
+        return arguments
+    }
+
+    static func written(_ request: TLRequest, fast: Bool) -> [UInt8] {
+        let buffer = Buffer()
+        if fast { request.serialize(buffer, false) } else { request.writeByWalk(into: buffer) }
+        return buffer.bytes
+    }
+
+    @Test func everySubsetOfArgumentsWritesAsTheGeneralWalkDoes() {
+        let signature = TLSignature.cached(Self.shared)
+        #expect(!signature.oneFieldPerBit)
+        #expect(signature.sharedBitPlan?.count == 4)
+        for subset in 0..<(1 << Self.optional.count) {
+            let request = TLRequest(definition: Self.shared, arguments: Self.arguments(subset))
+            let buffer = Buffer()
+            #expect(request.writeInTwoPasses(into: buffer), "subset \(subset)")
+            #expect(buffer.bytes == Self.written(request, fast: false), "subset \(subset)")
+        }
+    }
+
+    @Test func sharedBitsAreSetOnlyWhenEveryValueIsThere() {
+        // a without b: bit 0 clear, a not written; t alone sets bit 1; v with w sets bit 2; d and e set flags2 bit 0.
+        let request = TLRequest(definition: Self.shared, arguments: [
+            ("a", .int(1)), ("t", .trueFlag), ("v", .long(-2)), ("w", .trueFlag), ("c", .int(3)), ("d", .long(4)),
+            ("e", .vector([.int(5)])),
+        ])
+        #expect(Self.written(request, fast: true) == [
+            6, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 3, 0, 0, 0, 1, 0, 0, 0,
+            4, 0, 0, 0, 0, 0, 0, 0, 0x15, 0xc4, 0xb5, 0x1c, 1, 0, 0, 0, 5, 0, 0, 0,
+        ])
+    }
+
+    @Test func outOfOrderOrMissingRequiredArgumentsFallBackToTheWalk() {
+        let swapped = TLRequest(definition: Self.shared, arguments: [("c", .int(3)), ("a", .int(1)), ("b", .string("x"))])
+        #expect(!swapped.writeInTwoPasses(into: Buffer()))
+        #expect(Self.written(swapped, fast: true) == Self.written(swapped, fast: false))
+        let missing = TLRequest(definition: Self.shared, arguments: [("a", .int(1))])
+        #expect(!missing.writeInTwoPasses(into: Buffer()))
+        #expect(Self.written(missing, fast: true) == Self.written(missing, fast: false))
+    }
+}
