@@ -48,13 +48,15 @@ public protocol TLRegistrable: TLObject {
     static var tlTypeName: String { get }
 }
 
-/// A TL field value, as logs and tl-json see it.
-public indirect enum TLValue: Sendable {
+/// A TL field value, as logs and tl-json see it. Only the large payloads are boxed (`indirect`): the value stays
+/// 17 bytes and loadable, so reading an `int` or a `string` argument of a request retains nothing or only the string
+/// (every case boxed: a retain of the box per read; none boxed: an existential inline, copied through metadata).
+public enum TLValue: Sendable {
     case int(Int32)
     case long(Int64)
     case double(Double)
     case int128(TLInt128)
-    case int256(TLInt256)
+    indirect case int256(TLInt256)
     case string(String)
     case bytes([UInt8])
     case bool(Bool)
@@ -63,7 +65,7 @@ public indirect enum TLValue: Sendable {
     /// A set `flags.N?true` field.
     case trueFlag
     case vector([TLValue])
-    case object(any TLObject)
+    indirect case object(any TLObject)
     /// An opaque embedded object (MTProto `Object`), as serialized.
     case raw([UInt8])
 }
