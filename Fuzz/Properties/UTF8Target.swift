@@ -1,9 +1,8 @@
 // TLRuntime validates the UTF-8 of TL strings itself and builds a `String` from bytes it calls valid without a second
 // check, so a false "valid" would put malformed UTF-8 inside a `String`. Two properties, at every start offset
 // modulo the vector validator's 16-byte block (and so the DFA's 8-byte step): the verdicts (valid, all ASCII) of
-// both validators equal the standard library's, and a string
-// read by `readTLString` has the same UTF-8 as `String(decoding:)` of the same bytes (invalid input repaired with
-// U+FFFD the same way).
+// both validators equal the standard library's, and a string read by `readTLString` has the same UTF-8 as
+// `String(decoding:)` of the same bytes (invalid input repaired with U+FFFD the same way).
 @_spi(Fuzzing) import TLRuntime
 
 /// Input: any bytes.

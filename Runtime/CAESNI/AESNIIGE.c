@@ -32,18 +32,15 @@ typedef struct {
 // keys per call at -O2 on an AVX-512 host, and none with LD_BIND_NOW=1. So the copies and fills are string
 // instructions written inline; they touch no vector register either.
 
-/// Sets `count` bytes at `pointer` to `value` (REP STOSB); the optimizer cannot drop it, the asm writes memory.
-static inline void fill_bytes(void *pointer, uint8_t value, size_t count) {
-    __asm__ __volatile__("rep stosb" : "+D"(pointer), "+c"(count) : "a"(value) : "memory");
+/// Zeroes `count` bytes at `pointer` (REP STOSB); the optimizer cannot drop it, the asm writes memory.
+static inline void wipe(void *pointer, size_t count) {
+    __asm__ __volatile__("rep stosb" : "+D"(pointer), "+c"(count) : "a"(0) : "memory");
 }
 
 /// Copies `count` bytes from `source` to a non-overlapping `target` (REP MOVSB).
 static inline void copy_bytes(void *target, const void *source, size_t count) {
     __asm__ __volatile__("rep movsb" : "+D"(target), "+S"(source), "+c"(count) : : "memory");
 }
-
-/// Zeroes memory so the optimizer cannot drop it.
-static inline void wipe(void *pointer, size_t count) { fill_bytes(pointer, 0, count); }
 
 // The optimizer may spill round keys to stack slots of its own, outside the schedule `wipe` clears. After the work
 // returns, a call of the same depth overwrites that stack: `run`'s frame is under 200 bytes optimized and about 5 KiB
@@ -346,7 +343,7 @@ SHA_INLINE void sha_finish(sha_state *h, uint8_t *staging, const uint8_t *source
     for (; total - hashed >= 64; hashed += 64) sha_block(h, hash_block(staging, source, prefix_length, hashed / 64));
     size_t rest = total - hashed;
     if (hashed != 0) copy_bytes(staging, source + (hashed - prefix_length), rest);
-    fill_bytes(staging + rest, 0, 128 - rest);
+    wipe(staging + rest, 128 - rest);  // the padding's zeros
     staging[rest] = 0x80;
     size_t blocks = rest + 9 <= 64 ? 1 : 2;
     uint64_t bits = (uint64_t)total * 8;

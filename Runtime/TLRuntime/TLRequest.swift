@@ -357,14 +357,16 @@ final class TLSignature: Sendable {
     /// condition on a word of their own: each flag bit with the fields it guards. Nil otherwise (the general walk).
     let sharedBitPlan: [SharedBit]?
 
-    init(name: String, id: UInt32, fields: [Field], groups: [FlagGroup], oneFieldPerBit: Bool) {
+    init(name: String, id: UInt32, fields: [Field], groups: [FlagGroup]) {
         self.name = name
         self.id = id
         self.fields = fields
         self.groups = groups
-        self.oneFieldPerBit = oneFieldPerBit
-        let words = fields.filter { $0.code == .nat }.count
-        if oneFieldPerBit || words > 2 || fields.count > 64 || fields.contains(where: { $0.condition != nil && $0.wordIndex < 0 }) {
+        // Both fast paths keep the words in two registers and need every condition on a word of the function.
+        let onTwoWords = fields.count(where: { $0.code == .nat }) <= 2
+            && fields.allSatisfy { $0.condition == nil || $0.wordIndex >= 0 }
+        oneFieldPerBit = onTwoWords && groups.allSatisfy { $0.values.count + $0.trueFlags.count == 1 }
+        if oneFieldPerBit || !onTwoWords || fields.count > 64 {
             sharedBitPlan = nil
         } else {
             var plan: [SharedBit] = []
@@ -455,10 +457,7 @@ final class TLSignature: Sendable {
                 groups[index].values.append(field.name)
             }
         }
-        let oneFieldPerBit = words.count <= 2
-            && fields.allSatisfy { $0.condition == nil || $0.wordIndex >= 0 }
-            && groups.allSatisfy { $0.values.count + $0.trueFlags.count == 1 }
-        return TLSignature(name: name, id: id, fields: fields, groups: groups, oneFieldPerBit: oneFieldPerBit)
+        return TLSignature(name: name, id: id, fields: fields, groups: groups)
     }
 
     static func kind(_ type: Substring) -> Kind {
