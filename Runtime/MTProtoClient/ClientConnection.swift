@@ -395,9 +395,8 @@ public struct ClientConnection: Sendable {
     private mutating func receiveInSession(_ payload: consuming [UInt8], now: Double,
                                            events: inout [Event]) throws(ClientConnectionError) -> [SessionEvent]? {
         try checkEncrypted(payload)
-        guard live != nil else { return nil }
         do {
-            return try live!.receive(frame: payload, now: now)
+            return try live?.receive(frame: payload, now: now)
         } catch {
             events.append(.rejectedFrame(error))
             return []
@@ -414,8 +413,9 @@ public struct ClientConnection: Sendable {
             case .binding, .probing: if readyOnly { return nil }
             case .exchanging, .failed: return nil
         }
-        guard live != nil else { return nil }
-        return try body(&live!)
+        // Optional chaining works on `live` in place; `live != nil` and `live!` each copied the whole session
+        // (two dozen tables retained and released, ~3 % of a pipelined client).
+        return try live?.applying(body)
     }
 
     /// ENCRYPTED_MESSAGE_INVALID is also what a server answers a binding to a permanent key it no longer knows,
@@ -497,5 +497,12 @@ public struct ClientConnection: Sendable {
         live = resumableSession
         phase = .failed(error)
         throw error
+    }
+}
+
+extension Session {
+    /// `body` on this session in place (see `ClientConnection.withSession`).
+    fileprivate mutating func applying<T, E: Error>(_ body: (inout Session) throws(E) -> T) throws(E) -> T {
+        try body(&self)
     }
 }
