@@ -4,6 +4,8 @@
 // thing to compile (compile-time.md) — and registries merge (MTProto service types + an API layer). Callers that
 // know the type use its own static parse instead; this is for `Object` fields, transcripts and the `tl` tool.
 
+import Synchronization
+
 /// A table from constructor ID to the generated type that parses it.
 public struct TLRegistry: Sendable {
     /// Names the schema, for errors (`unknown constructor 0x… for TelegramApi`).
@@ -17,7 +19,20 @@ public struct TLRegistry: Sendable {
 
     enum Entry: Sendable {
         case constructor(any TLRegistrable.Type)
-        case function(StaticString)
+        case function(FunctionEntry)
+    }
+
+    /// A function's definition and its signature, parsed on first use and then read with one atomic load: a server
+    /// reads every request through here, and `TLSignature.cached` takes a lock and hashes with SipHash.
+    final class FunctionEntry: Sendable {
+        let definition: StaticString
+        private let parsed = AtomicLazyReference<TLSignature>()
+
+        init(_ definition: StaticString) { self.definition = definition }
+
+        var signature: TLSignature {
+            parsed.load() ?? parsed.storeIfNil(TLSignature.cached(definition))
+        }
     }
 
     /// A registry of `entries` (constructors) and `functions`; when an ID repeats, the first entry wins.
@@ -35,7 +50,7 @@ public struct TLRegistry: Sendable {
     }
 
     static func lookupTable(_ table: [UInt32: any TLRegistrable.Type], _ functions: [UInt32: StaticString]) -> IDTable {
-        IDTable(table.map { ($0.key, Entry.constructor($0.value)) } + functions.map { ($0.key, Entry.function($0.value)) })
+        IDTable(table.map { ($0.key, Entry.constructor($0.value)) } + functions.map { ($0.key, Entry.function(FunctionEntry($0.value))) })
     }
 
     /// The union of `registries`; for an ID in several, the earliest registry wins.
@@ -65,6 +80,11 @@ public struct TLRegistry: Sendable {
 
     public func type(for id: UInt32) -> (any TLRegistrable.Type)? { table[id] }
 
+    /// The ID of the function named `name` (`help.getConfig`), if this registry has it; a scan of every function.
+    public func functionID(named name: String) -> UInt32? {
+        functions.first { TLSignature.name(of: $0.value) == name }?.key
+    }
+
     /// Reads a constructor ID and parses the object it names; `gzip_packed` is unwrapped transparently.
     public func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> any TLObject {
         // Most values are not compressed: read those without the closure, which copied the registry per object.
@@ -77,7 +97,8 @@ public struct TLRegistry: Sendable {
         let id = try reader.readUInt32()
         switch lookup[id] {
         case .constructor(let type)?: return try type.parse(&reader, constructor: id)
-        case .function(let definition)?: return try TLRequest.parse(&reader, definition: definition, registry: self)
+        case .function(let entry)?:
+            return try TLRequest.parse(&reader, definition: entry.definition, signature: entry.signature, registry: self)
         case nil: throw TLDecodingError(.unknownConstructor(id, type: name), offset: at)
         }
     }

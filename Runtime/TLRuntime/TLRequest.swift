@@ -32,6 +32,9 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     /// The function's TL name with its namespace.
     public var name: String { TLSignature.name(of: definition) }
 
+    /// The function's constructor ID (`0x1fb33026` for `help.getNearestDc`), without making a `String`.
+    public var constructorID: UInt32 { signature.id }
+
     /// The argument named `name` (TL spelling), if present.
     public subscript(_ name: String) -> TLValue? {
         arguments.first { $0.0 == name }?.1
@@ -236,7 +239,11 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     public static func parse(_ reader: inout BufferReader, definition: StaticString, registry: TLRegistry)
         throws(TLDecodingError) -> TLRequest
     {
-        let signature = TLSignature.cached(definition)
+        try parse(&reader, definition: definition, signature: TLSignature.cached(definition), registry: registry)
+    }
+
+    static func parse(_ reader: inout BufferReader, definition: StaticString, signature: TLSignature,
+                      registry: TLRegistry) throws(TLDecodingError) -> TLRequest {
         try reader.enterObject()
         defer { reader.leaveObject() }
         var flags: [String: Int32] = [:]
