@@ -29,6 +29,11 @@ extension UInt64: IDMapKey {
     @inlinable public init(idBits: UInt64) { self = idBits }
 }
 
+extension UInt32: IDMapKey {
+    @inlinable public var idBits: UInt64 { UInt64(self) }
+    @inlinable public init(idBits: UInt64) { self.init(truncatingIfNeeded: idBits) }
+}
+
 extension RequestID: IDMapKey {
     @inlinable public var idBits: UInt64 { value }
     @inlinable public init(idBits: UInt64) { self.init(idBits) }

@@ -92,7 +92,7 @@ public struct Session: Sendable {
     var ownRequests: Set<RequestID> = []
 
     // Server role
-    var inProgress: Set<Int64> = []
+    var inProgress = IDMap<Int64, Void>(multiplier: IDMap<Int64, Void>.peerMultiplier)
     /// A large frame `outgoing(now:holdingLast:)` hashed and left unencrypted, with its msg_key_large: the next
     /// call encrypts it first (while hashing the frame after it) and sends it.
     var held: (frame: AssembledFrame, large: [UInt8])?

@@ -304,7 +304,7 @@ extension Session {
                 if role == .server { events.append(.destroyAuthKeyRequested(requestMessageID: id)) }
             case .other:
                 if role == .server {
-                    inProgress.insert(id)
+                    _ = inProgress.updateValue((), forKey: id)
                     if inProgress.count > configuration.maxRequestsInProgress {
                         answer(id, error: RPCError(code: 420, message: "FLOOD_WAIT_1"))
                     } else {

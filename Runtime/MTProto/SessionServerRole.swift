@@ -9,7 +9,7 @@ extension Session {
     /// pending (already answered, or dropped by `rpc_drop_answer`).
     @discardableResult
     public mutating func answer(_ requestMessageID: Int64, result: [UInt8]) -> Bool {
-        guard inProgress.remove(requestMessageID) != nil else { return false }
+        guard inProgress.removeValue(forKey: requestMessageID) != nil else { return false }
         respond(to: requestMessageID,
                 body: ServiceWriter.rpcResultBody(requestMessageID: requestMessageID, result: packed(result)),
                 contentRelated: true)
@@ -135,7 +135,7 @@ extension Session {
             if case .message(_, _, _, let answers) = $0.kind { return answers == target }
             return false
         }
-        if inProgress.remove(target) != nil || queue.count < queuedBefore {
+        if inProgress.removeValue(forKey: target) != nil || queue.count < queuedBefore {
             outcome = .droppedRunning
         } else if let answerID = answers.removeValue(forKey: target), let kept = retained.remove(answerID) {
             outcome = .dropped(messageID: answerID, seqNo: kept.seqNo, bytes: Int32(clamping: kept.body.count))

@@ -1,4 +1,4 @@
-// RPC dispatch by method name. A request body is decoded with the registry the server was given (the API layer's,
+// RPC dispatch by method (registered by name, found by constructor ID). A request body is decoded with the registry the server was given (the API layer's,
 // so this target needs none), the wrappers every client sends on its first call (`invokeWithLayer`,
 // `initConnection`, `invokeWithoutUpdates`, `invokeAfterMsg(s)`) are peeled off, and the innermost call goes to the
 // handler registered for its name. Unknown methods are answered `rpc_error` 400 METHOD_NOT_IMPLEMENTED, never
@@ -88,10 +88,27 @@ public struct RPCHandlers: Sendable {
         "invokeWithLayer", "initConnection", "invokeWithoutUpdates", "invokeAfterMsg", "invokeAfterMsgs",
     ]
 
-    public init(registry: TLRegistry) { self.registry = registry }
+    /// The handlers again by the method's constructor ID, with its name: a request is dispatched without making
+    /// its name and hashing it (with SipHash, twice with `wrapperNames`), which a pipelined run paid per call.
+    private var byID = IDMap<UInt32, Registered>()
+    /// `wrapperNames`' IDs in `registry`; a handful, so a linear scan.
+    private let wrapperIDs: [UInt32]
+
+    private struct Registered: Sendable {
+        let name: String
+        let handler: RPCHandler
+    }
+
+    public init(registry: TLRegistry) {
+        self.registry = registry
+        wrapperIDs = Self.wrapperNames.compactMap { registry.functionID(named: $0) }
+    }
 
     /// Registers (or replaces) the handler for `method`, named as in the schema (`help.getConfig`).
-    public mutating func register(_ method: String, _ handler: @escaping RPCHandler) { handlers[method] = handler }
+    public mutating func register(_ method: String, _ handler: @escaping RPCHandler) {
+        handlers[method] = handler
+        if let id = registry.functionID(named: method) { byID[id] = Registered(name: method, handler: handler) }
+    }
 
     /// A request body decoded, its wrappers peeled off.
     public struct Decoded: Sendable {
@@ -103,6 +120,8 @@ public struct RPCHandlers: Sendable {
         public let layer: Int32?
         /// The innermost call's name (`request.name`, kept).
         public let method: String
+        /// Its handler, when one is registered.
+        let handler: RPCHandler?
     }
 
     static let invalidInput = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
@@ -115,24 +134,26 @@ public struct RPCHandlers: Sendable {
         }
         var wrappers: [String] = []
         var layer: Int32?
-        var name = request.name
-        while Self.wrapperNames.contains(name) {
+        while wrapperIDs.contains(request.constructorID) {
+            let name = request.name
             guard wrappers.count < maxWrapperDepth, case .object(let inner)? = request["query"],
                   let next = inner as? TLRequest
             else { return (name, .failure(Self.invalidInput)) }
             if name == "invokeWithLayer", case .int(let value)? = request["layer"] { layer = value }
             wrappers.append(name)
             request = next
-            name = request.name
         }
-        return (name, .success(Decoded(request: request, wrappers: wrappers, layer: layer, method: name)))
+        let registered = byID[request.constructorID]
+        let name = registered?.name ?? request.name
+        return (name, .success(Decoded(request: request, wrappers: wrappers, layer: layer, method: name,
+                                       handler: registered?.handler)))
     }
 
     /// Runs a decoded call's handler: the serialized result, or the `rpc_error` to send.
     public func run(_ decoded: Decoded, authKeyID: UInt64, temporaryKeyID: UInt64? = nil, sessionID: Int64,
                     messageID: Int64, endpoint: ServerEndpoint, dcs: [ServerEndpoint],
                     now: Double) -> Result<[UInt8], RPCError> {
-        guard let handler = handlers[decoded.method] else {
+        guard let handler = decoded.handler else {
             return .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED"))
         }
         let call = RPCCall(request: decoded.request, wrappers: decoded.wrappers, layer: decoded.layer,

@@ -83,6 +83,32 @@ import Testing
         #expect(nearest.nearestDc == 3)
     }
 
+    /// Handlers are registered by name and found by constructor ID: the latest registration wins, a name the
+    /// registry does not know is never dispatched to, and an unregistered method keeps its name.
+    @Test func dispatchByConstructorID() throws {
+        #expect(Api.registry.functionID(named: "help.getNearestDc") == 0x1fb3_3026)
+        #expect(Api.registry.functionID(named: "help.noSuchMethod") == nil)
+        var handlers = RPCHandlers(registry: Api.registry)
+        handlers.register("help.getNearestDc") { _ throws(RPCError) in throw RPCError(code: 500, message: "FIRST") }
+        handlers.register("help.getNearestDc") { _ throws(RPCError) in throw RPCError(code: 500, message: "SECOND") }
+        handlers.register("help.noSuchMethod") { _ throws(RPCError) in throw RPCError(code: 500, message: "STRAY") }
+        let endpoint = ServerEndpoint(dcID: 2, host: "127.0.0.1", port: 4002)
+        func dispatch<T>(_ function: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>))
+            -> (String, Result<[UInt8], RPCError>) {
+            handlers.dispatch(body: function.1.bytes, authKeyID: 1, sessionID: 1, messageID: 4, endpoint: endpoint,
+                              dcs: [endpoint], now: 0)
+        }
+        let (method, result) = dispatch(Api.functions.invokeWithLayer(layer: Api.layer,
+                                                                      query: Api.functions.help.getNearestDc()))
+        #expect(method == "help.getNearestDc")
+        #expect(result == .failure(RPCError(code: 500, message: "SECOND")))
+        let (other, unanswered) = dispatch(Api.functions.help.getCdnConfig())
+        #expect(other == "help.getCdnConfig")
+        #expect(unanswered == .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED")))
+        let decoded = try handlers.decode(body: Api.functions.help.getNearestDc().1.bytes).decoded.get()
+        #expect(decoded.request.constructorID == 0x1fb3_3026)
+    }
+
     @Test(arguments: [TransportKind.abridged, .intermediate, .paddedIntermediate, .full])
     func unknownAuthKeyGetsMinus404(kind: TransportKind) throws {
         let context = try Fixture.context()
