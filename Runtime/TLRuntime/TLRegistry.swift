@@ -26,12 +26,30 @@ public struct TLRegistry: Sendable {
     /// reads every request through here, and `TLSignature.cached` takes a lock and hashes with SipHash.
     final class FunctionEntry: Sendable {
         let definition: StaticString
-        private let parsed = AtomicLazyReference<TLSignature>()
+        /// The signature's object pointer, retained once (0 until first use). Not `AtomicLazyReference`: its `load`
+        /// is not specialized across modules and instantiated generic metadata on every call (perf).
+        private let parsed = Atomic<UInt>(0)
 
         init(_ definition: StaticString) { self.definition = definition }
 
+        deinit {
+            let bits = parsed.load(ordering: .acquiring)
+            if let pointer = UnsafeRawPointer(bitPattern: bits) { Unmanaged<TLSignature>.fromOpaque(pointer).release() }
+        }
+
         var signature: TLSignature {
-            parsed.load() ?? parsed.storeIfNil(TLSignature.cached(definition))
+            if let pointer = UnsafeRawPointer(bitPattern: parsed.load(ordering: .acquiring)) {
+                return Unmanaged<TLSignature>.fromOpaque(pointer).takeUnretainedValue()
+            }
+            let signature = TLSignature.cached(definition)
+            let retained = Unmanaged.passRetained(signature)
+            let bits = UInt(bitPattern: retained.toOpaque())
+            let (stored, current) = parsed.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing)
+            if stored { return signature }
+            // Another thread stored its signature first: keep that one.
+            retained.release()
+            guard let pointer = UnsafeRawPointer(bitPattern: current) else { return signature }
+            return Unmanaged<TLSignature>.fromOpaque(pointer).takeUnretainedValue()
         }
     }
 

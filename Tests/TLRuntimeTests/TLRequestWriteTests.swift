@@ -24,6 +24,28 @@ import Testing
         #expect(Self.bytes(bare) == [0x78, 0x56, 0x34, 0x12, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0])
     }
 
+    /// A registry parses a function through its entry's signature, stored on first use: many threads using a new
+    /// registry at once all read the request back, through one signature object.
+    @Test func aRegistryReadsRequestsFromManyThreadsAtFirstUse() async throws {
+        let request = TLRequest(definition: Self.twoWords, arguments: [
+            ("silent", .trueFlag), ("peer", .int(7)), ("reply", .long(9)), ("note", .string("ab")),
+        ])
+        let wire = Self.bytes(request)
+        for _ in 0..<20 {
+            let registry = TLRegistry(name: "T", entries: [], functions: [(0x1234_5678, Self.twoWords)])
+            let parsed = await withTaskGroup(of: TLRequest?.self) { group in
+                for _ in 0..<8 { group.addTask { try? registry.parse(bytes: wire) as? TLRequest } }
+                return await group.reduce(into: [TLRequest?]()) { $0.append($1) }
+            }
+            let requests = parsed.compactMap { $0 }
+            #expect(requests.count == 8)
+            #expect(requests.allSatisfy { Self.bytes($0) == wire && $0.constructorID == 0x1234_5678 })
+            #expect(Set(requests.map { ObjectIdentifier($0.signature) }).count == 1)
+        }
+        #expect(TLRegistry(name: "T", entries: [], functions: [(0x1234_5678, Self.twoWords)])
+            .functionID(named: "test.call") == 0x1234_5678)
+    }
+
     @Test func anArgumentTheDefinitionDoesNotNameIsSkippedAsBefore() {
         let inOrder = TLRequest(definition: Self.twoWords, arguments: [
             ("silent", .trueFlag), ("peer", .int(7)), ("reply", .long(9)), ("note", .string("ab")),
