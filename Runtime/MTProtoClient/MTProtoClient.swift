@@ -482,7 +482,8 @@ public actor MTProtoClient {
         for call in failed { call.continuation.resume(throwing: error) }
     }
 
-    /// Closes the connection; calls in flight fail with `.closed`.
+    /// Closes the connection; calls in flight fail with `.closed`. Call it when done: the connection's own tasks
+    /// (its reader, timers) hold the client, so one never closed stays connected after the last reference is gone.
     public func close() async {
         closing = true
         fail(.closed)

@@ -325,7 +325,9 @@ public actor TelegramClient {
         try await persist { $0.homeDC = dc }
     }
 
-    /// Closes every connection; calls in flight fail. The update box is saved first.
+    /// Closes every connection; calls in flight fail. The update box is saved first. Call it when done: the
+    /// connections' own tasks (readers, timers) hold the client, so one never closed stays connected after the last
+    /// reference to it is gone.
     public func close() async {
         closed = true
         homeChanged()
