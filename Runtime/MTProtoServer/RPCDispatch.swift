@@ -129,7 +129,7 @@ public struct RPCHandlers: Sendable {
     /// Decodes a request body and removes its wrappers: the innermost method's name (`?` when the body does not
     /// decode) and the call, or the `rpc_error` to answer.
     public func decode(body: [UInt8]) -> (method: String, decoded: Result<Decoded, RPCError>) {
-        guard let object = try? registry.parse(bytes: body), var request = object as? TLRequest else {
+        guard var request = try? registry.parseRequest(bytes: body) else {
             return ("?", .failure(Self.invalidInput))
         }
         var wrappers: [String] = []

@@ -133,6 +133,26 @@ public struct TLRegistry: Sendable {
         return try parseWhole(&reader)
     }
 
+    /// A request read as `parse(bytes:)` reads it, for a server: nil when `bytes` hold a constructor, not a
+    /// function. The request comes back as itself, not in an `any TLObject` box (an allocation and a dynamic cast
+    /// per request).
+    public func parseRequest(bytes: [UInt8]) throws(TLDecodingError) -> TLRequest? {
+        var reader = BufferReader(bytes: bytes)
+        let request = try reader.withUnpackedGzip { (inner) throws(TLDecodingError) -> TLRequest? in
+            let at = inner.offset
+            let id = try inner.readUInt32()
+            switch lookup[id] {
+            case .function(let entry)?:
+                return try TLRequest.parse(&inner, definition: entry.definition, signature: entry.signature, registry: self)
+            case .constructor?: return nil
+            case nil: throw TLDecodingError(.unknownConstructor(id, type: name), offset: at)
+            }
+        }
+        guard let request else { return nil }
+        try reader.expectEnd()
+        return request
+    }
+
     func parseWhole(_ reader: inout BufferReader) throws(TLDecodingError) -> any TLObject {
         let object = try parse(&reader)
         try reader.expectEnd()

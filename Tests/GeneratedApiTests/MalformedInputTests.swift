@@ -136,6 +136,26 @@ struct SplitMix64 {
         #expect(peer.descriptionFields().0 == "inputPeerSelf")
     }
 
+    /// `parseRequest` reads what `parse` reads, without the box: a function (gzip-packed too), nil for a
+    /// constructor, and the same errors for trailing bytes and unknown IDs.
+    @Test func parseRequestMatchesParse() throws {
+        let wire = Api.functions.messages.getHistory(
+            peer: .inputPeerSelf, offsetId: 1, offsetDate: 2, addOffset: 3, limit: 4, maxId: 5, minId: 6, hash: 7).1.bytes
+        for bytes in [wire, GZip.packedObject(wire)] {
+            let request = try #require(try Api.registry.parseRequest(bytes: bytes))
+            let boxed = try #require(try Api.registry.parse(bytes: bytes) as? TLRequest)
+            #expect(request.name == "messages.getHistory" && request.description == boxed.description)
+            let buffer = Buffer()
+            request.serialize(buffer, true)
+            #expect(buffer.bytes == wire)
+        }
+        let constructor = Buffer()
+        Api.InputPeer.inputPeerSelf.serialize(constructor, true)
+        #expect(try Api.registry.parseRequest(bytes: constructor.bytes) == nil)
+        #expect(throws: TLDecodingError.self) { try Api.registry.parseRequest(bytes: wire + [0, 0, 0, 0]) }
+        #expect(throws: TLDecodingError.self) { try Api.registry.parseRequest(bytes: [0xef, 0xbe, 0xad, 0xde]) }
+    }
+
     @Test func anArgumentOfTheWrongTypeIsATypedError() throws {
         // messages.getHistory whose peer is a userEmpty (a User, not an InputPeer).
         let wire = Hex.decode("c5e62344" + "7a4bbcd3 0100000000000000" + String(repeating: "00000000", count: 6) + "0000000000000000")!
