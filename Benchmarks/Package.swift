@@ -44,6 +44,11 @@ let package = Package(
             path: "Benchmarks/TLCodecBenchmarks", plugins: plugins),
         // A plain loop over one codec operation, for `valgrind --tool=callgrind` and `perf record`.
         .executableTarget(name: "TLCodecProfile", dependencies: ["CodecCorpus"], path: "Support/TLCodecProfile"),
+        // Both sessions of a pipelined call in memory, for callgrind.
+        .executableTarget(name: "SessionProfile",
+                          dependencies: [.product(name: "MTProto", package: "swift-mtproto"),
+                                         .product(name: "MTProtoCrypto", package: "swift-mtproto")],
+                          path: "Support/SessionProfile"),
         .executableTarget(name: "PipelineFloor",
                           dependencies: [.product(name: "MTProtoClient", package: "swift-mtproto"),
                                          .product(name: "NIOCore", package: "swift-nio"),

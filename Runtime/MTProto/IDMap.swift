@@ -1,13 +1,16 @@
 // A hash map for the session's 64-bit ids (msg_ids, request numbers, call tokens). Swift's `Dictionary` hashes
 // every key with SipHash: 12–14 % of a pipelining client's and of the test server's time went to its lookups (perf,
-// 200,000 calls). Here a lookup is one multiply, a shift and usually one compare: open addressing with linear
-// probing, multiply-shift hashing (Dietzfelbinger et al., a random odd multiplier makes it universal), and
-// backward-shift deletion (Knuth, TAOCP 6.4 algorithm R), so there are no tombstones and probes stay short.
+// 200,000 calls). Here a lookup is a few arithmetic instructions and usually one compare: open addressing with
+// linear probing and backward-shift deletion (Knuth, TAOCP 6.4 algorithm R), so there are no tombstones.
 //
-// Keys a peer chooses (the msg_ids it sends) go into maps with a multiplier that is random per process, so a peer
-// cannot aim many of them at one slot; keys we make ourselves use the fixed one.
+// Keys we make ourselves (sequential request numbers, our msg_ids) are spread by Fibonacci hashing, a fixed
+// multiply-shift that keeps an arithmetic progression evenly spaced. Keys a peer chooses (the msg_ids it sends) are
+// XORed with a seed that is random per process, so a peer cannot aim many of them at one slot, and then mixed with
+// SplitMix64's finalizer. Multiply-shift with a random multiplier instead (universal, but weak for linear probing;
+// Pătraşcu and Thorup, 2010) let some processes' multipliers cluster a peer's consecutive msg_ids: a removal then
+// walked ~6 slots instead of 1–2 (callgrind, 100 consecutive msg_ids, one in several runs).
 
-private let idMapPeerMultiplier: UInt64 = {
+private let idMapPeerSeed: UInt64 = {
     var hasher = Hasher()
     hasher.combine(0x1D_4A9 as UInt64)
     return UInt64(bitPattern: Int64(hasher.finalize()))
@@ -47,19 +50,34 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
     @usableFromInline var used: [Bool]
     @usableFromInline var slots: [Value?]
     @usableFromInline var shift: UInt64
+    /// Multiply-shift's odd multiplier; unused when `mixesSeed`.
     @usableFromInline let multiplier: UInt64
+    /// Keys are XORed with `seed` and mixed (peer-chosen keys) instead of multiplied.
+    @usableFromInline let mixesSeed: Bool
+    @usableFromInline let seed: UInt64
     @usableFromInline var _count = 0
 
     /// Fibonacci hashing's multiplier (2^64 / golden ratio), for keys the peer does not choose.
     public static var fixedMultiplier: UInt64 { 0x9E37_79B9_7F4A_7C15 }
 
-    /// For keys the peer chooses: random per process (drawn from `Hasher`'s seed, as `Dictionary`'s order is), not
-    /// from a session's injected randomness, whose sequence tests replay.
-    public static var peerMultiplier: UInt64 { idMapPeerMultiplier }
+    /// The seed of peer-keyed maps: random per process (drawn from `Hasher`'s seed, as `Dictionary`'s order is),
+    /// not from a session's injected randomness, whose sequence tests replay.
+    public static var peerSeed: UInt64 { idMapPeerSeed }
 
-    /// An empty map. `multiplier` (made odd) picks the hash function: pass a random one when a peer chooses keys.
+    /// An empty map hashing by multiply-shift with `multiplier` (made odd): for keys we choose ourselves.
     @inlinable public init(multiplier: UInt64 = IDMap.fixedMultiplier) {
-        self.multiplier = multiplier | 1
+        self.init(multiplier: multiplier | 1, mixesSeed: false, seed: 0)
+    }
+
+    /// An empty map for keys a peer chooses: XORed with `seed`, then mixed.
+    @inlinable public init(peerSeed seed: UInt64) {
+        self.init(multiplier: 1, mixesSeed: true, seed: seed)
+    }
+
+    @inlinable init(multiplier: UInt64, mixesSeed: Bool, seed: UInt64) {
+        self.multiplier = multiplier
+        self.mixesSeed = mixesSeed
+        self.seed = seed
         // Nothing allocated until the first insert: a session holds several maps that often stay empty.
         ids = []
         used = []
@@ -71,7 +89,12 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
     @inlinable public var isEmpty: Bool { _count == 0 }
 
     @inlinable func home(_ bits: UInt64) -> Int {
-        Int(truncatingIfNeeded: (bits &* multiplier) >> shift)
+        guard mixesSeed else { return Int(truncatingIfNeeded: (bits &* multiplier) >> shift) }
+        // SplitMix64's finalizer (Steele, Lea and Flood, 2014): every input bit reaches the top bits used here.
+        var z = bits ^ seed
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> shift)
     }
 
     /// The slot holding `key`, or the empty slot where it would go.

@@ -92,11 +92,11 @@ public struct Session: Sendable {
     var ownRequests: Set<RequestID> = []
 
     // Server role
-    var inProgress = IDMap<Int64, Void>(multiplier: IDMap<Int64, Void>.peerMultiplier)
+    var inProgress = IDMap<Int64, Void>(peerSeed: IDMap<Int64, Void>.peerSeed)
     /// A large frame `outgoing(now:holdingLast:)` hashed and left unencrypted, with its msg_key_large: the next
     /// call encrypts it first (while hashing the frame after it) and sends it.
     var held: (frame: AssembledFrame, large: [UInt8])?
-    var answers = IDMap<Int64, Int64>(multiplier: IDMap<Int64, Int64>.peerMultiplier)  // request msg_id → the msg_id its answer was last sent under
+    var answers = IDMap<Int64, Int64>(peerSeed: IDMap<Int64, Int64>.peerSeed)  // request msg_id → the msg_id its answer was last sent under
     var announcedCreation = false
     var uniqueID: Int64
     var injectedBadMessages: [Int32] = []
