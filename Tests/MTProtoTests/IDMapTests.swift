@@ -68,7 +68,7 @@ import Testing
     }
 
     /// A peer's consecutive msg_ids (an arithmetic progression, 100 in flight) stay close to their home slots under
-    /// every seed; multiply-shift with a random multiplier did not (some multipliers cluster them).
+    /// every seed (0.3 slots from home at worst); a random multiplier instead put them 37.9 slots away at worst.
     @Test func peerKeyedMapsSpreadConsecutiveMsgIDsUnderEverySeed() {
         let keys = (0..<100).map { (Int64(1_700_000_000) << 32) + Int64($0) * 4 }
         var worst = 0.0
@@ -77,7 +77,7 @@ import Testing
             for key in keys { map[key] = 1 }
             worst = max(worst, Self.averageDisplacement(map, keys))
         }
-        #expect(worst < 1.5, "average displacement \(worst)")
+        #expect(worst < 0.5, "average displacement \(worst)")
     }
 
     @Test func matchesDictionaryWhenEveryKeyCollides() {
