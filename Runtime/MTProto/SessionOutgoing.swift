@@ -24,16 +24,22 @@ extension Session {
     /// under, so its body is written when a msg_id is given, and again for every resend under a new one. It is
     /// answered like a call: `.result` with the boxed `Bool`, or `.rpcError`.
     public mutating func bindTemporaryKey(to permanentKey: AuthKey, expiresAt: Int32) throws(SessionError) -> RequestID {
-        let kind = TrackedRequest.Kind.bindTemporaryKey(permanentKey: permanentKey, expiresAt: expiresAt)
-        return try track(kind, body: bindingBody(kind, messageID: 0) ?? [])
+        let body = bindingBody(permanentKey: permanentKey, expiresAt: expiresAt, messageID: 0) ?? []
+        let request = try track(.bindTemporaryKey, body: body)
+        bindings[request] = (permanentKey, expiresAt)
+        return request
     }
 
-    /// The `auth.bindTempAuthKey` body of a binding request for `messageID`; nil for other kinds, or if the
-    /// binding could not be encrypted (a 256-byte key always can).
-    func bindingBody(_ kind: TrackedRequest.Kind, messageID: Int64) -> [UInt8]? {
-        guard case let .bindTemporaryKey(permanentKey, expiresAt) = kind else { return nil }
-        return try? TemporaryKeyBinding(permanentKey: permanentKey, temporaryKey: authKey, temporarySessionID: sessionID,
-                                        expiresAt: expiresAt, messageID: messageID, random: random).requestBody
+    /// The `auth.bindTempAuthKey` body of binding request `request` for `messageID`; nil for other requests, or if
+    /// the binding could not be encrypted (a 256-byte key always can).
+    func bindingBody(_ request: RequestID, messageID: Int64) -> [UInt8]? {
+        guard let (permanentKey, expiresAt) = bindings[request] else { return nil }
+        return bindingBody(permanentKey: permanentKey, expiresAt: expiresAt, messageID: messageID)
+    }
+
+    func bindingBody(permanentKey: AuthKey, expiresAt: Int32, messageID: Int64) -> [UInt8]? {
+        try? TemporaryKeyBinding(permanentKey: permanentKey, temporaryKey: authKey, temporarySessionID: sessionID,
+                                 expiresAt: expiresAt, messageID: messageID, random: random).requestBody
     }
 
     /// Queues `ping` (answered by `.pong`).
@@ -85,6 +91,7 @@ extension Session {
     @discardableResult
     mutating func finish(_ request: RequestID) -> TrackedRequest? {
         guard let record = requests.removeValue(forKey: request) else { return nil }
+        if record.kind == .bindTemporaryKey { bindings[request] = nil }
         for id in record.messageIDs {
             requestByMessageID[id] = nil
             retained.remove(id)
@@ -223,10 +230,11 @@ extension Session {
     mutating func prepare(_ message: Outgoing, now: Double) -> WireMessage? {
         switch message.kind {
             case .request(let request):
-                guard let (queued, kind) = requests.modify(request, { ($0.queued, $0.kind) }), queued else { return nil }
+                guard let (queued, binds) = requests.modify(request, { ($0.queued, $0.kind == .bindTemporaryKey) }),
+                      queued else { return nil }
                 let id = messageIDs.next(now: now)
                 let seqNo = nextSeqNo(contentRelated: true)
-                let binding = bindingBody(kind, messageID: id)
+                let binding = binds ? bindingBody(request, messageID: id) : nil
                 // Changed in place: a copy taken out and stored back copied its msg_id list on every send.
                 guard let (body, solo, gone) = requests.modify(request, { record in
                     if let binding { record.body = binding }
