@@ -3,14 +3,14 @@
 // 200,000 calls). Here a lookup is a few arithmetic instructions and usually one compare: open addressing with
 // linear probing and backward-shift deletion (Knuth, TAOCP 6.4 algorithm R), so there are no tombstones.
 //
-// Keys are spread by Fibonacci hashing (multiply by 2^64 / golden ratio, keep the top bits), which keeps an
-// arithmetic progression — sequential request numbers, consecutive msg_ids — evenly spaced. Keys a peer chooses (the
-// msg_ids it sends) are first XORed with a seed that is random per process, so which of them share a slot depends on a
-// value the peer does not know. Before, those maps multiplied by a random multiplier instead (universal, but weak under linear probing;
-// Pătraşcu and Thorup, 2010): for some multipliers a peer's consecutive msg_ids clustered, and a removal walked ~6
-// slots instead of 1–2 (callgrind; 100 consecutive msg_ids sat 37.9 slots from home on average under the worst of
-// 500 multipliers, 0.3 under the worst of 500 seeds now, `IDMapTests`). A stronger mix (SplitMix64's finalizer)
-// cost ~200 instructions per call on the test server for no better spread on these keys.
+// Keys are spread by Fibonacci hashing (multiply by 2^64 / golden ratio, keep the top bits), which keeps an arithmetic
+// progression — sequential request numbers, consecutive msg_ids — evenly spaced. Keys a peer chooses (the msg_ids it
+// sends) are first XORed with a seed that is random per process, so which of them share a slot depends on a value the
+// peer does not know. Before, those maps multiplied by a random multiplier instead (universal, but weak under linear
+// probing; Pătraşcu and Thorup, 2010): for some multipliers a peer's consecutive msg_ids clustered, and a removal
+// walked ~6 slots instead of 1–2 (callgrind; 100 consecutive msg_ids sat 37.9 slots from home on average under the
+// worst of 500 multipliers, 0.3 under the worst of 500 seeds now, `IDMapTests`). A stronger mix (SplitMix64's
+// finalizer) cost ~200 instructions per call on the test server for no better spread on these keys.
 
 private let idMapPeerSeed: UInt64 = {
     var hasher = Hasher()

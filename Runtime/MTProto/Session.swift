@@ -100,7 +100,8 @@ public struct Session: Sendable {
     /// A large frame `outgoing(now:holdingLast:)` hashed and left unencrypted, with its msg_key_large: the next
     /// call encrypts it first (while hashing the frame after it) and sends it.
     var held: (frame: AssembledFrame, large: [UInt8])?
-    var answers = IDMap<Int64, Int64>(peerSeed: IDMap<Int64, Int64>.peerSeed)  // request msg_id → the msg_id its answer was last sent under
+    /// Request msg_id → the msg_id its answer was last sent under.
+    var answers = IDMap<Int64, Int64>(peerSeed: IDMap<Int64, Int64>.peerSeed)
     var announcedCreation = false
     var uniqueID: Int64
     var injectedBadMessages: [Int32] = []

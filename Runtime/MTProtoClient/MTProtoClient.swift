@@ -361,7 +361,8 @@ public actor MTProtoClient {
 
     /// `invoke(raw:)` with the result where it arrived: a slice of the decrypted frame, so a large result (a file
     /// part) is not copied on its way to the caller. Its indices are the frame's, not zero-based.
-    public nonisolated(nonsending) func invokeInPlace(raw body: [UInt8], timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
+    public nonisolated(nonsending) func invokeInPlace(raw body: [UInt8],
+                                                     timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
         var retries = 0
         while true {
             do {

@@ -1,8 +1,8 @@
-// RPC dispatch by method (registered by name, found by constructor ID). A request body is decoded with the registry the server was given (the API layer's,
-// so this target needs none), the wrappers every client sends on its first call (`invokeWithLayer`,
-// `initConnection`, `invokeWithoutUpdates`, `invokeAfterMsg(s)`) are peeled off, and the innermost call goes to the
-// handler registered for its name. Unknown methods are answered `rpc_error` 400 METHOD_NOT_IMPLEMENTED, never
-// silence; undecodable ones 400 INPUT_METHOD_INVALID (core.telegram.org/api/errors).
+// RPC dispatch by method (registered by name, found by constructor ID). A request body is decoded with the registry
+// the server was given (the API layer's, so this target needs none), the wrappers every client sends on its first call
+// (`invokeWithLayer`, `initConnection`, `invokeWithoutUpdates`, `invokeAfterMsg(s)`) are peeled off, and the innermost
+// call goes to the handler registered for its name. Unknown methods are answered `rpc_error` 400
+// METHOD_NOT_IMPLEMENTED, never silence; undecodable ones 400 INPUT_METHOD_INVALID (core.telegram.org/api/errors).
 import MTProto
 import Synchronization
 import TLRuntime

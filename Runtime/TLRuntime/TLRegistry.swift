@@ -68,7 +68,8 @@ public struct TLRegistry: Sendable {
     }
 
     static func lookupTable(_ table: [UInt32: any TLRegistrable.Type], _ functions: [UInt32: StaticString]) -> IDTable {
-        IDTable(table.map { ($0.key, Entry.constructor($0.value)) } + functions.map { ($0.key, Entry.function(FunctionEntry($0.value))) })
+        IDTable(table.map { ($0.key, Entry.constructor($0.value)) }
+                + functions.map { ($0.key, Entry.function(FunctionEntry($0.value))) })
     }
 
     /// The union of `registries`; for an ID in several, the earliest registry wins.
@@ -116,7 +117,8 @@ public struct TLRegistry: Sendable {
         switch lookup[id] {
         case .constructor(let type)?: return try type.parse(&reader, constructor: id)
         case .function(let entry)?:
-            return try TLRequest.parse(&reader, definition: entry.definition, signature: entry.signature, registry: self)
+            return try TLRequest.parse(&reader, definition: entry.definition, signature: entry.signature,
+                                       registry: self)
         case nil: throw TLDecodingError(.unknownConstructor(id, type: name), offset: at)
         }
     }
@@ -143,7 +145,8 @@ public struct TLRegistry: Sendable {
             let id = try inner.readUInt32()
             switch lookup[id] {
             case .function(let entry)?:
-                return try TLRequest.parse(&inner, definition: entry.definition, signature: entry.signature, registry: self)
+                return try TLRequest.parse(&inner, definition: entry.definition, signature: entry.signature,
+                                           registry: self)
             case .constructor?: return nil
             case nil: throw TLDecodingError(.unknownConstructor(id, type: name), offset: at)
             }

@@ -249,7 +249,8 @@ public actor TelegramClient {
 
     /// `invoke(raw:)` with the result where it arrived: a slice of the decrypted frame (indices not zero-based), so
     /// a large result is not copied on its way here.
-    public nonisolated(nonsending) func invokeInPlace(raw body: [UInt8], timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
+    public nonisolated(nonsending) func invokeInPlace(raw body: [UInt8],
+                                                     timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
         guard let home = homeClient.withLock({ $0 }) else { return try await routed(raw: body, timeout: timeout) }
         do {
             return try await home.invokeInPlace(raw: body, timeout: timeout)

@@ -139,8 +139,9 @@ struct SplitMix64 {
     /// `parseRequest` reads what `parse` reads, without the box: a function (gzip-packed too), nil for a
     /// constructor, and the same errors for trailing bytes and unknown IDs.
     @Test func parseRequestMatchesParse() throws {
-        let wire = Api.functions.messages.getHistory(
-            peer: .inputPeerSelf, offsetId: 1, offsetDate: 2, addOffset: 3, limit: 4, maxId: 5, minId: 6, hash: 7).1.bytes
+        let call = Api.functions.messages.getHistory(
+            peer: .inputPeerSelf, offsetId: 1, offsetDate: 2, addOffset: 3, limit: 4, maxId: 5, minId: 6, hash: 7)
+        let wire = call.1.bytes
         for bytes in [wire, GZip.packedObject(wire)] {
             let request = try #require(try Api.registry.parseRequest(bytes: bytes))
             let boxed = try #require(try Api.registry.parse(bytes: bytes) as? TLRequest)
