@@ -46,8 +46,7 @@ let package = Package(
         .executableTarget(name: "TLCodecProfile", dependencies: ["CodecCorpus"], path: "Support/TLCodecProfile"),
         // Both sessions of a pipelined call in memory, for callgrind.
         .executableTarget(name: "SessionProfile",
-                          dependencies: [.product(name: "MTProto", package: "swift-mtproto"),
-                                         .product(name: "MTProtoCrypto", package: "swift-mtproto")],
+                          dependencies: ["BenchmarkSupport", .product(name: "MTProtoCrypto", package: "swift-mtproto")],
                           path: "Support/SessionProfile"),
         .executableTarget(name: "PipelineFloor",
                           dependencies: [.product(name: "MTProtoClient", package: "swift-mtproto"),
@@ -60,7 +59,7 @@ let package = Package(
             path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
         .executableTarget(
             name: "SessionBenchmarks",
-            dependencies: benchmarkDeps + [.product(name: "MTProto", package: "swift-mtproto"),
+            dependencies: benchmarkDeps + ["BenchmarkSupport", .product(name: "MTProto", package: "swift-mtproto"),
                                            .product(name: "MTProtoCrypto", package: "swift-mtproto")],
             path: "Benchmarks/SessionBenchmarks", plugins: plugins),
         .executableTarget(
@@ -72,7 +71,8 @@ let package = Package(
             name: "TransportBenchmarks",
             dependencies: benchmarkDeps + [.product(name: "MTProtoTransport", package: "swift-mtproto")],
             path: "Benchmarks/TransportBenchmarks", plugins: plugins),
-        .target(name: "BenchmarkSupport", dependencies: [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+        .target(name: "BenchmarkSupport", dependencies: [.product(name: "MTProto", package: "swift-mtproto"),
+                                                         .product(name: "MTProtoCrypto", package: "swift-mtproto")],
                 path: "Benchmarks/BenchmarkSupport"),
         .executableTarget(
             name: "ServerBenchmarks",

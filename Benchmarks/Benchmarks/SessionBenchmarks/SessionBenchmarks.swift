@@ -5,6 +5,7 @@
 //   cannot skip (msg_key is a SHA-256 of the whole plaintext on both ends);
 // - RPCs through a client and a server session in memory, 100 per batch in containers, answered and matched.
 import Benchmark
+import BenchmarkSupport
 import MTProto
 import MTProtoCrypto
 
@@ -61,26 +62,9 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("RPCs through client and server sessions (100 per batch, containers)",
               configuration: .init(metrics: [.wallClock, .throughput], maxDuration: .seconds(3), maxIterations: 5_000)) {
         benchmark in
-        var client = Session(role: .client, authKey: authKey, salt: 1, timeOffset: 0, random: SeededRandom(seed: 1))
-        var server = Session(role: .server, authKey: authKey, sessionID: client.sessionID, salt: 1, now: 1_700_000_000,
-                             random: SeededRandom(seed: 2))
-        let request: [UInt8] = [0x01, 0xee, 0xff, 0xc0] + [UInt8](repeating: 7, count: 60)
-        let answer: [UInt8] = [0x02, 0xee, 0xff, 0xc0] + [UInt8](repeating: 9, count: 60)
-        var now = 1_700_000_000.0
+        var pair = SessionPair(authKey: authKey)
         benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            for _ in 0..<100 { _ = try client.send(request) }
-            for frame in client.outgoing(now: now) {
-                for case .request(let id, _) in try server.receive(frame: frame.bytes, now: now) {
-                    server.answer(id, result: answer)
-                }
-            }
-            var results = 0
-            for frame in server.outgoing(now: now) {
-                for case .result in try client.receive(frame: frame.bytes, now: now) { results += 1 }
-            }
-            blackHole(results)
-            now += 0.01
-        }
+        for _ in benchmark.scaledIterations { try pair.batch() }
+        blackHole(pair.results)
     }
 }
