@@ -101,7 +101,7 @@ public struct TLRegistry: Sendable {
 
     /// The ID of the function named `name` (`help.getConfig`), if this registry has it; a scan of every function.
     public func functionID(named name: String) -> UInt32? {
-        functions.first { TLSignature.name(of: $0.value) == name }?.key
+        functions.first { TLSignature.definition($0.value, isNamed: name) }?.key
     }
 
     /// Reads a constructor ID and parses the object it names; `gzip_packed` is unwrapped transparently.

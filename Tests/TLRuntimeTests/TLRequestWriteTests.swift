@@ -42,8 +42,11 @@ import Testing
             #expect(requests.allSatisfy { Self.bytes($0) == wire && $0.constructorID == 0x1234_5678 })
             #expect(Set(requests.map { ObjectIdentifier($0.signature) }).count == 1)
         }
-        #expect(TLRegistry(name: "T", entries: [], functions: [(0x1234_5678, Self.twoWords)])
-            .functionID(named: "test.call") == 0x1234_5678)
+        let registry = TLRegistry(name: "T", entries: [], functions: [(0x1234_5678, Self.twoWords)])
+        #expect(registry.functionID(named: "test.call") == 0x1234_5678)
+        for name in ["test.cal", "test.calls", "test.call#12345678", "test.call ", ""] {
+            #expect(registry.functionID(named: name) == nil, "\(name)")
+        }
     }
 
     @Test func anArgumentTheDefinitionDoesNotNameIsSkippedAsBefore() {
