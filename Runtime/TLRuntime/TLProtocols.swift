@@ -11,7 +11,11 @@ public protocol TLParsable: SendableMetatype {
 }
 
 /// A value that can append itself to a buffer; `boxed` says whether a constructor ID goes first.
-public protocol TLSerializable {
+///
+/// The protocol does not require `Copyable` so that generic code can be written over `T: TLSerializable & ~Copyable`:
+/// such code calls `serialize` on a value in place, where code over copyable `T` that is not specialized copies each
+/// value first through the type's value witnesses (`Buffer.appendVector`). Every generated type is copyable.
+public protocol TLSerializable: ~Copyable {
     func serialize(_ buffer: Buffer, _ boxed: Bool)
 }
 
