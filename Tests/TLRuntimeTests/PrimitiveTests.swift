@@ -1,4 +1,5 @@
 // Round trips and exact wire bytes of the fixed-size TL primitives, Bool and the Buffer itself.
+import Synchronization
 import Testing
 @testable import TLRuntime
 
@@ -185,6 +186,34 @@ import Testing
         try reader.expectEnd()
     }
 
+    /// Vectors of a reference type, parsed into the array's storage and written in place: every element comes back
+    /// in order, and a vector whose third element is rejected throws at that element and releases the two parsed.
+    @Test func vectorsOfReferencesKeepOrderAndReleaseOnThrow() throws {
+        let buffer = Buffer()
+        for count in [0, 1, 2, 5] {
+            buffer.appendVector((0..<count).map { LiveCounted(Int32($0 * 10)) }, boxed: true)
+        }
+        #expect(LiveCounted.live.withLock { $0 } == 0)
+        var reader = BufferReader(buffer)
+        for count in [0, 1, 2, 5] {
+            let elements = try reader.readVector(boxed: true, of: LiveCounted.self)
+            #expect(elements.map(\.value) == (0..<count).map { Int32($0 * 10) })
+        }
+        try reader.expectEnd()
+        #expect(LiveCounted.live.withLock { $0 } == 0)
+
+        let cut = Buffer()
+        cut.appendVectorHeader(count: 3, boxed: false)
+        cut.appendInt32(1)
+        cut.appendInt32(2)
+        cut.appendInt32(-1)
+        var rejected = BufferReader(cut)
+        #expect(throws: TLDecodingError(.invalidValue("negative"), offset: 12)) {
+            try rejected.readVector(boxed: false, of: LiveCounted.self)
+        }
+        #expect(LiveCounted.live.withLock { $0 } == 0)
+    }
+
     @Test func readerUtilities() throws {
         var reader = BufferReader(bytes: [1, 2, 3, 4, 5, 6])
         #expect(reader.peekUInt32() == 0x0403_0201)
@@ -206,4 +235,25 @@ import Testing
         #expect(reader.remaining == 0)
         #expect(throws: TLDecodingError(.truncated(needed: 1, available: 0), offset: 0)) { try reader.readTLBytes() }
     }
+}
+
+/// A non-negative TL `int` in a class that counts its live instances, for the vector tests.
+final class LiveCounted: TLParsable, TLSerializable {
+    static let live = Mutex(0)
+    let value: Int32
+
+    init(_ value: Int32) {
+        self.value = value
+        Self.live.withLock { $0 += 1 }
+    }
+
+    deinit { Self.live.withLock { $0 -= 1 } }
+
+    static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LiveCounted {
+        let value = try reader.readInt32()
+        guard value >= 0 else { throw TLDecodingError(.invalidValue("negative"), offset: reader.offset - 4) }
+        return LiveCounted(value)
+    }
+
+    func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt32(value) }
 }
