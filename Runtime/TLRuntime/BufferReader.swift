@@ -75,18 +75,21 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     }
 
     /// Calls `body` with a reader over `bytes` where they lie, without copying them (a 512 KB file part in the
-    /// frame it was decrypted in). The reader must not outlive `body`: it holds no reference to the bytes.
+    /// frame it was decrypted in, a record to parse). The reader must not outlive `body`: it holds no reference to
+    /// the bytes.
+    @inline(__always)
     package static func withReader<R, E: Error>(
         over bytes: ArraySlice<UInt8>, _ body: (inout BufferReader) throws(E) -> R
     ) throws(E) -> R {
-        let result: Result<R, E>? = bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return nil }
-            var reader = BufferReader(owner: BorrowedBytes.marker, base: base, count: raw.count)
-            return Result { () throws(E) -> R in try body(&reader) }
+        if #available(macOS 26, iOS 26, watchOS 26, tvOS 26, visionOS 26, *) {
+            return try bytes.span.withUnsafeBytes { (raw) throws(E) -> R in
+                var reader = raw.baseAddress.map { BufferReader(owner: BorrowedBytes.marker, base: $0, count: raw.count) }
+                    ?? BufferReader(bytes: [])  // an empty slice may have no address
+                return try body(&reader)
+            }
         }
-        if let result { return try result.get() }
-        var empty = BufferReader(bytes: [])  // an empty slice may have no address
-        return try body(&empty)
+        var reader = BufferReader(bytes: Array(bytes))
+        return try body(&reader)
     }
 
     init(storage: ReaderStorage) {

@@ -131,29 +131,31 @@ public struct TLRegistry: Sendable {
 
     /// Parses exactly one object from `bytes`; trailing bytes are an error.
     public func parse(bytes: [UInt8]) throws(TLDecodingError) -> any TLObject {
-        var reader = BufferReader(bytes: bytes)
-        return try parseWhole(&reader)
+        // Parsed values copy out what they keep (inflated `gzip_packed` data has storage of its own), so the reader
+        // may read the array where it lies: no copy and no allocation per record.
+        try BufferReader.withReader(over: bytes[...]) { (reader) throws(TLDecodingError) in try parseWhole(&reader) }
     }
 
     /// A request read as `parse(bytes:)` reads it, for a server: nil when `bytes` hold a constructor, not a
     /// function. The request comes back as itself, not in an `any TLObject` box (an allocation and a dynamic cast
     /// per request).
     public func parseRequest(bytes: [UInt8]) throws(TLDecodingError) -> TLRequest? {
-        var reader = BufferReader(bytes: bytes)
-        let request = try reader.withUnpackedGzip { (inner) throws(TLDecodingError) -> TLRequest? in
-            let at = inner.offset
-            let id = try inner.readUInt32()
-            switch lookup[id] {
-            case .function(let entry)?:
-                return try TLRequest.parse(&inner, definition: entry.definition, signature: entry.signature,
-                                           registry: self)
-            case .constructor?: return nil
-            case nil: throw TLDecodingError(.unknownConstructor(id, type: name), offset: at)
+        try BufferReader.withReader(over: bytes[...]) { (reader) throws(TLDecodingError) -> TLRequest? in
+            let request = try reader.withUnpackedGzip { (inner) throws(TLDecodingError) -> TLRequest? in
+                let at = inner.offset
+                let id = try inner.readUInt32()
+                switch lookup[id] {
+                case .function(let entry)?:
+                    return try TLRequest.parse(&inner, definition: entry.definition, signature: entry.signature,
+                                               registry: self)
+                case .constructor?: return nil
+                case nil: throw TLDecodingError(.unknownConstructor(id, type: name), offset: at)
+                }
             }
+            guard let request else { return nil }
+            try reader.expectEnd()
+            return request
         }
-        guard let request else { return nil }
-        try reader.expectEnd()
-        return request
     }
 
     func parseWhole(_ reader: inout BufferReader) throws(TLDecodingError) -> any TLObject {

@@ -39,6 +39,27 @@ import TLRuntime
         #expect(duplicate.type(for: 1).map(ObjectIdentifier.init) == ObjectIdentifier(TestApi.User.self))
     }
 
+    /// `parse(bytes:)` reads the array where it lies, so what it returns must own copies: overwriting the array
+    /// afterwards (in place, it is unique again) leaves a heap string and a byte field as they were read.
+    @Test func parseOfBytesKeepsNoReferenceToThem() throws {
+        let text = "a message longer than fifteen bytes, so not stored inline"
+        let user = TestApi.User.user(.init(id: 5, phone: "+79991234567", photo: .photo(id: 7, bytes: [1, 2, 3, 4, 5])))
+        var bytes = encode(TestApi.Message(id: 3, message: text))
+        let message = try TestApi.messageRegistry.parse(bytes: bytes)
+        var userBytes = encode(user)
+        let parsedUser = try TestApi.registry.parse(bytes: userBytes)
+        bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0xff) }
+        userBytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0xff) }
+        #expect((message as? TestApi.Message)?.message == text)
+        #expect(encode(parsedUser) == encode(user))
+        #expect(throws: TLDecodingError(.truncated(needed: 4, available: 0), offset: 0)) {
+            try TestApi.registry.parse(bytes: [])
+        }
+        #expect(throws: TLDecodingError(.trailingBytes(1), offset: 4)) {
+            try TestApi.registry.parse(bytes: encode(TestApi.Photo.photoEmpty) + [0])
+        }
+    }
+
     @Test func parsesFromAReaderInSequence() throws {
         var reader = BufferReader(bytes: encode(TestApi.User.userEmpty(id: 1)) + encode(TestApi.Photo.photoEmpty))
         #expect(try TestApi.registry.parse(&reader) is TestApi.User)
