@@ -61,7 +61,7 @@ let package = Package(
                        providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "COpenSSL", path: "Runtime/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
-        // UTF-8 validation on SSSE3 for the string reader, chosen at run time by CPUID (a scalar validator elsewhere).
+        // UTF-8 validation on AVX2 or SSSE3 for the string reader, chosen at run time by CPUID (scalar elsewhere).
         .target(name: "CUTF8", path: "Runtime/CUTF8"),
         .target(name: "TLRuntime", dependencies: ["CZlib", "CUTF8"], path: "Runtime/TLRuntime",
                 swiftSettings: swiftSettings),

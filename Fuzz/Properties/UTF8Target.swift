@@ -1,13 +1,14 @@
 // TLRuntime validates the UTF-8 of TL strings itself and builds a `String` from bytes it calls valid without a second
-// check, so a false "valid" would put malformed UTF-8 inside a `String`. Two properties, at every start offset
-// modulo the vector validator's 16-byte block (and so the DFA's 8-byte step): the verdicts (valid, all ASCII) of
-// both validators equal the standard library's, and a string read by `readTLString` has the same UTF-8 as
-// `String(decoding:)` of the same bytes (invalid input repaired with U+FFFD the same way).
+// check, so a false "valid" would put malformed UTF-8 inside a `String`. Two properties, at each of the first 32
+// start offsets (every position of the vector validators' 16- and 32-byte blocks and the DFA's 8-byte step): the
+// verdicts (valid, all ASCII) of every validator the CPU runs equal the standard library's, and a string read by
+// `readTLString` has the same UTF-8 as `String(decoding:)` of the same bytes (invalid input repaired with U+FFFD
+// the same way).
 @_spi(Fuzzing) import TLRuntime
 
 /// Input: any bytes.
 public func fuzzUTF8(_ data: [UInt8]) throws(Violation) {
-    for start in 0..<min(16, data.count + 1) {
+    for start in 0..<min(32, data.count + 1) {
         let bytes = Array(data[start...])
         let verdict = tlUTF8Verdict(bytes)
         let valid = String(validating: bytes, as: UTF8.self) != nil
@@ -16,6 +17,9 @@ public func fuzzUTF8(_ data: [UInt8]) throws(Violation) {
         }
         guard tlUTF8Verdict(bytes, scalar: true) == verdict else {
             throw Violation("the scalar and vector validators disagree on \(bytes.count) bytes at offset \(start)")
+        }
+        for vector in tlUTF8VectorVerdicts(bytes) where (vector.valid, vector.isASCII) != verdict {
+            throw Violation("the \(vector.validator) validator disagrees on \(bytes.count) bytes at offset \(start)")
         }
         let ascii = bytes.allSatisfy { $0 < 0x80 }
         guard !valid || verdict.isASCII == ascii else {

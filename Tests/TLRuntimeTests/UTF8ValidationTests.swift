@@ -1,8 +1,8 @@
-// The UTF-8 validators behind `readTLString` (the SSSE3 one in `CUTF8` and the scalar DFA) against the standard
-// library's validation: every sequence of up to four bytes drawn from the edges of each UTF-8 byte class (at the
-// start of the input, across the DFA's eight-byte steps and the vector validator's 16-byte blocks, at the end),
-// long input with single bytes changed, and seeded random input. A string either wrongly accepted would become a
-// `String` unchecked.
+// The UTF-8 validators behind `readTLString` (the AVX2 and SSSE3 ones in `CUTF8`, each the CPU runs, and the
+// scalar DFA) against the standard library's validation: every sequence of up to four bytes drawn from the edges of
+// each UTF-8 byte class (at the start of the input, at every offset of the DFA's eight-byte steps and the vector
+// validators' 16- and 32-byte blocks, at the end), long input with single bytes changed, and seeded random input. A
+// string any of them wrongly accepted would become a `String` unchecked.
 import Testing
 @testable import TLRuntime
 
@@ -26,11 +26,17 @@ import Testing
         bytes.withUnsafeBufferPointer { UTF8Validation.checkScalar($0) }
     }
 
-    /// Whether `check` (the vector validator from 16 bytes) and the scalar DFA both give the standard library's
-    /// verdict on `bytes`.
-    static func bothAgree(_ bytes: [UInt8]) -> Bool {
+    /// Whether `check` (the widest vector validator from 16 bytes), the scalar DFA and each vector validator the
+    /// CPU runs, at any length, all give the standard library's verdict on `bytes`.
+    static func allAgree(_ bytes: [UInt8]) -> Bool {
         let verdict = expected(bytes)
-        return checked(bytes) == verdict && checkedScalar(bytes) == verdict
+        guard checked(bytes) == verdict, checkedScalar(bytes) == verdict else { return false }
+        return bytes.withUnsafeBufferPointer { buffer in
+            UTF8Validation.vectorValidators.allSatisfy { validator in
+                validator.level > UTF8Validation.vectorLevel
+                    || UTF8Validation.checkVector(buffer, level: validator.level) == verdict
+            }
+        }
     }
 
     @Test func agreesWithTheStandardLibraryOnEveryShortSequenceOfClassEdges() {
@@ -38,16 +44,16 @@ import Testing
         var sequence: [UInt8] = []
         func visit(_ length: Int) {
             if sequence.count == length {
-                if !Self.bothAgree(sequence) { mismatches.append(sequence) }
-                // The same bytes after 0–15 ASCII bytes and before enough to fill further steps, so that every
+                if !Self.allAgree(sequence) { mismatches.append(sequence) }
+                // The same bytes after 0–31 ASCII bytes and before enough to fill further steps, so that every
                 // sequence also starts at each position of the DFA's eight-byte step and of the vector
-                // validator's 16-byte block and crosses into the next; and at the very end of a long input
-                // (a sequence cut short there must fail, a complete one pass), through both validators.
-                let shift = (sequence.reduce(0) { $0 &+ Int($1) } &+ length) & 15
-                let padded = [UInt8](repeating: 0x61, count: shift) + sequence + [UInt8](repeating: 0x62, count: 17)
-                if !Self.bothAgree(padded) { mismatches.append(padded) }
-                let atEnd = [UInt8](repeating: 0x63, count: 16 &+ shift) + sequence
-                if !Self.bothAgree(atEnd) { mismatches.append(atEnd) }
+                // validators' 16- and 32-byte blocks and crosses into the next; and at the very end of a long
+                // input (a sequence cut short there must fail, a complete one pass), through every validator.
+                let shift = (sequence.reduce(0) { $0 &+ Int($1) } &+ length) & 31
+                let padded = [UInt8](repeating: 0x61, count: shift) + sequence + [UInt8](repeating: 0x62, count: 33)
+                if !Self.allAgree(padded) { mismatches.append(padded) }
+                let atEnd = [UInt8](repeating: 0x63, count: 32 &+ shift) + sequence
+                if !Self.allAgree(atEnd) { mismatches.append(atEnd) }
                 return
             }
             for byte in Self.edges {
@@ -83,7 +89,7 @@ import Testing
         var mismatches: [[UInt8]] = []
         for _ in 0..<20_000 {
             let bytes = Self.randomText(pieces: 0...24, using: &random)
-            if !Self.bothAgree(bytes) { mismatches.append(bytes) }
+            if !Self.allAgree(bytes) { mismatches.append(bytes) }
         }
         #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
     }
@@ -100,19 +106,27 @@ import Testing
                 for byte in Self.edges where Int(byte) & 3 == position & 3 {
                     var bytes = base
                     bytes[position] = byte
-                    if !Self.bothAgree(bytes) { mismatches.append(bytes) }
+                    if !Self.allAgree(bytes) { mismatches.append(bytes) }
                 }
             }
         }
         #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(3))")
     }
 
-    /// On this machine the vector validator must be the one `check` runs (CI runs on x86-64 with SSSE3), so the
-    /// tests above compare two different implementations.
-    @Test func theVectorValidatorRunsWhereTheCPUHasIt() {
+    /// On x86-64 a vector validator must be the one `check` runs (CI's CPUs have SSSE3), so the tests above compare
+    /// different implementations; each level the CPU reports answers, and a level above it declines.
+    @Test func theVectorValidatorsRunWhereTheCPUHasThem() {
         #if arch(x86_64)
         #expect(UTF8Validation.vectorAvailable)
         #endif
+        let text = Array("well-formed text of more than 32 bytes: ✓ Привет".utf8)
+        text.withUnsafeBufferPointer { buffer in
+            for validator in UTF8Validation.vectorValidators {
+                let verdict = UTF8Validation.checkVector(buffer, level: validator.level)
+                #expect((verdict != nil) == (validator.level <= UTF8Validation.vectorLevel), "\(validator.name)")
+                #expect(verdict == nil || verdict == .valid(isASCII: false), "\(validator.name)")
+            }
+        }
     }
 
     /// What `readTLString` returns is byte for byte what `String(decoding:as:)` makes of the same bytes, valid or
