@@ -201,17 +201,47 @@ public final class Buffer {
     /// cross-module optimization (compile time).
     @inline(never)
     public func appendTLString(_ v: String) {
-        // The span borrows the string's bytes (in place, small strings included): no retain and release of the
-        // storage, which `withContiguousStorageIfAvailable` paid per string.
-        if #available(macOS 26, iOS 26, watchOS 26, tvOS 26, visionOS 26, *) {
-            v.utf8.span.withUnsafeBytes { appendTLBytes($0) }
-            return
+        // The length first (O(1) for native strings), so that nothing inside the closure can call out: with the
+        // capacity check inside it, the optimizer retained and released the string around it. `utf8.span` needs
+        // no closure but is a call into the standard library (~25 instructions), as is `memcpy` for a short string.
+        let n = v.utf8.count
+        let data = _beginTLBytes(count: n)
+        let written: Void? = v.utf8.withContiguousStorageIfAvailable {
+            guard let src = $0.baseAddress else { return }
+            Buffer._copy(to: data.start, from: UnsafeRawPointer(src), count: n)
         }
-        let written: Bool? = v.utf8.withContiguousStorageIfAvailable {
-            appendTLBytes(UnsafeRawBufferPointer($0))
-            return true
+        if written == nil {  // a string without contiguous UTF-8 (bridged from Objective-C)
+            for (i, byte) in v.utf8.enumerated() { data.start.storeBytes(of: byte, toByteOffset: i, as: UInt8.self) }
         }
-        if written == nil { appendTLBytes(Array(v.utf8)) }
+        _count &+= data.total
+    }
+
+    /// `count` bytes from `src` to `dst`: up to 32 with two overlapping loads and stores, more with `memcpy`. Most
+    /// strings are that short, and the call to `memcpy` cost as much as the rest of such a string's encoding.
+    @inline(__always)
+    static func _copy(to dst: UnsafeMutableRawPointer, from src: UnsafeRawPointer, count n: Int) {
+        if n > 16 {
+            if n > 32 { dst.copyMemory(from: src, byteCount: n); return }
+            let head = src.loadUnaligned(as: SIMD16<UInt8>.self)
+            let tail = (src + (n &- 16)).loadUnaligned(as: SIMD16<UInt8>.self)
+            dst.storeBytes(of: head, as: SIMD16<UInt8>.self)
+            (dst + (n &- 16)).storeBytes(of: tail, as: SIMD16<UInt8>.self)
+        } else if n >= 8 {
+            let head = src.loadUnaligned(as: UInt64.self), tail = (src + (n &- 8)).loadUnaligned(as: UInt64.self)
+            dst.storeBytes(of: head, as: UInt64.self)
+            (dst + (n &- 8)).storeBytes(of: tail, as: UInt64.self)
+        } else if n >= 4 {
+            let head = src.loadUnaligned(as: UInt32.self), tail = (src + (n &- 4)).loadUnaligned(as: UInt32.self)
+            dst.storeBytes(of: head, as: UInt32.self)
+            (dst + (n &- 4)).storeBytes(of: tail, as: UInt32.self)
+        } else if n > 0 {
+            // 1–3 bytes: the first, the middle and the last (some the same byte).
+            let first = src.load(as: UInt8.self), middle = src.load(fromByteOffset: n >> 1, as: UInt8.self)
+            let last = src.load(fromByteOffset: n &- 1, as: UInt8.self)
+            dst.storeBytes(of: first, as: UInt8.self)
+            dst.storeBytes(of: middle, toByteOffset: n >> 1, as: UInt8.self)
+            dst.storeBytes(of: last, toByteOffset: n &- 1, as: UInt8.self)
+        }
     }
 
     /// TL `bytes` from raw memory.
@@ -220,6 +250,17 @@ public final class Buffer {
     /// such a value is a programming error and traps rather than writing a corrupt stream.
     @inlinable public func appendTLBytes(_ v: UnsafeRawBufferPointer) {
         let n = v.count
+        let data = _beginTLBytes(count: n)
+        if n > 0, let src = v.baseAddress {
+            data.start.copyMemory(from: src, byteCount: n)
+        }
+        _count &+= data.total
+    }
+
+    /// Makes room for TL `bytes` of length `n` and writes their length prefix and zero padding; the caller copies
+    /// the data to `start` and adds `total` to the count.
+    @inlinable @inline(__always)
+    func _beginTLBytes(count n: Int) -> (start: UnsafeMutableRawPointer, total: Int) {
         let header = n <= 253 ? 1 : 4
         let total = (header &+ n &+ 3) & ~3
         _reserveAdditional(total)
@@ -233,10 +274,7 @@ public final class Buffer {
             precondition(n < 1 << 24, "TL bytes longer than 16 MiB cannot be encoded")
             p.storeBytes(of: (UInt32(truncatingIfNeeded: n) << 8 | 0xfe).littleEndian, as: UInt32.self)
         }
-        if n > 0, let src = v.baseAddress {
-            (p + header).copyMemory(from: src, byteCount: n)
-        }
-        _count &+= total
+        return (p + header, total)
     }
 
     /// A vector of serializable elements, with its header. `boxedElements` is passed to each element's `serialize`

@@ -69,6 +69,34 @@ private func expectedEncodedCount(_ n: Int) -> Int {
         #expect(try reader.readTLString() == s)
     }
 
+    /// Every length up to 300 and the prefix boundaries, as small (inline), native and literal strings of ASCII and
+    /// multi-byte text, written after 0–3 bytes into memory that held 0xff bytes: the same bytes as `appendTLBytes` of
+    /// the string's UTF-8, so the copy (short strings word by word, long ones with `memcpy`) and the zero padding hold
+    /// at every length and offset.
+    @Test func stringsOfEveryLengthMatchTheirBytes() {
+        let literals = ["", "z", "fifteen bytes!!", "sixteen bytes!!!", "seventeen bytes!!",
+                        "thirty-two bytes of a literal...", "thirty-three bytes of a literal...",
+                        "Жизнь — это то, что случается, пока строишь планы"]
+        var strings = literals
+        for n in Array(0...300) + [508, 509, 1000, 65536] {
+            strings.append(String(repeating: "x", count: n))
+            strings.append(String((0..<n).map { Character(Unicode.Scalar(UInt8(0x61 + $0 % 26))) }))
+            if n >= 2 { strings.append(String(repeating: "é", count: n / 2) + (n % 2 == 1 ? "y" : "")) }
+        }
+        let garbage = Buffer()
+        for s in strings {
+            for offset in 0..<4 {
+                for _ in 0..<(offset + s.utf8.count + 8) / 4 + 2 { garbage.appendUInt32(0xffff_ffff) }
+                garbage.removeAll(keepingCapacity: true)
+                for _ in 0..<offset { garbage.appendRaw([0x55]) }
+                garbage.appendTLString(s)
+                let expected = Array(repeating: 0x55, count: offset) + encode(bytesValue: Array(s.utf8))
+                #expect(garbage.bytes == expected, "string of \(s.utf8.count) bytes at offset \(offset)")
+                garbage.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
     @Test func nonNativeStringsEncodeToo() throws {
         // A bridged-looking substring-derived string still goes through the contiguous path or the fallback.
         let s = String("xxhello, world".dropFirst(2))
