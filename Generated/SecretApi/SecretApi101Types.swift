@@ -1064,8 +1064,8 @@ extension SecretApi101 {
                     buffer.appendInt64(c.randomId)
                     buffer.appendInt32(c.ttl)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.media?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)

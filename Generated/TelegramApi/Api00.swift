@@ -67,8 +67,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4e4df4bb) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.fromId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.fromName {
                         buffer.appendTLString(value)
@@ -80,14 +80,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.postAuthor {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.savedFromPeer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.savedFromPeer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.savedFromMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.savedFromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.savedFromId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x200), let value = c.savedFromName {
                         buffer.appendTLString(value)
@@ -1347,8 +1347,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xee430c85) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.peerId?.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.stars)
             }

@@ -274,8 +274,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x34566b6a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.text {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x80) {
+                        c.text?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.colspan {
                         buffer.appendInt32(value)
@@ -425,11 +425,11 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
                     buffer.appendTLBytes(c.option)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.media?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.addedBy {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.addedBy?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.date {
                         buffer.appendInt32(value)
@@ -439,8 +439,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.media?.serialize(buffer, true)
                     }
             }
         }

@@ -663,8 +663,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.reaction {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.reaction?.serialize(buffer, true)
                     }
                 case .storyViewPublicForward(let c):
                     if boxed { buffer.appendUInt32(0x9083670b) }
@@ -1070,8 +1070,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.collectionId)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.icon {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.icon?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.giftsCount)
                     buffer.appendInt64(c.hash)

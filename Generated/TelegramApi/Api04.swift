@@ -302,8 +302,8 @@ extension Api.auth {
                     if boxed { buffer.appendUInt32(0x44747e9a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.termsOfService {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.termsOfService?.serialize(buffer, true)
                     }
             }
         }
@@ -712,8 +712,8 @@ extension Api.account {
                     if boxed { buffer.appendUInt32(0xc23727c9) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.newAlgo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.newAlgo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.newPasswordHash {
                         buffer.appendTLBytes(value)
@@ -724,8 +724,8 @@ extension Api.account {
                     if tlFlagIsSet(_flags, 0x2), let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.newSecureSettings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.newSecureSettings?.serialize(buffer, true)
                     }
             }
         }
@@ -1294,8 +1294,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageText(let c):
                     if boxed { buffer.appendUInt32(0x3dcd7a87) }
@@ -1305,8 +1305,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaGeo(let c):
                     if boxed { buffer.appendUInt32(0x96929a85) }
@@ -1322,8 +1322,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaVenue(let c):
                     if boxed { buffer.appendUInt32(0x417bbf11) }
@@ -1335,8 +1335,8 @@ extension Api {
                     buffer.appendTLString(c.provider)
                     buffer.appendTLString(c.venueId)
                     buffer.appendTLString(c.venueType)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaContact(let c):
                     if boxed { buffer.appendUInt32(0xa6edbffd) }
@@ -1346,15 +1346,15 @@ extension Api {
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
                     buffer.appendTLString(c.vcard)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageGame(let c):
                     if boxed { buffer.appendUInt32(0x4b425864) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaInvoice(let c):
                     if boxed { buffer.appendUInt32(0xd7e78225) }
@@ -1362,15 +1362,15 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.photo?.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLBytes(c.payload)
                     buffer.appendTLString(c.provider)
                     c.providerData.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaWebPage(let c):
                     if boxed { buffer.appendUInt32(0xbddcc510) }
@@ -1381,15 +1381,15 @@ extension Api {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageRichMessage(let c):
                     if boxed { buffer.appendUInt32(0xb43df56c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                     c.richMessage.serialize(buffer, true)
             }

@@ -488,8 +488,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.video {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.video?.serialize(buffer, true)
                     }
                 case .inputMediaPhoto(let c):
                     if boxed { buffer.appendUInt32(0xe3af4434) }
@@ -499,8 +499,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.video {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.video?.serialize(buffer, true)
                     }
                 case .inputMediaGeoPoint(let c):
                     if boxed { buffer.appendUInt32(0xf9c44144) }
@@ -516,16 +516,16 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.file.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.thumb {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.thumb?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.mimeType)
                     buffer.appendVector(c.attributes, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.videoCover {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.videoCover?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
@@ -538,8 +538,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.id.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.videoCover {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.videoCover?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
@@ -574,8 +574,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoCover {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.videoCover?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
@@ -589,8 +589,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.photo?.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLBytes(c.payload)
@@ -601,8 +601,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.startParam {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.extendedMedia {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.extendedMedia?.serialize(buffer, true)
                     }
                 case .inputMediaGeoLive(let c):
                     if boxed { buffer.appendUInt32(0x971fa843) }
@@ -626,8 +626,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.correctAnswers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.attachedMedia {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.attachedMedia?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.solution {
                         buffer.appendTLString(value)
@@ -635,8 +635,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.solutionEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.solutionMedia {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.solutionMedia?.serialize(buffer, true)
                     }
                 case .inputMediaDice(let c):
                     if boxed { buffer.appendUInt32(0xe66fbf7b) }
@@ -2818,8 +2818,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.authorId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.exampleEnglish {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.exampleEnglish?.serialize(buffer, true)
                     }
                 case .aiComposeToneDefault(let c):
                     if boxed { buffer.appendUInt32(0x9bad6414) }
@@ -2978,8 +2978,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x11c1a322) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x400) {
+                        c.style?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.text)
                     c.type.serialize(buffer, true)

@@ -225,8 +225,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.solutionEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.solutionMedia {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.solutionMedia?.serialize(buffer, true)
                     }
             }
         }
@@ -459,8 +459,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.documents {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.settings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.settings?.serialize(buffer, true)
                     }
                 case .webPageAttributeStory(let c):
                     if boxed { buffer.appendUInt32(0x2e94c3e7) }
@@ -468,8 +468,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.story?.serialize(buffer, true)
                     }
                 case .webPageAttributeStickerSet(let c):
                     if boxed { buffer.appendUInt32(0x50cc03d3) }
@@ -977,8 +977,8 @@ extension Api.messages {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.resultText.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.diffText {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.diffText?.serialize(buffer, true)
                     }
             }
         }

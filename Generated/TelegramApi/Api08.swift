@@ -770,8 +770,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.style?.serialize(buffer, true)
                     }
             }
         }

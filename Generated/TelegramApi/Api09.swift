@@ -129,8 +129,8 @@ extension Api.messages {
                     if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.searchFlood {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.searchFlood?.serialize(buffer, true)
                     }
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.topics, boxed: true)
@@ -1278,11 +1278,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2000), let value = c.raiseHandRating {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.video {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.video?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.presentation {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4000) {
+                        c.presentation?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10000), let value = c.paidStarsTotal {
                         buffer.appendInt64(value)
@@ -1644,8 +1644,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.sticker?.serialize(buffer, true)
                     }
             }
         }

@@ -219,11 +219,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.phone {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.photo?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.status {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.status?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
                         buffer.appendInt32(value)
@@ -237,20 +237,20 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x400000), let value = c.langCode {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000000), let value = c.emojiStatus {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000000) {
+                        c.emojiStatus?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags2, 0x20), let value = c.storiesMaxId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x20) {
+                        c.storiesMaxId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.color {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x100) {
+                        c.color?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x200), let value = c.profileColor {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x200) {
+                        c.profileColor?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x1000), let value = c.botActiveUsers {
                         buffer.appendInt32(value)
@@ -883,11 +883,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.thumb?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.content?.serialize(buffer, true)
                     }
                     c.sendMessage.serialize(buffer, true)
                 case .botInlineMediaResult(let c):
@@ -896,11 +896,11 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.photo?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.document?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.title {
                         buffer.appendTLString(value)
@@ -1385,11 +1385,11 @@ extension Api.help {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.colorId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.colors {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.colors?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.darkColors {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.darkColors?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.channelMinLevel {
                         buffer.appendInt32(value)
@@ -1617,8 +1617,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.photo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.transactionDate {
                         buffer.appendInt32(value)
@@ -1641,8 +1641,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2000), let value = c.giveawayPostId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.stargift {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4000) {
+                        c.stargift?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8000), let value = c.floodskipNumber {
                         buffer.appendInt32(value)
@@ -1650,11 +1650,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10000), let value = c.starrefCommissionPermille {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefPeer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20000) {
+                        c.starrefPeer?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefAmount {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20000) {
+                        c.starrefAmount?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80000), let value = c.paidMessages {
                         buffer.appendInt32(value)
@@ -2177,13 +2177,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x41df43fc) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.fromId?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     c.gift.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.message?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.msgId {
                         buffer.appendInt32(value)

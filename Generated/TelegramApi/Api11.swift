@@ -305,8 +305,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.sound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.sound?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
                         buffer.appendBool(value)
@@ -314,8 +314,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
                         buffer.appendBool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesSound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.storiesSound?.serialize(buffer, true)
                     }
             }
         }
@@ -3189,8 +3189,8 @@ extension Api.help {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.expires)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.peer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.psaType {
                         buffer.appendTLString(value)
@@ -3200,8 +3200,8 @@ extension Api.help {
                     }
                     buffer.appendVector(c.pendingSuggestions, boxed: true)
                     buffer.appendVector(c.dismissedSuggestions, boxed: true)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.customPendingSuggestion {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.customPendingSuggestion?.serialize(buffer, true)
                     }
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -3365,8 +3365,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20), let value = c.noncontactPeersPaidStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.disallowedGifts {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.disallowedGifts?.serialize(buffer, true)
                     }
             }
         }
@@ -3803,8 +3803,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.releasedBy {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.releasedBy?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x100), let value = c.perUserTotal {
                         buffer.appendInt32(value)
@@ -3827,8 +3827,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1000), let value = c.upgradeVariants {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.background {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2000) {
+                        c.background?.serialize(buffer, true)
                     }
                 case .starGiftUnique(let c):
                     if boxed { buffer.appendUInt32(0x85f0a9cd) }
@@ -3839,8 +3839,8 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.slug)
                     buffer.appendInt32(c.num)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ownerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.ownerId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.ownerName {
                         buffer.appendTLString(value)
@@ -3857,8 +3857,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.resellAmount {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.releasedBy {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.releasedBy?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x100), let value = c.valueAmount {
                         buffer.appendInt64(value)
@@ -3869,14 +3869,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.valueUsdAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.themePeer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x400) {
+                        c.themePeer?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.peerColor {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x800) {
+                        c.peerColor?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.hostId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1000) {
+                        c.hostId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2000), let value = c.offerMinStars {
                         buffer.appendInt32(value)

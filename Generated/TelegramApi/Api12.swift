@@ -260,8 +260,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.peerId?.serialize(buffer, true)
                     }
                 case .message(let c):
                     if boxed { buffer.appendUInt32(0x7600b9d3) }
@@ -270,8 +270,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(_flags2)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.fromId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20000000), let value = c.fromBoostsApplied {
                         buffer.appendInt32(value)
@@ -280,11 +280,11 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                     c.peerId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10000000) {
+                        c.savedPeerId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.fwdFrom?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
                         buffer.appendInt64(value)
@@ -292,19 +292,19 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x1), let value = c.viaBusinessBotId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x80000), let value = c.guestchatViaFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x80000) {
+                        c.guestchatViaFrom?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.replyTo?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.media?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -315,8 +315,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x400), let value = c.forwards {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800000), let value = c.replies {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x800000) {
+                        c.replies?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8000), let value = c.editDate {
                         buffer.appendInt32(value)
@@ -327,8 +327,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100000) {
+                        c.reactions?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x400000), let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
@@ -342,8 +342,8 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x4), let value = c.effect {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x8), let value = c.factcheck {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x8) {
+                        c.factcheck?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x20), let value = c.reportDeliveryUntilDate {
                         buffer.appendInt32(value)
@@ -351,8 +351,8 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x40), let value = c.paidMessageStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x80), let value = c.suggestedPost {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x80) {
+                        c.suggestedPost?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x400), let value = c.scheduleRepeatPeriod {
                         buffer.appendInt32(value)
@@ -360,28 +360,28 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x800), let value = c.summaryFromLanguage {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x2000), let value = c.richMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x2000) {
+                        c.richMessage?.serialize(buffer, true)
                     }
                 case .messageService(let c):
                     if boxed { buffer.appendUInt32(0x7a800e0a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.fromId?.serialize(buffer, true)
                     }
                     c.peerId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10000000) {
+                        c.savedPeerId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.replyTo?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     c.action.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100000) {
+                        c.reactions?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
@@ -3866,11 +3866,11 @@ extension Api {
                     buffer.appendInt64(c.queryId)
                     buffer.appendInt64(c.userId)
                     buffer.appendTLString(c.query)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.geo?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peerType {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.peerType?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.offset)
                 case .updateBotInlineSend(let c):
@@ -3879,12 +3879,12 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.userId)
                     buffer.appendTLString(c.query)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.geo?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.id)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.msgId?.serialize(buffer, true)
                     }
                 case .updateEditChannelMessage(let c):
                     if boxed { buffer.appendUInt32(0x1b3f4df7) }
@@ -3937,8 +3937,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.savedPeerId?.serialize(buffer, true)
                     }
                     c.draft.serialize(buffer, true)
                 case .updateReadFeaturedStickers:
@@ -3994,8 +3994,8 @@ extension Api {
                     buffer.appendInt64(c.queryId)
                     buffer.appendInt64(c.userId)
                     buffer.appendTLBytes(c.payload)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.info?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
                         buffer.appendTLString(value)
@@ -4021,8 +4021,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.savedPeerId?.serialize(buffer, true)
                     }
                     buffer.appendVector(c.messages, boxed: true)
                 case .updateContactsReset:
@@ -4036,15 +4036,15 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.savedPeerId?.serialize(buffer, true)
                     }
                 case .updateMessagePoll(let c):
                     if boxed { buffer.appendUInt32(0xd64c522b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.peer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
                         buffer.appendInt32(value)
@@ -4053,8 +4053,8 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt64(c.pollId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.poll {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.poll?.serialize(buffer, true)
                     }
                     c.results.serialize(buffer, true)
                 case .updateChatDefaultBannedRights(let c):
@@ -4107,8 +4107,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.filter {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.filter?.serialize(buffer, true)
                     }
                 case .updateDialogFilterOrder(let c):
                     if boxed { buffer.appendUInt32(0xa5d72105) }
@@ -4185,8 +4185,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x9d2216e0) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.peer?.serialize(buffer, true)
                     }
                     c.call.serialize(buffer, true)
                 case .updatePeerHistoryTTL(let c):
@@ -4205,14 +4205,14 @@ extension Api {
                     buffer.appendInt32(c.date)
                     buffer.appendInt64(c.actorId)
                     buffer.appendInt64(c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.prevParticipant?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.newParticipant?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.invite?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
                 case .updateChannelParticipant(let c):
@@ -4223,14 +4223,14 @@ extension Api {
                     buffer.appendInt32(c.date)
                     buffer.appendInt64(c.actorId)
                     buffer.appendInt64(c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.prevParticipant?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.newParticipant?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.invite?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
                 case .updateBotStopped(let c):
@@ -4276,8 +4276,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.savedPeerId?.serialize(buffer, true)
                     }
                     c.reactions.serialize(buffer, true)
                 case .updateAttachMenuBots:
@@ -4358,8 +4358,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.wallpaper {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.wallpaper?.serialize(buffer, true)
                     }
                 case .updateBotMessageReaction(let c):
                     if boxed { buffer.appendUInt32(0xac21d3ce) }
@@ -4420,8 +4420,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.replyToMessage?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
                 case .updateBotEditBusinessMessage(let c):
@@ -4430,8 +4430,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.replyToMessage?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.qts)
                 case .updateBotDeleteBusinessMessage(let c):
@@ -4456,8 +4456,8 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyToMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyToMessage?.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.chatInstance)
                     if tlFlagIsSet(_flags, 0x1), let value = c.data {
@@ -4610,8 +4610,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.queryId)
                     buffer.appendInt64(c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.peer?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.msgId)
                     buffer.appendTLBytes(c.data)
@@ -8950,8 +8950,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.alt)
                     c.stickerset.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.maskCoords?.serialize(buffer, true)
                     }
                 case .documentAttributeVideo(let c):
                     if boxed { buffer.appendUInt32(0x43c57c48) }
@@ -10746,8 +10746,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.minBidAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.bidPeer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.bidPeer?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.acquiredCount)
             }

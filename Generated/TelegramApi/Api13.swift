@@ -45,8 +45,8 @@ extension Api {
                     buffer.appendTLString(c.phone)
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.note {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.note?.serialize(buffer, true)
                     }
             }
         }
@@ -417,14 +417,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.iosSound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.iosSound?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.androidSound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.androidSound?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.otherSound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.otherSound?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
                         buffer.appendBool(value)
@@ -432,14 +432,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
                         buffer.appendBool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesIosSound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.storiesIosSound?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.storiesAndroidSound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.storiesAndroidSound?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.storiesOtherSound {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x400) {
+                        c.storiesOtherSound?.serialize(buffer, true)
                     }
             }
         }
@@ -855,8 +855,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.document.serialize(buffer, true)
                     buffer.appendTLString(c.emoji)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.maskCoords?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.keywords {
                         buffer.appendTLString(value)
@@ -1627,14 +1627,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.replyToMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.replyToPeerId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.replyFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.replyFrom?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.replyMedia {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.replyMedia?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.replyToTopId {
                         buffer.appendInt32(value)

@@ -257,26 +257,26 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.descriptionPhoto {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.descriptionPhoto?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.descriptionDocument {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.descriptionDocument?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.commands {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.menuButton {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.menuButton?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.privacyPolicyUrl {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.appSettings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.appSettings?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.verifierSettings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.verifierSettings?.serialize(buffer, true)
                     }
             }
         }
@@ -845,8 +845,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xb826e150) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.from {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.from?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.fromName {
                         buffer.appendTLString(value)
@@ -1038,8 +1038,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.endDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.dailyRevenuePerUser {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.dailyRevenuePerUser?.serialize(buffer, true)
                     }
             }
         }

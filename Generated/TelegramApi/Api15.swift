@@ -261,8 +261,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.sticker?.serialize(buffer, true)
                     }
             }
         }

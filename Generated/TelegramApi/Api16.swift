@@ -475,14 +475,14 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe216eb63) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.photo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.video {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.video?.serialize(buffer, true)
                     }
                 case .messageMediaGeo(let c):
                     if boxed { buffer.appendUInt32(0x56e0d474) }
@@ -500,14 +500,14 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x52d8ccd9) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.document?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.altDocuments {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.videoCover {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.videoCover?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x400), let value = c.videoTimestamp {
                         buffer.appendInt32(value)
@@ -537,8 +537,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.photo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.receiptMsgId {
                         buffer.appendInt32(value)
@@ -546,8 +546,8 @@ extension Api {
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     buffer.appendTLString(c.startParam)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.extendedMedia {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.extendedMedia?.serialize(buffer, true)
                     }
                 case .messageMediaGeoLive(let c):
                     if boxed { buffer.appendUInt32(0xb940c666) }
@@ -567,8 +567,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.poll.serialize(buffer, true)
                     c.results.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.attachedMedia {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.attachedMedia?.serialize(buffer, true)
                     }
                 case .messageMediaDice(let c):
                     if boxed { buffer.appendUInt32(0x08cbec07) }
@@ -576,8 +576,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.value)
                     buffer.appendTLString(c.emoticon)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.gameOutcome {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.gameOutcome?.serialize(buffer, true)
                     }
                 case .messageMediaStory(let c):
                     if boxed { buffer.appendUInt32(0x68cb6283) }
@@ -585,8 +585,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.story?.serialize(buffer, true)
                     }
                 case .messageMediaGiveaway(let c):
                     if boxed { buffer.appendUInt32(0xaa073beb) }
@@ -1691,8 +1691,8 @@ extension Api.payments {
                     buffer.appendInt64(c.botId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.photo?.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendInt64(c.providerId)
@@ -1700,14 +1700,14 @@ extension Api.payments {
                     if tlFlagIsSet(_flags, 0x10), let value = c.nativeProvider {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.nativeParams {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.nativeParams?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.additionalMethods {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.savedInfo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.savedCredentials {
                         buffer.appendVector(value, boxed: true)
@@ -1721,8 +1721,8 @@ extension Api.payments {
                     buffer.appendInt64(c.botId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.photo?.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendVector(c.users, boxed: true)
@@ -2479,13 +2479,13 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.boostPeer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.boostPeer?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
                 case .inputStorePaymentPremiumGiveaway(let c):
                     if boxed { buffer.appendUInt32(0x160544ca) }
@@ -2512,8 +2512,8 @@ extension Api {
                     buffer.appendInt64(c.stars)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.spendPurposePeer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.spendPurposePeer?.serialize(buffer, true)
                     }
                 case .inputStorePaymentStarsGift(let c):
                     if boxed { buffer.appendUInt32(0x1d741ef7) }

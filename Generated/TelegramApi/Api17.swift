@@ -618,11 +618,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.wallpaper?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaperSettings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.wallpaperSettings?.serialize(buffer, true)
                     }
             }
         }
@@ -1281,8 +1281,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.country {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.text {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.text?.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.hash)
             }
@@ -1545,13 +1545,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe0bff26c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.senderId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.senderId?.serialize(buffer, true)
                     }
                     c.recipientId.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
             }
         }

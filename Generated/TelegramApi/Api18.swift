@@ -573,8 +573,8 @@ extension Api {
                     buffer.appendInt64(c.accessHash)
                     buffer.appendTLString(c.slug)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.document?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.settings {
                         buffer.appendVector(value, boxed: true)
@@ -1091,8 +1091,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt64(c.giftId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
                 case .inputInvoiceStarGiftUpgrade(let c):
                     if boxed { buffer.appendUInt32(0x4d818d5d) }
@@ -1109,8 +1109,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.userId.serialize(buffer, true)
                     buffer.appendInt32(c.months)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.message?.serialize(buffer, true)
                     }
                 case .inputInvoiceBusinessBotTransferStars(let c):
                     if boxed { buffer.appendUInt32(0xf4997e42) }
@@ -1122,8 +1122,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.slug)
                     c.toId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
                 case .inputInvoiceStarGiftPrepaidUpgrade(let c):
                     if boxed { buffer.appendUInt32(0x9a0b48b8) }
@@ -1139,13 +1139,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x1ecafa10) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.peer?.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.giftId)
                     buffer.appendInt64(c.bidAmount)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
             }
         }
@@ -1632,8 +1632,8 @@ extension Api.payments {
                     if boxed { buffer.appendUInt32(0xeb983f8f) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.fromId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.giveawayMsgId {
                         buffer.appendInt32(value)
@@ -1958,8 +1958,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4ba3a95a) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.peerId?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.count)
             }

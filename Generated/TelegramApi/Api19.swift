@@ -59,17 +59,17 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xbdcdaec0) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.file {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.file?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.video {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.video?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.videoStartTs {
                         buffer.appendDouble(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.videoEmojiMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.videoEmojiMarkup?.serialize(buffer, true)
                     }
                 case .inputChatPhoto(let c):
                     if boxed { buffer.appendUInt32(0x8953ad37) }
@@ -545,14 +545,14 @@ extension Api {
                     buffer.appendInt32(c.participantsCount)
                     buffer.appendInt32(c.date)
                     buffer.appendInt32(c.version)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.migratedTo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.migratedTo?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4000) {
+                        c.adminRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.defaultBannedRights?.serialize(buffer, true)
                     }
                 case .chatForbidden(let c):
                     if boxed { buffer.appendUInt32(0x6592a1a7) }
@@ -577,14 +577,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x200), let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4000) {
+                        c.adminRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.bannedRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8000) {
+                        c.bannedRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.defaultBannedRights?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20000), let value = c.participantsCount {
                         buffer.appendInt32(value)
@@ -592,17 +592,17 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags2, 0x10), let value = c.storiesMaxId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x10) {
+                        c.storiesMaxId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x80), let value = c.color {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x80) {
+                        c.color?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.profileColor {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x100) {
+                        c.profileColor?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x200), let value = c.emojiStatus {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x200) {
+                        c.emojiStatus?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x400), let value = c.level {
                         buffer.appendInt32(value)
@@ -654,11 +654,11 @@ extension Api {
                     buffer.appendTLString(c.title)
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4000) {
+                        c.adminRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.defaultBannedRights?.serialize(buffer, true)
                     }
             }
         }
@@ -1406,18 +1406,18 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                     c.settings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x200000), let value = c.personalPhoto {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200000) {
+                        c.personalPhoto?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.profilePhoto {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.profilePhoto?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x400000), let value = c.fallbackPhoto {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x400000) {
+                        c.fallbackPhoto?.serialize(buffer, true)
                     }
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.botInfo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
                         buffer.appendInt32(value)
@@ -1429,41 +1429,41 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.theme {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8000) {
+                        c.theme?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10000), let value = c.privateForwardName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.botGroupAdminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20000) {
+                        c.botGroupAdminRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.botBroadcastAdminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.botBroadcastAdminRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x1000000), let value = c.wallpaper {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1000000) {
+                        c.wallpaper?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.stories {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2000000) {
+                        c.stories?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.businessWorkHours {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x1) {
+                        c.businessWorkHours?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x2), let value = c.businessLocation {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x2) {
+                        c.businessLocation?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x4), let value = c.businessGreetingMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x4) {
+                        c.businessGreetingMessage?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x8), let value = c.businessAwayMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x8) {
+                        c.businessAwayMessage?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x10), let value = c.businessIntro {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x10) {
+                        c.businessIntro?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x20), let value = c.birthday {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x20) {
+                        c.birthday?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelId {
                         buffer.appendInt64(value)
@@ -1474,35 +1474,35 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x100), let value = c.stargiftsCount {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x800), let value = c.starrefProgram {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x800) {
+                        c.starrefProgram?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botVerification {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x1000) {
+                        c.botVerification?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x8000), let value = c.disallowedGifts {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x8000) {
+                        c.disallowedGifts?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x20000), let value = c.starsRating {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x20000) {
+                        c.starsRating?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRating {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x40000) {
+                        c.starsMyPendingRating?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRatingDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x100000), let value = c.mainTab {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x100000) {
+                        c.mainTab?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x200000), let value = c.savedMusic {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x200000) {
+                        c.savedMusic?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x400000), let value = c.note {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x400000) {
+                        c.note?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x2000000), let value = c.botManagerId {
                         buffer.appendInt64(value)
@@ -2422,17 +2422,17 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.data?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.frontSide?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.reverseSide?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.selfie?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.translation {
                         buffer.appendVector(value, boxed: true)
@@ -2440,8 +2440,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.plainData?.serialize(buffer, true)
                     }
             }
         }
@@ -3242,8 +3242,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.h {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.thumb {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.thumb?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.videoDuration {
                         buffer.appendInt32(value)
@@ -3650,14 +3650,14 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x71e4ea58) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.messagesNotifyFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.messagesNotifyFrom?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.storiesNotifyFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.storiesNotifyFrom?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.pollVotesNotifyFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.pollVotesNotifyFrom?.serialize(buffer, true)
                     }
                     c.sound.serialize(buffer, true)
                     buffer.appendBool(c.showPreviews)

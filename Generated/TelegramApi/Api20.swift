@@ -353,8 +353,8 @@ extension Api.auth {
                     buffer.appendInt32(_flags)
                     c.type.serialize(buffer, true)
                     buffer.appendTLString(c.phoneCodeHash)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.nextType {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.nextType?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.timeout {
                         buffer.appendInt32(value)
@@ -754,11 +754,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.thumb?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.content?.serialize(buffer, true)
                     }
                     c.sendMessage.serialize(buffer, true)
                 case .inputBotInlineResultPhoto(let c):
@@ -1403,8 +1403,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200000), let value = c.defaultSendAs {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200000) {
+                        c.defaultSendAs?.serialize(buffer, true)
                     }
             }
         }

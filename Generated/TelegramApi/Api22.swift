@@ -639,15 +639,15 @@ extension Api.payments {
                     buffer.appendInt64(c.providerId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.photo?.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.info?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shipping {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.shipping?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.tipAmount {
                         buffer.appendInt64(value)
@@ -664,8 +664,8 @@ extension Api.payments {
                     buffer.appendInt64(c.botId)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.photo?.serialize(buffer, true)
                     }
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
@@ -1681,8 +1681,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x0e8e37e5) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.price {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.price?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.scheduleDate {
                         buffer.appendInt32(value)
@@ -2003,8 +2003,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.style?.serialize(buffer, true)
                     }
             }
         }

@@ -37,8 +37,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x2f67a72f) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x400) {
+                        c.style?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.text)
                     c.type.serialize(buffer, true)

@@ -363,17 +363,17 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.data?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.frontSide?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.reverseSide?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.selfie?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.translation {
                         buffer.appendVector(value, boxed: true)
@@ -381,8 +381,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.plainData?.serialize(buffer, true)
                     }
                     buffer.appendTLBytes(c.hash)
             }
@@ -1298,11 +1298,11 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.fromId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.fwdFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20000) {
+                        c.fwdFrom?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.expireDate)
                     if tlFlagIsSet(_flags, 0x1), let value = c.caption {
@@ -1318,17 +1318,17 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.privacy {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.views?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.sentReaction {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8000) {
+                        c.sentReaction?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80000), let value = c.albums {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.music {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100000) {
+                        c.music?.serialize(buffer, true)
                     }
             }
         }
@@ -1576,11 +1576,11 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.albumId)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.iconPhoto {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.iconPhoto?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.iconVideo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.iconVideo?.serialize(buffer, true)
                     }
             }
         }

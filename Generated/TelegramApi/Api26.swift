@@ -789,8 +789,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.photo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.embedUrl {
                         buffer.appendTLString(value)
@@ -810,11 +810,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.author {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.document?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.cachedPage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x400) {
+                        c.cachedPage?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x1000), let value = c.attributes {
                         buffer.appendVector(value, boxed: true)
@@ -1833,8 +1833,8 @@ extension Api.payments {
                     if boxed { buffer.appendUInt32(0x6c207376) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topHoursGraph {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.topHoursGraph?.serialize(buffer, true)
                     }
                     c.revenueGraph.serialize(buffer, true)
                     c.status.serialize(buffer, true)

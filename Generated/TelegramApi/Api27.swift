@@ -84,25 +84,25 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x60fe3294) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.replyTo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.replyTo?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x8), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.media?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     if tlFlagIsSet(_flags, 0x80), let value = c.effect {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.suggestedPost {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.suggestedPost?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.richMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.richMessage?.serialize(buffer, true)
                     }
             }
         }
@@ -278,8 +278,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.shippingAddress {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.shippingAddress?.serialize(buffer, true)
                     }
             }
         }
@@ -1274,11 +1274,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x5d8d353b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prevTopic {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.prevTopic?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.newTopic {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.newTopic?.serialize(buffer, true)
                     }
                 case .channelAdminLogEventActionToggleAntiSpam(let c):
                     if boxed { buffer.appendUInt32(0x64f36dfc) }
@@ -2508,11 +2508,11 @@ extension Api {
                     c.selectAnimation.serialize(buffer, true)
                     c.activateAnimation.serialize(buffer, true)
                     c.effectAnimation.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.aroundAnimation {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.aroundAnimation?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.centerIcon {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.centerIcon?.serialize(buffer, true)
                     }
             }
         }
@@ -2969,8 +2969,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.photo?.serialize(buffer, true)
                     }
                 case .requestedPeerChat(let c):
                     if boxed { buffer.appendUInt32(0x7307544f) }
@@ -2980,8 +2980,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.photo?.serialize(buffer, true)
                     }
                 case .requestedPeerChannel(let c):
                     if boxed { buffer.appendUInt32(0x8ba403e4) }
@@ -2994,8 +2994,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.photo?.serialize(buffer, true)
                     }
             }
         }
@@ -3631,8 +3631,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     c.fromId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.peerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.peerId?.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.receiverId)
                     if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
@@ -3643,17 +3643,17 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.media?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.replyTo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.replyTo?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.richMessage {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.richMessage?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x400), let value = c.chatInstance {
                         buffer.appendInt64(value)

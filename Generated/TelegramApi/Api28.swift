@@ -783,8 +783,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.replyToPeerId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.quoteText {
                         buffer.appendTLString(value)
@@ -795,8 +795,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.quoteOffset {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.monoforumPeerId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.monoforumPeerId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.todoItemId {
                         buffer.appendInt32(value)
@@ -1054,8 +1054,8 @@ extension Api {
                     buffer.appendInt32(c.readOutboxMaxId)
                     buffer.appendInt32(c.unreadCount)
                     buffer.appendInt32(c.unreadReactionsCount)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.draft?.serialize(buffer, true)
                     }
             }
         }

@@ -52,8 +52,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.chatId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.selfParticipant {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.selfParticipant?.serialize(buffer, true)
                     }
                 case .chatParticipants(let c):
                     if boxed { buffer.appendUInt32(0x3cbc93f8) }
@@ -802,8 +802,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.id)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.photo?.serialize(buffer, true)
                     }
             }
         }
@@ -899,8 +899,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x0c94511c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.msgId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.msgId?.serialize(buffer, true)
                     }
             }
         }
@@ -1006,8 +1006,8 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     c.photo.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.document?.serialize(buffer, true)
                     }
                     buffer.appendInt64(c.hash)
             }

@@ -837,12 +837,12 @@ extension Api {
                     buffer.appendInt64(c.id)
                     buffer.appendTLString(c.about)
                     c.participants.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.chatPhoto {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.chatPhoto?.serialize(buffer, true)
                     }
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.exportedInvite {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2000) {
+                        c.exportedInvite?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
                         buffer.appendVector(value, boxed: true)
@@ -853,14 +853,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.call {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1000) {
+                        c.call?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.groupcallDefaultJoinAs {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8000) {
+                        c.groupcallDefaultJoinAs?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10000), let value = c.themeEmoticon {
                         buffer.appendTLString(value)
@@ -871,8 +871,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20000), let value = c.recentRequesters {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.availableReactions {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.availableReactions?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x100000), let value = c.reactionsLimit {
                         buffer.appendInt32(value)
@@ -905,8 +905,8 @@ extension Api {
                     buffer.appendInt32(c.unreadCount)
                     c.chatPhoto.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x800000), let value = c.exportedInvite {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x800000) {
+                        c.exportedInvite?.serialize(buffer, true)
                     }
                     buffer.appendVector(c.botInfo, boxed: true)
                     if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromChatId {
@@ -918,8 +918,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20), let value = c.pinnedMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.stickerset {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.stickerset?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x200), let value = c.availableMinId {
                         buffer.appendInt32(value)
@@ -930,8 +930,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4000), let value = c.linkedChatId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.location {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8000) {
+                        c.location?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20000), let value = c.slowmodeSeconds {
                         buffer.appendInt32(value)
@@ -943,8 +943,8 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                     buffer.appendInt32(c.pts)
-                    if tlFlagIsSet(_flags, 0x200000), let value = c.call {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200000) {
+                        c.call?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x1000000), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
@@ -952,8 +952,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2000000), let value = c.pendingSuggestions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4000000), let value = c.groupcallDefaultJoinAs {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4000000) {
+                        c.groupcallDefaultJoinAs?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x8000000), let value = c.themeEmoticon {
                         buffer.appendTLString(value)
@@ -964,20 +964,20 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10000000), let value = c.recentRequesters {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20000000), let value = c.defaultSendAs {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20000000) {
+                        c.defaultSendAs?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40000000), let value = c.availableReactions {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000000) {
+                        c.availableReactions?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x2000), let value = c.reactionsLimit {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x10), let value = c.stories {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x10) {
+                        c.stories?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x80), let value = c.wallpaper {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x80) {
+                        c.wallpaper?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x100), let value = c.boostsApplied {
                         buffer.appendInt32(value)
@@ -985,11 +985,11 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x200), let value = c.boostsUnrestrict {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x400), let value = c.emojiset {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x400) {
+                        c.emojiset?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags2, 0x20000), let value = c.botVerification {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x20000) {
+                        c.botVerification?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x40000), let value = c.stargiftsCount {
                         buffer.appendInt32(value)
@@ -997,8 +997,8 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x200000), let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x400000), let value = c.mainTab {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags2, 0x400000) {
+                        c.mainTab?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x800000), let value = c.guardBotId {
                         buffer.appendInt64(value)
@@ -2997,8 +2997,8 @@ extension Api {
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     buffer.appendTLBytes(c.payload)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.info?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
                         buffer.appendTLString(value)
@@ -3024,8 +3024,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.callId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.reason?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.duration {
                         buffer.appendInt32(value)
@@ -3042,8 +3042,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.domain {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.app {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.app?.serialize(buffer, true)
                     }
                 case .messageActionSecureValuesSentMe(let c):
                     if boxed { buffer.appendUInt32(0x1b287353) }
@@ -3108,8 +3108,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
                 case .messageActionTopicCreate(let c):
                     if boxed { buffer.appendUInt32(0x0d999256) }
@@ -3152,8 +3152,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x31c48347) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.boostPeer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.boostPeer?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.days)
                     buffer.appendTLString(c.slug)
@@ -3169,8 +3169,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.message?.serialize(buffer, true)
                     }
                 case .messageActionGiveawayLaunch(let c):
                     if boxed { buffer.appendUInt32(0xa80f51e4) }
@@ -3232,8 +3232,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     c.gift.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
                         buffer.appendInt64(value)
@@ -3244,11 +3244,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.upgradeStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x800) {
+                        c.fromId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1000) {
+                        c.peer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x1000), let value = c.savedId {
                         buffer.appendInt64(value)
@@ -3259,8 +3259,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8000), let value = c.giftMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.toId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.toId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
                         buffer.appendInt32(value)
@@ -3276,17 +3276,17 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.transferStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.fromId {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.fromId?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x80) {
+                        c.peer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.savedId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.resaleAmount {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x100) {
+                        c.resaleAmount?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x200), let value = c.canTransferAt {
                         buffer.appendInt32(value)
@@ -3300,8 +3300,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8000), let value = c.canCraftAt {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40000) {
+                        c.message?.serialize(buffer, true)
                     }
                 case .messageActionPaidMessagesRefunded(let c):
                     if boxed { buffer.appendUInt32(0xac1f1fcd) }
@@ -3340,8 +3340,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.scheduleDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.price {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.price?.serialize(buffer, true)
                     }
                 case .messageActionSuggestedPostSuccess(let c):
                     if boxed { buffer.appendUInt32(0x95ddcf69) }
@@ -5313,14 +5313,14 @@ extension Api.help {
                     buffer.appendTLString(c.version)
                     buffer.appendTLString(c.text)
                     buffer.appendVector(c.entities, boxed: true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.document?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.sticker {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.sticker?.serialize(buffer, true)
                     }
                 case .noAppUpdate:
                     if boxed { buffer.appendUInt32(0xc45a6536) }
@@ -5963,8 +5963,8 @@ extension Api.account {
                     if tlFlagIsSet(_flags, 0x1), let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.secureSettings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.secureSettings?.serialize(buffer, true)
                     }
             }
         }
@@ -6734,8 +6734,8 @@ extension Api {
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt32(c.slot)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.peer?.serialize(buffer, true)
                     }
                     buffer.appendInt32(c.date)
                     buffer.appendInt32(c.expires)

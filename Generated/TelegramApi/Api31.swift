@@ -478,8 +478,8 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     c.photo.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.document?.serialize(buffer, true)
                     }
             }
         }
@@ -581,8 +581,8 @@ extension Api.payments {
                     if boxed { buffer.appendUInt32(0xfb8fe43c) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.savedInfo?.serialize(buffer, true)
                     }
             }
         }
@@ -1080,14 +1080,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x40) {
+                        c.photo?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4000) {
+                        c.media?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.color {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2000) {
+                        c.color?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.buttonText)
                     if tlFlagIsSet(_flags, 0x80), let value = c.sponsorInfo {

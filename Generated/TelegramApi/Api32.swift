@@ -410,11 +410,11 @@ extension Api.messages {
                     if tlFlagIsSet(_flags, 0x2), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.switchPm {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.switchPm?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.switchWebview {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.switchWebview?.serialize(buffer, true)
                     }
                     buffer.appendVector(c.results, boxed: true)
                     buffer.appendInt32(c.cacheTime)
@@ -1271,8 +1271,8 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.bot {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.bot?.serialize(buffer, true)
                     }
                 case .inlineButtonTypeWebView(let c):
                     if boxed { buffer.appendUInt32(0x3bcab5b4) }

@@ -137,8 +137,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.pts {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.draft?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.folderId {
                         buffer.appendInt32(value)
@@ -420,16 +420,16 @@ extension Api {
                     buffer.appendInt64(c.accessHash)
                     buffer.appendTLString(c.slug)
                     c.document.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.settings?.serialize(buffer, true)
                     }
                 case .wallPaperNoFile(let c):
                     if boxed { buffer.appendUInt32(0xe0804116) }
                     let _flags = c.flags
                     buffer.appendInt64(c.id)
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.settings?.serialize(buffer, true)
                     }
             }
         }
@@ -1236,8 +1236,8 @@ extension Api {
                     buffer.appendInt32(c.unreadPollVotesCount)
                     c.fromId.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.draft {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x10) {
+                        c.draft?.serialize(buffer, true)
                     }
             }
         }

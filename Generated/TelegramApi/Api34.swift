@@ -494,8 +494,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageText(let c):
                     if boxed { buffer.appendUInt32(0x8c7f65e2) }
@@ -505,8 +505,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaGeo(let c):
                     if boxed { buffer.appendUInt32(0x051846fd) }
@@ -522,8 +522,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaVenue(let c):
                     if boxed { buffer.appendUInt32(0x8a86659c) }
@@ -535,8 +535,8 @@ extension Api {
                     buffer.appendTLString(c.provider)
                     buffer.appendTLString(c.venueId)
                     buffer.appendTLString(c.venueType)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaContact(let c):
                     if boxed { buffer.appendUInt32(0x18d1cdc2) }
@@ -546,8 +546,8 @@ extension Api {
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
                     buffer.appendTLString(c.vcard)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaInvoice(let c):
                     if boxed { buffer.appendUInt32(0x354a9b09) }
@@ -555,13 +555,13 @@ extension Api {
                     buffer.appendInt32(_flags)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.photo?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaWebPage(let c):
                     if boxed { buffer.appendUInt32(0x809ad9a6) }
@@ -572,15 +572,15 @@ extension Api {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageRichMessage(let c):
                     if boxed { buffer.appendUInt32(0x0a617e7b) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replyMarkup?.serialize(buffer, true)
                     }
                     c.richMessage.serialize(buffer, true)
             }
@@ -1479,8 +1479,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.forwards {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replies {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.replies?.serialize(buffer, true)
                     }
             }
         }
@@ -1880,11 +1880,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.forum {
                         buffer.appendBool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.userAdminRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.botAdminRights?.serialize(buffer, true)
                     }
                 case .requestPeerTypeBroadcast(let c):
                     if boxed { buffer.appendUInt32(0x339bef6c) }
@@ -1893,11 +1893,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
                         buffer.appendBool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.userAdminRights?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.botAdminRights?.serialize(buffer, true)
                     }
                 case .requestPeerTypeCreateBot(let c):
                     if boxed { buffer.appendUInt32(0x3e81e078) }
@@ -2162,8 +2162,8 @@ extension Api.premium {
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelBoosts {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.premiumAudience {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.premiumAudience?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.boostUrl)
                     if tlFlagIsSet(_flags, 0x8), let value = c.prepaidGiveaways {

@@ -285,8 +285,8 @@ extension Api.account {
                     if boxed { buffer.appendUInt32(0x957b50fb) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.currentAlgo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.currentAlgo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.srpB {
                         buffer.appendTLBytes(value)
@@ -1036,8 +1036,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x20) {
+                        c.photo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.invoiceSlug {
                         buffer.appendTLString(value)

@@ -1370,8 +1370,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xac5c1af7) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.geoPoint {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.geoPoint?.serialize(buffer, true)
                     }
                     buffer.appendTLString(c.address)
             }
@@ -1471,8 +1471,8 @@ extension Api {
                     buffer.appendInt64(c.userId)
                     buffer.appendInt32(c.dcId)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rights {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.rights?.serialize(buffer, true)
                     }
             }
         }

@@ -297,14 +297,14 @@ extension Api {
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.ptsCount)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.fwdFrom?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.replyTo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -323,14 +323,14 @@ extension Api {
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.ptsCount)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x4) {
+                        c.fwdFrom?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8) {
+                        c.replyTo?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -365,8 +365,8 @@ extension Api {
                     buffer.appendInt32(c.pts)
                     buffer.appendInt32(c.ptsCount)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.media?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -870,8 +870,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.subscriptionPricing {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x200) {
+                        c.subscriptionPricing?.serialize(buffer, true)
                     }
                 case .chatInvitePublicJoinRequests:
                     if boxed { buffer.appendUInt32(0xed107ab7) }

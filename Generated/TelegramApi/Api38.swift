@@ -119,14 +119,14 @@ extension Api {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.color)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionPricing {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x400) {
+                        c.subscriptionPricing?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionFormId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.botVerification {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2000) {
+                        c.botVerification?.serialize(buffer, true)
                     }
                 case .chatInvitePeek(let c):
                     if boxed { buffer.appendUInt32(0x61695cb0) }
@@ -772,8 +772,8 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xf46fe924) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.document?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
@@ -1836,8 +1836,8 @@ extension Api {
                     buffer.appendInt32(_flags)
                     c.coordinates.serialize(buffer, true)
                     c.geo.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.address {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.address?.serialize(buffer, true)
                     }
                 case .mediaAreaSuggestedReaction(let c):
                     if boxed { buffer.appendUInt32(0x14455871) }
@@ -2680,8 +2680,8 @@ extension Api {
                     buffer.appendInt64(c.bidAmount)
                     buffer.appendInt32(c.round)
                     buffer.appendInt32(c.pos)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.message?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.giftNum {
                         buffer.appendInt32(value)

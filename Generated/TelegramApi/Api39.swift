@@ -196,8 +196,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.baseLangPackVersion {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.reactionsDefault {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x8000) {
+                        c.reactionsDefault?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x10000), let value = c.autologinToken {
                         buffer.appendTLString(value)
@@ -1011,16 +1011,16 @@ extension Api {
                     c.`protocol`.serialize(buffer, true)
                     buffer.appendVector(c.connections, boxed: true)
                     buffer.appendInt32(c.startDate)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.customParameters {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x80) {
+                        c.customParameters?.serialize(buffer, true)
                     }
                 case .phoneCallDiscarded(let c):
                     if boxed { buffer.appendUInt32(0x50ca4de1) }
                     let _flags = c.flags
                     buffer.appendInt32(_flags)
                     buffer.appendInt64(c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x1) {
+                        c.reason?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.duration {
                         buffer.appendInt32(value)
@@ -1352,8 +1352,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
-                        value.serialize(buffer, true)
+                    if tlFlagIsSet(_flags, 0x2) {
+                        c.wallpaper?.serialize(buffer, true)
                     }
             }
         }

@@ -352,8 +352,16 @@ public struct SwiftEmitter {
             if field.type == .trueFlag { continue }
             let access = "\(v).\(Naming.escaped(Naming.fieldName(field.name)))"
             if let cond = field.condition {
-                w.block("if tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit))), let value = \(access)") {
-                    emitWrite(field.type, value: "value", into: w, depth: 0)
+                let flagTest = "tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))"
+                switch field.type {
+                case .boxed, .bare, .generic:
+                    // Optional chaining borrows the object where it lies; `if let` copied it out of the payload, a
+                    // retain and a release per nested object (the optimizer did not remove them).
+                    w.block("if \(flagTest)") { emitWrite(field.type, value: "\(access)?", into: w, depth: 0) }
+                default:
+                    w.block("if \(flagTest), let value = \(access)") {
+                        emitWrite(field.type, value: "value", into: w, depth: 0)
+                    }
                 }
             } else {
                 emitWrite(field.type, value: access, into: w, depth: 0)
