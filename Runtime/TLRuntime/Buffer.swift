@@ -156,6 +156,11 @@ public final class Buffer {
 
     /// A vector prefix: `vector#1cb5c415` when boxed, then the element count as an `int`.
     public func appendVectorHeader(count: Int, boxed: Bool) {
+        _writeVectorHeader(count: count, boxed: boxed)
+    }
+
+    @inline(__always)
+    func _writeVectorHeader(count: Int, boxed: Bool) {
         _reserveAdditional(8)  // one capacity check for both words
         var p = _base + _count
         if boxed {
@@ -286,7 +291,8 @@ public final class Buffer {
     @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool = true) {
         let count = elements.count
-        appendVectorHeader(count: count, boxed: boxed)
+        _writeVectorHeader(count: count, boxed: boxed)
+        if count == 0 { return }  // a fifth of the corpus's vectors
         // Not `withUnsafeBufferPointer`: unspecialized, its generic closure cost more per vector than the elements.
         // `elements` is borrowed for the whole call, so its storage stays put.
         guard let base = elements._baseAddressIfContiguous else {
