@@ -53,7 +53,10 @@ public struct CorpusPart: Sendable {
     /// Every decoded value serialized boxed into `buffer` (emptied first). Returns the bytes written.
     public func encode(into buffer: Buffer) -> Int {
         buffer.removeAll(keepingCapacity: true)
-        for object in decoded { object.serialize(buffer, true) }
+        // Each value is called where it lies in the array, as code holding a typed value calls it. `for object in
+        // decoded` copied every existential out first (a retain, a copy through its value witnesses and a destroy
+        // per record, ~11 % of encoding the objects), and so does a loop over `withUnsafeBufferPointer`.
+        for index in decoded.indices { decoded[index].serialize(buffer, true) }
         return buffer.count
     }
 }
