@@ -209,24 +209,40 @@ public final class Buffer {
         // The length first (O(1) for native strings), so that nothing inside the closure can call out: with the
         // capacity check inside it, the optimizer retained and released the string around it. `utf8.span` needs
         // no closure but is a call into the standard library (~25 instructions), as is `memcpy` for a short string.
+        // Strings over 32 bytes go out of line, so that this path makes no call but to grow the buffer.
         let n = v.utf8.count
+        if n > 32 { return _appendLongTLString(v, count: n) }
         let data = _beginTLBytes(count: n)
         let written: Void? = v.utf8.withContiguousStorageIfAvailable {
             guard let src = $0.baseAddress else { return }
-            Buffer._copy(to: data.start, from: UnsafeRawPointer(src), count: n)
+            Buffer._copyShort(to: data.start, from: UnsafeRawPointer(src), count: n)
         }
-        if written == nil {  // a string without contiguous UTF-8 (bridged from Objective-C)
-            for (i, byte) in v.utf8.enumerated() { data.start.storeBytes(of: byte, toByteOffset: i, as: UInt8.self) }
-        }
+        if written == nil { _copyUTF8(of: v, to: data.start) }
         _count &+= data.total
     }
 
-    /// `count` bytes from `src` to `dst`: up to 32 with two overlapping loads and stores, more with `memcpy`. Most
-    /// strings are that short, and the call to `memcpy` cost as much as the rest of such a string's encoding.
+    @inline(never)
+    func _appendLongTLString(_ v: String, count n: Int) {
+        let data = _beginTLBytes(count: n)
+        let written: Void? = v.utf8.withContiguousStorageIfAvailable {
+            guard let src = $0.baseAddress else { return }
+            data.start.copyMemory(from: UnsafeRawPointer(src), byteCount: n)
+        }
+        if written == nil { _copyUTF8(of: v, to: data.start) }
+        _count &+= data.total
+    }
+
+    /// The bytes of a string without contiguous UTF-8 (bridged from Objective-C), one by one.
+    @inline(never)
+    func _copyUTF8(of v: String, to start: UnsafeMutableRawPointer) {
+        for (i, byte) in v.utf8.enumerated() { start.storeBytes(of: byte, toByteOffset: i, as: UInt8.self) }
+    }
+
+    /// `count` (at most 32) bytes from `src` to `dst` with two overlapping loads and stores: most strings are that
+    /// short, and a call to `memcpy` cost as much as the rest of such a string's encoding.
     @inline(__always)
-    static func _copy(to dst: UnsafeMutableRawPointer, from src: UnsafeRawPointer, count n: Int) {
+    static func _copyShort(to dst: UnsafeMutableRawPointer, from src: UnsafeRawPointer, count n: Int) {
         if n > 16 {
-            if n > 32 { dst.copyMemory(from: src, byteCount: n); return }
             let head = src.loadUnaligned(as: SIMD16<UInt8>.self)
             let tail = (src + (n &- 16)).loadUnaligned(as: SIMD16<UInt8>.self)
             dst.storeBytes(of: head, as: SIMD16<UInt8>.self)
