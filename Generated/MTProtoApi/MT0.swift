@@ -29,9 +29,11 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .resPQ(let c):
-                    if boxed { buffer.appendUInt32(0x05162463) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x05162463) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.pq)
                     buffer.appendVector(c.serverPublicKeyFingerprints, boxed: true)
             }
@@ -123,14 +125,18 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .server_DH_params_fail(let c):
-                    if boxed { buffer.appendUInt32(0x79cb045d) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt128(c.newNonceHash)
+                    var w1 = buffer.fieldWriter(reserving: 52)
+                    if boxed { w1.uint32(0x79cb045d) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int128(c.newNonceHash)
+                    buffer.commit(w1)
                 case .server_DH_params_ok(let c):
-                    if boxed { buffer.appendUInt32(0xd0e8075c) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0xd0e8075c) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.encryptedAnswer)
             }
         }
@@ -256,20 +262,26 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .dh_gen_ok(let c):
-                    if boxed { buffer.appendUInt32(0x3bcbf734) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt128(c.newNonceHash1)
+                    var w1 = buffer.fieldWriter(reserving: 52)
+                    if boxed { w1.uint32(0x3bcbf734) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int128(c.newNonceHash1)
+                    buffer.commit(w1)
                 case .dh_gen_retry(let c):
-                    if boxed { buffer.appendUInt32(0x46dc1fb9) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt128(c.newNonceHash2)
+                    var w1 = buffer.fieldWriter(reserving: 52)
+                    if boxed { w1.uint32(0x46dc1fb9) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int128(c.newNonceHash2)
+                    buffer.commit(w1)
                 case .dh_gen_fail(let c):
-                    if boxed { buffer.appendUInt32(0xa69dae02) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt128(c.newNonceHash3)
+                    var w1 = buffer.fieldWriter(reserving: 52)
+                    if boxed { w1.uint32(0xa69dae02) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int128(c.newNonceHash3)
+                    buffer.commit(w1)
             }
         }
 
@@ -530,16 +542,20 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .bad_msg_notification(let c):
-                    if boxed { buffer.appendUInt32(0xa7eff811) }
-                    buffer.appendInt64(c.badMsgId)
-                    buffer.appendInt32(c.badMsgSeqno)
-                    buffer.appendInt32(c.errorCode)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xa7eff811) }
+                    w1.int64(c.badMsgId)
+                    w1.int32(c.badMsgSeqno)
+                    w1.int32(c.errorCode)
+                    buffer.commit(w1)
                 case .bad_server_salt(let c):
-                    if boxed { buffer.appendUInt32(0xedab447b) }
-                    buffer.appendInt64(c.badMsgId)
-                    buffer.appendInt32(c.badMsgSeqno)
-                    buffer.appendInt32(c.errorCode)
-                    buffer.appendInt64(c.newServerSalt)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0xedab447b) }
+                    w1.int64(c.badMsgId)
+                    w1.int32(c.badMsgSeqno)
+                    w1.int32(c.errorCode)
+                    w1.int64(c.newServerSalt)
+                    buffer.commit(w1)
             }
         }
 
@@ -694,8 +710,10 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .msgs_state_info(let c):
-                    if boxed { buffer.appendUInt32(0x04deb57d) }
-                    buffer.appendInt64(c.reqMsgId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x04deb57d) }
+                    w1.int64(c.reqMsgId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.info)
             }
         }
@@ -850,16 +868,20 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .msg_detailed_info(let c):
-                    if boxed { buffer.appendUInt32(0x276d3ec6) }
-                    buffer.appendInt64(c.msgId)
-                    buffer.appendInt64(c.answerMsgId)
-                    buffer.appendInt32(c.bytes)
-                    buffer.appendInt32(c.status)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x276d3ec6) }
+                    w1.int64(c.msgId)
+                    w1.int64(c.answerMsgId)
+                    w1.int32(c.bytes)
+                    w1.int32(c.status)
+                    buffer.commit(w1)
                 case .msg_new_detailed_info(let c):
-                    if boxed { buffer.appendUInt32(0x809db6df) }
-                    buffer.appendInt64(c.answerMsgId)
-                    buffer.appendInt32(c.bytes)
-                    buffer.appendInt32(c.status)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x809db6df) }
+                    w1.int64(c.answerMsgId)
+                    w1.int32(c.bytes)
+                    w1.int32(c.status)
+                    buffer.commit(w1)
             }
         }
 
@@ -953,8 +975,10 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .rpc_error(let c):
-                    if boxed { buffer.appendUInt32(0x2144ca19) }
-                    buffer.appendInt32(c.errorCode)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2144ca19) }
+                    w1.int32(c.errorCode)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.errorMessage)
             }
         }
@@ -1023,10 +1047,12 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .future_salt(let c):
-                    if boxed { buffer.appendUInt32(0x0949d9dc) }
-                    buffer.appendInt32(c.validSince)
-                    buffer.appendInt32(c.validUntil)
-                    buffer.appendInt64(c.salt)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x0949d9dc) }
+                    w1.int32(c.validSince)
+                    w1.int32(c.validUntil)
+                    w1.int64(c.salt)
+                    buffer.commit(w1)
             }
         }
 
@@ -1099,10 +1125,12 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .message(let c):
-                    if boxed { buffer.appendUInt32(0x5bb8e511) }
-                    buffer.appendInt64(c.msgId)
-                    buffer.appendInt32(c.seqno)
-                    buffer.appendInt32(c.bytes)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x5bb8e511) }
+                    w1.int64(c.msgId)
+                    w1.int32(c.seqno)
+                    w1.int32(c.bytes)
+                    buffer.commit(w1)
                     buffer.appendRaw(c.body)
             }
         }
@@ -1238,10 +1266,12 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .http_wait(let c):
-                    if boxed { buffer.appendUInt32(0x9299359f) }
-                    buffer.appendInt32(c.maxDelay)
-                    buffer.appendInt32(c.waitAfter)
-                    buffer.appendInt32(c.maxWait)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x9299359f) }
+                    w1.int32(c.maxDelay)
+                    w1.int32(c.waitAfter)
+                    w1.int32(c.maxWait)
+                    buffer.commit(w1)
             }
         }
 
@@ -1312,9 +1342,11 @@ extension MT.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .configSimple(let c):
-                    if boxed { buffer.appendUInt32(0x5a592a6c) }
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x5a592a6c) }
+                    w1.int32(c.date)
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
                     buffer.appendVector(c.rules, boxed: false)
             }
         }

@@ -111,37 +111,45 @@ extension MT {
                     buffer.appendTLBytes(c.pq)
                     buffer.appendTLBytes(c.p)
                     buffer.appendTLBytes(c.q)
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt256(c.newNonce)
+                    var w1 = buffer.fieldWriter(reserving: 64)
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int256(c.newNonce)
+                    buffer.commit(w1)
                 case .p_q_inner_data_dc(let c):
                     if boxed { buffer.appendUInt32(0xa9f55f95) }
                     buffer.appendTLBytes(c.pq)
                     buffer.appendTLBytes(c.p)
                     buffer.appendTLBytes(c.q)
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt256(c.newNonce)
-                    buffer.appendInt32(c.dc)
+                    var w1 = buffer.fieldWriter(reserving: 68)
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int256(c.newNonce)
+                    w1.int32(c.dc)
+                    buffer.commit(w1)
                 case .p_q_inner_data_temp(let c):
                     if boxed { buffer.appendUInt32(0x3c6a84d4) }
                     buffer.appendTLBytes(c.pq)
                     buffer.appendTLBytes(c.p)
                     buffer.appendTLBytes(c.q)
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt256(c.newNonce)
-                    buffer.appendInt32(c.expiresIn)
+                    var w1 = buffer.fieldWriter(reserving: 68)
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int256(c.newNonce)
+                    w1.int32(c.expiresIn)
+                    buffer.commit(w1)
                 case .p_q_inner_data_temp_dc(let c):
                     if boxed { buffer.appendUInt32(0x56fddf88) }
                     buffer.appendTLBytes(c.pq)
                     buffer.appendTLBytes(c.p)
                     buffer.appendTLBytes(c.q)
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt256(c.newNonce)
-                    buffer.appendInt32(c.dc)
-                    buffer.appendInt32(c.expiresIn)
+                    var w1 = buffer.fieldWriter(reserving: 72)
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int256(c.newNonce)
+                    w1.int32(c.dc)
+                    w1.int32(c.expiresIn)
+                    buffer.commit(w1)
             }
         }
 
@@ -330,12 +338,14 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .bind_auth_key_inner(let c):
-                    if boxed { buffer.appendUInt32(0x75a3f765) }
-                    buffer.appendInt64(c.nonce)
-                    buffer.appendInt64(c.tempAuthKeyId)
-                    buffer.appendInt64(c.permAuthKeyId)
-                    buffer.appendInt64(c.tempSessionId)
-                    buffer.appendInt32(c.expiresAt)
+                    var w1 = buffer.fieldWriter(reserving: 40)
+                    if boxed { w1.uint32(0x75a3f765) }
+                    w1.int64(c.nonce)
+                    w1.int64(c.tempAuthKeyId)
+                    w1.int64(c.permAuthKeyId)
+                    w1.int64(c.tempSessionId)
+                    w1.int32(c.expiresAt)
+                    buffer.commit(w1)
             }
         }
 
@@ -418,10 +428,12 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .server_DH_inner_data(let c):
-                    if boxed { buffer.appendUInt32(0xb5890dba) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt32(c.g)
+                    var w1 = buffer.fieldWriter(reserving: 40)
+                    if boxed { w1.uint32(0xb5890dba) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int32(c.g)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.dhPrime)
                     buffer.appendTLBytes(c.gA)
                     buffer.appendInt32(c.serverTime)
@@ -506,10 +518,12 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .client_DH_inner_data(let c):
-                    if boxed { buffer.appendUInt32(0x6643b654) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt128(c.serverNonce)
-                    buffer.appendInt64(c.retryId)
+                    var w1 = buffer.fieldWriter(reserving: 44)
+                    if boxed { w1.uint32(0x6643b654) }
+                    w1.int128(c.nonce)
+                    w1.int128(c.serverNonce)
+                    w1.int64(c.retryId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gB)
             }
         }
@@ -643,8 +657,10 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .rpc_result(let c):
-                    if boxed { buffer.appendUInt32(0xf35c6d01) }
-                    buffer.appendInt64(c.reqMsgId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xf35c6d01) }
+                    w1.int64(c.reqMsgId)
+                    buffer.commit(w1)
                     buffer.appendRaw(c.result)
             }
         }
@@ -723,10 +739,12 @@ extension MT {
                 case .rpc_answer_dropped_running:
                     if boxed { buffer.appendUInt32(0xcd78e586) }
                 case .rpc_answer_dropped(let c):
-                    if boxed { buffer.appendUInt32(0xa43ad8b7) }
-                    buffer.appendInt64(c.msgId)
-                    buffer.appendInt32(c.seqNo)
-                    buffer.appendInt32(c.bytes)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xa43ad8b7) }
+                    w1.int64(c.msgId)
+                    w1.int32(c.seqNo)
+                    w1.int32(c.bytes)
+                    buffer.commit(w1)
             }
         }
 
@@ -811,9 +829,11 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .future_salts(let c):
-                    if boxed { buffer.appendUInt32(0xae500895) }
-                    buffer.appendInt64(c.reqMsgId)
-                    buffer.appendInt32(c.now)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xae500895) }
+                    w1.int64(c.reqMsgId)
+                    w1.int32(c.now)
+                    buffer.commit(w1)
                     buffer.appendVector(c.salts, boxed: false, boxedElements: false)
             }
         }
@@ -890,9 +910,11 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pong(let c):
-                    if boxed { buffer.appendUInt32(0x347773c5) }
-                    buffer.appendInt64(c.msgId)
-                    buffer.appendInt64(c.pingId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x347773c5) }
+                    w1.int64(c.msgId)
+                    w1.int64(c.pingId)
+                    buffer.commit(w1)
             }
         }
 
@@ -968,11 +990,15 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .destroy_session_ok(let c):
-                    if boxed { buffer.appendUInt32(0xe22045fc) }
-                    buffer.appendInt64(c.sessionId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xe22045fc) }
+                    w1.int64(c.sessionId)
+                    buffer.commit(w1)
                 case .destroy_session_none(let c):
-                    if boxed { buffer.appendUInt32(0x62d350c9) }
-                    buffer.appendInt64(c.sessionId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x62d350c9) }
+                    w1.int64(c.sessionId)
+                    buffer.commit(w1)
             }
         }
 
@@ -1051,10 +1077,12 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .new_session_created(let c):
-                    if boxed { buffer.appendUInt32(0x9ec20908) }
-                    buffer.appendInt64(c.firstMsgId)
-                    buffer.appendInt64(c.uniqueId)
-                    buffer.appendInt64(c.serverSalt)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x9ec20908) }
+                    w1.int64(c.firstMsgId)
+                    w1.int64(c.uniqueId)
+                    w1.int64(c.serverSalt)
+                    buffer.commit(w1)
             }
         }
 
@@ -1268,13 +1296,17 @@ extension MT {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .ipPort(let c):
-                    if boxed { buffer.appendUInt32(0xd433ad73) }
-                    buffer.appendInt32(c.ipv4)
-                    buffer.appendInt32(c.port)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xd433ad73) }
+                    w1.int32(c.ipv4)
+                    w1.int32(c.port)
+                    buffer.commit(w1)
                 case .ipPortSecret(let c):
-                    if boxed { buffer.appendUInt32(0x37982646) }
-                    buffer.appendInt32(c.ipv4)
-                    buffer.appendInt32(c.port)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x37982646) }
+                    w1.int32(c.ipv4)
+                    w1.int32(c.port)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.secret)
             }
         }
@@ -1553,16 +1585,22 @@ extension MT {
                     if boxed { buffer.appendUInt32(0x4218a164) }
                     buffer.appendTLString(c.data)
                 case .tlsBlockRandom(let c):
-                    if boxed { buffer.appendUInt32(0x4d4dc41e) }
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4d4dc41e) }
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .tlsBlockZero(let c):
-                    if boxed { buffer.appendUInt32(0x09333afb) }
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x09333afb) }
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .tlsBlockDomain:
                     if boxed { buffer.appendUInt32(0x10e8636f) }
                 case .tlsBlockGrease(let c):
-                    if boxed { buffer.appendUInt32(0xe675a1c1) }
-                    buffer.appendInt32(c.seed)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe675a1c1) }
+                    w1.int32(c.seed)
+                    buffer.commit(w1)
                 case .tlsBlockPublicKey:
                     if boxed { buffer.appendUInt32(0x9eb95b5c) }
                 case .tlsBlockScope(let c):

@@ -216,9 +216,11 @@ extension SecretApi46 {
                 case .decryptedMessageMediaEmpty:
                     if boxed { buffer.appendUInt32(0x089f5c4a) }
                 case .decryptedMessageMediaGeoPoint(let c):
-                    if boxed { buffer.appendUInt32(0x35480a59) }
-                    buffer.appendDouble(c.lat)
-                    buffer.appendDouble(c.long)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x35480a59) }
+                    w1.double(c.lat)
+                    w1.double(c.long)
+                    buffer.commit(w1)
                 case .decryptedMessageMediaContact(let c):
                     if boxed { buffer.appendUInt32(0x588a0a97) }
                     buffer.appendTLString(c.phoneNumber)
@@ -226,17 +228,21 @@ extension SecretApi46 {
                     buffer.appendTLString(c.lastName)
                     buffer.appendInt32(c.userId)
                 case .decryptedMessageMediaAudio(let c):
-                    if boxed { buffer.appendUInt32(0x57e0a9cb) }
-                    buffer.appendInt32(c.duration)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x57e0a9cb) }
+                    w1.int32(c.duration)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendInt32(c.size)
                     buffer.appendTLBytes(c.key)
                     buffer.appendTLBytes(c.iv)
                 case .decryptedMessageMediaExternalDocument(let c):
-                    if boxed { buffer.appendUInt32(0xfa95b0dd) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xfa95b0dd) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendInt32(c.size)
                     c.thumb.serialize(buffer, true)
@@ -245,32 +251,40 @@ extension SecretApi46 {
                 case .decryptedMessageMediaPhoto(let c):
                     if boxed { buffer.appendUInt32(0xf1fa8d78) }
                     buffer.appendTLBytes(c.thumb)
-                    buffer.appendInt32(c.thumbW)
-                    buffer.appendInt32(c.thumbH)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    w1.int32(c.thumbW)
+                    w1.int32(c.thumbH)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.key)
                     buffer.appendTLBytes(c.iv)
                     buffer.appendTLString(c.caption)
                 case .decryptedMessageMediaVideo(let c):
                     if boxed { buffer.appendUInt32(0x970c8c0e) }
                     buffer.appendTLBytes(c.thumb)
-                    buffer.appendInt32(c.thumbW)
-                    buffer.appendInt32(c.thumbH)
-                    buffer.appendInt32(c.duration)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.thumbW)
+                    w1.int32(c.thumbH)
+                    w1.int32(c.duration)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.mimeType)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.size)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.w)
+                    w2.int32(c.h)
+                    w2.int32(c.size)
+                    buffer.commit(w2)
                     buffer.appendTLBytes(c.key)
                     buffer.appendTLBytes(c.iv)
                     buffer.appendTLString(c.caption)
                 case .decryptedMessageMediaDocument(let c):
                     if boxed { buffer.appendUInt32(0x7afe8ae2) }
                     buffer.appendTLBytes(c.thumb)
-                    buffer.appendInt32(c.thumbW)
-                    buffer.appendInt32(c.thumbH)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.thumbW)
+                    w1.int32(c.thumbH)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendInt32(c.size)
                     buffer.appendTLBytes(c.key)
@@ -278,9 +292,11 @@ extension SecretApi46 {
                     buffer.appendVector(c.attributes, boxed: true)
                     buffer.appendTLString(c.caption)
                 case .decryptedMessageMediaVenue(let c):
-                    if boxed { buffer.appendUInt32(0x8a0df56f) }
-                    buffer.appendDouble(c.lat)
-                    buffer.appendDouble(c.long)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x8a0df56f) }
+                    w1.double(c.lat)
+                    w1.double(c.long)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.address)
                     buffer.appendTLString(c.provider)
@@ -744,8 +760,10 @@ extension SecretApi46 {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .decryptedMessageActionSetMessageTTL(let c):
-                    if boxed { buffer.appendUInt32(0xa1733aec) }
-                    buffer.appendInt32(c.ttlSeconds)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa1733aec) }
+                    w1.int32(c.ttlSeconds)
+                    buffer.commit(w1)
                 case .decryptedMessageActionReadMessages(let c):
                     if boxed { buffer.appendUInt32(0x0c4f40be) }
                     buffer.appendVector(c.randomIds, boxed: true)
@@ -758,28 +776,40 @@ extension SecretApi46 {
                 case .decryptedMessageActionFlushHistory:
                     if boxed { buffer.appendUInt32(0x6719e45c) }
                 case .decryptedMessageActionResend(let c):
-                    if boxed { buffer.appendUInt32(0x511110b0) }
-                    buffer.appendInt32(c.startSeqNo)
-                    buffer.appendInt32(c.endSeqNo)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x511110b0) }
+                    w1.int32(c.startSeqNo)
+                    w1.int32(c.endSeqNo)
+                    buffer.commit(w1)
                 case .decryptedMessageActionNotifyLayer(let c):
-                    if boxed { buffer.appendUInt32(0xf3048883) }
-                    buffer.appendInt32(c.layer)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf3048883) }
+                    w1.int32(c.layer)
+                    buffer.commit(w1)
                 case .decryptedMessageActionRequestKey(let c):
-                    if boxed { buffer.appendUInt32(0xf3c9611b) }
-                    buffer.appendInt64(c.exchangeId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xf3c9611b) }
+                    w1.int64(c.exchangeId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gA)
                 case .decryptedMessageActionAcceptKey(let c):
-                    if boxed { buffer.appendUInt32(0x6fe1735b) }
-                    buffer.appendInt64(c.exchangeId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6fe1735b) }
+                    w1.int64(c.exchangeId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gB)
                     buffer.appendInt64(c.keyFingerprint)
                 case .decryptedMessageActionAbortKey(let c):
-                    if boxed { buffer.appendUInt32(0xdd05ec6b) }
-                    buffer.appendInt64(c.exchangeId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xdd05ec6b) }
+                    w1.int64(c.exchangeId)
+                    buffer.commit(w1)
                 case .decryptedMessageActionCommitKey(let c):
-                    if boxed { buffer.appendUInt32(0xec2e0b9b) }
-                    buffer.appendInt64(c.exchangeId)
-                    buffer.appendInt64(c.keyFingerprint)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xec2e0b9b) }
+                    w1.int64(c.exchangeId)
+                    w1.int64(c.keyFingerprint)
+                    buffer.commit(w1)
                 case .decryptedMessageActionNoop:
                     if boxed { buffer.appendUInt32(0xa82fdd63) }
             }
@@ -1045,15 +1075,19 @@ extension SecretApi46 {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .decryptedMessageService(let c):
-                    if boxed { buffer.appendUInt32(0x73164160) }
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x73164160) }
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                     c.action.serialize(buffer, true)
                 case .decryptedMessage(let c):
-                    if boxed { buffer.appendUInt32(0x36b091de) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.randomId)
-                    buffer.appendInt32(c.ttl)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x36b091de) }
+                    w1.int32(_flags)
+                    w1.int64(c.randomId)
+                    w1.int32(c.ttl)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x200) {
                         c.media?.serialize(buffer, true)
@@ -1198,9 +1232,11 @@ extension SecretApi46 {
                 case .decryptedMessageLayer(let c):
                     if boxed { buffer.appendUInt32(0x1be31789) }
                     buffer.appendTLBytes(c.randomBytes)
-                    buffer.appendInt32(c.layer)
-                    buffer.appendInt32(c.inSeqNo)
-                    buffer.appendInt32(c.outSeqNo)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.layer)
+                    w1.int32(c.inSeqNo)
+                    w1.int32(c.outSeqNo)
+                    buffer.commit(w1)
                     c.message.serialize(buffer, true)
             }
         }
@@ -1351,16 +1387,20 @@ extension SecretApi46 {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .documentAttributeImageSize(let c):
-                    if boxed { buffer.appendUInt32(0x6c37c15c) }
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6c37c15c) }
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                 case .documentAttributeAnimated:
                     if boxed { buffer.appendUInt32(0x11b58939) }
                 case .documentAttributeVideo(let c):
-                    if boxed { buffer.appendUInt32(0x5910cccb) }
-                    buffer.appendInt32(c.duration)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x5910cccb) }
+                    w1.int32(c.duration)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                 case .documentAttributeFilename(let c):
                     if boxed { buffer.appendUInt32(0x15590068) }
                     buffer.appendTLString(c.fileName)
@@ -1369,10 +1409,12 @@ extension SecretApi46 {
                     buffer.appendTLString(c.alt)
                     c.stickerset.serialize(buffer, true)
                 case .documentAttributeAudio(let c):
-                    if boxed { buffer.appendUInt32(0x9852f9c6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.duration)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9852f9c6) }
+                    w1.int32(_flags)
+                    w1.int32(c.duration)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
@@ -1601,15 +1643,19 @@ extension SecretApi46 {
                     if boxed { buffer.appendUInt32(0x77bfb61b) }
                     buffer.appendTLString(c.type)
                     c.location.serialize(buffer, true)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                 case .photoCachedSize(let c):
                     if boxed { buffer.appendUInt32(0xe9a734fa) }
                     buffer.appendTLString(c.type)
                     c.location.serialize(buffer, true)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.bytes)
             }
         }
@@ -1748,16 +1794,20 @@ extension SecretApi46 {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .fileLocationUnavailable(let c):
-                    if boxed { buffer.appendUInt32(0x7c596b46) }
-                    buffer.appendInt64(c.volumeId)
-                    buffer.appendInt32(c.localId)
-                    buffer.appendInt64(c.secret)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x7c596b46) }
+                    w1.int64(c.volumeId)
+                    w1.int32(c.localId)
+                    w1.int64(c.secret)
+                    buffer.commit(w1)
                 case .fileLocation(let c):
-                    if boxed { buffer.appendUInt32(0x53d69076) }
-                    buffer.appendInt32(c.dcId)
-                    buffer.appendInt64(c.volumeId)
-                    buffer.appendInt32(c.localId)
-                    buffer.appendInt64(c.secret)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x53d69076) }
+                    w1.int32(c.dcId)
+                    w1.int64(c.volumeId)
+                    w1.int32(c.localId)
+                    w1.int64(c.secret)
+                    buffer.commit(w1)
             }
         }
 
@@ -1995,50 +2045,72 @@ extension SecretApi46 {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageEntityUnknown(let c):
-                    if boxed { buffer.appendUInt32(0xbb92ba95) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xbb92ba95) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityMention(let c):
-                    if boxed { buffer.appendUInt32(0xfa04579d) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xfa04579d) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityHashtag(let c):
-                    if boxed { buffer.appendUInt32(0x6f635b0d) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6f635b0d) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityBotCommand(let c):
-                    if boxed { buffer.appendUInt32(0x6cef8ac7) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6cef8ac7) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityUrl(let c):
-                    if boxed { buffer.appendUInt32(0x6ed02538) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6ed02538) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityEmail(let c):
-                    if boxed { buffer.appendUInt32(0x64e475c2) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x64e475c2) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityBold(let c):
-                    if boxed { buffer.appendUInt32(0xbd610bc9) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xbd610bc9) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityItalic(let c):
-                    if boxed { buffer.appendUInt32(0x826f8b60) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x826f8b60) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityCode(let c):
-                    if boxed { buffer.appendUInt32(0x28a20571) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x28a20571) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityPre(let c):
-                    if boxed { buffer.appendUInt32(0x73924be0) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x73924be0) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.language)
                 case .messageEntityTextUrl(let c):
-                    if boxed { buffer.appendUInt32(0x76a6d327) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x76a6d327) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
             }
         }

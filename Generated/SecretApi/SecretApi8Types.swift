@@ -45,14 +45,18 @@ extension SecretApi8 {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .decryptedMessage(let c):
-                    if boxed { buffer.appendUInt32(0x1f814f1f) }
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1f814f1f) }
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.randomBytes)
                     buffer.appendTLString(c.message)
                     c.media.serialize(buffer, true)
                 case .decryptedMessageService(let c):
-                    if boxed { buffer.appendUInt32(0xaa48327d) }
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xaa48327d) }
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.randomBytes)
                     c.action.serialize(buffer, true)
             }
@@ -271,28 +275,34 @@ extension SecretApi8 {
                 case .decryptedMessageMediaPhoto(let c):
                     if boxed { buffer.appendUInt32(0x32798a8c) }
                     buffer.appendTLBytes(c.thumb)
-                    buffer.appendInt32(c.thumbW)
-                    buffer.appendInt32(c.thumbH)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    w1.int32(c.thumbW)
+                    w1.int32(c.thumbH)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.key)
                     buffer.appendTLBytes(c.iv)
                 case .decryptedMessageMediaVideo(let c):
                     if boxed { buffer.appendUInt32(0x4cee6ef3) }
                     buffer.appendTLBytes(c.thumb)
-                    buffer.appendInt32(c.thumbW)
-                    buffer.appendInt32(c.thumbH)
-                    buffer.appendInt32(c.duration)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    w1.int32(c.thumbW)
+                    w1.int32(c.thumbH)
+                    w1.int32(c.duration)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.key)
                     buffer.appendTLBytes(c.iv)
                 case .decryptedMessageMediaGeoPoint(let c):
-                    if boxed { buffer.appendUInt32(0x35480a59) }
-                    buffer.appendDouble(c.lat)
-                    buffer.appendDouble(c.long)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x35480a59) }
+                    w1.double(c.lat)
+                    w1.double(c.long)
+                    buffer.commit(w1)
                 case .decryptedMessageMediaContact(let c):
                     if boxed { buffer.appendUInt32(0x588a0a97) }
                     buffer.appendTLString(c.phoneNumber)
@@ -302,17 +312,21 @@ extension SecretApi8 {
                 case .decryptedMessageMediaDocument(let c):
                     if boxed { buffer.appendUInt32(0xb095434b) }
                     buffer.appendTLBytes(c.thumb)
-                    buffer.appendInt32(c.thumbW)
-                    buffer.appendInt32(c.thumbH)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.thumbW)
+                    w1.int32(c.thumbH)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.fileName)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendInt32(c.size)
                     buffer.appendTLBytes(c.key)
                     buffer.appendTLBytes(c.iv)
                 case .decryptedMessageMediaAudio(let c):
-                    if boxed { buffer.appendUInt32(0x6080758f) }
-                    buffer.appendInt32(c.duration)
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6080758f) }
+                    w1.int32(c.duration)
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.key)
                     buffer.appendTLBytes(c.iv)
             }
@@ -600,8 +614,10 @@ extension SecretApi8 {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .decryptedMessageActionSetMessageTTL(let c):
-                    if boxed { buffer.appendUInt32(0xa1733aec) }
-                    buffer.appendInt32(c.ttlSeconds)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa1733aec) }
+                    w1.int32(c.ttlSeconds)
+                    buffer.commit(w1)
                 case .decryptedMessageActionReadMessages(let c):
                     if boxed { buffer.appendUInt32(0x0c4f40be) }
                     buffer.appendVector(c.randomIds, boxed: true)
@@ -614,8 +630,10 @@ extension SecretApi8 {
                 case .decryptedMessageActionFlushHistory:
                     if boxed { buffer.appendUInt32(0x6719e45c) }
                 case .decryptedMessageActionNotifyLayer(let c):
-                    if boxed { buffer.appendUInt32(0xf3048883) }
-                    buffer.appendInt32(c.layer)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf3048883) }
+                    w1.int32(c.layer)
+                    buffer.commit(w1)
             }
         }
 

@@ -64,19 +64,23 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageFwdHeader(let c):
-                    if boxed { buffer.appendUInt32(0x4e4df4bb) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4e4df4bb) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.fromId?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.fromName {
                         buffer.appendTLString(value)
                     }
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.date)
                     if tlFlagIsSet(_flags, 0x4), let value = c.channelPost {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x8), let value = c.postAuthor {
                         buffer.appendTLString(value)
                     }
@@ -294,9 +298,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .invoice(let c):
-                    if boxed { buffer.appendUInt32(0x049ee584) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x049ee584) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendVector(c.prices, boxed: true)
                     if tlFlagIsSet(_flags, 0x100), let value = c.maxTipAmount {
@@ -636,18 +642,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .poll(let c):
-                    if boxed { buffer.appendUInt32(0x966e2dbf) }
                     let _flags = c.flags
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x966e2dbf) }
+                    w1.int64(c.id)
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.question.serialize(buffer, true)
                     buffer.appendVector(c.answers, boxed: true)
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x10), let value = c.closePeriod {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.closeDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1000), let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -799,11 +809,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatInviteImporter(let c):
-                    if boxed { buffer.appendUInt32(0x8c5adfd9) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x8c5adfd9) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.about {
                         buffer.appendTLString(value)
                     }
@@ -929,10 +941,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .attachMenuBot(let c):
-                    if boxed { buffer.appendUInt32(0xd90d8dfe) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xd90d8dfe) }
+                    w1.int32(_flags)
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.shortName)
                     if tlFlagIsSet(_flags, 0x8), let value = c.peerTypes {
                         buffer.appendVector(value, boxed: true)
@@ -1071,16 +1085,20 @@ extension Api.stories {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .allStoriesNotModified(let c):
-                    if boxed { buffer.appendUInt32(0x1158fe3e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1158fe3e) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.state)
                     c.stealthMode.serialize(buffer, true)
                 case .allStories(let c):
-                    if boxed { buffer.appendUInt32(0x6efc5e81) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6efc5e81) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.state)
                     buffer.appendVector(c.peerStories, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
@@ -1210,24 +1228,28 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botAppSettings(let c):
-                    if boxed { buffer.appendUInt32(0xc99b1950) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc99b1950) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.placeholderPath {
                         buffer.appendTLBytes(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x2), let value = c.backgroundColor {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.backgroundDarkColor {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.headerColor {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.headerDarkColor {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -1344,9 +1366,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupCallDonor(let c):
-                    if boxed { buffer.appendUInt32(0xee430c85) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xee430c85) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.peerId?.serialize(buffer, true)
                     }
@@ -1506,9 +1530,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .richButtonStyle(let c):
-                    if boxed { buffer.appendUInt32(0x03c610bd) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x03c610bd) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 

@@ -25,8 +25,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .error(let c):
-                    if boxed { buffer.appendUInt32(0xc4b9f9bb) }
-                    buffer.appendInt32(c.code)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc4b9f9bb) }
+                    w1.int32(c.code)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.text)
             }
         }
@@ -122,10 +124,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .dcOption(let c):
-                    if boxed { buffer.appendUInt32(0x18b7a10d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x18b7a10d) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.ipAddress)
                     buffer.appendInt32(c.port)
                     if tlFlagIsSet(_flags, 0x400), let value = c.secret {
@@ -308,8 +312,10 @@ extension Api.messages {
                 case .stickersNotModified:
                     if boxed { buffer.appendUInt32(0xf1749a22) }
                 case .stickers(let c):
-                    if boxed { buffer.appendUInt32(0x30a6ec7e) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x30a6ec7e) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.stickers, boxed: true)
             }
         }
@@ -526,60 +532,72 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .channelParticipant(let c):
-                    if boxed { buffer.appendUInt32(0x1bd54456) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x1bd54456) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    w1.int32(c.date)
                     if tlFlagIsSet(_flags, 0x1), let value = c.subscriptionUntilDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantSelf(let c):
-                    if boxed { buffer.appendUInt32(0xa9478a1a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.inviterId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0xa9478a1a) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    w1.int64(c.inviterId)
+                    w1.int32(c.date)
                     if tlFlagIsSet(_flags, 0x2), let value = c.subscriptionUntilDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantCreator(let c):
-                    if boxed { buffer.appendUInt32(0x2fe601d3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x2fe601d3) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     c.adminRights.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantAdmin(let c):
-                    if boxed { buffer.appendUInt32(0x34c3bb53) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x34c3bb53) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
                     if tlFlagIsSet(_flags, 0x2), let value = c.inviterId {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
-                    buffer.appendInt64(c.promotedBy)
-                    buffer.appendInt32(c.date)
+                    w1.int64(c.promotedBy)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     c.adminRights.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantBanned(let c):
-                    if boxed { buffer.appendUInt32(0xd5f0ad91) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xd5f0ad91) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt64(c.kickedBy)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int64(c.kickedBy)
+                    w2.int32(c.date)
+                    buffer.commit(w2)
                     c.bannedRights.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x4), let value = c.rank {
                         buffer.appendTLString(value)
@@ -932,8 +950,10 @@ extension Api.account {
                 case .wallPapersNotModified:
                     if boxed { buffer.appendUInt32(0x1c199183) }
                 case .wallPapers(let c):
-                    if boxed { buffer.appendUInt32(0xcdc3858c) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xcdc3858c) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.wallpapers, boxed: true)
             }
         }
@@ -1035,9 +1055,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .codeSettings(let c):
-                    if boxed { buffer.appendUInt32(0xad253d78) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xad253d78) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x40), let value = c.logoutTokens {
                         buffer.appendBytesVector(value, boxed: true)
                     }
@@ -1157,8 +1179,10 @@ extension Api {
                 case .emojiListNotModified:
                     if boxed { buffer.appendUInt32(0x481eadfa) }
                 case .emojiList(let c):
-                    if boxed { buffer.appendUInt32(0x7a1e11d1) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x7a1e11d1) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.documentId, boxed: true)
             }
         }
@@ -1247,17 +1271,19 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .mediaAreaCoordinates(let c):
-                    if boxed { buffer.appendUInt32(0xcfc9e002) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendDouble(c.x)
-                    buffer.appendDouble(c.y)
-                    buffer.appendDouble(c.w)
-                    buffer.appendDouble(c.h)
-                    buffer.appendDouble(c.rotation)
+                    var w1 = buffer.fieldWriter(reserving: 56)
+                    if boxed { w1.uint32(0xcfc9e002) }
+                    w1.int32(_flags)
+                    w1.double(c.x)
+                    w1.double(c.y)
+                    w1.double(c.w)
+                    w1.double(c.h)
+                    w1.double(c.rotation)
                     if tlFlagIsSet(_flags, 0x1), let value = c.radius {
-                        buffer.appendDouble(value)
+                        w1.double(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -1365,10 +1391,12 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .resaleStarGifts(let c):
-                    if boxed { buffer.appendUInt32(0x947a12df) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x947a12df) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.gifts, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
@@ -1495,8 +1523,10 @@ extension Api.messages {
                 case .emojiGameOutcome(let c):
                     if boxed { buffer.appendUInt32(0xda2ad647) }
                     buffer.appendTLBytes(c.seed)
-                    buffer.appendInt64(c.stakeTonAmount)
-                    buffer.appendInt64(c.tonAmount)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    w1.int64(c.stakeTonAmount)
+                    w1.int64(c.tonAmount)
+                    buffer.commit(w1)
             }
         }
 

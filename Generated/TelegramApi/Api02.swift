@@ -52,17 +52,23 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputMessageID(let c):
-                    if boxed { buffer.appendUInt32(0xa676a322) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa676a322) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                 case .inputMessageReplyTo(let c):
-                    if boxed { buffer.appendUInt32(0xbad88395) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbad88395) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                 case .inputMessagePinned:
                     if boxed { buffer.appendUInt32(0x86872538) }
                 case .inputMessageCallbackQuery(let c):
-                    if boxed { buffer.appendUInt32(0xacfa1a7e) }
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.queryId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xacfa1a7e) }
+                    w1.int32(c.id)
+                    w1.int64(c.queryId)
+                    buffer.commit(w1)
             }
         }
 
@@ -169,8 +175,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputAppEvent(let c):
-                    if boxed { buffer.appendUInt32(0x1d1b1245) }
-                    buffer.appendDouble(c.time)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1d1b1245) }
+                    w1.double(c.time)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.type)
                     buffer.appendInt64(c.peer)
                     c.data.serialize(buffer, true)
@@ -271,18 +279,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pageTableCell(let c):
-                    if boxed { buffer.appendUInt32(0x34566b6a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x34566b6a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x80) {
                         c.text?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x2), let value = c.colspan {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.rowspan {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -420,9 +432,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pollAnswer(let c):
-                    if boxed { buffer.appendUInt32(0x4b7d786a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4b7d786a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     buffer.appendTLBytes(c.option)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -435,9 +449,11 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                 case .inputPollAnswer(let c):
-                    if boxed { buffer.appendUInt32(0x199fed96) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x199fed96) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.media?.serialize(buffer, true)
@@ -569,8 +585,10 @@ extension Api {
                 case .emojiKeywordsDifference(let c):
                     if boxed { buffer.appendUInt32(0x5cc761bd) }
                     buffer.appendTLString(c.langCode)
-                    buffer.appendInt32(c.fromVersion)
-                    buffer.appendInt32(c.version)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.fromVersion)
+                    w1.int32(c.version)
+                    buffer.commit(w1)
                     buffer.appendVector(c.keywords, boxed: true)
             }
         }
@@ -740,10 +758,12 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .forumTopics(let c):
-                    if boxed { buffer.appendUInt32(0x367617d3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x367617d3) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.topics, boxed: true)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
@@ -912,10 +932,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBusinessAwayMessage(let c):
-                    if boxed { buffer.appendUInt32(0x832175e0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x832175e0) }
+                    w1.int32(_flags)
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
                     c.schedule.serialize(buffer, true)
                     c.recipients.serialize(buffer, true)
             }
@@ -1067,8 +1089,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .contactBirthday(let c):
-                    if boxed { buffer.appendUInt32(0x1d998733) }
-                    buffer.appendInt64(c.contactId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1d998733) }
+                    w1.int64(c.contactId)
+                    buffer.commit(w1)
                     c.birthday.serialize(buffer, true)
             }
         }
@@ -1142,8 +1166,10 @@ extension Api.messages {
                 case .availableEffectsNotModified:
                     if boxed { buffer.appendUInt32(0xd1ed9a5b) }
                 case .availableEffects(let c):
-                    if boxed { buffer.appendUInt32(0xbddb616e) }
-                    buffer.appendInt32(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbddb616e) }
+                    w1.int32(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.effects, boxed: true)
                     buffer.appendVector(c.documents, boxed: true)
             }

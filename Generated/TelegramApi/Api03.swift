@@ -25,9 +25,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .importedContact(let c):
-                    if boxed { buffer.appendUInt32(0xc13e3c50) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.clientId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xc13e3c50) }
+                    w1.int64(c.userId)
+                    w1.int64(c.clientId)
+                    buffer.commit(w1)
             }
         }
 
@@ -107,11 +109,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .phoneCallProtocol(let c):
-                    if boxed { buffer.appendUInt32(0xfc878fc8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.minLayer)
-                    buffer.appendInt32(c.maxLayer)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xfc878fc8) }
+                    w1.int32(_flags)
+                    w1.int32(c.minLayer)
+                    w1.int32(c.maxLayer)
+                    buffer.commit(w1)
                     buffer.appendVector(c.libraryVersions, boxed: true)
             }
         }
@@ -326,9 +330,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .statsAbsValueAndPrev(let c):
-                    if boxed { buffer.appendUInt32(0xcb43acde) }
-                    buffer.appendDouble(c.current)
-                    buffer.appendDouble(c.previous)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xcb43acde) }
+                    w1.double(c.current)
+                    w1.double(c.previous)
+                    buffer.commit(w1)
             }
         }
 
@@ -405,9 +411,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .historyImportParsed(let c):
-                    if boxed { buffer.appendUInt32(0x5e0fb7b9) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5e0fb7b9) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.title {
                         buffer.appendTLString(value)
                     }
@@ -502,9 +510,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBotAppID(let c):
-                    if boxed { buffer.appendUInt32(0xa920bd7a) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xa920bd7a) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputBotAppShortName(let c):
                     if boxed { buffer.appendUInt32(0x908c0407) }
                     c.botId.serialize(buffer, true)
@@ -658,23 +668,29 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storyView(let c):
-                    if boxed { buffer.appendUInt32(0xb0bdeac5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xb0bdeac5) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.reaction?.serialize(buffer, true)
                     }
                 case .storyViewPublicForward(let c):
-                    if boxed { buffer.appendUInt32(0x9083670b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9083670b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.message.serialize(buffer, true)
                 case .storyViewPublicRepost(let c):
-                    if boxed { buffer.appendUInt32(0xbd74cf49) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbd74cf49) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peerId.serialize(buffer, true)
                     c.story.serialize(buffer, true)
             }
@@ -871,35 +887,41 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .giveawayInfo(let c):
-                    if boxed { buffer.appendUInt32(0x4367daa0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.startDate)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x4367daa0) }
+                    w1.int32(_flags)
+                    w1.int32(c.startDate)
                     if tlFlagIsSet(_flags, 0x2), let value = c.joinedTooEarlyDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.adminDisallowedChatId {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x10), let value = c.disallowedCountry {
                         buffer.appendTLString(value)
                     }
                 case .giveawayInfoResults(let c):
-                    if boxed { buffer.appendUInt32(0xe175e66f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.startDate)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xe175e66f) }
+                    w1.int32(_flags)
+                    w1.int32(c.startDate)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8), let value = c.giftCodeSlug {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 20)
                     if tlFlagIsSet(_flags, 0x10), let value = c.starsPrize {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
-                    buffer.appendInt32(c.finishDate)
-                    buffer.appendInt32(c.winnersCount)
+                    w2.int32(c.finishDate)
+                    w2.int32(c.winnersCount)
                     if tlFlagIsSet(_flags, 0x4), let value = c.activatedCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -1065,16 +1087,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftCollection(let c):
-                    if boxed { buffer.appendUInt32(0x9d6b13b0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.collectionId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9d6b13b0) }
+                    w1.int32(_flags)
+                    w1.int32(c.collectionId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.icon?.serialize(buffer, true)
                     }
-                    buffer.appendInt32(c.giftsCount)
-                    buffer.appendInt64(c.hash)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.giftsCount)
+                    w2.int64(c.hash)
+                    buffer.commit(w2)
             }
         }
 
@@ -1174,10 +1200,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupCallMessage(let c):
-                    if boxed { buffer.appendUInt32(0x1a8afc7e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1a8afc7e) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     c.fromId.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.message.serialize(buffer, true)
@@ -1278,12 +1306,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .recentStory(let c):
-                    if boxed { buffer.appendUInt32(0x711d692d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x711d692d) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x2), let value = c.maxId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
             }
         }
 

@@ -82,30 +82,36 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatParticipant(let c):
-                    if boxed { buffer.appendUInt32(0x38e79fde) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.inviterId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x38e79fde) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    w1.int64(c.inviterId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .chatParticipantCreator(let c):
-                    if boxed { buffer.appendUInt32(0xe1f867b8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xe1f867b8) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .chatParticipantAdmin(let c):
-                    if boxed { buffer.appendUInt32(0x0360d5d2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.inviterId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x0360d5d2) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    w1.int64(c.inviterId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.rank {
                         buffer.appendTLString(value)
                     }
@@ -285,23 +291,27 @@ extension Api.auth {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .authorization(let c):
-                    if boxed { buffer.appendUInt32(0x2ea2c0d4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x2ea2c0d4) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x2), let value = c.otherwiseReloginDays {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.futureAuthToken {
                         buffer.appendTLBytes(value)
                     }
                     c.user.serialize(buffer, true)
                 case .authorizationSignUpRequired(let c):
-                    if boxed { buffer.appendUInt32(0x44747e9a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x44747e9a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.termsOfService?.serialize(buffer, true)
                     }
@@ -437,8 +447,10 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0x64ff9fd5) }
                     buffer.appendVector(c.chats, boxed: true)
                 case .chatsSlice(let c):
-                    if boxed { buffer.appendUInt32(0x9cd81144) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9cd81144) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.chats, boxed: true)
             }
         }
@@ -556,14 +568,18 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .documentEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x36f8c871) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x36f8c871) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                 case .document(let c):
-                    if boxed { buffer.appendUInt32(0x8fd4c4d8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x8fd4c4d8) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
                     buffer.appendInt32(c.date)
                     buffer.appendTLString(c.mimeType)
@@ -709,9 +725,11 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .passwordInputSettings(let c):
-                    if boxed { buffer.appendUInt32(0xc23727c9) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc23727c9) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.newAlgo?.serialize(buffer, true)
                     }
@@ -878,30 +896,34 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .stickerSet(let c):
-                    if boxed { buffer.appendUInt32(0x2dd14edc) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x2dd14edc) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.installedDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.shortName)
                     if tlFlagIsSet(_flags, 0x10), let value = c.thumbs {
                         buffer.appendVector(value, boxed: true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 24)
                     if tlFlagIsSet(_flags, 0x10), let value = c.thumbDcId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.thumbVersion {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x100), let value = c.thumbDocumentId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
-                    buffer.appendInt32(c.count)
-                    buffer.appendInt32(c.hash)
+                    w2.int32(c.count)
+                    w2.int32(c.hash)
+                    buffer.commit(w2)
             }
         }
 
@@ -1287,9 +1309,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBotInlineMessageMediaAuto(let c):
-                    if boxed { buffer.appendUInt32(0x3380c786) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3380c786) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -1298,9 +1322,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageText(let c):
-                    if boxed { buffer.appendUInt32(0x3dcd7a87) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3dcd7a87) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -1309,26 +1335,32 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaGeo(let c):
-                    if boxed { buffer.appendUInt32(0x96929a85) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x96929a85) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.geoPoint.serialize(buffer, true)
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x1), let value = c.heading {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.period {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaVenue(let c):
-                    if boxed { buffer.appendUInt32(0x417bbf11) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x417bbf11) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.geoPoint.serialize(buffer, true)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.address)
@@ -1339,9 +1371,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaContact(let c):
-                    if boxed { buffer.appendUInt32(0xa6edbffd) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa6edbffd) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.phoneNumber)
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
@@ -1350,16 +1384,20 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageGame(let c):
-                    if boxed { buffer.appendUInt32(0x4b425864) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4b425864) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaInvoice(let c):
-                    if boxed { buffer.appendUInt32(0xd7e78225) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xd7e78225) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -1373,9 +1411,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageMediaWebPage(let c):
-                    if boxed { buffer.appendUInt32(0xbddcc510) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbddcc510) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -1385,9 +1425,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .inputBotInlineMessageRichMessage(let c):
-                    if boxed { buffer.appendUInt32(0xb43df56c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb43df56c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.replyMarkup?.serialize(buffer, true)
                     }
@@ -1991,14 +2033,20 @@ extension Api.auth {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .sentCodeTypeApp(let c):
-                    if boxed { buffer.appendUInt32(0x3dbb5986) }
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3dbb5986) }
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .sentCodeTypeSms(let c):
-                    if boxed { buffer.appendUInt32(0xc000bba2) }
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc000bba2) }
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .sentCodeTypeCall(let c):
-                    if boxed { buffer.appendUInt32(0x5353e5a7) }
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5353e5a7) }
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .sentCodeTypeFlashCall(let c):
                     if boxed { buffer.appendUInt32(0xab03c6d9) }
                     buffer.appendTLString(c.pattern)
@@ -2007,29 +2055,37 @@ extension Api.auth {
                     buffer.appendTLString(c.prefix)
                     buffer.appendInt32(c.length)
                 case .sentCodeTypeEmailCode(let c):
-                    if boxed { buffer.appendUInt32(0xf450f59b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf450f59b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.emailPattern)
-                    buffer.appendInt32(c.length)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.length)
                     if tlFlagIsSet(_flags, 0x8), let value = c.resetAvailablePeriod {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.resetPendingDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                 case .sentCodeTypeSetUpEmailRequired(let c):
-                    if boxed { buffer.appendUInt32(0xa5491dea) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa5491dea) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .sentCodeTypeFragmentSms(let c):
                     if boxed { buffer.appendUInt32(0xd9565c39) }
                     buffer.appendTLString(c.url)
                     buffer.appendInt32(c.length)
                 case .sentCodeTypeFirebaseSms(let c):
-                    if boxed { buffer.appendUInt32(0x009fd736) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x009fd736) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nonce {
                         buffer.appendTLBytes(value)
                     }
@@ -2042,21 +2098,27 @@ extension Api.auth {
                     if tlFlagIsSet(_flags, 0x2), let value = c.receipt {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x2), let value = c.pushTimeout {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.length)
+                    w2.int32(c.length)
+                    buffer.commit(w2)
                 case .sentCodeTypeSmsWord(let c):
-                    if boxed { buffer.appendUInt32(0xa416ac81) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa416ac81) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
                         buffer.appendTLString(value)
                     }
                 case .sentCodeTypeSmsPhrase(let c):
-                    if boxed { buffer.appendUInt32(0xb37794af) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb37794af) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
                         buffer.appendTLString(value)
                     }
@@ -2525,9 +2587,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pageListOrderedItemText(let c):
-                    if boxed { buffer.appendUInt32(0x15031189) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x15031189) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.num {
                         buffer.appendTLString(value)
                     }
@@ -2539,9 +2603,11 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                 case .pageListOrderedItemBlocks(let c):
-                    if boxed { buffer.appendUInt32(0x8ff2d5f0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8ff2d5f0) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.num {
                         buffer.appendTLString(value)
                     }
@@ -2771,10 +2837,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatBannedRights(let c):
-                    if boxed { buffer.appendUInt32(0x9f120418) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.untilDate)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9f120418) }
+                    w1.int32(_flags)
+                    w1.int32(c.untilDate)
+                    buffer.commit(w1)
             }
         }
 
@@ -2918,8 +2986,10 @@ extension Api.phone {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupParticipants(let c):
-                    if boxed { buffer.appendUInt32(0xf47751b6) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf47751b6) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.participants, boxed: true)
                     buffer.appendTLString(c.nextOffset)
                     buffer.appendVector(c.chats, boxed: true)
@@ -3075,8 +3145,10 @@ extension Api.account {
                 case .savedRingtonesNotModified:
                     if boxed { buffer.appendUInt32(0xfbf6e8b1) }
                 case .savedRingtones(let c):
-                    if boxed { buffer.appendUInt32(0xc1e92cc5) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xc1e92cc5) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.ringtones, boxed: true)
             }
         }
@@ -3164,17 +3236,21 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .transcribedAudio(let c):
-                    if boxed { buffer.appendUInt32(0xcfb9d957) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.transcriptionId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xcfb9d957) }
+                    w1.int32(_flags)
+                    w1.int64(c.transcriptionId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.text)
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsNum {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsUntilDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -3294,27 +3370,33 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .boost(let c):
-                    if boxed { buffer.appendUInt32(0x4b3e14d6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4b3e14d6) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
+                    var w2 = buffer.fieldWriter(reserving: 20)
                     if tlFlagIsSet(_flags, 0x1), let value = c.userId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.giveawayMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.expires)
+                    w2.int32(c.date)
+                    w2.int32(c.expires)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x10), let value = c.usedGiftSlug {
                         buffer.appendTLString(value)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x20), let value = c.multiplier {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.stars {
-                        buffer.appendInt64(value)
+                        w3.int64(value)
                     }
+                    buffer.commit(w3)
             }
         }
 
@@ -3446,10 +3528,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessAwayMessage(let c):
-                    if boxed { buffer.appendUInt32(0xef156a5c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xef156a5c) }
+                    w1.int32(_flags)
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
                     c.schedule.serialize(buffer, true)
                     c.recipients.serialize(buffer, true)
             }
@@ -3534,9 +3618,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .dialogFilters(let c):
-                    if boxed { buffer.appendUInt32(0x2ad93719) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2ad93719) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.filters, boxed: true)
             }
         }
@@ -3619,9 +3705,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .sponsoredPeer(let c):
-                    if boxed { buffer.appendUInt32(0xc69708d3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc69708d3) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.randomId)
                     c.peer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.sponsorInfo {
@@ -3788,9 +3876,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputRichMessage(let c):
-                    if boxed { buffer.appendUInt32(0xe4c449fc) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe4c449fc) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.blocks, boxed: true)
                     if tlFlagIsSet(_flags, 0x4), let value = c.photos {
                         buffer.appendVector(value, boxed: true)
@@ -3802,17 +3892,21 @@ extension Api {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputRichMessageHTML(let c):
-                    if boxed { buffer.appendUInt32(0xdacb836a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xdacb836a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.html)
                     if tlFlagIsSet(_flags, 0x4), let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputRichMessageMarkdown(let c):
-                    if boxed { buffer.appendUInt32(0x004b572c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x004b572c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.markdown)
                     if tlFlagIsSet(_flags, 0x4), let value = c.files {
                         buffer.appendVector(value, boxed: true)

@@ -478,9 +478,11 @@ extension Api {
                 case .inputMediaEmpty:
                     if boxed { buffer.appendUInt32(0x9664f57f) }
                 case .inputMediaUploadedPhoto(let c):
-                    if boxed { buffer.appendUInt32(0x7d8375da) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x7d8375da) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.file.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
                         buffer.appendVector(value, boxed: true)
@@ -492,9 +494,11 @@ extension Api {
                         c.video?.serialize(buffer, true)
                     }
                 case .inputMediaPhoto(let c):
-                    if boxed { buffer.appendUInt32(0xe3af4434) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe3af4434) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.id.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
@@ -512,9 +516,11 @@ extension Api {
                     buffer.appendTLString(c.lastName)
                     buffer.appendTLString(c.vcard)
                 case .inputMediaUploadedDocument(let c):
-                    if boxed { buffer.appendUInt32(0x037c9330) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x037c9330) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.file.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.thumb?.serialize(buffer, true)
@@ -527,26 +533,32 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x40) {
                         c.videoCover?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x80), let value = c.videoTimestamp {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                 case .inputMediaDocument(let c):
-                    if boxed { buffer.appendUInt32(0xa8763ab5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa8763ab5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.id.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.videoCover?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x10), let value = c.videoTimestamp {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x2), let value = c.query {
                         buffer.appendTLString(value)
                     }
@@ -559,17 +571,21 @@ extension Api {
                     buffer.appendTLString(c.venueId)
                     buffer.appendTLString(c.venueType)
                 case .inputMediaPhotoExternal(let c):
-                    if boxed { buffer.appendUInt32(0xe5bbfe1a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe5bbfe1a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
                     if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
                 case .inputMediaDocumentExternal(let c):
-                    if boxed { buffer.appendUInt32(0x779600f9) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x779600f9) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
                     if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
                         buffer.appendInt32(value)
@@ -584,9 +600,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xd33f43f3) }
                     c.id.serialize(buffer, true)
                 case .inputMediaInvoice(let c):
-                    if boxed { buffer.appendUInt32(0x405fef0d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x405fef0d) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -605,23 +623,29 @@ extension Api {
                         c.extendedMedia?.serialize(buffer, true)
                     }
                 case .inputMediaGeoLive(let c):
-                    if boxed { buffer.appendUInt32(0x971fa843) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x971fa843) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.geoPoint.serialize(buffer, true)
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x4), let value = c.heading {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.period {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                 case .inputMediaPoll(let c):
-                    if boxed { buffer.appendUInt32(0x883a4108) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x883a4108) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.poll.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.correctAnswers {
                         buffer.appendVector(value, boxed: true)
@@ -646,15 +670,19 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
                 case .inputMediaWebPage(let c):
-                    if boxed { buffer.appendUInt32(0xc21b8849) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc21b8849) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
                 case .inputMediaPaidMedia(let c):
-                    if boxed { buffer.appendUInt32(0xc4103386) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.starsAmount)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xc4103386) }
+                    w1.int32(_flags)
+                    w1.int64(c.starsAmount)
+                    buffer.commit(w1)
                     buffer.appendVector(c.extendedMedia, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.payload {
                         buffer.appendTLString(value)
@@ -1696,9 +1724,11 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .authorizationForm(let c):
-                    if boxed { buffer.appendUInt32(0xad2e1cd8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xad2e1cd8) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.requiredTypes, boxed: true)
                     buffer.appendVector(c.values, boxed: true)
                     buffer.appendVector(c.errors, boxed: true)
@@ -1787,8 +1817,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatOnlines(let c):
-                    if boxed { buffer.appendUInt32(0xf041e250) }
-                    buffer.appendInt32(c.onlines)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf041e250) }
+                    w1.int32(c.onlines)
+                    buffer.commit(w1)
             }
         }
 
@@ -1876,12 +1908,16 @@ extension Api.auth {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .loginToken(let c):
-                    if boxed { buffer.appendUInt32(0x629f1980) }
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x629f1980) }
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.token)
                 case .loginTokenMigrateTo(let c):
-                    if boxed { buffer.appendUInt32(0x068e9916) }
-                    buffer.appendInt32(c.dcId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x068e9916) }
+                    w1.int32(c.dcId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.token)
                 case .loginTokenSuccess(let c):
                     if boxed { buffer.appendUInt32(0x390d5c5e) }
@@ -2001,12 +2037,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .webViewResultUrl(let c):
-                    if boxed { buffer.appendUInt32(0x4d22ff98) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x4d22ff98) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
             }
         }
@@ -2117,8 +2155,10 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.data)
                 case .notificationSoundRingtone(let c):
-                    if boxed { buffer.appendUInt32(0xff6c8049) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xff6c8049) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
             }
         }
 
@@ -2283,8 +2323,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBusinessGreetingMessage(let c):
-                    if boxed { buffer.appendUInt32(0x0194cb3b) }
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0194cb3b) }
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
                     c.recipients.serialize(buffer, true)
                     buffer.appendInt32(c.noActivityDays)
             }
@@ -2372,10 +2414,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .connectedBot(let c):
-                    if boxed { buffer.appendUInt32(0x033ed001) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x033ed001) }
+                    w1.int32(_flags)
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                     c.recipients.serialize(buffer, true)
                     c.rights.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.device {
@@ -2491,8 +2535,10 @@ extension Api.fragment {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .collectibleInfo(let c):
-                    if boxed { buffer.appendUInt32(0x6ebdff91) }
-                    buffer.appendInt32(c.purchaseDate)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6ebdff91) }
+                    w1.int32(c.purchaseDate)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                     buffer.appendTLString(c.cryptoCurrency)
@@ -2589,10 +2635,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsTopupOption(let c):
-                    if boxed { buffer.appendUInt32(0x0bd915c0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x0bd915c0) }
+                    w1.int32(_flags)
+                    w1.int64(c.stars)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
@@ -2683,10 +2731,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .auctionBidLevel(let c):
-                    if boxed { buffer.appendUInt32(0x310240cc) }
-                    buffer.appendInt32(c.pos)
-                    buffer.appendInt64(c.amount)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x310240cc) }
+                    w1.int32(c.pos)
+                    w1.int64(c.amount)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
             }
         }
 
@@ -2799,11 +2849,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .aiComposeTone(let c):
-                    if boxed { buffer.appendUInt32(0xcff63ea9) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xcff63ea9) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x2), let value = c.emojiId {
@@ -2812,12 +2864,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.prompt {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x4), let value = c.installsCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.authorId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x20) {
                         c.exampleEnglish?.serialize(buffer, true)
                     }
@@ -2975,9 +3029,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .keyboardInlineButton(let c):
-                    if boxed { buffer.appendUInt32(0x11c1a322) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x11c1a322) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x400) {
                         c.style?.serialize(buffer, true)
                     }

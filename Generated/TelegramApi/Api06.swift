@@ -32,9 +32,11 @@ extension Api {
                 case .inputDocumentEmpty:
                     if boxed { buffer.appendUInt32(0x72f0eaae) }
                 case .inputDocument(let c):
-                    if boxed { buffer.appendUInt32(0x1abfb575) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x1abfb575) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
             }
         }
@@ -207,9 +209,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pollResults(let c):
-                    if boxed { buffer.appendUInt32(0xba7bb15e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xba7bb15e) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.results {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -453,9 +457,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .webPageAttributeTheme(let c):
-                    if boxed { buffer.appendUInt32(0x54b56617) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x54b56617) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.documents {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -463,18 +469,22 @@ extension Api {
                         c.settings?.serialize(buffer, true)
                     }
                 case .webPageAttributeStory(let c):
-                    if boxed { buffer.appendUInt32(0x2e94c3e7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2e94c3e7) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.story?.serialize(buffer, true)
                     }
                 case .webPageAttributeStickerSet(let c):
-                    if boxed { buffer.appendUInt32(0x50cc03d3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x50cc03d3) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.stickers, boxed: true)
                 case .webPageAttributeUniqueStarGift(let c):
                     if boxed { buffer.appendUInt32(0xcf6f6db8) }
@@ -487,8 +497,10 @@ extension Api {
                     c.gift.serialize(buffer, true)
                     buffer.appendInt32(c.endDate)
                 case .webPageAttributeAiComposeTone(let c):
-                    if boxed { buffer.appendUInt32(0x7781fe18) }
-                    buffer.appendInt64(c.emojiId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x7781fe18) }
+                    w1.int64(c.emojiId)
+                    buffer.commit(w1)
             }
         }
 
@@ -691,8 +703,10 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .exportedChatInvites(let c):
-                    if boxed { buffer.appendUInt32(0xbdc62dcc) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbdc62dcc) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.invites, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -761,8 +775,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .defaultHistoryTTL(let c):
-                    if boxed { buffer.appendUInt32(0x43b46b20) }
-                    buffer.appendInt32(c.period)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x43b46b20) }
+                    w1.int32(c.period)
+                    buffer.commit(w1)
             }
         }
 
@@ -898,8 +914,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .todoItem(let c):
-                    if boxed { buffer.appendUInt32(0xcba9a52f) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xcba9a52f) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     c.title.serialize(buffer, true)
             }
         }
@@ -973,9 +991,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .composedMessageWithAI(let c):
-                    if boxed { buffer.appendUInt32(0x90d7adfa) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x90d7adfa) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.resultText.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.diffText?.serialize(buffer, true)
@@ -1061,8 +1081,10 @@ extension Api.aicompose {
                 case .tonesNotModified:
                     if boxed { buffer.appendUInt32(0xc1f46103) }
                 case .tones(let c):
-                    if boxed { buffer.appendUInt32(0x6c9d0efe) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6c9d0efe) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.tones, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }

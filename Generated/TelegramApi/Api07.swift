@@ -101,9 +101,11 @@ extension Api {
                 case .inputMessagesFilterChatPhotos:
                     if boxed { buffer.appendUInt32(0x3a20ecb8) }
                 case .inputMessagesFilterPhoneCalls(let c):
-                    if boxed { buffer.appendUInt32(0x80c99768) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x80c99768) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .inputMessagesFilterRoundVoice:
                     if boxed { buffer.appendUInt32(0x7a7c17a4) }
                 case .inputMessagesFilterRoundVideo:
@@ -342,20 +344,26 @@ extension Api {
                 case .inputEncryptedFileEmpty:
                     if boxed { buffer.appendUInt32(0x1837c364) }
                 case .inputEncryptedFileUploaded(let c):
-                    if boxed { buffer.appendUInt32(0x64bd0306) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(c.parts)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x64bd0306) }
+                    w1.int64(c.id)
+                    w1.int32(c.parts)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.md5Checksum)
                     buffer.appendInt32(c.keyFingerprint)
                 case .inputEncryptedFile(let c):
-                    if boxed { buffer.appendUInt32(0x5a17b5e5) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x5a17b5e5) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputEncryptedFileBigUploaded(let c):
-                    if boxed { buffer.appendUInt32(0x2dc173c8) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(c.parts)
-                    buffer.appendInt32(c.keyFingerprint)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x2dc173c8) }
+                    w1.int64(c.id)
+                    w1.int32(c.parts)
+                    w1.int32(c.keyFingerprint)
+                    buffer.commit(w1)
             }
         }
 
@@ -484,9 +492,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botCommand(let c):
-                    if boxed { buffer.appendUInt32(0x9852d6d2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9852d6d2) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.command)
                     buffer.appendTLString(c.description)
             }
@@ -944,116 +954,166 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageEntityUnknown(let c):
-                    if boxed { buffer.appendUInt32(0xbb92ba95) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xbb92ba95) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityMention(let c):
-                    if boxed { buffer.appendUInt32(0xfa04579d) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xfa04579d) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityHashtag(let c):
-                    if boxed { buffer.appendUInt32(0x6f635b0d) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6f635b0d) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityBotCommand(let c):
-                    if boxed { buffer.appendUInt32(0x6cef8ac7) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6cef8ac7) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityUrl(let c):
-                    if boxed { buffer.appendUInt32(0x6ed02538) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6ed02538) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityEmail(let c):
-                    if boxed { buffer.appendUInt32(0x64e475c2) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x64e475c2) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityBold(let c):
-                    if boxed { buffer.appendUInt32(0xbd610bc9) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xbd610bc9) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityItalic(let c):
-                    if boxed { buffer.appendUInt32(0x826f8b60) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x826f8b60) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityCode(let c):
-                    if boxed { buffer.appendUInt32(0x28a20571) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x28a20571) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityPre(let c):
-                    if boxed { buffer.appendUInt32(0x73924be0) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x73924be0) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.language)
                 case .messageEntityTextUrl(let c):
-                    if boxed { buffer.appendUInt32(0x76a6d327) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x76a6d327) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
                 case .messageEntityMentionName(let c):
-                    if boxed { buffer.appendUInt32(0xdc7b1140) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xdc7b1140) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                 case .inputMessageEntityMentionName(let c):
-                    if boxed { buffer.appendUInt32(0x208e68c9) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x208e68c9) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                     c.userId.serialize(buffer, true)
                 case .messageEntityPhone(let c):
-                    if boxed { buffer.appendUInt32(0x9b69e34b) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9b69e34b) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityCashtag(let c):
-                    if boxed { buffer.appendUInt32(0x4c4e743f) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x4c4e743f) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityUnderline(let c):
-                    if boxed { buffer.appendUInt32(0x9c4e7e8b) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9c4e7e8b) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityStrike(let c):
-                    if boxed { buffer.appendUInt32(0xbf0693d4) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xbf0693d4) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityBankCard(let c):
-                    if boxed { buffer.appendUInt32(0x761e6af4) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x761e6af4) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntitySpoiler(let c):
-                    if boxed { buffer.appendUInt32(0x32ca960f) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x32ca960f) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityCustomEmoji(let c):
-                    if boxed { buffer.appendUInt32(0xc8cf05f8) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xc8cf05f8) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                 case .messageEntityBlockquote(let c):
-                    if boxed { buffer.appendUInt32(0xf1ccaaac) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf1ccaaac) }
+                    w1.int32(_flags)
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityFormattedDate(let c):
-                    if boxed { buffer.appendUInt32(0x904ac7c7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x904ac7c7) }
+                    w1.int32(_flags)
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                 case .messageEntityDiffInsert(let c):
-                    if boxed { buffer.appendUInt32(0x71777116) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x71777116) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                 case .messageEntityDiffReplace(let c):
-                    if boxed { buffer.appendUInt32(0xc6c1e5a7) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xc6c1e5a7) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.oldText)
                 case .messageEntityDiffDelete(let c):
-                    if boxed { buffer.appendUInt32(0x0652c1c5) }
-                    buffer.appendInt32(c.offset)
-                    buffer.appendInt32(c.length)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x0652c1c5) }
+                    w1.int32(c.offset)
+                    w1.int32(c.length)
+                    buffer.commit(w1)
             }
         }
 
@@ -1630,8 +1690,10 @@ extension Api.messages {
                 case .savedGifsNotModified:
                     if boxed { buffer.appendUInt32(0xe8025ca2) }
                 case .savedGifs(let c):
-                    if boxed { buffer.appendUInt32(0x84a02a0d) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x84a02a0d) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.gifs, boxed: true)
             }
         }
@@ -1705,9 +1767,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .statsGroupTopInviter(let c):
-                    if boxed { buffer.appendUInt32(0x535f779d) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.invitations)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x535f779d) }
+                    w1.int64(c.userId)
+                    w1.int32(c.invitations)
+                    buffer.commit(w1)
             }
         }
 
@@ -1781,8 +1845,10 @@ extension Api {
                 case .requirementToContactPremium:
                     if boxed { buffer.appendUInt32(0xe581e4e9) }
                 case .requirementToContactPaidMessages(let c):
-                    if boxed { buffer.appendUInt32(0xb4f67e93) }
-                    buffer.appendInt64(c.starsAmount)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xb4f67e93) }
+                    w1.int64(c.starsAmount)
+                    buffer.commit(w1)
             }
         }
 
@@ -1860,8 +1926,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .todoCompletion(let c):
-                    if boxed { buffer.appendUInt32(0x221bb5e4) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x221bb5e4) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     c.completedBy.serialize(buffer, true)
                     buffer.appendInt32(c.date)
             }
@@ -1936,8 +2004,10 @@ extension Api.phone {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupCallStars(let c):
-                    if boxed { buffer.appendUInt32(0x9d1dbd26) }
-                    buffer.appendInt64(c.totalStars)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9d1dbd26) }
+                    w1.int64(c.totalStars)
+                    buffer.commit(w1)
                     buffer.appendVector(c.topDonors, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -2104,12 +2174,16 @@ extension Api.messages {
                 case .emojiGameUnavailable:
                     if boxed { buffer.appendUInt32(0x59e65335) }
                 case .emojiGameDiceInfo(let c):
-                    if boxed { buffer.appendUInt32(0x44e56023) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x44e56023) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.gameHash)
-                    buffer.appendInt64(c.prevStake)
-                    buffer.appendInt32(c.currentStreak)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int64(c.prevStake)
+                    w2.int32(c.currentStreak)
+                    buffer.commit(w2)
                     buffer.appendVector(c.params, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.playsLeft {
                         buffer.appendInt32(value)
@@ -2243,9 +2317,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x1fe9a9bf) }
                     buffer.appendTLString(c.tone)
                 case .inputAiComposeToneID(let c):
-                    if boxed { buffer.appendUInt32(0x0773c080) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x0773c080) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputAiComposeToneSlug(let c):
                     if boxed { buffer.appendUInt32(0x1fa01357) }
                     buffer.appendTLString(c.slug)

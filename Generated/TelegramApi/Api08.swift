@@ -71,8 +71,10 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.topMsgId)
                 case .notifyCommunity(let c):
-                    if boxed { buffer.appendUInt32(0xbe376999) }
-                    buffer.appendInt64(c.communityId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xbe376999) }
+                    w1.int64(c.communityId)
+                    buffer.commit(w1)
             }
         }
 
@@ -708,10 +710,12 @@ extension Api {
                     c.text.serialize(buffer, true)
                     buffer.appendTLString(c.phone)
                 case .textImage(let c):
-                    if boxed { buffer.appendUInt32(0x081ccf4f) }
-                    buffer.appendInt64(c.documentId)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x081ccf4f) }
+                    w1.int64(c.documentId)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                 case .textAnchor(let c):
                     if boxed { buffer.appendUInt32(0x35553762) }
                     c.text.serialize(buffer, true)
@@ -720,8 +724,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x9d2eac97) }
                     buffer.appendTLString(c.source)
                 case .textCustomEmoji(let c):
-                    if boxed { buffer.appendUInt32(0xa26156c0) }
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa26156c0) }
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.alt)
                 case .textSpoiler(let c):
                     if boxed { buffer.appendUInt32(0x4c2a5d62) }
@@ -755,9 +761,11 @@ extension Api {
                     c.text.serialize(buffer, true)
                     buffer.appendInt64(c.userId)
                 case .textDate(let c):
-                    if boxed { buffer.appendUInt32(0xa5b45e2b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa5b45e2b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                 case .textDiff(let c):
@@ -765,9 +773,11 @@ extension Api {
                     c.text.serialize(buffer, true)
                     c.oldText.serialize(buffer, true)
                 case .textButton(let c):
-                    if boxed { buffer.appendUInt32(0xafc79cd6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xafc79cd6) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -1382,8 +1392,10 @@ extension Api {
                 case .webDocument(let c):
                     if boxed { buffer.appendUInt32(0x1c570ed1) }
                     buffer.appendTLString(c.url)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendVector(c.attributes, boxed: true)
                 case .webDocumentNoProxy(let c):
@@ -1577,11 +1589,15 @@ extension Api.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .termsOfServiceUpdateEmpty(let c):
-                    if boxed { buffer.appendUInt32(0xe3309f7f) }
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe3309f7f) }
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
                 case .termsOfServiceUpdate(let c):
-                    if boxed { buffer.appendUInt32(0x28ecf961) }
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x28ecf961) }
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
                     c.termsOfService.serialize(buffer, true)
             }
         }
@@ -1714,11 +1730,15 @@ extension Api {
                 case .jsonNull:
                     if boxed { buffer.appendUInt32(0x3f6d7b68) }
                 case .jsonBool(let c):
-                    if boxed { buffer.appendUInt32(0xc7345e6a) }
-                    buffer.appendBool(c.value)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc7345e6a) }
+                    w1.bool(c.value)
+                    buffer.commit(w1)
                 case .jsonNumber(let c):
-                    if boxed { buffer.appendUInt32(0x2be0dfa4) }
-                    buffer.appendDouble(c.value)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x2be0dfa4) }
+                    w1.double(c.value)
+                    buffer.commit(w1)
                 case .jsonString(let c):
                     if boxed { buffer.appendUInt32(0xb71e767a) }
                     buffer.appendTLString(c.value)
@@ -1967,9 +1987,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xbedc9822) }
                     buffer.appendTLString(c.error)
                 case .statsGraph(let c):
-                    if boxed { buffer.appendUInt32(0x8ea464b6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8ea464b6) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.json.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.zoomToken {
                         buffer.appendTLString(value)
@@ -2091,10 +2113,12 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageReactionsList(let c):
-                    if boxed { buffer.appendUInt32(0x31bd492d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x31bd492d) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.reactions, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -2416,13 +2440,15 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storyViews(let c):
-                    if boxed { buffer.appendUInt32(0x8d595cd6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.viewsCount)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x8d595cd6) }
+                    w1.int32(_flags)
+                    w1.int32(c.viewsCount)
                     if tlFlagIsSet(_flags, 0x4), let value = c.forwardsCount {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8), let value = c.reactions {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -2555,17 +2581,21 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .postInteractionCountersMessage(let c):
-                    if boxed { buffer.appendUInt32(0xe7058e7f) }
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt32(c.views)
-                    buffer.appendInt32(c.forwards)
-                    buffer.appendInt32(c.reactions)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xe7058e7f) }
+                    w1.int32(c.msgId)
+                    w1.int32(c.views)
+                    w1.int32(c.forwards)
+                    w1.int32(c.reactions)
+                    buffer.commit(w1)
                 case .postInteractionCountersStory(let c):
-                    if boxed { buffer.appendUInt32(0x8a480e27) }
-                    buffer.appendInt32(c.storyId)
-                    buffer.appendInt32(c.views)
-                    buffer.appendInt32(c.forwards)
-                    buffer.appendInt32(c.reactions)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x8a480e27) }
+                    w1.int32(c.storyId)
+                    w1.int32(c.views)
+                    w1.int32(c.forwards)
+                    w1.int32(c.reactions)
+                    buffer.commit(w1)
             }
         }
 
@@ -2660,8 +2690,10 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .paidMessagesRevenue(let c):
-                    if boxed { buffer.appendUInt32(0x1e109708) }
-                    buffer.appendInt64(c.starsAmount)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1e109708) }
+                    w1.int64(c.starsAmount)
+                    buffer.commit(w1)
             }
         }
 
@@ -2728,8 +2760,10 @@ extension Api.stories {
                 case .albumsNotModified:
                     if boxed { buffer.appendUInt32(0x564edaeb) }
                 case .albums(let c):
-                    if boxed { buffer.appendUInt32(0xc3987a3a) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xc3987a3a) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.albums, boxed: true)
             }
         }

@@ -119,16 +119,18 @@ extension Api.messages {
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .messagesSlice(let c):
-                    if boxed { buffer.appendUInt32(0x5f206716) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x5f206716) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextRate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.searchFlood?.serialize(buffer, true)
                     }
@@ -137,21 +139,25 @@ extension Api.messages {
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .channelMessages(let c):
-                    if boxed { buffer.appendUInt32(0xc776ba4e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xc776ba4e) }
+                    w1.int32(_flags)
+                    w1.int32(c.pts)
+                    w1.int32(c.count)
                     if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.topics, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .messagesNotModified(let c):
-                    if boxed { buffer.appendUInt32(0x74535f21) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x74535f21) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
             }
         }
 
@@ -588,8 +594,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .accountDaysTTL(let c):
-                    if boxed { buffer.appendUInt32(0xb8d0afdf) }
-                    buffer.appendInt32(c.days)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb8d0afdf) }
+                    w1.int32(c.days)
+                    buffer.commit(w1)
             }
         }
 
@@ -651,9 +659,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageRange(let c):
-                    if boxed { buffer.appendUInt32(0x0ae30253) }
-                    buffer.appendInt32(c.minId)
-                    buffer.appendInt32(c.maxId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x0ae30253) }
+                    w1.int32(c.minId)
+                    w1.int32(c.maxId)
+                    buffer.commit(w1)
             }
         }
 
@@ -739,16 +749,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBotInlineMessageID(let c):
-                    if boxed { buffer.appendUInt32(0x890c3d89) }
-                    buffer.appendInt32(c.dcId)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x890c3d89) }
+                    w1.int32(c.dcId)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputBotInlineMessageID64(let c):
-                    if boxed { buffer.appendUInt32(0xb6d915d7) }
-                    buffer.appendInt32(c.dcId)
-                    buffer.appendInt64(c.ownerId)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0xb6d915d7) }
+                    w1.int32(c.dcId)
+                    w1.int64(c.ownerId)
+                    w1.int32(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
             }
         }
 
@@ -893,9 +907,11 @@ extension Api {
                     buffer.appendTLString(c.key)
                     buffer.appendTLString(c.value)
                 case .langPackStringPluralized(let c):
-                    if boxed { buffer.appendUInt32(0x6c47ac9f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6c47ac9f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.key)
                     if tlFlagIsSet(_flags, 0x1), let value = c.zeroValue {
                         buffer.appendTLString(value)
@@ -1260,18 +1276,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupCallParticipant(let c):
-                    if boxed { buffer.appendUInt32(0x2a3dc7ac) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2a3dc7ac) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 16)
+                    w2.int32(c.date)
                     if tlFlagIsSet(_flags, 0x8), let value = c.activeDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.source)
+                    w2.int32(c.source)
                     if tlFlagIsSet(_flags, 0x80), let value = c.volume {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x800), let value = c.about {
                         buffer.appendTLString(value)
                     }
@@ -1639,9 +1659,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBusinessIntro(let c):
-                    if boxed { buffer.appendUInt32(0x09c469cd) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x09c469cd) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -1741,18 +1763,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .availableEffect(let c):
-                    if boxed { buffer.appendUInt32(0x93c3e27e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x93c3e27e) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.emoticon)
+                    var w2 = buffer.fieldWriter(reserving: 24)
                     if tlFlagIsSet(_flags, 0x1), let value = c.staticIconId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
-                    buffer.appendInt64(c.effectStickerId)
+                    w2.int64(c.effectStickerId)
                     if tlFlagIsSet(_flags, 0x2), let value = c.effectAnimationId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -1857,10 +1883,12 @@ extension Api.stories {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .foundStories(let c):
-                    if boxed { buffer.appendUInt32(0xe2de7737) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xe2de7737) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.stories, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
@@ -1957,9 +1985,11 @@ extension Api.bots {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .popularAppBots(let c):
-                    if boxed { buffer.appendUInt32(0x1991b13b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1991b13b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
@@ -2050,10 +2080,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botVerifierSettings(let c):
-                    if boxed { buffer.appendUInt32(0xb0cd6617) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.icon)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xb0cd6617) }
+                    w1.int32(_flags)
+                    w1.int64(c.icon)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.company)
                     if tlFlagIsSet(_flags, 0x1), let value = c.customDescription {
                         buffer.appendTLString(value)
@@ -2150,9 +2182,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .todoList(let c):
-                    if boxed { buffer.appendUInt32(0x49b92a26) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x49b92a26) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.title.serialize(buffer, true)
                     buffer.appendVector(c.list, boxed: true)
             }

@@ -195,18 +195,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .userEmpty(let c):
-                    if boxed { buffer.appendUInt32(0xd3bc4b7a) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xd3bc4b7a) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                 case .user(let c):
-                    if boxed { buffer.appendUInt32(0xb1b8cc83) }
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(_flags2)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0xb1b8cc83) }
+                    w1.int32(_flags)
+                    w1.int32(_flags2)
+                    w1.int64(c.id)
                     if tlFlagIsSet(_flags, 0x1), let value = c.accessHash {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
                         buffer.appendTLString(value)
                     }
@@ -252,18 +256,20 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x200) {
                         c.profileColor?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 28)
                     if tlFlagIsSet(_flags2, 0x1000), let value = c.botActiveUsers {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x4000), let value = c.botVerificationIcon {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags2, 0x8000), let value = c.sendPaidMessagesStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags2, 0x200000), let value = c.linkedCommunityId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -618,14 +624,18 @@ extension Api {
                 case .inputChannelEmpty:
                     if boxed { buffer.appendUInt32(0xee8c1e86) }
                 case .inputChannel(let c):
-                    if boxed { buffer.appendUInt32(0xf35aec28) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xf35aec28) }
+                    w1.int64(c.channelId)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputChannelFromMessage(let c):
                     if boxed { buffer.appendUInt32(0x5b934f9d) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.msgId)
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
             }
         }
 
@@ -727,8 +737,10 @@ extension Api.channels {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .channelParticipants(let c):
-                    if boxed { buffer.appendUInt32(0x9ab0feaf) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9ab0feaf) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.participants, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -869,9 +881,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botInlineResult(let c):
-                    if boxed { buffer.appendUInt32(0x11965f3a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x11965f3a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
                     if tlFlagIsSet(_flags, 0x2), let value = c.title {
@@ -891,9 +905,11 @@ extension Api {
                     }
                     c.sendMessage.serialize(buffer, true)
                 case .botInlineMediaResult(let c):
-                    if boxed { buffer.appendUInt32(0x17db940b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x17db940b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -1148,9 +1164,11 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .contentSettings(let c):
-                    if boxed { buffer.appendUInt32(0x57e28221) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x57e28221) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -1220,9 +1238,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .statsDateRangeDays(let c):
-                    if boxed { buffer.appendUInt32(0xb637edaf) }
-                    buffer.appendInt32(c.minDate)
-                    buffer.appendInt32(c.maxDate)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xb637edaf) }
+                    w1.int32(c.minDate)
+                    w1.int32(c.maxDate)
+                    buffer.commit(w1)
             }
         }
 
@@ -1381,22 +1401,26 @@ extension Api.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .peerColorOption(let c):
-                    if boxed { buffer.appendUInt32(0xadec6ebe) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.colorId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xadec6ebe) }
+                    w1.int32(_flags)
+                    w1.int32(c.colorId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.colors?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x4) {
                         c.darkColors?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x8), let value = c.channelMinLevel {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.groupMinLevel {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -1604,9 +1628,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsTransaction(let c):
-                    if boxed { buffer.appendUInt32(0x13659eb0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x13659eb0) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     c.amount.serialize(buffer, true)
                     buffer.appendInt32(c.date)
@@ -1635,39 +1661,45 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x200), let value = c.extendedMedia {
                         buffer.appendVector(value, boxed: true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionPeriod {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2000), let value = c.giveawayPostId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x4000) {
                         c.stargift?.serialize(buffer, true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x8000), let value = c.floodskipNumber {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10000), let value = c.starrefCommissionPermille {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
                     if tlFlagIsSet(_flags, 0x20000) {
                         c.starrefPeer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x20000) {
                         c.starrefAmount?.serialize(buffer, true)
                     }
+                    var w4 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x80000), let value = c.paidMessages {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x100000), let value = c.premiumGiftMonths {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsFromDate {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsToDate {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
+                    buffer.commit(w4)
             }
         }
 
@@ -1937,8 +1969,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botPreviewMedia(let c):
-                    if boxed { buffer.appendUInt32(0x23e91ba3) }
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x23e91ba3) }
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     c.media.serialize(buffer, true)
             }
         }
@@ -2016,10 +2050,12 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .suggestedStarRefBots(let c):
-                    if boxed { buffer.appendUInt32(0xb4d5d859) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xb4d5d859) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.suggestedBots, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
@@ -2174,9 +2210,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .savedStarGift(let c):
-                    if boxed { buffer.appendUInt32(0x41df43fc) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x41df43fc) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.fromId?.serialize(buffer, true)
                     }
@@ -2185,45 +2223,49 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4) {
                         c.message?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 48)
                     if tlFlagIsSet(_flags, 0x8), let value = c.msgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.savedId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.upgradeStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.canExportAt {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x100), let value = c.transferStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x2000), let value = c.canTransferAt {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4000), let value = c.canResellAt {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x8000), let value = c.collectionId {
                         buffer.appendVector(value, boxed: true)
                     }
                     if tlFlagIsSet(_flags, 0x10000), let value = c.prepaidUpgradeHash {
                         buffer.appendTLString(value)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x40000), let value = c.dropOriginalDetailsStars {
-                        buffer.appendInt64(value)
+                        w3.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x100000), let value = c.canCraftAt {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
             }
         }
 
@@ -2468,32 +2510,36 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .uniqueStarGiftValueInfo(let c):
-                    if boxed { buffer.appendUInt32(0x512fe446) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x512fe446) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
-                    buffer.appendInt64(c.value)
-                    buffer.appendInt32(c.initialSaleDate)
-                    buffer.appendInt64(c.initialSaleStars)
-                    buffer.appendInt64(c.initialSalePrice)
+                    var w2 = buffer.fieldWriter(reserving: 64)
+                    w2.int64(c.value)
+                    w2.int32(c.initialSaleDate)
+                    w2.int64(c.initialSaleStars)
+                    w2.int64(c.initialSalePrice)
                     if tlFlagIsSet(_flags, 0x1), let value = c.lastSaleDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.lastSalePrice {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.floorPrice {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.averagePrice {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.listedCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedUrl {
                         buffer.appendTLString(value)
                     }

@@ -93,26 +93,36 @@ extension Api {
                 case .inputPeerSelf:
                     if boxed { buffer.appendUInt32(0x7da07ec9) }
                 case .inputPeerChat(let c):
-                    if boxed { buffer.appendUInt32(0x35a95cb9) }
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x35a95cb9) }
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                 case .inputPeerUser(let c):
-                    if boxed { buffer.appendUInt32(0xdde8a54c) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xdde8a54c) }
+                    w1.int64(c.userId)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputPeerChannel(let c):
-                    if boxed { buffer.appendUInt32(0x27bcbbfc) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x27bcbbfc) }
+                    w1.int64(c.channelId)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputPeerUserFromMessage(let c):
                     if boxed { buffer.appendUInt32(0xa87b0a1c) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.msgId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                 case .inputPeerChannelFromMessage(let c):
                     if boxed { buffer.appendUInt32(0xbd2a0840) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.msgId)
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
             }
         }
 
@@ -293,27 +303,31 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputPeerNotifySettings(let c):
-                    if boxed { buffer.appendUInt32(0xcacb6ae2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xcacb6ae2) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.silent {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.sound?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
-                        buffer.appendBool(value)
+                        w2.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
-                        buffer.appendBool(value)
+                        w2.bool(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x100) {
                         c.storiesSound?.serialize(buffer, true)
                     }
@@ -542,8 +556,10 @@ extension Api.photos {
                     buffer.appendVector(c.photos, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .photosSlice(let c):
-                    if boxed { buffer.appendUInt32(0x15051f54) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x15051f54) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.photos, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -705,32 +721,38 @@ extension Api.updates {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .channelDifferenceEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x3e11affb) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.pts)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x3e11affb) }
+                    w1.int32(_flags)
+                    w1.int32(c.pts)
                     if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                 case .channelDifferenceTooLong(let c):
-                    if boxed { buffer.appendUInt32(0xa4bcc6fe) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa4bcc6fe) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     c.dialog.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .channelDifference(let c):
-                    if boxed { buffer.appendUInt32(0x2064674e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.pts)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x2064674e) }
+                    w1.int32(_flags)
+                    w1.int32(c.pts)
                     if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendVector(c.newMessages, boxed: true)
                     buffer.appendVector(c.otherUpdates, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
@@ -920,14 +942,18 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .featuredStickersNotModified(let c):
-                    if boxed { buffer.appendUInt32(0xc6dc0c66) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc6dc0c66) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                 case .featuredStickers(let c):
-                    if boxed { buffer.appendUInt32(0xbe382906) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.hash)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xbe382906) }
+                    w1.int32(_flags)
+                    w1.int64(c.hash)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.sets, boxed: true)
                     buffer.appendVector(c.unread, boxed: true)
             }
@@ -1693,9 +1719,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe4e88011) }
                     buffer.appendVector(c.items, boxed: true)
                 case .pageBlockBlockquote(let c):
-                    if boxed { buffer.appendUInt32(0x66d1670b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x66d1670b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     c.caption.serialize(buffer, true)
                 case .pageBlockPullquote(let c):
@@ -1703,10 +1731,12 @@ extension Api {
                     c.text.serialize(buffer, true)
                     c.caption.serialize(buffer, true)
                 case .pageBlockPhoto(let c):
-                    if boxed { buffer.appendUInt32(0x1759c560) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.photoId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x1759c560) }
+                    w1.int32(_flags)
+                    w1.int64(c.photoId)
+                    buffer.commit(w1)
                     c.caption.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
@@ -1715,39 +1745,47 @@ extension Api {
                         buffer.appendInt64(value)
                     }
                 case .pageBlockVideo(let c):
-                    if boxed { buffer.appendUInt32(0x7c8fe7b6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.videoId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x7c8fe7b6) }
+                    w1.int32(_flags)
+                    w1.int64(c.videoId)
+                    buffer.commit(w1)
                     c.caption.serialize(buffer, true)
                 case .pageBlockCover(let c):
                     if boxed { buffer.appendUInt32(0x39f23300) }
                     c.cover.serialize(buffer, true)
                 case .pageBlockEmbed(let c):
-                    if boxed { buffer.appendUInt32(0xa8718dc5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa8718dc5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.url {
                         buffer.appendTLString(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.html {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x10), let value = c.posterPhotoId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.w {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.h {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     c.caption.serialize(buffer, true)
                 case .pageBlockEmbedPost(let c):
                     if boxed { buffer.appendUInt32(0xf259a80b) }
                     buffer.appendTLString(c.url)
-                    buffer.appendInt64(c.webpageId)
-                    buffer.appendInt64(c.authorPhotoId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    w1.int64(c.webpageId)
+                    w1.int64(c.authorPhotoId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.author)
                     buffer.appendInt32(c.date)
                     buffer.appendVector(c.blocks, boxed: true)
@@ -1764,22 +1802,28 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xef1751b5) }
                     c.channel.serialize(buffer, true)
                 case .pageBlockAudio(let c):
-                    if boxed { buffer.appendUInt32(0x804361ea) }
-                    buffer.appendInt64(c.audioId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x804361ea) }
+                    w1.int64(c.audioId)
+                    buffer.commit(w1)
                     c.caption.serialize(buffer, true)
                 case .pageBlockKicker(let c):
                     if boxed { buffer.appendUInt32(0x1e148390) }
                     c.text.serialize(buffer, true)
                 case .pageBlockTable(let c):
-                    if boxed { buffer.appendUInt32(0xbf4dea82) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbf4dea82) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.title.serialize(buffer, true)
                     buffer.appendVector(c.rows, boxed: true)
                 case .pageBlockOrderedList(let c):
-                    if boxed { buffer.appendUInt32(0x1fd6f6c1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1fd6f6c1) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.items, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.start {
                         buffer.appendInt32(value)
@@ -1788,9 +1832,11 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                 case .pageBlockDetails(let c):
-                    if boxed { buffer.appendUInt32(0x76768bed) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x76768bed) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.blocks, boxed: true)
                     c.title.serialize(buffer, true)
                 case .pageBlockRelatedArticles(let c):
@@ -1800,9 +1846,11 @@ extension Api {
                 case .pageBlockMap(let c):
                     if boxed { buffer.appendUInt32(0xa44f3ef6) }
                     c.geo.serialize(buffer, true)
-                    buffer.appendInt32(c.zoom)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.zoom)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                     c.caption.serialize(buffer, true)
                 case .pageBlockHeading1(let c):
                     if boxed { buffer.appendUInt32(0xbaff072f) }
@@ -1831,22 +1879,28 @@ extension Api {
                 case .inputPageBlockMap(let c):
                     if boxed { buffer.appendUInt32(0x574b617f) }
                     c.geo.serialize(buffer, true)
-                    buffer.appendInt32(c.zoom)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.zoom)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                     c.caption.serialize(buffer, true)
                 case .pageBlockBlockquoteBlocks(let c):
                     if boxed { buffer.appendUInt32(0x0e6e47c4) }
                     buffer.appendVector(c.blocks, boxed: true)
                     c.caption.serialize(buffer, true)
                 case .pageBlockButtonRow(let c):
-                    if boxed { buffer.appendUInt32(0x6d640318) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6d640318) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.buttons, boxed: true)
                 case .pageBlockDocument(let c):
-                    if boxed { buffer.appendUInt32(0x38fa3ba3) }
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x38fa3ba3) }
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                     c.caption.serialize(buffer, true)
             }
         }
@@ -2753,8 +2807,10 @@ extension Api.messages {
                 case .favedStickersNotModified:
                     if boxed { buffer.appendUInt32(0x9e8fa6d3) }
                 case .favedStickers(let c):
-                    if boxed { buffer.appendUInt32(0x2cb51097) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x2cb51097) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.packs, boxed: true)
                     buffer.appendVector(c.stickers, boxed: true)
             }
@@ -3038,15 +3094,17 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .autoDownloadSettings(let c):
-                    if boxed { buffer.appendUInt32(0xbaa57628) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.photoSizeMax)
-                    buffer.appendInt64(c.videoSizeMax)
-                    buffer.appendInt64(c.fileSizeMax)
-                    buffer.appendInt32(c.videoUploadMaxbitrate)
-                    buffer.appendInt32(c.smallQueueActiveOperationsMax)
-                    buffer.appendInt32(c.largeQueueActiveOperationsMax)
+                    var w1 = buffer.fieldWriter(reserving: 40)
+                    if boxed { w1.uint32(0xbaa57628) }
+                    w1.int32(_flags)
+                    w1.int32(c.photoSizeMax)
+                    w1.int64(c.videoSizeMax)
+                    w1.int64(c.fileSizeMax)
+                    w1.int32(c.videoUploadMaxbitrate)
+                    w1.int32(c.smallQueueActiveOperationsMax)
+                    w1.int32(c.largeQueueActiveOperationsMax)
+                    buffer.commit(w1)
             }
         }
 
@@ -3182,13 +3240,17 @@ extension Api.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .promoDataEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x98f6ac75) }
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x98f6ac75) }
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
                 case .promoData(let c):
-                    if boxed { buffer.appendUInt32(0x08a4d87a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x08a4d87a) }
+                    w1.int32(_flags)
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.peer?.serialize(buffer, true)
                     }
@@ -3359,12 +3421,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .globalPrivacySettings(let c):
-                    if boxed { buffer.appendUInt32(0xfe41b34f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xfe41b34f) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x20), let value = c.noncontactPeersPaidStars {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x40) {
                         c.disallowedGifts?.serialize(buffer, true)
                     }
@@ -3472,9 +3536,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .sendAsPeer(let c):
-                    if boxed { buffer.appendUInt32(0xb81c7034) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb81c7034) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
             }
         }
@@ -3545,8 +3611,10 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .myStickers(let c):
-                    if boxed { buffer.appendUInt32(0xfaff629d) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfaff629d) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.sets, boxed: true)
             }
         }
@@ -3772,70 +3840,80 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGift(let c):
-                    if boxed { buffer.appendUInt32(0x313a9547) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x313a9547) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     c.sticker.serialize(buffer, true)
-                    buffer.appendInt64(c.stars)
+                    var w2 = buffer.fieldWriter(reserving: 56)
+                    w2.int64(c.stars)
                     if tlFlagIsSet(_flags, 0x1), let value = c.availabilityRemains {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.availabilityTotal {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.availabilityResale {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
-                    buffer.appendInt64(c.convertStars)
+                    w2.int64(c.convertStars)
                     if tlFlagIsSet(_flags, 0x2), let value = c.firstSaleDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.lastSaleDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.upgradeStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.resellMinStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x20), let value = c.title {
                         buffer.appendTLString(value)
                     }
                     if tlFlagIsSet(_flags, 0x40) {
                         c.releasedBy?.serialize(buffer, true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x100), let value = c.perUserTotal {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x100), let value = c.perUserRemains {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x200), let value = c.lockedUntilDate {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
                     if tlFlagIsSet(_flags, 0x800), let value = c.auctionSlug {
                         buffer.appendTLString(value)
                     }
+                    var w4 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x800), let value = c.giftsPerRound {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.auctionStartDate {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1000), let value = c.upgradeVariants {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
+                    buffer.commit(w4)
                     if tlFlagIsSet(_flags, 0x2000) {
                         c.background?.serialize(buffer, true)
                     }
                 case .starGiftUnique(let c):
-                    if boxed { buffer.appendUInt32(0x85f0a9cd) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.giftId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x85f0a9cd) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.giftId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.slug)
                     buffer.appendInt32(c.num)
@@ -3849,8 +3927,10 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.attributes, boxed: true)
-                    buffer.appendInt32(c.availabilityIssued)
-                    buffer.appendInt32(c.availabilityTotal)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.availabilityIssued)
+                    w2.int32(c.availabilityTotal)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x8), let value = c.giftAddress {
                         buffer.appendTLString(value)
                     }
@@ -3878,12 +3958,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1000) {
                         c.hostId?.serialize(buffer, true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x2000), let value = c.offerMinStars {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10000), let value = c.craftChancePermille {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
             }
         }
 

@@ -256,20 +256,24 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x90a6ca84) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x90a6ca84) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.peerId?.serialize(buffer, true)
                     }
                 case .message(let c):
-                    if boxed { buffer.appendUInt32(0x7600b9d3) }
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(_flags2)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x7600b9d3) }
+                    w1.int32(_flags)
+                    w1.int32(_flags2)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x100) {
                         c.fromId?.serialize(buffer, true)
                     }
@@ -286,12 +290,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4) {
                         c.fwdFrom?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags2, 0x1), let value = c.viaBusinessBotId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags2, 0x80000) {
                         c.guestchatViaFrom?.serialize(buffer, true)
                     }
@@ -309,12 +315,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x80), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x400), let value = c.views {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x400), let value = c.forwards {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
                     if tlFlagIsSet(_flags, 0x800000) {
                         c.replies?.serialize(buffer, true)
                     }
@@ -333,24 +341,28 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x400000), let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
+                    var w4 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x40000000), let value = c.quickReplyShortcutId {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x4), let value = c.effect {
-                        buffer.appendInt64(value)
+                        w4.int64(value)
                     }
+                    buffer.commit(w4)
                     if tlFlagIsSet(_flags2, 0x8) {
                         c.factcheck?.serialize(buffer, true)
                     }
+                    var w5 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags2, 0x20), let value = c.reportDeliveryUntilDate {
-                        buffer.appendInt32(value)
+                        w5.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x40), let value = c.paidMessageStars {
-                        buffer.appendInt64(value)
+                        w5.int64(value)
                     }
+                    buffer.commit(w5)
                     if tlFlagIsSet(_flags2, 0x80) {
                         c.suggestedPost?.serialize(buffer, true)
                     }
@@ -364,10 +376,12 @@ extension Api {
                         c.richMessage?.serialize(buffer, true)
                     }
                 case .messageService(let c):
-                    if boxed { buffer.appendUInt32(0x7a800e0a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x7a800e0a) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x100) {
                         c.fromId?.serialize(buffer, true)
                     }
@@ -3659,52 +3673,68 @@ extension Api {
                 case .updateNewMessage(let c):
                     if boxed { buffer.appendUInt32(0x1f2b0afd) }
                     c.message.serialize(buffer, true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updateMessageID(let c):
-                    if boxed { buffer.appendUInt32(0x4e90bfd6) }
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x4e90bfd6) }
+                    w1.int32(c.id)
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                 case .updateDeleteMessages(let c):
                     if boxed { buffer.appendUInt32(0xa20db0e5) }
                     buffer.appendVector(c.messages, boxed: true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updateUserTyping(let c):
-                    if boxed { buffer.appendUInt32(0x2a17bf5c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x2a17bf5c) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     c.action.serialize(buffer, true)
                 case .updateChatUserTyping(let c):
-                    if boxed { buffer.appendUInt32(0x83487af0) }
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x83487af0) }
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                     c.fromId.serialize(buffer, true)
                     c.action.serialize(buffer, true)
                 case .updateChatParticipants(let c):
                     if boxed { buffer.appendUInt32(0x07761198) }
                     c.participants.serialize(buffer, true)
                 case .updateUserStatus(let c):
-                    if boxed { buffer.appendUInt32(0xe5bdf8de) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xe5bdf8de) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     c.status.serialize(buffer, true)
                 case .updateUserName(let c):
-                    if boxed { buffer.appendUInt32(0xa7848924) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa7848924) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
                     buffer.appendVector(c.usernames, boxed: true)
                 case .updateNewAuthorization(let c):
-                    if boxed { buffer.appendUInt32(0x8951abef) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x8951abef) }
+                    w1.int32(_flags)
+                    w1.int64(c.hash)
                     if tlFlagIsSet(_flags, 0x1), let value = c.date {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.device {
                         buffer.appendTLString(value)
                     }
@@ -3716,29 +3746,37 @@ extension Api {
                     c.message.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
                 case .updateEncryptedChatTyping(let c):
-                    if boxed { buffer.appendUInt32(0x1710f156) }
-                    buffer.appendInt32(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1710f156) }
+                    w1.int32(c.chatId)
+                    buffer.commit(w1)
                 case .updateEncryption(let c):
                     if boxed { buffer.appendUInt32(0xb4a2e88d) }
                     c.chat.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                 case .updateEncryptedMessagesRead(let c):
-                    if boxed { buffer.appendUInt32(0x38fe25b7) }
-                    buffer.appendInt32(c.chatId)
-                    buffer.appendInt32(c.maxDate)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x38fe25b7) }
+                    w1.int32(c.chatId)
+                    w1.int32(c.maxDate)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                 case .updateChatParticipantAdd(let c):
-                    if boxed { buffer.appendUInt32(0x3dda5451) }
-                    buffer.appendInt64(c.chatId)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.inviterId)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.version)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x3dda5451) }
+                    w1.int64(c.chatId)
+                    w1.int64(c.userId)
+                    w1.int64(c.inviterId)
+                    w1.int32(c.date)
+                    w1.int32(c.version)
+                    buffer.commit(w1)
                 case .updateChatParticipantDelete(let c):
-                    if boxed { buffer.appendUInt32(0xe32f3d77) }
-                    buffer.appendInt64(c.chatId)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.version)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xe32f3d77) }
+                    w1.int64(c.chatId)
+                    w1.int64(c.userId)
+                    w1.int32(c.version)
+                    buffer.commit(w1)
                 case .updateDcOptions(let c):
                     if boxed { buffer.appendUInt32(0x8e5e9873) }
                     buffer.appendVector(c.dcOptions, boxed: true)
@@ -3747,12 +3785,14 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
                 case .updateServiceNotification(let c):
-                    if boxed { buffer.appendUInt32(0xebe46819) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xebe46819) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x2), let value = c.inboxDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendTLString(c.type)
                     buffer.appendTLString(c.message)
                     c.media.serialize(buffer, true)
@@ -3762,109 +3802,145 @@ extension Api {
                     c.key.serialize(buffer, true)
                     buffer.appendVector(c.rules, boxed: true)
                 case .updateUserPhone(let c):
-                    if boxed { buffer.appendUInt32(0x05492a13) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x05492a13) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.phone)
                 case .updateReadHistoryInbox(let c):
-                    if boxed { buffer.appendUInt32(0x9e84bc99) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9e84bc99) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
+                    var w2 = buffer.fieldWriter(reserving: 20)
                     if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.maxId)
-                    buffer.appendInt32(c.stillUnreadCount)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    w2.int32(c.maxId)
+                    w2.int32(c.stillUnreadCount)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
+                    buffer.commit(w2)
                 case .updateReadHistoryOutbox(let c):
                     if boxed { buffer.appendUInt32(0x2f2f21bf) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.maxId)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.maxId)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updateWebPage(let c):
                     if boxed { buffer.appendUInt32(0x7f891213) }
                     c.webpage.serialize(buffer, true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updateReadMessagesContents(let c):
-                    if boxed { buffer.appendUInt32(0xf8227181) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf8227181) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
                     if tlFlagIsSet(_flags, 0x1), let value = c.date {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                 case .updateChannelTooLong(let c):
-                    if boxed { buffer.appendUInt32(0x108d941f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x108d941f) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.pts {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                 case .updateChannel(let c):
-                    if boxed { buffer.appendUInt32(0x635b4c09) }
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x635b4c09) }
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                 case .updateNewChannelMessage(let c):
                     if boxed { buffer.appendUInt32(0x62ba04d9) }
                     c.message.serialize(buffer, true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updateReadChannelInbox(let c):
-                    if boxed { buffer.appendUInt32(0x922e6e10) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0x922e6e10) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.maxId)
-                    buffer.appendInt32(c.stillUnreadCount)
-                    buffer.appendInt32(c.pts)
+                    w1.int64(c.channelId)
+                    w1.int32(c.maxId)
+                    w1.int32(c.stillUnreadCount)
+                    w1.int32(c.pts)
+                    buffer.commit(w1)
                 case .updateDeleteChannelMessages(let c):
-                    if boxed { buffer.appendUInt32(0xc32d5b12) }
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xc32d5b12) }
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
+                    buffer.commit(w2)
                 case .updateChannelMessageViews(let c):
-                    if boxed { buffer.appendUInt32(0xf226ac08) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt32(c.views)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xf226ac08) }
+                    w1.int64(c.channelId)
+                    w1.int32(c.id)
+                    w1.int32(c.views)
+                    buffer.commit(w1)
                 case .updateChatParticipantAdmin(let c):
-                    if boxed { buffer.appendUInt32(0xd7ca61a2) }
-                    buffer.appendInt64(c.chatId)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendBool(c.isAdmin)
-                    buffer.appendInt32(c.version)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0xd7ca61a2) }
+                    w1.int64(c.chatId)
+                    w1.int64(c.userId)
+                    w1.bool(c.isAdmin)
+                    w1.int32(c.version)
+                    buffer.commit(w1)
                 case .updateNewStickerSet(let c):
                     if boxed { buffer.appendUInt32(0x688a30aa) }
                     c.stickerset.serialize(buffer, true)
                 case .updateStickerSetsOrder(let c):
-                    if boxed { buffer.appendUInt32(0x0bb2d201) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0bb2d201) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.order, boxed: true)
                 case .updateStickerSets(let c):
-                    if boxed { buffer.appendUInt32(0x31c24808) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x31c24808) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .updateSavedGifs:
                     if boxed { buffer.appendUInt32(0x9375341e) }
                 case .updateBotInlineQuery(let c):
-                    if boxed { buffer.appendUInt32(0x496f379c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x496f379c) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.query)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.geo?.serialize(buffer, true)
@@ -3874,10 +3950,12 @@ extension Api {
                     }
                     buffer.appendTLString(c.offset)
                 case .updateBotInlineSend(let c):
-                    if boxed { buffer.appendUInt32(0x12f12a07) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x12f12a07) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.query)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.geo?.serialize(buffer, true)
@@ -3889,17 +3967,23 @@ extension Api {
                 case .updateEditChannelMessage(let c):
                     if boxed { buffer.appendUInt32(0x1b3f4df7) }
                     c.message.serialize(buffer, true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updateBotCallbackQuery(let c):
-                    if boxed { buffer.appendUInt32(0xb9cfc48d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xb9cfc48d) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt64(c.chatInstance)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.msgId)
+                    w2.int64(c.chatInstance)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1), let value = c.data {
                         buffer.appendTLBytes(value)
                     }
@@ -3909,14 +3993,18 @@ extension Api {
                 case .updateEditMessage(let c):
                     if boxed { buffer.appendUInt32(0xe40370a3) }
                     c.message.serialize(buffer, true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updateInlineBotCallbackQuery(let c):
-                    if boxed { buffer.appendUInt32(0x691e9052) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x691e9052) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     c.msgId.serialize(buffer, true)
                     buffer.appendInt64(c.chatInstance)
                     if tlFlagIsSet(_flags, 0x1), let value = c.data {
@@ -3926,13 +4014,17 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                 case .updateReadChannelOutbox(let c):
-                    if boxed { buffer.appendUInt32(0xb75f99a9) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.maxId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xb75f99a9) }
+                    w1.int64(c.channelId)
+                    w1.int32(c.maxId)
+                    buffer.commit(w1)
                 case .updateDraftMessage(let c):
-                    if boxed { buffer.appendUInt32(0xedfc111e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xedfc111e) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
                         buffer.appendInt32(value)
@@ -3950,26 +4042,34 @@ extension Api {
                 case .updatePtsChanged:
                     if boxed { buffer.appendUInt32(0x3354678f) }
                 case .updateChannelWebPage(let c):
-                    if boxed { buffer.appendUInt32(0x2f2ba99f) }
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x2f2ba99f) }
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                     c.webpage.serialize(buffer, true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
+                    buffer.commit(w2)
                 case .updateDialogPinned(let c):
-                    if boxed { buffer.appendUInt32(0x6e6fe51c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6e6fe51c) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                 case .updatePinnedDialogs(let c):
-                    if boxed { buffer.appendUInt32(0xfa0f3ca2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xfa0f3ca2) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -3977,22 +4077,28 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x8317c0c3) }
                     c.data.serialize(buffer, true)
                 case .updateBotWebhookJSONQuery(let c):
-                    if boxed { buffer.appendUInt32(0x9b9240a6) }
-                    buffer.appendInt64(c.queryId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9b9240a6) }
+                    w1.int64(c.queryId)
+                    buffer.commit(w1)
                     c.data.serialize(buffer, true)
                     buffer.appendInt32(c.timeout)
                 case .updateBotShippingQuery(let c):
-                    if boxed { buffer.appendUInt32(0xb5aefd7d) }
-                    buffer.appendInt64(c.queryId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xb5aefd7d) }
+                    w1.int64(c.queryId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.payload)
                     c.shippingAddress.serialize(buffer, true)
                 case .updateBotPrecheckoutQuery(let c):
-                    if boxed { buffer.appendUInt32(0x8caa9a96) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x8caa9a96) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.payload)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.info?.serialize(buffer, true)
@@ -4014,13 +4120,15 @@ extension Api {
                 case .updateFavedStickers:
                     if boxed { buffer.appendUInt32(0xe511996d) }
                 case .updateChannelReadMessagesContents(let c):
-                    if boxed { buffer.appendUInt32(0x25f324f7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x25f324f7) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.savedPeerId?.serialize(buffer, true)
                     }
@@ -4028,31 +4136,39 @@ extension Api {
                 case .updateContactsReset:
                     if boxed { buffer.appendUInt32(0x7084a7be) }
                 case .updateChannelAvailableMessages(let c):
-                    if boxed { buffer.appendUInt32(0xb23fc698) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.availableMinId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xb23fc698) }
+                    w1.int64(c.channelId)
+                    w1.int32(c.availableMinId)
+                    buffer.commit(w1)
                 case .updateDialogUnreadMark(let c):
-                    if boxed { buffer.appendUInt32(0xb658f23e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb658f23e) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.savedPeerId?.serialize(buffer, true)
                     }
                 case .updateMessagePoll(let c):
-                    if boxed { buffer.appendUInt32(0xd64c522b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xd64c522b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.peer?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt64(c.pollId)
+                    w2.int64(c.pollId)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.poll?.serialize(buffer, true)
                     }
@@ -4065,8 +4181,10 @@ extension Api {
                 case .updateFolderPeers(let c):
                     if boxed { buffer.appendUInt32(0x19360dc0) }
                     buffer.appendVector(c.folderPeers, boxed: true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
                 case .updatePeerSettings(let c):
                     if boxed { buffer.appendUInt32(0x6a7e7366) }
                     c.peer.serialize(buffer, true)
@@ -4078,9 +4196,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x39a51dfb) }
                     c.message.serialize(buffer, true)
                 case .updateDeleteScheduledMessages(let c):
-                    if boxed { buffer.appendUInt32(0xf2a71983) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf2a71983) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.sentMessages {
@@ -4096,17 +4216,21 @@ extension Api {
                 case .updateLoginToken:
                     if boxed { buffer.appendUInt32(0x564fe691) }
                 case .updateMessagePollVote(let c):
-                    if boxed { buffer.appendUInt32(0x7699f014) }
-                    buffer.appendInt64(c.pollId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x7699f014) }
+                    w1.int64(c.pollId)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendBytesVector(c.options, boxed: true)
                     buffer.appendVector(c.positions, boxed: true)
                     buffer.appendInt32(c.qts)
                 case .updateDialogFilter(let c):
-                    if boxed { buffer.appendUInt32(0x26ffde7d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x26ffde7d) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.filter?.serialize(buffer, true)
                     }
@@ -4116,95 +4240,123 @@ extension Api {
                 case .updateDialogFilters:
                     if boxed { buffer.appendUInt32(0x3504914f) }
                 case .updatePhoneCallSignalingData(let c):
-                    if boxed { buffer.appendUInt32(0x2661bf09) }
-                    buffer.appendInt64(c.phoneCallId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x2661bf09) }
+                    w1.int64(c.phoneCallId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.data)
                 case .updateChannelMessageForwards(let c):
-                    if boxed { buffer.appendUInt32(0xd29a27f4) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt32(c.forwards)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xd29a27f4) }
+                    w1.int64(c.channelId)
+                    w1.int32(c.id)
+                    w1.int32(c.forwards)
+                    buffer.commit(w1)
                 case .updateReadChannelDiscussionInbox(let c):
-                    if boxed { buffer.appendUInt32(0xd6b19546) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.topMsgId)
-                    buffer.appendInt32(c.readMaxId)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0xd6b19546) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
+                    w1.int32(c.topMsgId)
+                    w1.int32(c.readMaxId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.broadcastId {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.broadcastPost {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                 case .updateReadChannelDiscussionOutbox(let c):
-                    if boxed { buffer.appendUInt32(0x695c9e7c) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.topMsgId)
-                    buffer.appendInt32(c.readMaxId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x695c9e7c) }
+                    w1.int64(c.channelId)
+                    w1.int32(c.topMsgId)
+                    w1.int32(c.readMaxId)
+                    buffer.commit(w1)
                 case .updatePeerBlocked(let c):
-                    if boxed { buffer.appendUInt32(0xebe07752) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xebe07752) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peerId.serialize(buffer, true)
                 case .updateChannelUserTyping(let c):
-                    if boxed { buffer.appendUInt32(0x8c88c923) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x8c88c923) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     c.fromId.serialize(buffer, true)
                     c.action.serialize(buffer, true)
                 case .updatePinnedMessages(let c):
-                    if boxed { buffer.appendUInt32(0xed85eab5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xed85eab5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
+                    buffer.commit(w2)
                 case .updatePinnedChannelMessages(let c):
-                    if boxed { buffer.appendUInt32(0x5bb98608) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x5bb98608) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
+                    buffer.commit(w2)
                 case .updateChat(let c):
-                    if boxed { buffer.appendUInt32(0xf89a6a4e) }
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xf89a6a4e) }
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                 case .updateGroupCallParticipants(let c):
                     if boxed { buffer.appendUInt32(0xf2ebdb4e) }
                     c.call.serialize(buffer, true)
                     buffer.appendVector(c.participants, boxed: true)
                     buffer.appendInt32(c.version)
                 case .updateGroupCall(let c):
-                    if boxed { buffer.appendUInt32(0x9d2216e0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9d2216e0) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.peer?.serialize(buffer, true)
                     }
                     c.call.serialize(buffer, true)
                 case .updatePeerHistoryTTL(let c):
-                    if boxed { buffer.appendUInt32(0xbb9bb9a5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbb9bb9a5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .updateChatParticipant(let c):
-                    if boxed { buffer.appendUInt32(0xd087663a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.chatId)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.actorId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0xd087663a) }
+                    w1.int32(_flags)
+                    w1.int64(c.chatId)
+                    w1.int32(c.date)
+                    w1.int64(c.actorId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.prevParticipant?.serialize(buffer, true)
                     }
@@ -4216,13 +4368,15 @@ extension Api {
                     }
                     buffer.appendInt32(c.qts)
                 case .updateChannelParticipant(let c):
-                    if boxed { buffer.appendUInt32(0x985d3abb) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.actorId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x985d3abb) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
+                    w1.int32(c.date)
+                    w1.int64(c.actorId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.prevParticipant?.serialize(buffer, true)
                     }
@@ -4234,15 +4388,19 @@ extension Api {
                     }
                     buffer.appendInt32(c.qts)
                 case .updateBotStopped(let c):
-                    if boxed { buffer.appendUInt32(0xc4870a49) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.date)
-                    buffer.appendBool(c.stopped)
-                    buffer.appendInt32(c.qts)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xc4870a49) }
+                    w1.int64(c.userId)
+                    w1.int32(c.date)
+                    w1.bool(c.stopped)
+                    w1.int32(c.qts)
+                    buffer.commit(w1)
                 case .updateGroupCallConnection(let c):
-                    if boxed { buffer.appendUInt32(0x0b783982) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0b783982) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.params.serialize(buffer, true)
                 case .updateBotCommands(let c):
                     if boxed { buffer.appendUInt32(0x4d712f2e) }
@@ -4255,27 +4413,37 @@ extension Api {
                     buffer.appendInt32(c.requestsPending)
                     buffer.appendVector(c.recentRequesters, boxed: true)
                 case .updateBotChatInviteRequester(let c):
-                    if boxed { buffer.appendUInt32(0x7cb34d79) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x7cb34d79) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.userId)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.date)
+                    w2.int64(c.userId)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.about)
                     c.invite.serialize(buffer, true)
-                    buffer.appendInt32(c.qts)
+                    var w3 = buffer.fieldWriter(reserving: 12)
+                    w3.int32(c.qts)
                     if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
-                        buffer.appendInt64(value)
+                        w3.int64(value)
                     }
+                    buffer.commit(w3)
                 case .updateMessageReactions(let c):
-                    if boxed { buffer.appendUInt32(0x1e297bfa) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1e297bfa) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.msgId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.savedPeerId?.serialize(buffer, true)
                     }
@@ -4283,45 +4451,59 @@ extension Api {
                 case .updateAttachMenuBots:
                     if boxed { buffer.appendUInt32(0x17b7a20b) }
                 case .updateWebViewResultSent(let c):
-                    if boxed { buffer.appendUInt32(0x1592b79d) }
-                    buffer.appendInt64(c.queryId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1592b79d) }
+                    w1.int64(c.queryId)
+                    buffer.commit(w1)
                 case .updateBotMenuButton(let c):
-                    if boxed { buffer.appendUInt32(0x14b85813) }
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x14b85813) }
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                     c.button.serialize(buffer, true)
                 case .updateSavedRingtones:
                     if boxed { buffer.appendUInt32(0x74d8be99) }
                 case .updateTranscribedAudio(let c):
-                    if boxed { buffer.appendUInt32(0x0084cd5a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0084cd5a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt64(c.transcriptionId)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.msgId)
+                    w2.int64(c.transcriptionId)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.text)
                 case .updateReadFeaturedEmojiStickers:
                     if boxed { buffer.appendUInt32(0xfb4c496c) }
                 case .updateUserEmojiStatus(let c):
-                    if boxed { buffer.appendUInt32(0x28373599) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x28373599) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     c.emojiStatus.serialize(buffer, true)
                 case .updateRecentEmojiStatuses:
                     if boxed { buffer.appendUInt32(0x30f443db) }
                 case .updateRecentReactions:
                     if boxed { buffer.appendUInt32(0x6f7863f4) }
                 case .updateMoveStickerSetToTop(let c):
-                    if boxed { buffer.appendUInt32(0x86fccf85) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stickerset)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x86fccf85) }
+                    w1.int32(_flags)
+                    w1.int64(c.stickerset)
+                    buffer.commit(w1)
                 case .updateMessageExtendedMedia(let c):
                     if boxed { buffer.appendUInt32(0xd5a41724) }
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.msgId)
                     buffer.appendVector(c.extendedMedia, boxed: true)
                 case .updateUser(let c):
-                    if boxed { buffer.appendUInt32(0x20529438) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x20529438) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                 case .updateAutoSaveSettings:
                     if boxed { buffer.appendUInt32(0xec05b097) }
                 case .updateStory(let c):
@@ -4333,9 +4515,11 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.maxId)
                 case .updateStoryID(let c):
-                    if boxed { buffer.appendUInt32(0x1bf335b9) }
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x1bf335b9) }
+                    w1.int32(c.id)
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                 case .updateStoriesStealthMode(let c):
                     if boxed { buffer.appendUInt32(0x2c084dc1) }
                     c.stealthMode.serialize(buffer, true)
@@ -4350,13 +4534,17 @@ extension Api {
                     c.boost.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
                 case .updateChannelViewForumAsMessages(let c):
-                    if boxed { buffer.appendUInt32(0x07b68920) }
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendBool(c.enabled)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x07b68920) }
+                    w1.int64(c.channelId)
+                    w1.bool(c.enabled)
+                    buffer.commit(w1)
                 case .updatePeerWallpaper(let c):
-                    if boxed { buffer.appendUInt32(0xae3f101d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xae3f101d) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.wallpaper?.serialize(buffer, true)
@@ -4364,8 +4552,10 @@ extension Api {
                 case .updateBotMessageReaction(let c):
                     if boxed { buffer.appendUInt32(0xac21d3ce) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.msgId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     c.actor.serialize(buffer, true)
                     buffer.appendVector(c.oldReactions, boxed: true)
                     buffer.appendVector(c.newReactions, boxed: true)
@@ -4373,19 +4563,25 @@ extension Api {
                 case .updateBotMessageReactions(let c):
                     if boxed { buffer.appendUInt32(0x09cb7759) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.msgId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     buffer.appendVector(c.reactions, boxed: true)
                     buffer.appendInt32(c.qts)
                 case .updateSavedDialogPinned(let c):
-                    if boxed { buffer.appendUInt32(0xaeaf9e74) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xaeaf9e74) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                 case .updatePinnedSavedDialogs(let c):
-                    if boxed { buffer.appendUInt32(0x686c85a6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x686c85a6) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -4401,23 +4597,29 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xf53da717) }
                     c.quickReply.serialize(buffer, true)
                 case .updateDeleteQuickReply(let c):
-                    if boxed { buffer.appendUInt32(0x53e6f1ec) }
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x53e6f1ec) }
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
                 case .updateQuickReplyMessage(let c):
                     if boxed { buffer.appendUInt32(0x3e050d0f) }
                     c.message.serialize(buffer, true)
                 case .updateDeleteQuickReplyMessages(let c):
-                    if boxed { buffer.appendUInt32(0x566fe7cd) }
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x566fe7cd) }
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
                 case .updateBotBusinessConnect(let c):
                     if boxed { buffer.appendUInt32(0x8ae5c97a) }
                     c.connection.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
                 case .updateBotNewBusinessMessage(let c):
-                    if boxed { buffer.appendUInt32(0x9ddb347c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9ddb347c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -4425,9 +4627,11 @@ extension Api {
                     }
                     buffer.appendInt32(c.qts)
                 case .updateBotEditBusinessMessage(let c):
-                    if boxed { buffer.appendUInt32(0x07df587c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x07df587c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -4441,19 +4645,23 @@ extension Api {
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendInt32(c.qts)
                 case .updateNewStoryReaction(let c):
-                    if boxed { buffer.appendUInt32(0x1824e40b) }
-                    buffer.appendInt32(c.storyId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1824e40b) }
+                    w1.int32(c.storyId)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     c.reaction.serialize(buffer, true)
                 case .updateStarsBalance(let c):
                     if boxed { buffer.appendUInt32(0x4e80a379) }
                     c.balance.serialize(buffer, true)
                 case .updateBusinessBotCallbackQuery(let c):
-                    if boxed { buffer.appendUInt32(0x1ea2fda7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x1ea2fda7) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x4) {
@@ -4468,8 +4676,10 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     c.status.serialize(buffer, true)
                 case .updateBotPurchasedPaidMedia(let c):
-                    if boxed { buffer.appendUInt32(0x283bd312) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x283bd312) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.payload)
                     buffer.appendInt32(c.qts)
                 case .updatePaidReactionPrivacy(let c):
@@ -4485,20 +4695,26 @@ extension Api {
                     buffer.appendBytesVector(c.blocks, boxed: true)
                     buffer.appendInt32(c.nextOffset)
                 case .updateReadMonoForumInbox(let c):
-                    if boxed { buffer.appendUInt32(0x77b0e372) }
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x77b0e372) }
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                     c.savedPeerId.serialize(buffer, true)
                     buffer.appendInt32(c.readMaxId)
                 case .updateReadMonoForumOutbox(let c):
-                    if boxed { buffer.appendUInt32(0xa4a79376) }
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa4a79376) }
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                     c.savedPeerId.serialize(buffer, true)
                     buffer.appendInt32(c.readMaxId)
                 case .updateMonoForumNoPaidException(let c):
-                    if boxed { buffer.appendUInt32(0x9f812b08) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x9f812b08) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                     c.savedPeerId.serialize(buffer, true)
                 case .updateGroupCallMessage(let c):
                     if boxed { buffer.appendUInt32(0xd8326f0d) }
@@ -4510,15 +4726,19 @@ extension Api {
                     c.fromId.serialize(buffer, true)
                     buffer.appendTLBytes(c.encryptedMessage)
                 case .updatePinnedForumTopic(let c):
-                    if boxed { buffer.appendUInt32(0x683b2c52) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x683b2c52) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.topicId)
                 case .updatePinnedForumTopics(let c):
-                    if boxed { buffer.appendUInt32(0xdef143d0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xdef143d0) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.order {
                         buffer.appendVector(value, boxed: true)
@@ -4528,12 +4748,16 @@ extension Api {
                     c.call.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
                 case .updateStarGiftAuctionState(let c):
-                    if boxed { buffer.appendUInt32(0x48e246c2) }
-                    buffer.appendInt64(c.giftId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x48e246c2) }
+                    w1.int64(c.giftId)
+                    buffer.commit(w1)
                     c.state.serialize(buffer, true)
                 case .updateStarGiftAuctionUserState(let c):
-                    if boxed { buffer.appendUInt32(0xdc58f31e) }
-                    buffer.appendInt64(c.giftId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xdc58f31e) }
+                    w1.int64(c.giftId)
+                    buffer.commit(w1)
                     c.userState.serialize(buffer, true)
                 case .updateEmojiGameInfo(let c):
                     if boxed { buffer.appendUInt32(0xfb9c547a) }
@@ -4541,21 +4765,27 @@ extension Api {
                 case .updateStarGiftCraftFail:
                     if boxed { buffer.appendUInt32(0xac072444) }
                 case .updateChatParticipantRank(let c):
-                    if boxed { buffer.appendUInt32(0xbd8367b9) }
-                    buffer.appendInt64(c.chatId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xbd8367b9) }
+                    w1.int64(c.chatId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.rank)
                     buffer.appendInt32(c.version)
                 case .updateManagedBot(let c):
-                    if boxed { buffer.appendUInt32(0x4880ed9a) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.botId)
-                    buffer.appendInt32(c.qts)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x4880ed9a) }
+                    w1.int64(c.userId)
+                    w1.int64(c.botId)
+                    w1.int32(c.qts)
+                    buffer.commit(w1)
                 case .updateBotGuestChatQuery(let c):
-                    if boxed { buffer.appendUInt32(0xcdd4093d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xcdd4093d) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    buffer.commit(w1)
                     c.message.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.referenceMessages {
                         buffer.appendVector(value, boxed: true)
@@ -4569,13 +4799,15 @@ extension Api {
                     buffer.appendInt64(c.queryId)
                     c.result.serialize(buffer, true)
                 case .updateNewBotConnection(let c):
-                    if boxed { buffer.appendUInt32(0xb22083a6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xb22083a6) }
+                    w1.int32(_flags)
+                    w1.int64(c.botId)
                     if tlFlagIsSet(_flags, 0x2), let value = c.date {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.device {
                         buffer.appendTLString(value)
                     }
@@ -4583,16 +4815,20 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                 case .updateWebBrowserSettings(let c):
-                    if boxed { buffer.appendUInt32(0xc39a2ade) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc39a2ade) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .updateWebBrowserException(let c):
-                    if boxed { buffer.appendUInt32(0x140502d1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x140502d1) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.openExternalBrowser {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
+                    buffer.commit(w1)
                     c.exception.serialize(buffer, true)
                 case .updateNewEphemeralMessage(let c):
                     if boxed { buffer.appendUInt32(0x20bcbba1) }
@@ -4605,11 +4841,13 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x4bbb8f01) }
                     c.message.serialize(buffer, true)
                 case .updateEphemeralBotCallbackQuery(let c):
-                    if boxed { buffer.appendUInt32(0x7c1079d6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x7c1079d6) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.peer?.serialize(buffer, true)
                     }
@@ -4620,10 +4858,12 @@ extension Api {
                     }
                     c.message.serialize(buffer, true)
                 case .updateBotStarsSubscription(let c):
-                    if boxed { buffer.appendUInt32(0x6c0d8e23) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x6c0d8e23) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.payload)
                     buffer.appendInt32(c.qts)
             }
@@ -8530,8 +8770,10 @@ extension Api {
                 case .nearestDc(let c):
                     if boxed { buffer.appendUInt32(0x8e1a1775) }
                     buffer.appendTLString(c.country)
-                    buffer.appendInt32(c.thisDc)
-                    buffer.appendInt32(c.nearestDc)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.thisDc)
+                    w1.int32(c.nearestDc)
+                    buffer.commit(w1)
             }
         }
 
@@ -8939,41 +9181,49 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .documentAttributeImageSize(let c):
-                    if boxed { buffer.appendUInt32(0x6c37c15c) }
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6c37c15c) }
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                 case .documentAttributeAnimated:
                     if boxed { buffer.appendUInt32(0x11b58939) }
                 case .documentAttributeSticker(let c):
-                    if boxed { buffer.appendUInt32(0x6319d612) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6319d612) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.alt)
                     c.stickerset.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.maskCoords?.serialize(buffer, true)
                     }
                 case .documentAttributeVideo(let c):
-                    if boxed { buffer.appendUInt32(0x43c57c48) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendDouble(c.duration)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x43c57c48) }
+                    w1.int32(_flags)
+                    w1.double(c.duration)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
                     if tlFlagIsSet(_flags, 0x4), let value = c.preloadPrefixSize {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.videoStartTs {
-                        buffer.appendDouble(value)
+                        w1.double(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x20), let value = c.videoCodec {
                         buffer.appendTLString(value)
                     }
                 case .documentAttributeAudio(let c):
-                    if boxed { buffer.appendUInt32(0x9852f9c6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.duration)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9852f9c6) }
+                    w1.int32(_flags)
+                    w1.int32(c.duration)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
@@ -8989,9 +9239,11 @@ extension Api {
                 case .documentAttributeHasStickers:
                     if boxed { buffer.appendUInt32(0x9801d2f7) }
                 case .documentAttributeCustomEmoji(let c):
-                    if boxed { buffer.appendUInt32(0xfd149899) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfd149899) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.alt)
                     c.stickerset.serialize(buffer, true)
             }
@@ -9257,8 +9509,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .cdnPublicKey(let c):
-                    if boxed { buffer.appendUInt32(0xc982eaba) }
-                    buffer.appendInt32(c.dcId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc982eaba) }
+                    w1.int32(c.dcId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.publicKey)
             }
         }
@@ -9695,10 +9949,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatAdminWithInvites(let c):
-                    if boxed { buffer.appendUInt32(0xf2ecef23) }
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt32(c.invitesCount)
-                    buffer.appendInt32(c.revokedInvitesCount)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xf2ecef23) }
+                    w1.int64(c.adminId)
+                    w1.int32(c.invitesCount)
+                    w1.int32(c.revokedInvitesCount)
+                    buffer.commit(w1)
             }
         }
 
@@ -9884,9 +10140,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageReactions(let c):
-                    if boxed { buffer.appendUInt32(0x0a339f0b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0a339f0b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.results, boxed: true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.recentReactions {
                         buffer.appendVector(value, boxed: true)
@@ -10191,23 +10449,27 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .peerColor(let c):
-                    if boxed { buffer.appendUInt32(0xb54b5acf) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xb54b5acf) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.color {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.backgroundEmojiId {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                 case .peerColorCollectible(let c):
-                    if boxed { buffer.appendUInt32(0xb9c0639a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.collectibleId)
-                    buffer.appendInt64(c.giftEmojiId)
-                    buffer.appendInt64(c.backgroundEmojiId)
-                    buffer.appendInt32(c.accentColor)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0xb9c0639a) }
+                    w1.int32(_flags)
+                    w1.int64(c.collectibleId)
+                    w1.int64(c.giftEmojiId)
+                    w1.int64(c.backgroundEmojiId)
+                    w1.int32(c.accentColor)
+                    buffer.commit(w1)
                     buffer.appendVector(c.colors, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.darkAccentColor {
                         buffer.appendInt32(value)
@@ -10216,8 +10478,10 @@ extension Api {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputPeerColorCollectible(let c):
-                    if boxed { buffer.appendUInt32(0xb8ea86a9) }
-                    buffer.appendInt64(c.collectibleId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xb8ea86a9) }
+                    w1.int64(c.collectibleId)
+                    buffer.commit(w1)
             }
         }
 
@@ -10365,8 +10629,10 @@ extension Api.help {
                 case .peerColorsNotModified:
                     if boxed { buffer.appendUInt32(0x2ba1f5ce) }
                 case .peerColors(let c):
-                    if boxed { buffer.appendUInt32(0x00f8ed08) }
-                    buffer.appendInt32(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x00f8ed08) }
+                    w1.int32(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.colors, boxed: true)
             }
         }
@@ -10449,14 +10715,16 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .birthday(let c):
-                    if boxed { buffer.appendUInt32(0x6c8e1e06) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.day)
-                    buffer.appendInt32(c.month)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x6c8e1e06) }
+                    w1.int32(_flags)
+                    w1.int32(c.day)
+                    w1.int32(c.month)
                     if tlFlagIsSet(_flags, 0x1), let value = c.year {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -10615,9 +10883,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .geoPointAddress(let c):
-                    if boxed { buffer.appendUInt32(0xde4c5d93) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xde4c5d93) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.countryIso2)
                     if tlFlagIsSet(_flags, 0x1), let value = c.state {
                         buffer.appendTLString(value)
@@ -10734,18 +11004,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftAuctionUserState(let c):
-                    if boxed { buffer.appendUInt32(0x2eeed1c4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x2eeed1c4) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.bidAmount {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.bidDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.minBidAmount {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.bidPeer?.serialize(buffer, true)
                     }
@@ -10920,9 +11192,11 @@ extension Api.bots {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .accessSettings(let c):
-                    if boxed { buffer.appendUInt32(0xdd1fbf93) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xdd1fbf93) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.addUsers {
                         buffer.appendVector(value, boxed: true)
                     }

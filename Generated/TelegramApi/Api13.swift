@@ -38,10 +38,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputPhoneContact(let c):
-                    if boxed { buffer.appendUInt32(0x6a1dc4be) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.clientId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x6a1dc4be) }
+                    w1.int32(_flags)
+                    w1.int64(c.clientId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.phone)
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
@@ -163,15 +165,19 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputFile(let c):
-                    if boxed { buffer.appendUInt32(0xf52ff27f) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(c.parts)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf52ff27f) }
+                    w1.int64(c.id)
+                    w1.int32(c.parts)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.name)
                     buffer.appendTLString(c.md5Checksum)
                 case .inputFileBig(let c):
-                    if boxed { buffer.appendUInt32(0xfa4f0bb5) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(c.parts)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xfa4f0bb5) }
+                    w1.int64(c.id)
+                    w1.int32(c.parts)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.name)
                 case .inputFileStoryDocument(let c):
                     if boxed { buffer.appendUInt32(0x62dc8b48) }
@@ -291,9 +297,11 @@ extension Api {
                 case .inputPhotoEmpty:
                     if boxed { buffer.appendUInt32(0x1cd7bf0d) }
                 case .inputPhoto(let c):
-                    if boxed { buffer.appendUInt32(0x3bb3b94a) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x3bb3b94a) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
             }
         }
@@ -405,18 +413,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .peerNotifySettings(let c):
-                    if boxed { buffer.appendUInt32(0x99622c0c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x99622c0c) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.silent {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.iosSound?.serialize(buffer, true)
                     }
@@ -426,12 +436,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20) {
                         c.otherSound?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
-                        buffer.appendBool(value)
+                        w2.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
-                        buffer.appendBool(value)
+                        w2.bool(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x100) {
                         c.storiesIosSound?.serialize(buffer, true)
                     }
@@ -603,12 +615,14 @@ extension Api {
                 case .encryptedFileEmpty:
                     if boxed { buffer.appendUInt32(0xc21f497e) }
                 case .encryptedFile(let c):
-                    if boxed { buffer.appendUInt32(0xa8008cd8) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt64(c.size)
-                    buffer.appendInt32(c.dcId)
-                    buffer.appendInt32(c.keyFingerprint)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0xa8008cd8) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int64(c.size)
+                    w1.int32(c.dcId)
+                    w1.int32(c.keyFingerprint)
+                    buffer.commit(w1)
             }
         }
 
@@ -766,10 +780,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .highScore(let c):
-                    if boxed { buffer.appendUInt32(0x73a379eb) }
-                    buffer.appendInt32(c.pos)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.score)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x73a379eb) }
+                    w1.int32(c.pos)
+                    w1.int64(c.userId)
+                    w1.int32(c.score)
+                    buffer.commit(w1)
             }
         }
 
@@ -850,9 +866,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputStickerSetItem(let c):
-                    if boxed { buffer.appendUInt32(0x32da9e9c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x32da9e9c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.document.serialize(buffer, true)
                     buffer.appendTLString(c.emoji)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -1385,9 +1403,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pollAnswerVoters(let c):
-                    if boxed { buffer.appendUInt32(0x3645230a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3645230a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.option)
                     if tlFlagIsSet(_flags, 0x4), let value = c.voters {
                         buffer.appendInt32(value)
@@ -1487,11 +1507,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .statsGroupTopAdmin(let c):
-                    if boxed { buffer.appendUInt32(0xd7584c87) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.deleted)
-                    buffer.appendInt32(c.kicked)
-                    buffer.appendInt32(c.banned)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xd7584c87) }
+                    w1.int64(c.userId)
+                    w1.int32(c.deleted)
+                    w1.int32(c.kicked)
+                    w1.int32(c.banned)
+                    buffer.commit(w1)
             }
         }
 
@@ -1621,12 +1643,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageReplyHeader(let c):
-                    if boxed { buffer.appendUInt32(0x1b97dd66) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1b97dd66) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x10), let value = c.replyToMsgId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.replyToPeerId?.serialize(buffer, true)
                     }
@@ -1645,12 +1669,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x80), let value = c.quoteEntities {
                         buffer.appendVector(value, boxed: true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x400), let value = c.quoteOffset {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.todoItemId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1000), let value = c.pollOption {
                         buffer.appendTLBytes(value)
                     }
@@ -2013,8 +2039,10 @@ extension Api.help {
                 case .appConfigNotModified:
                     if boxed { buffer.appendUInt32(0x7cde641d) }
                 case .appConfig(let c):
-                    if boxed { buffer.appendUInt32(0xdd18782e) }
-                    buffer.appendInt32(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xdd18782e) }
+                    w1.int32(c.hash)
+                    buffer.commit(w1)
                     c.config.serialize(buffer, true)
             }
         }
@@ -2095,9 +2123,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .exportedChatlistInvite(let c):
-                    if boxed { buffer.appendUInt32(0x0c5181ac) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0c5181ac) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.url)
                     buffer.appendVector(c.peers, boxed: true)
@@ -2358,10 +2388,12 @@ extension Api.stats {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .publicForwards(let c):
-                    if boxed { buffer.appendUInt32(0x93037e20) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x93037e20) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.forwards, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
@@ -2460,9 +2492,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .savedReactionTag(let c):
-                    if boxed { buffer.appendUInt32(0xcb6ff828) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xcb6ff828) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.reaction.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
@@ -2628,9 +2662,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessWorkHours(let c):
-                    if boxed { buffer.appendUInt32(0x8c92b098) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8c92b098) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.timezoneId)
                     buffer.appendVector(c.weeklyOpen, boxed: true)
             }

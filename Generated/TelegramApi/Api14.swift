@@ -50,8 +50,10 @@ extension Api.contacts {
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .blockedSlice(let c):
-                    if boxed { buffer.appendUInt32(0xe1664194) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe1664194) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.blocked, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -148,9 +150,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .receivedNotifyMessage(let c):
-                    if boxed { buffer.appendUInt32(0xa384b779) }
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt32(c.flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa384b779) }
+                    w1.int32(c.id)
+                    w1.int32(c.flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -248,12 +252,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botInfo(let c):
-                    if boxed { buffer.appendUInt32(0x4d8a0299) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x4d8a0299) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.userId {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.description {
                         buffer.appendTLString(value)
                     }
@@ -606,8 +612,10 @@ extension Api.upload {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .webFile(let c):
-                    if boxed { buffer.appendUInt32(0x21e753bc) }
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x21e753bc) }
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.mimeType)
                     c.fileType.serialize(buffer, true)
                     buffer.appendInt32(c.mtime)
@@ -842,9 +850,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storyFwdHeader(let c):
-                    if boxed { buffer.appendUInt32(0xb826e150) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb826e150) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.from?.serialize(buffer, true)
                     }
@@ -1027,17 +1037,19 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starRefProgram(let c):
-                    if boxed { buffer.appendUInt32(0xdd0c66f2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.botId)
-                    buffer.appendInt32(c.commissionPermille)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0xdd0c66f2) }
+                    w1.int32(_flags)
+                    w1.int64(c.botId)
+                    w1.int32(c.commissionPermille)
                     if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.endDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.dailyRevenuePerUser?.serialize(buffer, true)
                     }
@@ -1154,18 +1166,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .connectedBotStarRef(let c):
-                    if boxed { buffer.appendUInt32(0x19a13f71) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x19a13f71) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.botId)
-                    buffer.appendInt32(c.commissionPermille)
+                    var w2 = buffer.fieldWriter(reserving: 36)
+                    w2.int32(c.date)
+                    w2.int64(c.botId)
+                    w2.int32(c.commissionPermille)
                     if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt64(c.participants)
-                    buffer.appendInt64(c.revenue)
+                    w2.int64(c.participants)
+                    w2.int64(c.revenue)
+                    buffer.commit(w2)
             }
         }
 
@@ -1274,13 +1290,15 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .savedStarGifts(let c):
-                    if boxed { buffer.appendUInt32(0x95f389b1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x95f389b1) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
                     if tlFlagIsSet(_flags, 0x2), let value = c.chatNotificationsEnabled {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendVector(c.gifts, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)
@@ -1386,13 +1404,15 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputMessageReadMetric(let c):
-                    if boxed { buffer.appendUInt32(0x402b4495) }
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt64(c.viewId)
-                    buffer.appendInt32(c.timeInViewMs)
-                    buffer.appendInt32(c.activeTimeInViewMs)
-                    buffer.appendInt32(c.heightToViewportRatioPermille)
-                    buffer.appendInt32(c.seenRangeRatioPermille)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0x402b4495) }
+                    w1.int32(c.msgId)
+                    w1.int64(c.viewId)
+                    w1.int32(c.timeInViewMs)
+                    w1.int32(c.activeTimeInViewMs)
+                    w1.int32(c.heightToViewportRatioPermille)
+                    w1.int32(c.seenRangeRatioPermille)
+                    buffer.commit(w1)
             }
         }
 
@@ -1484,9 +1504,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .richMessage(let c):
-                    if boxed { buffer.appendUInt32(0xbaf39d8b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbaf39d8b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.blocks, boxed: true)
                     buffer.appendVector(c.photos, boxed: true)
                     buffer.appendVector(c.documents, boxed: true)
@@ -1573,8 +1595,10 @@ extension Api.ephemeral {
                 case .welcomeMessagesNotModified:
                     if boxed { buffer.appendUInt32(0x59ffdb31) }
                 case .welcomeMessages(let c):
-                    if boxed { buffer.appendUInt32(0x104fc872) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x104fc872) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
             }
         }

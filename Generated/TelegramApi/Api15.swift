@@ -30,8 +30,10 @@ extension Api.messages {
                 case .foundStickerSetsNotModified:
                     if boxed { buffer.appendUInt32(0x0d54b65d) }
                 case .foundStickerSets(let c):
-                    if boxed { buffer.appendUInt32(0x8af09dd2) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x8af09dd2) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.sets, boxed: true)
             }
         }
@@ -107,10 +109,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .statsGroupTopPoster(let c):
-                    if boxed { buffer.appendUInt32(0x9d04af9b) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.messages)
-                    buffer.appendInt32(c.avgChars)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x9d04af9b) }
+                    w1.int64(c.userId)
+                    w1.int32(c.messages)
+                    w1.int32(c.avgChars)
+                    buffer.commit(w1)
             }
         }
 
@@ -256,9 +260,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessIntro(let c):
-                    if boxed { buffer.appendUInt32(0x5a0a066d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5a0a066d) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -402,9 +408,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsSubscriptionPricing(let c):
-                    if boxed { buffer.appendUInt32(0x05416d58) }
-                    buffer.appendInt32(c.period)
-                    buffer.appendInt64(c.amount)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x05416d58) }
+                    w1.int32(c.period)
+                    w1.int64(c.amount)
+                    buffer.commit(w1)
             }
         }
 
@@ -487,9 +495,11 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0x445663a7) }
                     c.updates.serialize(buffer, true)
                 case .chatInviteJoinResultWebView(let c):
-                    if boxed { buffer.appendUInt32(0x61ca29d3) }
-                    buffer.appendInt64(c.botId)
-                    buffer.appendInt64(c.queryId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x61ca29d3) }
+                    w1.int64(c.botId)
+                    w1.int64(c.queryId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.users, boxed: true)
             }
         }

@@ -472,9 +472,11 @@ extension Api {
                 case .messageMediaEmpty:
                     if boxed { buffer.appendUInt32(0x3ded6320) }
                 case .messageMediaPhoto(let c):
-                    if boxed { buffer.appendUInt32(0xe216eb63) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe216eb63) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.photo?.serialize(buffer, true)
                     }
@@ -497,9 +499,11 @@ extension Api {
                 case .messageMediaUnsupported:
                     if boxed { buffer.appendUInt32(0x9f84f49e) }
                 case .messageMediaDocument(let c):
-                    if boxed { buffer.appendUInt32(0x52d8ccd9) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x52d8ccd9) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.document?.serialize(buffer, true)
                     }
@@ -509,16 +513,20 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x200) {
                         c.videoCover?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x400), let value = c.videoTimestamp {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                 case .messageMediaWebPage(let c):
-                    if boxed { buffer.appendUInt32(0xddf10c3b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xddf10c3b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.webpage.serialize(buffer, true)
                 case .messageMediaVenue(let c):
                     if boxed { buffer.appendUInt32(0x2ec0533f) }
@@ -532,9 +540,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xfdb19008) }
                     c.game.serialize(buffer, true)
                 case .messageMediaInvoice(let c):
-                    if boxed { buffer.appendUInt32(0xf6a548d3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf6a548d3) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -550,48 +560,60 @@ extension Api {
                         c.extendedMedia?.serialize(buffer, true)
                     }
                 case .messageMediaGeoLive(let c):
-                    if boxed { buffer.appendUInt32(0xb940c666) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb940c666) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.geo.serialize(buffer, true)
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x1), let value = c.heading {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.period)
+                    w2.int32(c.period)
                     if tlFlagIsSet(_flags, 0x2), let value = c.proximityNotificationRadius {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                 case .messageMediaPoll(let c):
-                    if boxed { buffer.appendUInt32(0x773f4e66) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x773f4e66) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.poll.serialize(buffer, true)
                     c.results.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.attachedMedia?.serialize(buffer, true)
                     }
                 case .messageMediaDice(let c):
-                    if boxed { buffer.appendUInt32(0x08cbec07) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.value)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x08cbec07) }
+                    w1.int32(_flags)
+                    w1.int32(c.value)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.emoticon)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.gameOutcome?.serialize(buffer, true)
                     }
                 case .messageMediaStory(let c):
-                    if boxed { buffer.appendUInt32(0x68cb6283) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x68cb6283) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.story?.serialize(buffer, true)
                     }
                 case .messageMediaGiveaway(let c):
-                    if boxed { buffer.appendUInt32(0xaa073beb) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xaa073beb) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.channels, boxed: true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
@@ -599,52 +621,64 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
-                    buffer.appendInt32(c.quantity)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int32(c.quantity)
                     if tlFlagIsSet(_flags, 0x10), let value = c.months {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.stars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
-                    buffer.appendInt32(c.untilDate)
+                    w2.int32(c.untilDate)
+                    buffer.commit(w2)
                 case .messageMediaGiveawayResults(let c):
-                    if boxed { buffer.appendUInt32(0xceaa3ea1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0xceaa3ea1) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
                     if tlFlagIsSet(_flags, 0x8), let value = c.additionalPeersCount {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
-                    buffer.appendInt32(c.launchMsgId)
-                    buffer.appendInt32(c.winnersCount)
-                    buffer.appendInt32(c.unclaimedCount)
+                    w1.int32(c.launchMsgId)
+                    w1.int32(c.winnersCount)
+                    w1.int32(c.unclaimedCount)
+                    buffer.commit(w1)
                     buffer.appendVector(c.winners, boxed: true)
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x10), let value = c.months {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.stars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x2), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.untilDate)
                 case .messageMediaPaidMedia(let c):
-                    if boxed { buffer.appendUInt32(0xa8852491) }
-                    buffer.appendInt64(c.starsAmount)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa8852491) }
+                    w1.int64(c.starsAmount)
+                    buffer.commit(w1)
                     buffer.appendVector(c.extendedMedia, boxed: true)
                 case .messageMediaToDo(let c):
-                    if boxed { buffer.appendUInt32(0x8a53b014) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8a53b014) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.todo.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.completions {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .messageMediaVideoStream(let c):
-                    if boxed { buffer.appendUInt32(0xca5cab89) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xca5cab89) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.call.serialize(buffer, true)
             }
         }
@@ -1361,11 +1395,15 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .sentEncryptedMessage(let c):
-                    if boxed { buffer.appendUInt32(0x560f8935) }
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x560f8935) }
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                 case .sentEncryptedFile(let c):
-                    if boxed { buffer.appendUInt32(0x9493ff32) }
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9493ff32) }
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     c.file.serialize(buffer, true)
             }
         }
@@ -1684,11 +1722,13 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .paymentForm(let c):
-                    if boxed { buffer.appendUInt32(0xa0058751) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.formId)
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xa0058751) }
+                    w1.int32(_flags)
+                    w1.int64(c.formId)
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x20) {
@@ -1714,11 +1754,13 @@ extension Api.payments {
                     }
                     buffer.appendVector(c.users, boxed: true)
                 case .paymentFormStars(let c):
-                    if boxed { buffer.appendUInt32(0x7bf6b15c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.formId)
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x7bf6b15c) }
+                    w1.int32(_flags)
+                    w1.int64(c.formId)
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x20) {
@@ -1727,8 +1769,10 @@ extension Api.payments {
                     c.invoice.serialize(buffer, true)
                     buffer.appendVector(c.users, boxed: true)
                 case .paymentFormStarGift(let c):
-                    if boxed { buffer.appendUInt32(0xb425cfe1) }
-                    buffer.appendInt64(c.formId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xb425cfe1) }
+                    w1.int64(c.formId)
+                    buffer.commit(w1)
                     c.invoice.serialize(buffer, true)
             }
         }
@@ -2466,18 +2510,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputStorePaymentPremiumSubscription(let c):
-                    if boxed { buffer.appendUInt32(0xa6751e66) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa6751e66) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .inputStorePaymentGiftPremium(let c):
                     if boxed { buffer.appendUInt32(0x616f7fe8) }
                     c.userId.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                 case .inputStorePaymentPremiumGiftCode(let c):
-                    if boxed { buffer.appendUInt32(0xfb790393) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfb790393) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.users, boxed: true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.boostPeer?.serialize(buffer, true)
@@ -2488,9 +2536,11 @@ extension Api {
                         c.message?.serialize(buffer, true)
                     }
                 case .inputStorePaymentPremiumGiveaway(let c):
-                    if boxed { buffer.appendUInt32(0x160544ca) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x160544ca) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.boostPeer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
                         buffer.appendVector(value, boxed: true)
@@ -2501,15 +2551,19 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
-                    buffer.appendInt64(c.randomId)
-                    buffer.appendInt32(c.untilDate)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int64(c.randomId)
+                    w2.int32(c.untilDate)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                 case .inputStorePaymentStarsTopup(let c):
-                    if boxed { buffer.appendUInt32(0xf9a2a6cb) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf9a2a6cb) }
+                    w1.int32(_flags)
+                    w1.int64(c.stars)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -2522,10 +2576,12 @@ extension Api {
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                 case .inputStorePaymentStarsGiveaway(let c):
-                    if boxed { buffer.appendUInt32(0x751f08fa) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x751f08fa) }
+                    w1.int32(_flags)
+                    w1.int64(c.stars)
+                    buffer.commit(w1)
                     c.boostPeer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
                         buffer.appendVector(value, boxed: true)
@@ -2536,15 +2592,21 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
-                    buffer.appendInt64(c.randomId)
-                    buffer.appendInt32(c.untilDate)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int64(c.randomId)
+                    w2.int32(c.untilDate)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.currency)
-                    buffer.appendInt64(c.amount)
-                    buffer.appendInt32(c.users)
+                    var w3 = buffer.fieldWriter(reserving: 12)
+                    w3.int64(c.amount)
+                    w3.int32(c.users)
+                    buffer.commit(w3)
                 case .inputStorePaymentAuthCode(let c):
-                    if boxed { buffer.appendUInt32(0x3fc18057) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3fc18057) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.phoneNumber)
                     buffer.appendTLString(c.phoneCodeHash)
                     buffer.appendInt32(c.premiumDays)
@@ -3126,8 +3188,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .outboxReadDate(let c):
-                    if boxed { buffer.appendUInt32(0x3bb842ac) }
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3bb842ac) }
+                    w1.int32(c.date)
+                    buffer.commit(w1)
             }
         }
 
@@ -3193,11 +3257,15 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .quickReply(let c):
-                    if boxed { buffer.appendUInt32(0x0697102b) }
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0697102b) }
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.shortcut)
-                    buffer.appendInt32(c.topMessage)
-                    buffer.appendInt32(c.count)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.topMessage)
+                    w2.int32(c.count)
+                    buffer.commit(w2)
             }
         }
 
@@ -3351,9 +3419,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsRevenueStatus(let c):
-                    if boxed { buffer.appendUInt32(0xfebe5491) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfebe5491) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.currentBalance.serialize(buffer, true)
                     c.availableBalance.serialize(buffer, true)
                     c.overallRevenue.serialize(buffer, true)
@@ -3464,11 +3534,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsGiveawayOption(let c):
-                    if boxed { buffer.appendUInt32(0x94ce852a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stars)
-                    buffer.appendInt32(c.yearlyBoosts)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x94ce852a) }
+                    w1.int32(_flags)
+                    w1.int64(c.stars)
+                    w1.int32(c.yearlyBoosts)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
@@ -3689,15 +3761,19 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftAuctionRound(let c):
-                    if boxed { buffer.appendUInt32(0x3aae0528) }
-                    buffer.appendInt32(c.num)
-                    buffer.appendInt32(c.duration)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x3aae0528) }
+                    w1.int32(c.num)
+                    w1.int32(c.duration)
+                    buffer.commit(w1)
                 case .starGiftAuctionRoundExtendable(let c):
-                    if boxed { buffer.appendUInt32(0x0aa021e5) }
-                    buffer.appendInt32(c.num)
-                    buffer.appendInt32(c.duration)
-                    buffer.appendInt32(c.extendTop)
-                    buffer.appendInt32(c.extendWindow)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x0aa021e5) }
+                    w1.int32(c.num)
+                    w1.int32(c.duration)
+                    w1.int32(c.extendTop)
+                    w1.int32(c.extendWindow)
+                    buffer.commit(w1)
             }
         }
 

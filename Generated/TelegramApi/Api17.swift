@@ -25,8 +25,10 @@ extension Api.auth {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .exportedAuthorization(let c):
-                    if boxed { buffer.appendUInt32(0xb434e2b8) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xb434e2b8) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.bytes)
             }
         }
@@ -188,10 +190,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .channelAdminLogEvent(let c):
-                    if boxed { buffer.appendUInt32(0x1fad68cd) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x1fad68cd) }
+                    w1.int64(c.id)
+                    w1.int32(c.date)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     c.action.serialize(buffer, true)
             }
         }
@@ -607,14 +611,18 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputThemeSettings(let c):
-                    if boxed { buffer.appendUInt32(0x8fde504f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8fde504f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.baseTheme.serialize(buffer, true)
-                    buffer.appendInt32(c.accentColor)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.accentColor)
                     if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -737,12 +745,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .reactionCount(let c):
-                    if boxed { buffer.appendUInt32(0xa3d1cb80) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa3d1cb80) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.chosenOrder {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     c.reaction.serialize(buffer, true)
                     buffer.appendInt32(c.count)
             }
@@ -927,9 +937,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botApp(let c):
-                    if boxed { buffer.appendUInt32(0xeb50adf5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xeb50adf5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.app.serialize(buffer, true)
             }
         }
@@ -1048,15 +1060,19 @@ extension Api.messages {
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .savedDialogsSlice(let c):
-                    if boxed { buffer.appendUInt32(0x44ba9dd9) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x44ba9dd9) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.dialogs, boxed: true)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .savedDialogsNotModified(let c):
-                    if boxed { buffer.appendUInt32(0xc01f6fe8) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc01f6fe8) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
             }
         }
 
@@ -1181,9 +1197,11 @@ extension Api {
                 case .businessAwayMessageScheduleOutsideWorkHours:
                     if boxed { buffer.appendUInt32(0xc3f2f501) }
                 case .businessAwayMessageScheduleCustom(let c):
-                    if boxed { buffer.appendUInt32(0xcc4d9ecc) }
-                    buffer.appendInt32(c.startDate)
-                    buffer.appendInt32(c.endDate)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xcc4d9ecc) }
+                    w1.int32(c.startDate)
+                    w1.int32(c.endDate)
+                    buffer.commit(w1)
             }
         }
 
@@ -1275,9 +1293,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .factCheck(let c):
-                    if boxed { buffer.appendUInt32(0xb89bfccf) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb89bfccf) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.country {
                         buffer.appendTLString(value)
                     }
@@ -1372,9 +1392,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botVerification(let c):
-                    if boxed { buffer.appendUInt32(0xf93cd45c) }
-                    buffer.appendInt64(c.botId)
-                    buffer.appendInt64(c.icon)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xf93cd45c) }
+                    w1.int64(c.botId)
+                    w1.int64(c.icon)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.description)
             }
         }
@@ -1521,9 +1543,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftAttributeModel(let c):
-                    if boxed { buffer.appendUInt32(0x565251e2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x565251e2) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.name)
                     c.document.serialize(buffer, true)
                     c.rarity.serialize(buffer, true)
@@ -1535,16 +1559,20 @@ extension Api {
                 case .starGiftAttributeBackdrop(let c):
                     if boxed { buffer.appendUInt32(0x9f2504e4) }
                     buffer.appendTLString(c.name)
-                    buffer.appendInt32(c.backdropId)
-                    buffer.appendInt32(c.centerColor)
-                    buffer.appendInt32(c.edgeColor)
-                    buffer.appendInt32(c.patternColor)
-                    buffer.appendInt32(c.textColor)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    w1.int32(c.backdropId)
+                    w1.int32(c.centerColor)
+                    w1.int32(c.edgeColor)
+                    w1.int32(c.patternColor)
+                    w1.int32(c.textColor)
+                    buffer.commit(w1)
                     c.rarity.serialize(buffer, true)
                 case .starGiftAttributeOriginalDetails(let c):
-                    if boxed { buffer.appendUInt32(0xe0bff26c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe0bff26c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.senderId?.serialize(buffer, true)
                     }

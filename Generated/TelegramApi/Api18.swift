@@ -185,9 +185,11 @@ extension Api {
                 case .channelMessagesFilterEmpty:
                     if boxed { buffer.appendUInt32(0x94d42ee7) }
                 case .channelMessagesFilter(let c):
-                    if boxed { buffer.appendUInt32(0xcd77d957) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xcd77d957) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.ranges, boxed: true)
             }
         }
@@ -273,9 +275,11 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .validatedRequestedInfo(let c):
-                    if boxed { buffer.appendUInt32(0xd1451883) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xd1451883) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.id {
                         buffer.appendTLString(value)
                     }
@@ -444,9 +448,11 @@ extension Api.help {
                 case .deepLinkInfoEmpty:
                     if boxed { buffer.appendUInt32(0x66afa166) }
                 case .deepLinkInfo(let c):
-                    if boxed { buffer.appendUInt32(0x6a4ee832) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6a4ee832) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -566,11 +572,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .theme(let c):
-                    if boxed { buffer.appendUInt32(0xa00e67d6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xa00e67d6) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x4) {
@@ -719,10 +727,12 @@ extension Api.account {
                 case .chatThemesNotModified:
                     if boxed { buffer.appendUInt32(0xe011e1c4) }
                 case .chatThemes(let c):
-                    if boxed { buffer.appendUInt32(0xbe098173) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xbe098173) }
+                    w1.int32(_flags)
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.themes, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -1086,27 +1096,33 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x34e793f1) }
                     buffer.appendTLString(c.hash)
                 case .inputInvoiceStarGift(let c):
-                    if boxed { buffer.appendUInt32(0xe8625e92) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe8625e92) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt64(c.giftId)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.message?.serialize(buffer, true)
                     }
                 case .inputInvoiceStarGiftUpgrade(let c):
-                    if boxed { buffer.appendUInt32(0x4d818d5d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4d818d5d) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.stargift.serialize(buffer, true)
                 case .inputInvoiceStarGiftTransfer(let c):
                     if boxed { buffer.appendUInt32(0x4a5f5bd9) }
                     c.stargift.serialize(buffer, true)
                     c.toId.serialize(buffer, true)
                 case .inputInvoicePremiumGiftStars(let c):
-                    if boxed { buffer.appendUInt32(0xdabab2ef) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xdabab2ef) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.userId.serialize(buffer, true)
                     buffer.appendInt32(c.months)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -1117,9 +1133,11 @@ extension Api {
                     c.bot.serialize(buffer, true)
                     buffer.appendInt64(c.stars)
                 case .inputInvoiceStarGiftResale(let c):
-                    if boxed { buffer.appendUInt32(0xe9b0c658) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe9b0c658) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     c.toId.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2) {
@@ -1136,14 +1154,18 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x0923d8d1) }
                     c.stargift.serialize(buffer, true)
                 case .inputInvoiceStarGiftAuctionBid(let c):
-                    if boxed { buffer.appendUInt32(0x1ecafa10) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1ecafa10) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.peer?.serialize(buffer, true)
                     }
-                    buffer.appendInt64(c.giftId)
-                    buffer.appendInt64(c.bidAmount)
+                    var w2 = buffer.fieldWriter(reserving: 16)
+                    w2.int64(c.giftId)
+                    w2.int64(c.bidAmount)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.message?.serialize(buffer, true)
                     }
@@ -1536,9 +1558,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .readParticipantDate(let c):
-                    if boxed { buffer.appendUInt32(0x4a4ff172) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x4a4ff172) }
+                    w1.int64(c.userId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
             }
         }
 
@@ -1629,23 +1653,27 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .checkedGiftCode(let c):
-                    if boxed { buffer.appendUInt32(0xeb983f8f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xeb983f8f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x10) {
                         c.fromId?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 24)
                     if tlFlagIsSet(_flags, 0x8), let value = c.giveawayMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.toId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.days)
+                    w2.int32(c.date)
+                    w2.int32(c.days)
                     if tlFlagIsSet(_flags, 0x2), let value = c.usedDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -1781,9 +1809,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBusinessBotRecipients(let c):
-                    if boxed { buffer.appendUInt32(0xc4e5921e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc4e5921e) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -1955,9 +1985,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageReactor(let c):
-                    if boxed { buffer.appendUInt32(0x4ba3a95a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4ba3a95a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.peerId?.serialize(buffer, true)
                     }

@@ -56,9 +56,11 @@ extension Api {
                 case .inputChatPhotoEmpty:
                     if boxed { buffer.appendUInt32(0x1ca48f57) }
                 case .inputChatUploadedPhoto(let c):
-                    if boxed { buffer.appendUInt32(0xbdcdaec0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbdcdaec0) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.file?.serialize(buffer, true)
                     }
@@ -533,18 +535,24 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x29562865) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x29562865) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                 case .chat(let c):
-                    if boxed { buffer.appendUInt32(0x41cbf256) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x41cbf256) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     c.photo.serialize(buffer, true)
-                    buffer.appendInt32(c.participantsCount)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.version)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.participantsCount)
+                    w2.int32(c.date)
+                    w2.int32(c.version)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x40) {
                         c.migratedTo?.serialize(buffer, true)
                     }
@@ -555,19 +563,23 @@ extension Api {
                         c.defaultBannedRights?.serialize(buffer, true)
                     }
                 case .chatForbidden(let c):
-                    if boxed { buffer.appendUInt32(0x6592a1a7) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6592a1a7) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                 case .channel(let c):
-                    if boxed { buffer.appendUInt32(0xd49f34c6) }
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(_flags2)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0xd49f34c6) }
+                    w1.int32(_flags)
+                    w1.int32(_flags2)
+                    w1.int64(c.id)
                     if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x40), let value = c.username {
                         buffer.appendTLString(value)
@@ -604,53 +616,61 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x200) {
                         c.emojiStatus?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 40)
                     if tlFlagIsSet(_flags2, 0x400), let value = c.level {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x800), let value = c.subscriptionUntilDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x2000), let value = c.botVerificationIcon {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags2, 0x40000), let value = c.linkedMonoforumId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags2, 0x100000), let value = c.linkedCommunityId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                 case .channelForbidden(let c):
-                    if boxed { buffer.appendUInt32(0x17d493d5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x17d493d5) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x10000), let value = c.untilDate {
                         buffer.appendInt32(value)
                     }
                 case .communityForbidden(let c):
-                    if boxed { buffer.appendUInt32(0xfd3cdab8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xfd3cdab8) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
                     if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                 case .community(let c):
-                    if boxed { buffer.appendUInt32(0x65efe954) }
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(_flags2)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x65efe954) }
+                    w1.int32(_flags)
+                    w1.int32(_flags2)
+                    w1.int64(c.id)
                     if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.date)
@@ -1396,12 +1416,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .userFull(let c):
-                    if boxed { buffer.appendUInt32(0x06cbe645) }
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(_flags2)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x06cbe645) }
+                    w1.int32(_flags)
+                    w1.int32(_flags2)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.about {
                         buffer.appendTLString(value)
                     }
@@ -1419,16 +1441,18 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8) {
                         c.botInfo?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.commonChatsCount)
+                    w2.int32(c.commonChatsCount)
                     if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x8000) {
                         c.theme?.serialize(buffer, true)
                     }
@@ -1465,15 +1489,17 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x20) {
                         c.birthday?.serialize(buffer, true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelId {
-                        buffer.appendInt64(value)
+                        w3.int64(value)
                     }
                     if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelMessage {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x100), let value = c.stargiftsCount {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
                     if tlFlagIsSet(_flags2, 0x800) {
                         c.starrefProgram?.serialize(buffer, true)
                     }
@@ -2237,11 +2263,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .maskCoords(let c):
-                    if boxed { buffer.appendUInt32(0xaed6dbb2) }
-                    buffer.appendInt32(c.n)
-                    buffer.appendDouble(c.x)
-                    buffer.appendDouble(c.y)
-                    buffer.appendDouble(c.zoom)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0xaed6dbb2) }
+                    w1.int32(c.n)
+                    w1.double(c.x)
+                    w1.double(c.y)
+                    w1.double(c.zoom)
+                    buffer.commit(w1)
             }
         }
 
@@ -2319,8 +2347,10 @@ extension Api {
                 case .langPackDifference(let c):
                     if boxed { buffer.appendUInt32(0xf385c1f6) }
                     buffer.appendTLString(c.langCode)
-                    buffer.appendInt32(c.fromVersion)
-                    buffer.appendInt32(c.version)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.fromVersion)
+                    w1.int32(c.version)
+                    buffer.commit(w1)
                     buffer.appendVector(c.strings, boxed: true)
             }
         }
@@ -2418,9 +2448,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputSecureValue(let c):
-                    if boxed { buffer.appendUInt32(0xdb21d0a7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xdb21d0a7) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.type.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.data?.serialize(buffer, true)
@@ -2666,9 +2698,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .searchCounter(let c):
-                    if boxed { buffer.appendUInt32(0xe844ebff) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe844ebff) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.filter.serialize(buffer, true)
                     buffer.appendInt32(c.count)
             }
@@ -2827,10 +2861,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .dialogFilter(let c):
-                    if boxed { buffer.appendUInt32(0xaa472651) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xaa472651) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     c.title.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
                         buffer.appendTLString(value)
@@ -2844,10 +2880,12 @@ extension Api {
                 case .dialogFilterDefault:
                     if boxed { buffer.appendUInt32(0x363293ae) }
                 case .dialogFilterChatlist(let c):
-                    if boxed { buffer.appendUInt32(0x96537bd7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x96537bd7) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     c.title.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
                         buffer.appendTLString(value)
@@ -3121,9 +3159,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messagePeerReaction(let c):
-                    if boxed { buffer.appendUInt32(0x8c79b63c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8c79b63c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peerId.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.reaction.serialize(buffer, true)
@@ -3233,15 +3273,17 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageExtendedMediaPreview(let c):
-                    if boxed { buffer.appendUInt32(0xad628cc8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xad628cc8) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.w {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.h {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.thumb?.serialize(buffer, true)
                     }
@@ -3539,9 +3581,11 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .resolvedBusinessChatLinks(let c):
-                    if boxed { buffer.appendUInt32(0x9a23af21) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9a23af21) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x1), let value = c.entities {
@@ -3647,9 +3691,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .reactionsNotifySettings(let c):
-                    if boxed { buffer.appendUInt32(0x71e4ea58) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x71e4ea58) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.messagesNotifyFrom?.serialize(buffer, true)
                     }

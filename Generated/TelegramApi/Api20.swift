@@ -140,23 +140,33 @@ extension Api {
                 case .userStatusEmpty:
                     if boxed { buffer.appendUInt32(0x09d05049) }
                 case .userStatusOnline(let c):
-                    if boxed { buffer.appendUInt32(0xedb93949) }
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xedb93949) }
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
                 case .userStatusOffline(let c):
-                    if boxed { buffer.appendUInt32(0x008c703f) }
-                    buffer.appendInt32(c.wasOnline)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x008c703f) }
+                    w1.int32(c.wasOnline)
+                    buffer.commit(w1)
                 case .userStatusRecently(let c):
-                    if boxed { buffer.appendUInt32(0x7b197dc8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x7b197dc8) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .userStatusLastWeek(let c):
-                    if boxed { buffer.appendUInt32(0x541a1d1a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x541a1d1a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .userStatusLastMonth(let c):
-                    if boxed { buffer.appendUInt32(0x65899777) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x65899777) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -348,9 +358,11 @@ extension Api.auth {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .sentCode(let c):
-                    if boxed { buffer.appendUInt32(0x5e002502) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5e002502) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.type.serialize(buffer, true)
                     buffer.appendTLString(c.phoneCodeHash)
                     if tlFlagIsSet(_flags, 0x2) {
@@ -510,8 +522,10 @@ extension Api.messages {
                 case .allStickersNotModified:
                     if boxed { buffer.appendUInt32(0xe86602c3) }
                 case .allStickers(let c):
-                    if boxed { buffer.appendUInt32(0xcdbbcebb) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xcdbbcebb) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.sets, boxed: true)
             }
         }
@@ -585,8 +599,10 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .authorizations(let c):
-                    if boxed { buffer.appendUInt32(0x4bff8ea0) }
-                    buffer.appendInt32(c.authorizationTtlDays)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4bff8ea0) }
+                    w1.int32(c.authorizationTtlDays)
+                    buffer.commit(w1)
                     buffer.appendVector(c.authorizations, boxed: true)
             }
         }
@@ -740,9 +756,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBotInlineResult(let c):
-                    if boxed { buffer.appendUInt32(0x88bf9319) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x88bf9319) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
                     if tlFlagIsSet(_flags, 0x2), let value = c.title {
@@ -768,9 +786,11 @@ extension Api {
                     c.photo.serialize(buffer, true)
                     c.sendMessage.serialize(buffer, true)
                 case .inputBotInlineResultDocument(let c):
-                    if boxed { buffer.appendUInt32(0xfff8fdc4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfff8fdc4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
                     if tlFlagIsSet(_flags, 0x2), let value = c.title {
@@ -1063,8 +1083,10 @@ extension Api.account {
                 case .themesNotModified:
                     if boxed { buffer.appendUInt32(0xf41eb622) }
                 case .themes(let c):
-                    if boxed { buffer.appendUInt32(0x9a3d8c6d) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9a3d8c6d) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.themes, boxed: true)
             }
         }
@@ -1158,23 +1180,27 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageReplies(let c):
-                    if boxed { buffer.appendUInt32(0x83d60fc2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.replies)
-                    buffer.appendInt32(c.repliesPts)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x83d60fc2) }
+                    w1.int32(_flags)
+                    w1.int32(c.replies)
+                    w1.int32(c.repliesPts)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.recentRepliers {
                         buffer.appendVector(value, boxed: true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x1), let value = c.channelId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.maxId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.readMaxId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -1369,34 +1395,40 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupCallDiscarded(let c):
-                    if boxed { buffer.appendUInt32(0x7780bcb4) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.duration)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x7780bcb4) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.duration)
+                    buffer.commit(w1)
                 case .groupCall(let c):
-                    if boxed { buffer.appendUInt32(0xefb2b617) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.participantsCount)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0xefb2b617) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.participantsCount)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8), let value = c.title {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 24)
                     if tlFlagIsSet(_flags, 0x10), let value = c.streamDcId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.recordStartDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.scheduleDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x400), let value = c.unmutedVideoCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.unmutedVideoLimit)
-                    buffer.appendInt32(c.version)
+                    w2.int32(c.unmutedVideoLimit)
+                    w2.int32(c.version)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x10000), let value = c.inviteLink {
                         buffer.appendTLString(value)
                     }
@@ -1688,8 +1720,10 @@ extension Api.messages {
                 case .availableReactionsNotModified:
                     if boxed { buffer.appendUInt32(0x9f071957) }
                 case .availableReactions(let c):
-                    if boxed { buffer.appendUInt32(0x768e3aad) }
-                    buffer.appendInt32(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x768e3aad) }
+                    w1.int32(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.reactions, boxed: true)
             }
         }
@@ -2078,8 +2112,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x24596d41) }
                     buffer.appendTLString(c.shortcut)
                 case .inputQuickReplyShortcutId(let c):
-                    if boxed { buffer.appendUInt32(0x01190cf1) }
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x01190cf1) }
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
             }
         }
 
@@ -2179,9 +2215,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessBotRecipients(let c):
-                    if boxed { buffer.appendUInt32(0xb88cf373) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb88cf373) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -2381,9 +2419,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputStarsTransaction(let c):
-                    if boxed { buffer.appendUInt32(0x206ae6d1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x206ae6d1) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
             }
         }
@@ -2478,8 +2518,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputSavedStarGiftUser(let c):
-                    if boxed { buffer.appendUInt32(0x69279795) }
-                    buffer.appendInt32(c.msgId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x69279795) }
+                    w1.int32(c.msgId)
+                    buffer.commit(w1)
                 case .inputSavedStarGiftChat(let c):
                     if boxed { buffer.appendUInt32(0xf101aa7f) }
                     c.peer.serialize(buffer, true)
@@ -2596,15 +2638,17 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .searchPostsFlood(let c):
-                    if boxed { buffer.appendUInt32(0x3e0b5b6a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.totalDaily)
-                    buffer.appendInt32(c.remains)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x3e0b5b6a) }
+                    w1.int32(_flags)
+                    w1.int32(c.totalDaily)
+                    w1.int32(c.remains)
                     if tlFlagIsSet(_flags, 0x2), let value = c.waitTill {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
-                    buffer.appendInt64(c.starsAmount)
+                    w1.int64(c.starsAmount)
+                    buffer.commit(w1)
             }
         }
 

@@ -85,10 +85,12 @@ extension Api {
                 case .chatPhotoEmpty:
                     if boxed { buffer.appendUInt32(0x37c1011c) }
                 case .chatPhoto(let c):
-                    if boxed { buffer.appendUInt32(0x1c6e1c11) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.photoId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x1c6e1c11) }
+                    w1.int32(_flags)
+                    w1.int64(c.photoId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
                         buffer.appendTLBytes(value)
                     }
@@ -180,9 +182,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .affectedMessages(let c):
-                    if boxed { buffer.appendUInt32(0x84d19185) }
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x84d19185) }
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    buffer.commit(w1)
             }
         }
 
@@ -415,11 +419,15 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe56dbf05) }
                     c.peer.serialize(buffer, true)
                 case .dialogPeerFolder(let c):
-                    if boxed { buffer.appendUInt32(0x514519e2) }
-                    buffer.appendInt32(c.folderId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x514519e2) }
+                    w1.int32(c.folderId)
+                    buffer.commit(w1)
                 case .dialogPeerCommunity(let c):
-                    if boxed { buffer.appendUInt32(0x2f65c8e4) }
-                    buffer.appendInt64(c.communityId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x2f65c8e4) }
+                    w1.int64(c.communityId)
+                    buffer.commit(w1)
             }
         }
 
@@ -532,9 +540,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pageRelatedArticle(let c):
-                    if boxed { buffer.appendUInt32(0xb390dc08) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb390dc08) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
                     buffer.appendInt64(c.webpageId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
@@ -795,19 +805,25 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .videoSize(let c):
-                    if boxed { buffer.appendUInt32(0xde33b094) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xde33b094) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.type)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.size)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int32(c.w)
+                    w2.int32(c.h)
+                    w2.int32(c.size)
                     if tlFlagIsSet(_flags, 0x1), let value = c.videoStartTs {
-                        buffer.appendDouble(value)
+                        w2.double(value)
                     }
+                    buffer.commit(w2)
                 case .videoSizeEmojiMarkup(let c):
-                    if boxed { buffer.appendUInt32(0xf85c413c) }
-                    buffer.appendInt64(c.emojiId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xf85c413c) }
+                    w1.int64(c.emojiId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.backgroundColors, boxed: true)
                 case .videoSizeStickerMarkup(let c):
                     if boxed { buffer.appendUInt32(0x0da082fe) }
@@ -940,8 +956,10 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatInviteImporters(let c):
-                    if boxed { buffer.appendUInt32(0x81b6b00a) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x81b6b00a) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.importers, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -1140,16 +1158,20 @@ extension Api.chatlists {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatlistInviteAlready(let c):
-                    if boxed { buffer.appendUInt32(0xfa87f659) }
-                    buffer.appendInt32(c.filterId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfa87f659) }
+                    w1.int32(c.filterId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.missingPeers, boxed: true)
                     buffer.appendVector(c.alreadyPeers, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .chatlistInvite(let c):
-                    if boxed { buffer.appendUInt32(0xf10ece2f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf10ece2f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.title.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.emoticon {
                         buffer.appendTLString(value)
@@ -1358,9 +1380,11 @@ extension Api.account {
                 case .webBrowserSettingsNotModified:
                     if boxed { buffer.appendUInt32(0xc31c8f4e) }
                 case .webBrowserSettings(let c):
-                    if boxed { buffer.appendUInt32(0x79eb8cb3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x79eb8cb3) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.externalExceptions, boxed: true)
                     buffer.appendVector(c.inappExceptions, boxed: true)
                     buffer.appendInt64(c.hash)

@@ -396,9 +396,11 @@ extension Api.updates {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .differenceEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x5d75a138) }
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.seq)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x5d75a138) }
+                    w1.int32(c.date)
+                    w1.int32(c.seq)
+                    buffer.commit(w1)
                 case .difference(let c):
                     if boxed { buffer.appendUInt32(0x00f49ca0) }
                     buffer.appendVector(c.newMessages, boxed: true)
@@ -416,8 +418,10 @@ extension Api.updates {
                     buffer.appendVector(c.users, boxed: true)
                     c.intermediateState.serialize(buffer, true)
                 case .differenceTooLong(let c):
-                    if boxed { buffer.appendUInt32(0x4afe8f6d) }
-                    buffer.appendInt32(c.pts)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4afe8f6d) }
+                    w1.int32(c.pts)
+                    buffer.commit(w1)
             }
         }
 
@@ -631,12 +635,14 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .paymentReceipt(let c):
-                    if boxed { buffer.appendUInt32(0x70c4fe03) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.botId)
-                    buffer.appendInt64(c.providerId)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x70c4fe03) }
+                    w1.int32(_flags)
+                    w1.int32(c.date)
+                    w1.int64(c.botId)
+                    w1.int64(c.providerId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x4) {
@@ -657,11 +663,13 @@ extension Api.payments {
                     buffer.appendTLString(c.credentialsTitle)
                     buffer.appendVector(c.users, boxed: true)
                 case .paymentReceiptStars(let c):
-                    if boxed { buffer.appendUInt32(0xdabbf83a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xdabbf83a) }
+                    w1.int32(_flags)
+                    w1.int32(c.date)
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x4) {
@@ -849,9 +857,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .popularContact(let c):
-                    if boxed { buffer.appendUInt32(0x5ce14175) }
-                    buffer.appendInt64(c.clientId)
-                    buffer.appendInt32(c.importers)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x5ce14175) }
+                    w1.int64(c.clientId)
+                    w1.int32(c.importers)
+                    buffer.commit(w1)
             }
         }
 
@@ -1083,15 +1093,19 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputGroupCall(let c):
-                    if boxed { buffer.appendUInt32(0xd8aa840f) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xd8aa840f) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputGroupCallSlug(let c):
                     if boxed { buffer.appendUInt32(0xfe06823f) }
                     buffer.appendTLString(c.slug)
                 case .inputGroupCallInviteMessage(let c):
-                    if boxed { buffer.appendUInt32(0x8c10603f) }
-                    buffer.appendInt32(c.msgId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8c10603f) }
+                    w1.int32(c.msgId)
+                    buffer.commit(w1)
             }
         }
 
@@ -1336,10 +1350,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .searchResultPosition(let c):
-                    if boxed { buffer.appendUInt32(0x7f648b67) }
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.offset)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x7f648b67) }
+                    w1.int32(c.msgId)
+                    w1.int32(c.date)
+                    w1.int32(c.offset)
+                    buffer.commit(w1)
             }
         }
 
@@ -1416,15 +1432,17 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storiesStealthMode(let c):
-                    if boxed { buffer.appendUInt32(0x712e27fd) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x712e27fd) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.activeUntilDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -1587,11 +1605,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsGiveawayWinnersOption(let c):
-                    if boxed { buffer.appendUInt32(0x54236209) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.users)
-                    buffer.appendInt64(c.perUserStars)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x54236209) }
+                    w1.int32(_flags)
+                    w1.int32(c.users)
+                    w1.int64(c.perUserStars)
+                    buffer.commit(w1)
             }
         }
 
@@ -1678,9 +1698,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .suggestedPost(let c):
-                    if boxed { buffer.appendUInt32(0x0e8e37e5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0e8e37e5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.price?.serialize(buffer, true)
                     }
@@ -1900,9 +1922,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .webDomainException(let c):
-                    if boxed { buffer.appendUInt32(0x933ca597) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x933ca597) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.domain)
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.title)
@@ -1998,9 +2022,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pageButton(let c):
-                    if boxed { buffer.appendUInt32(0x692a5488) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x692a5488) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {

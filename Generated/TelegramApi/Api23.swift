@@ -176,9 +176,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputEncryptedChat(let c):
-                    if boxed { buffer.appendUInt32(0xf141b5e1) }
-                    buffer.appendInt32(c.chatId)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf141b5e1) }
+                    w1.int32(c.chatId)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
             }
         }
 
@@ -263,8 +265,10 @@ extension Api.messages {
                     if boxed { buffer.appendUInt32(0xc0e24635) }
                     buffer.appendTLBytes(c.random)
                 case .dhConfig(let c):
-                    if boxed { buffer.appendUInt32(0x2c221edd) }
-                    buffer.appendInt32(c.g)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2c221edd) }
+                    w1.int32(c.g)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.p)
                     buffer.appendInt32(c.version)
                     buffer.appendTLBytes(c.random)
@@ -403,9 +407,11 @@ extension Api {
                     buffer.appendTLString(c.id)
                     buffer.appendTLBytes(c.tmpPassword)
                 case .inputPaymentCredentials(let c):
-                    if boxed { buffer.appendUInt32(0x3417d728) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3417d728) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.data.serialize(buffer, true)
                 case .inputPaymentCredentialsApplePay(let c):
                     if boxed { buffer.appendUInt32(0x0aa1c39f) }
@@ -669,37 +675,45 @@ extension Api {
                 case .emojiStatusEmpty:
                     if boxed { buffer.appendUInt32(0x2de11aae) }
                 case .emojiStatus(let c):
-                    if boxed { buffer.appendUInt32(0xe7ff068a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xe7ff068a) }
+                    w1.int32(_flags)
+                    w1.int64(c.documentId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.until {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                 case .emojiStatusCollectible(let c):
-                    if boxed { buffer.appendUInt32(0x7184603b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.collectibleId)
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x7184603b) }
+                    w1.int32(_flags)
+                    w1.int64(c.collectibleId)
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.slug)
-                    buffer.appendInt64(c.patternDocumentId)
-                    buffer.appendInt32(c.centerColor)
-                    buffer.appendInt32(c.edgeColor)
-                    buffer.appendInt32(c.patternColor)
-                    buffer.appendInt32(c.textColor)
+                    var w2 = buffer.fieldWriter(reserving: 28)
+                    w2.int64(c.patternDocumentId)
+                    w2.int32(c.centerColor)
+                    w2.int32(c.edgeColor)
+                    w2.int32(c.patternColor)
+                    w2.int32(c.textColor)
                     if tlFlagIsSet(_flags, 0x1), let value = c.until {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                 case .inputEmojiStatusCollectible(let c):
-                    if boxed { buffer.appendUInt32(0x07141dbf) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.collectibleId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x07141dbf) }
+                    w1.int32(_flags)
+                    w1.int64(c.collectibleId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.until {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -999,10 +1013,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftBackground(let c):
-                    if boxed { buffer.appendUInt32(0xaff56398) }
-                    buffer.appendInt32(c.centerColor)
-                    buffer.appendInt32(c.edgeColor)
-                    buffer.appendInt32(c.textColor)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xaff56398) }
+                    w1.int32(c.centerColor)
+                    w1.int32(c.edgeColor)
+                    w1.int32(c.textColor)
+                    buffer.commit(w1)
             }
         }
 

@@ -34,9 +34,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .keyboardButton(let c):
-                    if boxed { buffer.appendUInt32(0x2f67a72f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2f67a72f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x400) {
                         c.style?.serialize(buffer, true)
                     }
@@ -202,9 +204,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xbb6ae88d) }
                     buffer.appendTLString(c.q)
                 case .channelParticipantsMentions(let c):
-                    if boxed { buffer.appendUInt32(0xe04b5ceb) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe04b5ceb) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.q {
                         buffer.appendTLString(value)
                     }
@@ -376,8 +380,10 @@ extension Api.help {
                 case .passportConfigNotModified:
                     if boxed { buffer.appendUInt32(0xbfb9f457) }
                 case .passportConfig(let c):
-                    if boxed { buffer.appendUInt32(0xa098d6af) }
-                    buffer.appendInt32(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa098d6af) }
+                    w1.int32(c.hash)
+                    buffer.commit(w1)
                     c.countriesLangs.serialize(buffer, true)
             }
         }
@@ -463,9 +469,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupCallParticipantVideo(let c):
-                    if boxed { buffer.appendUInt32(0x67753ac8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x67753ac8) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.endpoint)
                     buffer.appendVector(c.sourceGroups, boxed: true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.audioSource {
@@ -571,18 +579,20 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .sponsoredMessages(let c):
-                    if boxed { buffer.appendUInt32(0xffda656d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xffda656d) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.postsBetween {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.startDelay {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.betweenDelay {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -707,11 +717,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .premiumGiftCodeOption(let c):
-                    if boxed { buffer.appendUInt32(0x257e962b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.users)
-                    buffer.appendInt32(c.months)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x257e962b) }
+                    w1.int32(_flags)
+                    w1.int32(c.users)
+                    w1.int32(c.months)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
@@ -822,10 +834,12 @@ extension Api.premium {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .boostsList(let c):
-                    if boxed { buffer.appendUInt32(0x86f8613c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x86f8613c) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.boosts, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)

@@ -47,14 +47,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .peerUser(let c):
-                    if boxed { buffer.appendUInt32(0x59511722) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x59511722) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                 case .peerChat(let c):
-                    if boxed { buffer.appendUInt32(0x36c6019a) }
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x36c6019a) }
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                 case .peerChannel(let c):
-                    if boxed { buffer.appendUInt32(0xa2a5371e) }
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa2a5371e) }
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
             }
         }
 
@@ -166,10 +172,12 @@ extension Api {
                 case .userProfilePhotoEmpty:
                     if boxed { buffer.appendUInt32(0x4f11bae1) }
                 case .userProfilePhoto(let c):
-                    if boxed { buffer.appendUInt32(0x82d1f706) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.photoId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x82d1f706) }
+                    w1.int32(_flags)
+                    w1.int64(c.photoId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
                         buffer.appendTLBytes(value)
                     }
@@ -359,9 +367,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .secureValue(let c):
-                    if boxed { buffer.appendUInt32(0x187fa0ca) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x187fa0ca) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.type.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.data?.serialize(buffer, true)
@@ -544,14 +554,18 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .pageListItemText(let c):
-                    if boxed { buffer.appendUInt32(0x2f58683c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2f58683c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                 case .pageListItemBlocks(let c):
-                    if boxed { buffer.appendUInt32(0x63ca67aa) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x63ca67aa) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.blocks, boxed: true)
             }
         }
@@ -710,9 +724,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatAdminRights(let c):
-                    if boxed { buffer.appendUInt32(0x5fb224d5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5fb224d5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -916,9 +932,11 @@ extension Api {
                 case .chatReactionsNone:
                     if boxed { buffer.appendUInt32(0xeafc32bc) }
                 case .chatReactionsAll(let c):
-                    if boxed { buffer.appendUInt32(0x52928bca) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x52928bca) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .chatReactionsSome(let c):
                     if boxed { buffer.appendUInt32(0x661d4037) }
                     buffer.appendVector(c.reactions, boxed: true)
@@ -1020,9 +1038,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .username(let c):
-                    if boxed { buffer.appendUInt32(0xb4073647) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb4073647) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.username)
             }
         }
@@ -1101,8 +1121,10 @@ extension Api.messages {
                 case .emojiGroupsNotModified:
                     if boxed { buffer.appendUInt32(0x6fb4ad87) }
                 case .emojiGroups(let c):
-                    if boxed { buffer.appendUInt32(0x881fb94b) }
-                    buffer.appendInt32(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x881fb94b) }
+                    w1.int32(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.groups, boxed: true)
             }
         }
@@ -1283,21 +1305,27 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storyItemDeleted(let c):
-                    if boxed { buffer.appendUInt32(0x51e6ee4f) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x51e6ee4f) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                 case .storyItemSkipped(let c):
-                    if boxed { buffer.appendUInt32(0xffadc913) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.expireDate)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xffadc913) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    w1.int32(c.date)
+                    w1.int32(c.expireDate)
+                    buffer.commit(w1)
                 case .storyItem(let c):
-                    if boxed { buffer.appendUInt32(0x16a4b93c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x16a4b93c) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x40000) {
                         c.fromId?.serialize(buffer, true)
                     }
@@ -1571,10 +1599,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storyAlbum(let c):
-                    if boxed { buffer.appendUInt32(0x9325705a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.albumId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x9325705a) }
+                    w1.int32(_flags)
+                    w1.int32(c.albumId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.iconPhoto?.serialize(buffer, true)

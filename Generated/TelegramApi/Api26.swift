@@ -39,14 +39,16 @@ extension Api {
                 case .inputGeoPointEmpty:
                     if boxed { buffer.appendUInt32(0xe4c123d6) }
                 case .inputGeoPoint(let c):
-                    if boxed { buffer.appendUInt32(0x48222faf) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendDouble(c.lat)
-                    buffer.appendDouble(c.long)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x48222faf) }
+                    w1.int32(_flags)
+                    w1.double(c.lat)
+                    w1.double(c.long)
                     if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -216,14 +218,18 @@ extension Api {
                 case .photoSize(let c):
                     if boxed { buffer.appendUInt32(0x75c78e60) }
                     buffer.appendTLString(c.type)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.size)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    w1.int32(c.size)
+                    buffer.commit(w1)
                 case .photoCachedSize(let c):
                     if boxed { buffer.appendUInt32(0x021e1ad6) }
                     buffer.appendTLString(c.type)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.bytes)
                 case .photoStrippedSize(let c):
                     if boxed { buffer.appendUInt32(0xe0b0bc2e) }
@@ -232,8 +238,10 @@ extension Api {
                 case .photoSizeProgressive(let c):
                     if boxed { buffer.appendUInt32(0xfa3efb95) }
                     buffer.appendTLString(c.type)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    buffer.commit(w1)
                     buffer.appendVector(c.sizes, boxed: true)
                 case .photoPathSize(let c):
                     if boxed { buffer.appendUInt32(0xd8214d41) }
@@ -419,12 +427,14 @@ extension Api.updates {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .state(let c):
-                    if boxed { buffer.appendUInt32(0xa56c2a3e) }
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.qts)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.seq)
-                    buffer.appendInt32(c.unreadCount)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xa56c2a3e) }
+                    w1.int32(c.pts)
+                    w1.int32(c.qts)
+                    w1.int32(c.date)
+                    w1.int32(c.seq)
+                    w1.int32(c.unreadCount)
+                    buffer.commit(w1)
             }
         }
 
@@ -523,17 +533,21 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .encryptedMessage(let c):
-                    if boxed { buffer.appendUInt32(0xed18c118) }
-                    buffer.appendInt64(c.randomId)
-                    buffer.appendInt32(c.chatId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xed18c118) }
+                    w1.int64(c.randomId)
+                    w1.int32(c.chatId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.bytes)
                     c.file.serialize(buffer, true)
                 case .encryptedMessageService(let c):
-                    if boxed { buffer.appendUInt32(0x23734b06) }
-                    buffer.appendInt64(c.randomId)
-                    buffer.appendInt32(c.chatId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x23734b06) }
+                    w1.int64(c.randomId)
+                    w1.int32(c.chatId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.bytes)
             }
         }
@@ -753,27 +767,33 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .webPageEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x211a1788) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x211a1788) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
                     }
                 case .webPagePending(let c):
-                    if boxed { buffer.appendUInt32(0xb0d13e47) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xb0d13e47) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.date)
                 case .webPage(let c):
-                    if boxed { buffer.appendUInt32(0xe89c45b2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xe89c45b2) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.displayUrl)
                     buffer.appendInt32(c.hash)
@@ -798,15 +818,17 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20), let value = c.embedType {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x40), let value = c.embedWidth {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.embedHeight {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.duration {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x100), let value = c.author {
                         buffer.appendTLString(value)
                     }
@@ -820,12 +842,14 @@ extension Api {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .webPageNotModified(let c):
-                    if boxed { buffer.appendUInt32(0x7311ca11) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x7311ca11) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.cachedPageViews {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -1112,8 +1136,10 @@ extension Api.messages {
                 case .recentStickersNotModified:
                     if boxed { buffer.appendUInt32(0x0b17f890) }
                 case .recentStickers(let c):
-                    if boxed { buffer.appendUInt32(0x88d37c56) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x88d37c56) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.packs, boxed: true)
                     buffer.appendVector(c.stickers, boxed: true)
                     buffer.appendVector(c.dates, boxed: true)
@@ -1208,10 +1234,12 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .votesList(let c):
-                    if boxed { buffer.appendUInt32(0x4899484e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x4899484e) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.votes, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -1305,11 +1333,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .searchResultsCalendarPeriod(let c):
-                    if boxed { buffer.appendUInt32(0xc9b0539f) }
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.minMsgId)
-                    buffer.appendInt32(c.maxMsgId)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xc9b0539f) }
+                    w1.int32(c.date)
+                    w1.int32(c.minMsgId)
+                    w1.int32(c.maxMsgId)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
             }
         }
 
@@ -1386,8 +1416,10 @@ extension Api.account {
                 case .emojiStatusesNotModified:
                     if boxed { buffer.appendUInt32(0xd08ce645) }
                 case .emojiStatuses(let c):
-                    if boxed { buffer.appendUInt32(0x90c467d1) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x90c467d1) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.statuses, boxed: true)
             }
         }
@@ -1482,8 +1514,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x1b2286b8) }
                     buffer.appendTLString(c.emoticon)
                 case .reactionCustomEmoji(let c):
-                    if boxed { buffer.appendUInt32(0x8935fc73) }
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x8935fc73) }
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                 case .reactionPaid:
                     if boxed { buffer.appendUInt32(0x523da4eb) }
             }
@@ -1830,9 +1864,11 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsRevenueStats(let c):
-                    if boxed { buffer.appendUInt32(0x6c207376) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6c207376) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.topHoursGraph?.serialize(buffer, true)
                     }
@@ -1931,12 +1967,16 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsAmount(let c):
-                    if boxed { buffer.appendUInt32(0xbbb6b4a3) }
-                    buffer.appendInt64(c.amount)
-                    buffer.appendInt32(c.nanos)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xbbb6b4a3) }
+                    w1.int64(c.amount)
+                    w1.int32(c.nanos)
+                    buffer.commit(w1)
                 case .starsTonAmount(let c):
-                    if boxed { buffer.appendUInt32(0x74aee3e0) }
-                    buffer.appendInt64(c.amount)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x74aee3e0) }
+                    w1.int64(c.amount)
+                    buffer.commit(w1)
             }
         }
 

@@ -74,16 +74,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .draftMessageEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x1b0c841a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1b0c841a) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.date {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                 case .draftMessage(let c):
-                    if boxed { buffer.appendUInt32(0x60fe3294) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x60fe3294) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x10) {
                         c.replyTo?.serialize(buffer, true)
                     }
@@ -94,10 +98,12 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20) {
                         c.media?.serialize(buffer, true)
                     }
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.date)
                     if tlFlagIsSet(_flags, 0x80), let value = c.effect {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x100) {
                         c.suggestedPost?.serialize(buffer, true)
                     }
@@ -266,9 +272,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .paymentRequestedInfo(let c):
-                    if boxed { buffer.appendUInt32(0x909c3f94) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x909c3f94) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.name {
                         buffer.appendTLString(value)
                     }
@@ -1146,11 +1154,15 @@ extension Api {
                     c.prevPhoto.serialize(buffer, true)
                     c.newPhoto.serialize(buffer, true)
                 case .channelAdminLogEventActionToggleInvites(let c):
-                    if boxed { buffer.appendUInt32(0x1b7907ae) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1b7907ae) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionToggleSignatures(let c):
-                    if boxed { buffer.appendUInt32(0x26ae0971) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x26ae0971) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionUpdatePinned(let c):
                     if boxed { buffer.appendUInt32(0xe9e82c18) }
                     c.message.serialize(buffer, true)
@@ -1181,8 +1193,10 @@ extension Api {
                     c.prevStickerset.serialize(buffer, true)
                     c.newStickerset.serialize(buffer, true)
                 case .channelAdminLogEventActionTogglePreHistoryHidden(let c):
-                    if boxed { buffer.appendUInt32(0x5f5c95f1) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5f5c95f1) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionDefaultBannedRights(let c):
                     if boxed { buffer.appendUInt32(0x2df5fc0a) }
                     c.prevBannedRights.serialize(buffer, true)
@@ -1191,17 +1205,21 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x8f079643) }
                     c.message.serialize(buffer, true)
                 case .channelAdminLogEventActionChangeLinkedChat(let c):
-                    if boxed { buffer.appendUInt32(0x050c7ac8) }
-                    buffer.appendInt64(c.prevValue)
-                    buffer.appendInt64(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x050c7ac8) }
+                    w1.int64(c.prevValue)
+                    w1.int64(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionChangeLocation(let c):
                     if boxed { buffer.appendUInt32(0x0e6b76ae) }
                     c.prevValue.serialize(buffer, true)
                     c.newValue.serialize(buffer, true)
                 case .channelAdminLogEventActionToggleSlowMode(let c):
-                    if boxed { buffer.appendUInt32(0x53909779) }
-                    buffer.appendInt32(c.prevValue)
-                    buffer.appendInt32(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x53909779) }
+                    w1.int32(c.prevValue)
+                    w1.int32(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionStartGroupCall(let c):
                     if boxed { buffer.appendUInt32(0x23209745) }
                     c.call.serialize(buffer, true)
@@ -1215,12 +1233,16 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xe64429c0) }
                     c.participant.serialize(buffer, true)
                 case .channelAdminLogEventActionToggleGroupCallSetting(let c):
-                    if boxed { buffer.appendUInt32(0x56d6a247) }
-                    buffer.appendBool(c.joinMuted)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x56d6a247) }
+                    w1.bool(c.joinMuted)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionParticipantJoinByInvite(let c):
-                    if boxed { buffer.appendUInt32(0xfe9fc158) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfe9fc158) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.invite.serialize(buffer, true)
                 case .channelAdminLogEventActionExportedInviteDelete(let c):
                     if boxed { buffer.appendUInt32(0x5a50fca4) }
@@ -1236,16 +1258,20 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x3e7f6847) }
                     c.participant.serialize(buffer, true)
                 case .channelAdminLogEventActionChangeHistoryTTL(let c):
-                    if boxed { buffer.appendUInt32(0x6e941a38) }
-                    buffer.appendInt32(c.prevValue)
-                    buffer.appendInt32(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6e941a38) }
+                    w1.int32(c.prevValue)
+                    w1.int32(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionParticipantJoinByRequest(let c):
                     if boxed { buffer.appendUInt32(0xafb6144a) }
                     c.invite.serialize(buffer, true)
                     buffer.appendInt64(c.approvedBy)
                 case .channelAdminLogEventActionToggleNoForwards(let c):
-                    if boxed { buffer.appendUInt32(0xcb2ac766) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xcb2ac766) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionSendMessage(let c):
                     if boxed { buffer.appendUInt32(0x278f2868) }
                     c.message.serialize(buffer, true)
@@ -1258,8 +1284,10 @@ extension Api {
                     buffer.appendVector(c.prevValue, boxed: true)
                     buffer.appendVector(c.newValue, boxed: true)
                 case .channelAdminLogEventActionToggleForum(let c):
-                    if boxed { buffer.appendUInt32(0x02cc6383) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x02cc6383) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionCreateTopic(let c):
                     if boxed { buffer.appendUInt32(0x58707d28) }
                     c.topic.serialize(buffer, true)
@@ -1271,9 +1299,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xae168909) }
                     c.topic.serialize(buffer, true)
                 case .channelAdminLogEventActionPinTopic(let c):
-                    if boxed { buffer.appendUInt32(0x5d8d353b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5d8d353b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.prevTopic?.serialize(buffer, true)
                     }
@@ -1281,8 +1311,10 @@ extension Api {
                         c.newTopic?.serialize(buffer, true)
                     }
                 case .channelAdminLogEventActionToggleAntiSpam(let c):
-                    if boxed { buffer.appendUInt32(0x64f36dfc) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x64f36dfc) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionChangePeerColor(let c):
                     if boxed { buffer.appendUInt32(0x5796e780) }
                     c.prevValue.serialize(buffer, true)
@@ -1304,18 +1336,24 @@ extension Api {
                     c.prevStickerset.serialize(buffer, true)
                     c.newStickerset.serialize(buffer, true)
                 case .channelAdminLogEventActionToggleSignatureProfiles(let c):
-                    if boxed { buffer.appendUInt32(0x60a79c79) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x60a79c79) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionParticipantSubExtend(let c):
                     if boxed { buffer.appendUInt32(0x64642db3) }
                     c.prevParticipant.serialize(buffer, true)
                     c.newParticipant.serialize(buffer, true)
                 case .channelAdminLogEventActionToggleAutotranslation(let c):
-                    if boxed { buffer.appendUInt32(0xc517f77e) }
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc517f77e) }
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .channelAdminLogEventActionParticipantEditRank(let c):
-                    if boxed { buffer.appendUInt32(0x5806b4ec) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x5806b4ec) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.prevRank)
                     buffer.appendTLString(c.newRank)
             }
@@ -2264,8 +2302,10 @@ extension Api {
                 case .inputCheckPasswordEmpty:
                     if boxed { buffer.appendUInt32(0x9880f658) }
                 case .inputCheckPasswordSRP(let c):
-                    if boxed { buffer.appendUInt32(0xd27ff082) }
-                    buffer.appendInt64(c.srpId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xd27ff082) }
+                    w1.int64(c.srpId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.A)
                     buffer.appendTLBytes(c.M1)
             }
@@ -2367,15 +2407,19 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputWallPaper(let c):
-                    if boxed { buffer.appendUInt32(0xe630b979) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xe630b979) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputWallPaperSlug(let c):
                     if boxed { buffer.appendUInt32(0x72091c80) }
                     buffer.appendTLString(c.slug)
                 case .inputWallPaperNoFile(let c):
-                    if boxed { buffer.appendUInt32(0x967a462e) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x967a462e) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
             }
         }
 
@@ -2498,9 +2542,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .availableReaction(let c):
-                    if boxed { buffer.appendUInt32(0xc077ec01) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc077ec01) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.reaction)
                     buffer.appendTLString(c.title)
                     c.staticIcon.serialize(buffer, true)
@@ -2705,18 +2751,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .prepaidGiveaway(let c):
-                    if boxed { buffer.appendUInt32(0xb2539d54) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(c.months)
-                    buffer.appendInt32(c.quantity)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xb2539d54) }
+                    w1.int64(c.id)
+                    w1.int32(c.months)
+                    w1.int32(c.quantity)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                 case .prepaidStarsGiveaway(let c):
-                    if boxed { buffer.appendUInt32(0x9a9d77e0) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.stars)
-                    buffer.appendInt32(c.quantity)
-                    buffer.appendInt32(c.boosts)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0x9a9d77e0) }
+                    w1.int64(c.id)
+                    w1.int64(c.stars)
+                    w1.int32(c.quantity)
+                    w1.int32(c.boosts)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
             }
         }
 
@@ -2818,8 +2868,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessGreetingMessage(let c):
-                    if boxed { buffer.appendUInt32(0xe519abab) }
-                    buffer.appendInt32(c.shortcutId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe519abab) }
+                    w1.int32(c.shortcutId)
+                    buffer.commit(w1)
                     c.recipients.serialize(buffer, true)
                     buffer.appendInt32(c.noActivityDays)
             }
@@ -2956,10 +3008,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .requestedPeerUser(let c):
-                    if boxed { buffer.appendUInt32(0xd62ff46a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xd62ff46a) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.firstName {
                         buffer.appendTLString(value)
                     }
@@ -2973,10 +3027,12 @@ extension Api {
                         c.photo?.serialize(buffer, true)
                     }
                 case .requestedPeerChat(let c):
-                    if boxed { buffer.appendUInt32(0x7307544f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x7307544f) }
+                    w1.int32(_flags)
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
@@ -2984,10 +3040,12 @@ extension Api {
                         c.photo?.serialize(buffer, true)
                     }
                 case .requestedPeerChannel(let c):
-                    if boxed { buffer.appendUInt32(0x8ba403e4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x8ba403e4) }
+                    w1.int32(_flags)
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
@@ -3198,9 +3256,11 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsStatus(let c):
-                    if boxed { buffer.appendUInt32(0x6c9ce8ed) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6c9ce8ed) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.balance.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.subscriptions {
                         buffer.appendVector(value, boxed: true)
@@ -3375,9 +3435,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessBotRights(let c):
-                    if boxed { buffer.appendUInt32(0xa0624cf7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa0624cf7) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -3494,12 +3556,16 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .communityPeerRequest(let c):
-                    if boxed { buffer.appendUInt32(0x7beafa85) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x7beafa85) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt64(c.requestedBy)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int64(c.requestedBy)
+                    w2.int32(c.date)
+                    buffer.commit(w2)
             }
         }
 
@@ -3626,19 +3692,23 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .ephemeralMessage(let c):
-                    if boxed { buffer.appendUInt32(0xdd27bee9) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xdd27bee9) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     c.fromId.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x200) {
                         c.peerId?.serialize(buffer, true)
                     }
-                    buffer.appendInt64(c.receiverId)
+                    var w2 = buffer.fieldWriter(reserving: 16)
+                    w2.int64(c.receiverId)
                     if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.date)
+                    w2.int32(c.date)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x4), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -3655,12 +3725,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100) {
                         c.richMessage?.serialize(buffer, true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x400), let value = c.chatInstance {
-                        buffer.appendInt64(value)
+                        w3.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.anchorMsgId {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
             }
         }
 

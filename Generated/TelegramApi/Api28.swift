@@ -41,15 +41,17 @@ extension Api {
                 case .geoPointEmpty:
                     if boxed { buffer.appendUInt32(0x1117dd5f) }
                 case .geoPoint(let c):
-                    if boxed { buffer.appendUInt32(0xb2a2f663) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendDouble(c.long)
-                    buffer.appendDouble(c.lat)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0xb2a2f663) }
+                    w1.int32(_flags)
+                    w1.double(c.long)
+                    w1.double(c.lat)
+                    w1.int64(c.accessHash)
                     if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -200,21 +202,25 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .peerSettings(let c):
-                    if boxed { buffer.appendUInt32(0xf47741f7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xf47741f7) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x40), let value = c.geoDistance {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x200), let value = c.requestChatTitle {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x200), let value = c.requestChatDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotManageUrl {
                         buffer.appendTLString(value)
                     }
@@ -227,12 +233,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10000), let value = c.phoneCountry {
                         buffer.appendTLString(value)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x20000), let value = c.nameChangeDate {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x40000), let value = c.photoChangeDate {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
             }
         }
 
@@ -482,9 +490,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputTheme(let c):
-                    if boxed { buffer.appendUInt32(0x3c5693e9) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x3c5693e9) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputThemeSlug(let c):
                     if boxed { buffer.appendUInt32(0xf5890df1) }
                     buffer.appendTLString(c.slug)
@@ -776,13 +786,15 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputReplyToMessage(let c):
-                    if boxed { buffer.appendUInt32(0x3bd4b7c2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.replyToMsgId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x3bd4b7c2) }
+                    w1.int32(_flags)
+                    w1.int32(c.replyToMsgId)
                     if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.replyToPeerId?.serialize(buffer, true)
                     }
@@ -812,8 +824,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x69d66c45) }
                     c.monoforumPeerId.serialize(buffer, true)
                 case .inputReplyToEphemeralMessage(let c):
-                    if boxed { buffer.appendUInt32(0x4119b95e) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4119b95e) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
             }
         }
 
@@ -1039,21 +1053,27 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .savedDialog(let c):
-                    if boxed { buffer.appendUInt32(0xbd87cb6c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbd87cb6c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.topMessage)
                 case .monoForumDialog(let c):
-                    if boxed { buffer.appendUInt32(0x64407ea7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x64407ea7) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.topMessage)
-                    buffer.appendInt32(c.readInboxMaxId)
-                    buffer.appendInt32(c.readOutboxMaxId)
-                    buffer.appendInt32(c.unreadCount)
-                    buffer.appendInt32(c.unreadReactionsCount)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int32(c.topMessage)
+                    w2.int32(c.readInboxMaxId)
+                    w2.int32(c.readOutboxMaxId)
+                    w2.int32(c.unreadCount)
+                    w2.int32(c.unreadReactionsCount)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.draft?.serialize(buffer, true)
                     }

@@ -48,16 +48,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatParticipantsForbidden(let c):
-                    if boxed { buffer.appendUInt32(0x8763d3e1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x8763d3e1) }
+                    w1.int32(_flags)
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.selfParticipant?.serialize(buffer, true)
                     }
                 case .chatParticipants(let c):
-                    if boxed { buffer.appendUInt32(0x3cbc93f8) }
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x3cbc93f8) }
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.participants, boxed: true)
                     buffer.appendInt32(c.version)
             }
@@ -250,42 +254,52 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .encryptedChatEmpty(let c):
-                    if boxed { buffer.appendUInt32(0xab7ec0a0) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xab7ec0a0) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                 case .encryptedChatWaiting(let c):
-                    if boxed { buffer.appendUInt32(0x66b25953) }
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt64(c.participantId)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x66b25953) }
+                    w1.int32(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    w1.int64(c.adminId)
+                    w1.int64(c.participantId)
+                    buffer.commit(w1)
                 case .encryptedChatRequested(let c):
-                    if boxed { buffer.appendUInt32(0x48f1d94c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 44)
+                    if boxed { w1.uint32(0x48f1d94c) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt64(c.participantId)
+                    w1.int32(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    w1.int64(c.adminId)
+                    w1.int64(c.participantId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gA)
                 case .encryptedChat(let c):
-                    if boxed { buffer.appendUInt32(0x61f0d4c7) }
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt64(c.participantId)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x61f0d4c7) }
+                    w1.int32(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    w1.int64(c.adminId)
+                    w1.int64(c.participantId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gAOrB)
                     buffer.appendInt64(c.keyFingerprint)
                 case .encryptedChatDiscarded(let c):
-                    if boxed { buffer.appendUInt32(0x1e1c7c45) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1e1c7c45) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
             }
         }
 
@@ -622,9 +636,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputSingleMedia(let c):
-                    if boxed { buffer.appendUInt32(0x1cc6e91f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1cc6e91f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.media.serialize(buffer, true)
                     buffer.appendInt64(c.randomId)
                     buffer.appendTLString(c.message)
@@ -797,10 +813,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .folder(let c):
-                    if boxed { buffer.appendUInt32(0xff544e65) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xff544e65) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x8) {
                         c.photo?.serialize(buffer, true)
@@ -896,9 +914,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .webViewMessageSent(let c):
-                    if boxed { buffer.appendUInt32(0x0c94511c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0c94511c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.msgId?.serialize(buffer, true)
                     }
@@ -997,11 +1017,13 @@ extension Api {
                 case .botAppNotModified:
                     if boxed { buffer.appendUInt32(0x5da674b7) }
                 case .botApp(let c):
-                    if boxed { buffer.appendUInt32(0x95fcd1d6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x95fcd1d6) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.shortName)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
@@ -1122,10 +1144,12 @@ extension Api.stories {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .stories(let c):
-                    if boxed { buffer.appendUInt32(0x63c3dd0a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x63c3dd0a) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.stories, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.pinnedToTop {
                         buffer.appendVector(value, boxed: true)
@@ -1293,10 +1317,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .missingInvitee(let c):
-                    if boxed { buffer.appendUInt32(0x628c9224) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x628c9224) }
+                    w1.int32(_flags)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
             }
         }
 
@@ -1383,12 +1409,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .keyboardButtonStyle(let c):
-                    if boxed { buffer.appendUInt32(0x4fdd3430) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x4fdd3430) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x8), let value = c.icon {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
             }
         }
 

@@ -182,45 +182,61 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputFileLocation(let c):
-                    if boxed { buffer.appendUInt32(0xdfdaabe1) }
-                    buffer.appendInt64(c.volumeId)
-                    buffer.appendInt32(c.localId)
-                    buffer.appendInt64(c.secret)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xdfdaabe1) }
+                    w1.int64(c.volumeId)
+                    w1.int32(c.localId)
+                    w1.int64(c.secret)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
                 case .inputEncryptedFileLocation(let c):
-                    if boxed { buffer.appendUInt32(0xf5235d55) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xf5235d55) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputDocumentFileLocation(let c):
-                    if boxed { buffer.appendUInt32(0xbad07584) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xbad07584) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
                     buffer.appendTLString(c.thumbSize)
                 case .inputSecureFileLocation(let c):
-                    if boxed { buffer.appendUInt32(0xcbc7ee28) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xcbc7ee28) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputTakeoutFileLocation:
                     if boxed { buffer.appendUInt32(0x29be5899) }
                 case .inputPhotoFileLocation(let c):
-                    if boxed { buffer.appendUInt32(0x40181ffe) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x40181ffe) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
                     buffer.appendTLString(c.thumbSize)
                 case .inputPhotoLegacyFileLocation(let c):
-                    if boxed { buffer.appendUInt32(0xd83466f3) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xd83466f3) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
-                    buffer.appendInt64(c.volumeId)
-                    buffer.appendInt32(c.localId)
-                    buffer.appendInt64(c.secret)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int64(c.volumeId)
+                    w2.int32(c.localId)
+                    w2.int64(c.secret)
+                    buffer.commit(w2)
                 case .inputPeerPhotoFileLocation(let c):
-                    if boxed { buffer.appendUInt32(0x37257e99) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x37257e99) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt64(c.photoId)
                 case .inputStickerSetThumb(let c):
@@ -228,18 +244,22 @@ extension Api {
                     c.stickerset.serialize(buffer, true)
                     buffer.appendInt32(c.thumbVersion)
                 case .inputGroupCallStream(let c):
-                    if boxed { buffer.appendUInt32(0x0598a92a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0598a92a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.call.serialize(buffer, true)
-                    buffer.appendInt64(c.timeMs)
-                    buffer.appendInt32(c.scale)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int64(c.timeMs)
+                    w2.int32(c.scale)
                     if tlFlagIsSet(_flags, 0x1), let value = c.videoChannel {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.videoQuality {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -831,10 +851,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatFull(let c):
-                    if boxed { buffer.appendUInt32(0x2633421b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x2633421b) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.about)
                     c.participants.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x4) {
@@ -847,12 +869,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
                         buffer.appendVector(value, boxed: true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1000) {
                         c.call?.serialize(buffer, true)
                     }
@@ -878,71 +902,81 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                 case .channelFull(let c):
-                    if boxed { buffer.appendUInt32(0xa04e8d3a) }
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(_flags2)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xa04e8d3a) }
+                    w1.int32(_flags)
+                    w1.int32(_flags2)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.about)
+                    var w2 = buffer.fieldWriter(reserving: 32)
                     if tlFlagIsSet(_flags, 0x1), let value = c.participantsCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.bannedCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2000), let value = c.onlineCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.readInboxMaxId)
-                    buffer.appendInt32(c.readOutboxMaxId)
-                    buffer.appendInt32(c.unreadCount)
+                    w2.int32(c.readInboxMaxId)
+                    w2.int32(c.readOutboxMaxId)
+                    w2.int32(c.unreadCount)
+                    buffer.commit(w2)
                     c.chatPhoto.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x800000) {
                         c.exportedInvite?.serialize(buffer, true)
                     }
                     buffer.appendVector(c.botInfo, boxed: true)
+                    var w3 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromChatId {
-                        buffer.appendInt64(value)
+                        w3.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromMaxId {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.pinnedMsgId {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
                     if tlFlagIsSet(_flags, 0x100) {
                         c.stickerset?.serialize(buffer, true)
                     }
+                    var w4 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x200), let value = c.availableMinId {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4000), let value = c.linkedChatId {
-                        buffer.appendInt64(value)
+                        w4.int64(value)
                     }
+                    buffer.commit(w4)
                     if tlFlagIsSet(_flags, 0x8000) {
                         c.location?.serialize(buffer, true)
                     }
+                    var w5 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x20000), let value = c.slowmodeSeconds {
-                        buffer.appendInt32(value)
+                        w5.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x40000), let value = c.slowmodeNextSendDate {
-                        buffer.appendInt32(value)
+                        w5.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1000), let value = c.statsDc {
-                        buffer.appendInt32(value)
+                        w5.int32(value)
                     }
-                    buffer.appendInt32(c.pts)
+                    w5.int32(c.pts)
+                    buffer.commit(w5)
                     if tlFlagIsSet(_flags, 0x200000) {
                         c.call?.serialize(buffer, true)
                     }
@@ -979,24 +1013,28 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x80) {
                         c.wallpaper?.serialize(buffer, true)
                     }
+                    var w6 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags2, 0x100), let value = c.boostsApplied {
-                        buffer.appendInt32(value)
+                        w6.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x200), let value = c.boostsUnrestrict {
-                        buffer.appendInt32(value)
+                        w6.int32(value)
                     }
+                    buffer.commit(w6)
                     if tlFlagIsSet(_flags2, 0x400) {
                         c.emojiset?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x20000) {
                         c.botVerification?.serialize(buffer, true)
                     }
+                    var w7 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags2, 0x40000), let value = c.stargiftsCount {
-                        buffer.appendInt32(value)
+                        w7.int32(value)
                     }
                     if tlFlagIsSet(_flags2, 0x200000), let value = c.sendPaidMessagesStars {
-                        buffer.appendInt64(value)
+                        w7.int64(value)
                     }
+                    buffer.commit(w7)
                     if tlFlagIsSet(_flags2, 0x400000) {
                         c.mainTab?.serialize(buffer, true)
                     }
@@ -1004,22 +1042,26 @@ extension Api {
                         buffer.appendInt64(value)
                     }
                 case .communityFull(let c):
-                    if boxed { buffer.appendUInt32(0xcbb7a507) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xcbb7a507) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.about)
                     c.chatPhoto.serialize(buffer, true)
                     buffer.appendVector(c.linkedPeers, boxed: true)
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.peerLinkRequestsPending {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -2967,17 +3009,23 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x15cefd00) }
                     buffer.appendVector(c.users, boxed: true)
                 case .messageActionChatDeleteUser(let c):
-                    if boxed { buffer.appendUInt32(0xa43f30cc) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xa43f30cc) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                 case .messageActionChatJoinedByLink(let c):
-                    if boxed { buffer.appendUInt32(0x031224c3) }
-                    buffer.appendInt64(c.inviterId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x031224c3) }
+                    w1.int64(c.inviterId)
+                    buffer.commit(w1)
                 case .messageActionChannelCreate(let c):
                     if boxed { buffer.appendUInt32(0x95d2ac92) }
                     buffer.appendTLString(c.title)
                 case .messageActionChatMigrateTo(let c):
-                    if boxed { buffer.appendUInt32(0xe1037f92) }
-                    buffer.appendInt64(c.channelId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xe1037f92) }
+                    w1.int64(c.channelId)
+                    buffer.commit(w1)
                 case .messageActionChannelMigrateFrom(let c):
                     if boxed { buffer.appendUInt32(0xea3948e9) }
                     buffer.appendTLString(c.title)
@@ -2987,13 +3035,17 @@ extension Api {
                 case .messageActionHistoryClear:
                     if boxed { buffer.appendUInt32(0x9fbab604) }
                 case .messageActionGameScore(let c):
-                    if boxed { buffer.appendUInt32(0x92a72876) }
-                    buffer.appendInt64(c.gameId)
-                    buffer.appendInt32(c.score)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x92a72876) }
+                    w1.int64(c.gameId)
+                    w1.int32(c.score)
+                    buffer.commit(w1)
                 case .messageActionPaymentSentMe(let c):
-                    if boxed { buffer.appendUInt32(0xffa00ccc) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xffa00ccc) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     buffer.appendTLBytes(c.payload)
@@ -3008,9 +3060,11 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                 case .messageActionPaymentSent(let c):
-                    if boxed { buffer.appendUInt32(0xc624b16e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc624b16e) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     if tlFlagIsSet(_flags, 0x1), let value = c.invoiceSlug {
@@ -3020,10 +3074,12 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                 case .messageActionPhoneCall(let c):
-                    if boxed { buffer.appendUInt32(0x80e11a7f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.callId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x80e11a7f) }
+                    w1.int32(_flags)
+                    w1.int64(c.callId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.reason?.serialize(buffer, true)
                     }
@@ -3036,9 +3092,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xfae69f56) }
                     buffer.appendTLString(c.message)
                 case .messageActionBotAllowed(let c):
-                    if boxed { buffer.appendUInt32(0xc516d679) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc516d679) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.domain {
                         buffer.appendTLString(value)
                     }
@@ -3060,9 +3118,11 @@ extension Api {
                     c.toId.serialize(buffer, true)
                     buffer.appendInt32(c.distance)
                 case .messageActionGroupCall(let c):
-                    if boxed { buffer.appendUInt32(0x7a0d7f42) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x7a0d7f42) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.call.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.duration {
                         buffer.appendInt32(value)
@@ -3072,13 +3132,15 @@ extension Api {
                     c.call.serialize(buffer, true)
                     buffer.appendVector(c.users, boxed: true)
                 case .messageActionSetMessagesTTL(let c):
-                    if boxed { buffer.appendUInt32(0x3c134d7b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.period)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x3c134d7b) }
+                    w1.int32(_flags)
+                    w1.int32(c.period)
                     if tlFlagIsSet(_flags, 0x1), let value = c.autoSettingFrom {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                 case .messageActionGroupCallScheduled(let c):
                     if boxed { buffer.appendUInt32(0xb3a07661) }
                     c.call.serialize(buffer, true)
@@ -3096,12 +3158,16 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xb4c38cb5) }
                     buffer.appendTLString(c.text)
                 case .messageActionGiftPremium(let c):
-                    if boxed { buffer.appendUInt32(0x48e91302) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x48e91302) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
-                    buffer.appendInt64(c.amount)
-                    buffer.appendInt32(c.days)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int64(c.amount)
+                    w2.int32(c.days)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
                         buffer.appendTLString(value)
                     }
@@ -3112,46 +3178,60 @@ extension Api {
                         c.message?.serialize(buffer, true)
                     }
                 case .messageActionTopicCreate(let c):
-                    if boxed { buffer.appendUInt32(0x0d999256) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0d999256) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    buffer.appendInt32(c.iconColor)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.iconColor)
                     if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                 case .messageActionTopicEdit(let c):
-                    if boxed { buffer.appendUInt32(0xc0944820) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc0944820) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.title {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x2), let value = c.iconEmojiId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.closed {
-                        buffer.appendBool(value)
+                        w2.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.hidden {
-                        buffer.appendBool(value)
+                        w2.bool(value)
                     }
+                    buffer.commit(w2)
                 case .messageActionSuggestProfilePhoto(let c):
                     if boxed { buffer.appendUInt32(0x57de635e) }
                     c.photo.serialize(buffer, true)
                 case .messageActionRequestedPeer(let c):
-                    if boxed { buffer.appendUInt32(0x31518e9b) }
-                    buffer.appendInt32(c.buttonId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x31518e9b) }
+                    w1.int32(c.buttonId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.peers, boxed: true)
                 case .messageActionSetChatWallPaper(let c):
-                    if boxed { buffer.appendUInt32(0x5060a3f4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5060a3f4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.wallpaper.serialize(buffer, true)
                 case .messageActionGiftCode(let c):
-                    if boxed { buffer.appendUInt32(0x31c48347) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x31c48347) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.boostPeer?.serialize(buffer, true)
                     }
@@ -3173,29 +3253,39 @@ extension Api {
                         c.message?.serialize(buffer, true)
                     }
                 case .messageActionGiveawayLaunch(let c):
-                    if boxed { buffer.appendUInt32(0xa80f51e4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xa80f51e4) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.stars {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                 case .messageActionGiveawayResults(let c):
-                    if boxed { buffer.appendUInt32(0x87e2f155) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.winnersCount)
-                    buffer.appendInt32(c.unclaimedCount)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x87e2f155) }
+                    w1.int32(_flags)
+                    w1.int32(c.winnersCount)
+                    w1.int32(c.unclaimedCount)
+                    buffer.commit(w1)
                 case .messageActionBoostApply(let c):
-                    if boxed { buffer.appendUInt32(0xcc02aa6d) }
-                    buffer.appendInt32(c.boosts)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xcc02aa6d) }
+                    w1.int32(c.boosts)
+                    buffer.commit(w1)
                 case .messageActionRequestedPeerSentMe(let c):
-                    if boxed { buffer.appendUInt32(0x93b31848) }
-                    buffer.appendInt32(c.buttonId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x93b31848) }
+                    w1.int32(c.buttonId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.peers, boxed: true)
                 case .messageActionPaymentRefunded(let c):
-                    if boxed { buffer.appendUInt32(0x41b3e202) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x41b3e202) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
@@ -3204,12 +3294,16 @@ extension Api {
                     }
                     c.charge.serialize(buffer, true)
                 case .messageActionGiftStars(let c):
-                    if boxed { buffer.appendUInt32(0x45d5b021) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x45d5b021) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
-                    buffer.appendInt64(c.amount)
-                    buffer.appendInt64(c.stars)
+                    var w2 = buffer.fieldWriter(reserving: 16)
+                    w2.int64(c.amount)
+                    w2.int64(c.stars)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
                         buffer.appendTLString(value)
                     }
@@ -3220,30 +3314,36 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                 case .messageActionPrizeStars(let c):
-                    if boxed { buffer.appendUInt32(0xb00c47a2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xb00c47a2) }
+                    w1.int32(_flags)
+                    w1.int64(c.stars)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.transactionId)
                     c.boostPeer.serialize(buffer, true)
                     buffer.appendInt32(c.giveawayMsgId)
                 case .messageActionStarGift(let c):
-                    if boxed { buffer.appendUInt32(0xea2c31d3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xea2c31d3) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.gift.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.message?.serialize(buffer, true)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 20)
                     if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.upgradeMsgId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x100), let value = c.upgradeStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x800) {
                         c.fromId?.serialize(buffer, true)
                     }
@@ -3266,16 +3366,20 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                 case .messageActionStarGiftUnique(let c):
-                    if boxed { buffer.appendUInt32(0x7e1c1187) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x7e1c1187) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.gift.serialize(buffer, true)
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x8), let value = c.canExportAt {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.transferStars {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x40) {
                         c.fromId?.serialize(buffer, true)
                     }
@@ -3288,38 +3392,46 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100) {
                         c.resaleAmount?.serialize(buffer, true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 20)
                     if tlFlagIsSet(_flags, 0x200), let value = c.canTransferAt {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x400), let value = c.canResellAt {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1000), let value = c.dropOriginalDetailsStars {
-                        buffer.appendInt64(value)
+                        w3.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x8000), let value = c.canCraftAt {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
                     if tlFlagIsSet(_flags, 0x40000) {
                         c.message?.serialize(buffer, true)
                     }
                 case .messageActionPaidMessagesRefunded(let c):
-                    if boxed { buffer.appendUInt32(0xac1f1fcd) }
-                    buffer.appendInt32(c.count)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xac1f1fcd) }
+                    w1.int32(c.count)
+                    w1.int64(c.stars)
+                    buffer.commit(w1)
                 case .messageActionPaidMessagesPrice(let c):
-                    if boxed { buffer.appendUInt32(0x84b88578) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x84b88578) }
+                    w1.int32(_flags)
+                    w1.int64(c.stars)
+                    buffer.commit(w1)
                 case .messageActionConferenceCall(let c):
-                    if boxed { buffer.appendUInt32(0x2ffe2f7a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.callId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x2ffe2f7a) }
+                    w1.int32(_flags)
+                    w1.int64(c.callId)
                     if tlFlagIsSet(_flags, 0x4), let value = c.duration {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8), let value = c.otherParticipants {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -3331,9 +3443,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xc7edbc83) }
                     buffer.appendVector(c.list, boxed: true)
                 case .messageActionSuggestedPostApproval(let c):
-                    if boxed { buffer.appendUInt32(0xee7a1596) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xee7a1596) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4), let value = c.rejectComment {
                         buffer.appendTLString(value)
                     }
@@ -3347,13 +3461,17 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x95ddcf69) }
                     c.price.serialize(buffer, true)
                 case .messageActionSuggestedPostRefund(let c):
-                    if boxed { buffer.appendUInt32(0x69f916f8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x69f916f8) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .messageActionGiftTon(let c):
-                    if boxed { buffer.appendUInt32(0xa8a3c699) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa8a3c699) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                     buffer.appendTLString(c.cryptoCurrency)
@@ -3365,34 +3483,46 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x2c8f2a25) }
                     c.birthday.serialize(buffer, true)
                 case .messageActionStarGiftPurchaseOffer(let c):
-                    if boxed { buffer.appendUInt32(0x774278d4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x774278d4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.gift.serialize(buffer, true)
                     c.price.serialize(buffer, true)
                     buffer.appendInt32(c.expiresAt)
                 case .messageActionStarGiftPurchaseOfferDeclined(let c):
-                    if boxed { buffer.appendUInt32(0x73ada76b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x73ada76b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.gift.serialize(buffer, true)
                     c.price.serialize(buffer, true)
                 case .messageActionNewCreatorPending(let c):
-                    if boxed { buffer.appendUInt32(0xb07ed085) }
-                    buffer.appendInt64(c.newCreatorId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xb07ed085) }
+                    w1.int64(c.newCreatorId)
+                    buffer.commit(w1)
                 case .messageActionChangeCreator(let c):
-                    if boxed { buffer.appendUInt32(0xe188503b) }
-                    buffer.appendInt64(c.newCreatorId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xe188503b) }
+                    w1.int64(c.newCreatorId)
+                    buffer.commit(w1)
                 case .messageActionNoForwardsToggle(let c):
-                    if boxed { buffer.appendUInt32(0xbf7d6572) }
-                    buffer.appendBool(c.prevValue)
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xbf7d6572) }
+                    w1.bool(c.prevValue)
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .messageActionNoForwardsRequest(let c):
-                    if boxed { buffer.appendUInt32(0x3e2793ba) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendBool(c.prevValue)
-                    buffer.appendBool(c.newValue)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x3e2793ba) }
+                    w1.int32(_flags)
+                    w1.bool(c.prevValue)
+                    w1.bool(c.newValue)
+                    buffer.commit(w1)
                 case .messageActionPollAppendAnswer(let c):
                     if boxed { buffer.appendUInt32(0x9da1cd6c) }
                     c.answer.serialize(buffer, true)
@@ -3400,18 +3530,24 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x399674dc) }
                     c.answer.serialize(buffer, true)
                 case .messageActionManagedBotCreated(let c):
-                    if boxed { buffer.appendUInt32(0x16605e3e) }
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x16605e3e) }
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                 case .messageActionChangeCommunity(let c):
-                    if boxed { buffer.appendUInt32(0x5d20bae8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x5d20bae8) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.communityId {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
                 case .messageActionChatJoinedViaCommunity(let c):
-                    if boxed { buffer.appendUInt32(0x4a8bfe80) }
-                    buffer.appendInt64(c.communityId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x4a8bfe80) }
+                    w1.int64(c.communityId)
+                    buffer.commit(w1)
             }
         }
 
@@ -5306,10 +5442,12 @@ extension Api.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .appUpdate(let c):
-                    if boxed { buffer.appendUInt32(0xccbbce30) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xccbbce30) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.version)
                     buffer.appendTLString(c.text)
                     buffer.appendVector(c.entities, boxed: true)
@@ -5817,18 +5955,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .authorization(let c):
-                    if boxed { buffer.appendUInt32(0xad01d61d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xad01d61d) }
+                    w1.int32(_flags)
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.deviceModel)
                     buffer.appendTLString(c.platform)
                     buffer.appendTLString(c.systemVersion)
                     buffer.appendInt32(c.apiId)
                     buffer.appendTLString(c.appName)
                     buffer.appendTLString(c.appVersion)
-                    buffer.appendInt32(c.dateCreated)
-                    buffer.appendInt32(c.dateActive)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.dateCreated)
+                    w2.int32(c.dateActive)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.ip)
                     buffer.appendTLString(c.country)
                     buffer.appendTLString(c.region)
@@ -5957,9 +6099,11 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .passwordSettings(let c):
-                    if boxed { buffer.appendUInt32(0x9a5c33e5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9a5c33e5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.email {
                         buffer.appendTLString(value)
                     }
@@ -6098,9 +6242,11 @@ extension Api {
                 case .inputStickerSetEmpty:
                     if boxed { buffer.appendUInt32(0xffb62b95) }
                 case .inputStickerSetID(let c):
-                    if boxed { buffer.appendUInt32(0x9de7a269) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x9de7a269) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputStickerSetShortName(let c):
                     if boxed { buffer.appendUInt32(0x861cc8a0) }
                     buffer.appendTLString(c.shortName)
@@ -6296,12 +6442,14 @@ extension Api {
                 case .secureFileEmpty:
                     if boxed { buffer.appendUInt32(0x64199744) }
                 case .secureFile(let c):
-                    if boxed { buffer.appendUInt32(0x7d09c27e) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt64(c.size)
-                    buffer.appendInt32(c.dcId)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x7d09c27e) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int64(c.size)
+                    w1.int32(c.dcId)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileHash)
                     buffer.appendTLBytes(c.secret)
             }
@@ -6624,9 +6772,11 @@ extension Api.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .country(let c):
-                    if boxed { buffer.appendUInt32(0xc3878e23) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc3878e23) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.iso2)
                     buffer.appendTLString(c.defaultName)
                     if tlFlagIsSet(_flags, 0x2), let value = c.name {
@@ -6730,18 +6880,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .myBoost(let c):
-                    if boxed { buffer.appendUInt32(0xc448415c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.slot)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xc448415c) }
+                    w1.int32(_flags)
+                    w1.int32(c.slot)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.peer?.serialize(buffer, true)
                     }
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.expires)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.date)
+                    w2.int32(c.expires)
                     if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -6926,8 +7080,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputStarGiftAuction(let c):
-                    if boxed { buffer.appendUInt32(0x02e16c98) }
-                    buffer.appendInt64(c.giftId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x02e16c98) }
+                    w1.int64(c.giftId)
+                    buffer.commit(w1)
                 case .inputStarGiftAuctionSlug(let c):
                     if boxed { buffer.appendUInt32(0x7ab58308) }
                     buffer.appendTLString(c.slug)
@@ -7017,8 +7173,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftAttributeRarity(let c):
-                    if boxed { buffer.appendUInt32(0x36437737) }
-                    buffer.appendInt32(c.permille)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x36437737) }
+                    w1.int32(c.permille)
+                    buffer.commit(w1)
                 case .starGiftAttributeRarityUncommon:
                     if boxed { buffer.appendUInt32(0xdbce6389) }
                 case .starGiftAttributeRarityRare:
@@ -7126,12 +7284,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .communityPeer(let c):
-                    if boxed { buffer.appendUInt32(0x76141ebd) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x76141ebd) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.visible {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
             }
         }

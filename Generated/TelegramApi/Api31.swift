@@ -107,10 +107,12 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .affectedHistory(let c):
-                    if boxed { buffer.appendUInt32(0xb45c69d1) }
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
-                    buffer.appendInt32(c.offset)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xb45c69d1) }
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    w1.int32(c.offset)
+                    buffer.commit(w1)
             }
         }
 
@@ -266,28 +268,36 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .replyKeyboardHide(let c):
-                    if boxed { buffer.appendUInt32(0xa03e5b85) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa03e5b85) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                 case .replyKeyboardForceReply(let c):
-                    if boxed { buffer.appendUInt32(0x86b40b08) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x86b40b08) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
                         buffer.appendTLString(value)
                     }
                 case .replyKeyboardMarkup(let c):
-                    if boxed { buffer.appendUInt32(0x85dd99d1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x85dd99d1) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.rows, boxed: true)
                     if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
                         buffer.appendTLString(value)
                     }
                 case .replyInlineMarkup(let c):
-                    if boxed { buffer.appendUInt32(0xb2b15770) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb2b15770) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.rows, boxed: true)
             }
         }
@@ -469,11 +479,13 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .game(let c):
-                    if boxed { buffer.appendUInt32(0xbdf9653b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xbdf9653b) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.shortName)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
@@ -578,9 +590,11 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .savedInfo(let c):
-                    if boxed { buffer.appendUInt32(0xfb8fe43c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfb8fe43c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.savedInfo?.serialize(buffer, true)
                     }
@@ -707,19 +721,23 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .phoneConnection(let c):
-                    if boxed { buffer.appendUInt32(0x9cc123c7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x9cc123c7) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.ip)
                     buffer.appendTLString(c.ipv6)
                     buffer.appendInt32(c.port)
                     buffer.appendTLBytes(c.peerTag)
                 case .phoneConnectionWebrtc(let c):
-                    if boxed { buffer.appendUInt32(0x635fe375) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x635fe375) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.ip)
                     buffer.appendTLString(c.ipv6)
                     buffer.appendInt32(c.port)
@@ -872,8 +890,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xfcaafeb7) }
                     c.peer.serialize(buffer, true)
                 case .inputDialogPeerFolder(let c):
-                    if boxed { buffer.appendUInt32(0x64600527) }
-                    buffer.appendInt32(c.folderId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x64600527) }
+                    w1.int32(c.folderId)
+                    buffer.commit(w1)
                 case .inputDialogPeerCommunity(let c):
                     if boxed { buffer.appendUInt32(0x69ef72c4) }
                     c.community.serialize(buffer, true)
@@ -966,8 +986,10 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .takeout(let c):
-                    if boxed { buffer.appendUInt32(0x4dba4501) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x4dba4501) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
             }
         }
 
@@ -1070,9 +1092,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .sponsoredMessage(let c):
-                    if boxed { buffer.appendUInt32(0x7dbf8673) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x7dbf8673) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.randomId)
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.title)
@@ -1096,12 +1120,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.additionalInfo {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x8000), let value = c.minDisplayDuration {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8000), let value = c.maxDisplayDuration {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 
@@ -1272,15 +1298,17 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .searchResultsCalendar(let c):
-                    if boxed { buffer.appendUInt32(0x147ee23c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
-                    buffer.appendInt32(c.minDate)
-                    buffer.appendInt32(c.minMsgId)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x147ee23c) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    w1.int32(c.minDate)
+                    w1.int32(c.minMsgId)
                     if tlFlagIsSet(_flags, 0x2), let value = c.offsetIdOffset {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     buffer.appendVector(c.periods, boxed: true)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
@@ -1385,9 +1413,11 @@ extension Api.auth {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .loggedOut(let c):
-                    if boxed { buffer.appendUInt32(0xc3a2835f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc3a2835f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.futureAuthToken {
                         buffer.appendTLBytes(value)
                     }
@@ -1464,10 +1494,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .groupCallStreamChannel(let c):
-                    if boxed { buffer.appendUInt32(0x80eb48af) }
-                    buffer.appendInt32(c.channel)
-                    buffer.appendInt32(c.scale)
-                    buffer.appendInt64(c.lastTimestampMs)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x80eb48af) }
+                    w1.int32(c.channel)
+                    w1.int32(c.scale)
+                    w1.int64(c.lastTimestampMs)
+                    buffer.commit(w1)
             }
         }
 
@@ -1614,8 +1646,10 @@ extension Api.messages {
                 case .reactionsNotModified:
                     if boxed { buffer.appendUInt32(0xb06fdbdf) }
                 case .reactions(let c):
-                    if boxed { buffer.appendUInt32(0xeafdf716) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xeafdf716) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.reactions, boxed: true)
             }
         }
@@ -1689,8 +1723,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .stickerKeyword(let c):
-                    if boxed { buffer.appendUInt32(0xfcfeb29c) }
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xfcfeb29c) }
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                     buffer.appendVector(c.keyword, boxed: true)
             }
         }
@@ -1767,9 +1803,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBusinessChatLink(let c):
-                    if boxed { buffer.appendUInt32(0x11679fa7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x11679fa7) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x1), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -1868,8 +1906,10 @@ extension Api.payments {
                 case .starGiftsNotModified:
                     if boxed { buffer.appendUInt32(0xa388a368) }
                 case .starGifts(let c):
-                    if boxed { buffer.appendUInt32(0x2ed82995) }
-                    buffer.appendInt32(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2ed82995) }
+                    w1.int32(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.gifts, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -1979,20 +2019,24 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .foundStickersNotModified(let c):
-                    if boxed { buffer.appendUInt32(0x6010c534) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x6010c534) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                 case .foundStickers(let c):
-                    if boxed { buffer.appendUInt32(0x82c9e290) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x82c9e290) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
-                    buffer.appendInt64(c.hash)
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.stickers, boxed: true)
             }
         }
@@ -2107,15 +2151,17 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsRating(let c):
-                    if boxed { buffer.appendUInt32(0x1b0e4f07) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.level)
-                    buffer.appendInt64(c.currentLevelStars)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 36)
+                    if boxed { w1.uint32(0x1b0e4f07) }
+                    w1.int32(_flags)
+                    w1.int32(c.level)
+                    w1.int64(c.currentLevelStars)
+                    w1.int64(c.stars)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelStars {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -2210,18 +2256,22 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .passkey(let c):
-                    if boxed { buffer.appendUInt32(0x98613ebf) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x98613ebf) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.name)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 16)
+                    w2.int32(c.date)
                     if tlFlagIsSet(_flags, 0x1), let value = c.softwareEmojiId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.lastUsageDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
             }
         }
 

@@ -51,14 +51,18 @@ extension Api {
                 case .inputUserSelf:
                     if boxed { buffer.appendUInt32(0xf7c1b13f) }
                 case .inputUser(let c):
-                    if boxed { buffer.appendUInt32(0xf21158c6) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xf21158c6) }
+                    w1.int64(c.userId)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputUserFromMessage(let c):
                     if boxed { buffer.appendUInt32(0x1da448e2) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.msgId)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.msgId)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
             }
         }
 
@@ -187,8 +191,10 @@ extension Api.upload {
                     buffer.appendInt32(c.mtime)
                     buffer.appendTLBytes(c.bytes)
                 case .fileCdnRedirect(let c):
-                    if boxed { buffer.appendUInt32(0xf18cda44) }
-                    buffer.appendInt32(c.dcId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf18cda44) }
+                    w1.int32(c.dcId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileToken)
                     buffer.appendTLBytes(c.encryptionKey)
                     buffer.appendTLBytes(c.encryptionIv)
@@ -403,10 +409,12 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botResults(let c):
-                    if boxed { buffer.appendUInt32(0xe021f2f6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.queryId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xe021f2f6) }
+                    w1.int32(_flags)
+                    w1.int64(c.queryId)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
@@ -583,9 +591,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .channelAdminLogEventsFilter(let c):
-                    if boxed { buffer.appendUInt32(0xea107ae4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xea107ae4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -881,8 +891,10 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .preparedInlineMessage(let c):
-                    if boxed { buffer.appendUInt32(0xff57708d) }
-                    buffer.appendInt64(c.queryId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xff57708d) }
+                    w1.int64(c.queryId)
+                    buffer.commit(w1)
                     c.result.serialize(buffer, true)
                     buffer.appendVector(c.peerTypes, boxed: true)
                     buffer.appendInt32(c.cacheTime)
@@ -959,8 +971,10 @@ extension Api.stories {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .canSendStoryCount(let c):
-                    if boxed { buffer.appendUInt32(0xc387c04e) }
-                    buffer.appendInt32(c.countRemains)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc387c04e) }
+                    w1.int32(c.countRemains)
+                    buffer.commit(w1)
             }
         }
 
@@ -1255,18 +1269,22 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xeca4f8d4) }
                     buffer.appendTLString(c.url)
                 case .inlineButtonTypeUrlAuth(let c):
-                    if boxed { buffer.appendUInt32(0xbfd02da2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xbfd02da2) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.fwdText {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.url)
                     buffer.appendInt32(c.buttonId)
                 case .inputInlineButtonTypeUrlAuth(let c):
-                    if boxed { buffer.appendUInt32(0x9961bcb4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9961bcb4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.fwdText {
                         buffer.appendTLString(value)
                     }
@@ -1278,25 +1296,31 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x3bcab5b4) }
                     buffer.appendTLString(c.url)
                 case .inlineButtonTypeCallback(let c):
-                    if boxed { buffer.appendUInt32(0x2955bc38) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2955bc38) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.data)
                 case .inlineButtonTypeGame:
                     if boxed { buffer.appendUInt32(0x5cd3709d) }
                 case .inlineButtonTypeBuy:
                     if boxed { buffer.appendUInt32(0x48bad7a5) }
                 case .inlineButtonTypeSwitchInline(let c):
-                    if boxed { buffer.appendUInt32(0x93773ff5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x93773ff5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.query)
                     if tlFlagIsSet(_flags, 0x2), let value = c.peerTypes {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inlineButtonTypeUserProfile(let c):
-                    if boxed { buffer.appendUInt32(0x3fa33fcf) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x3fa33fcf) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                 case .inputInlineButtonTypeUserProfile(let c):
                     if boxed { buffer.appendUInt32(0x53f3ce5a) }
                     c.userId.serialize(buffer, true)

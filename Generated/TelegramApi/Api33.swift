@@ -122,17 +122,21 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .dialog(let c):
-                    if boxed { buffer.appendUInt32(0xfc89f7f3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfc89f7f3) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.topMessage)
-                    buffer.appendInt32(c.readInboxMaxId)
-                    buffer.appendInt32(c.readOutboxMaxId)
-                    buffer.appendInt32(c.unreadCount)
-                    buffer.appendInt32(c.unreadMentionsCount)
-                    buffer.appendInt32(c.unreadReactionsCount)
-                    buffer.appendInt32(c.unreadPollVotesCount)
+                    var w2 = buffer.fieldWriter(reserving: 28)
+                    w2.int32(c.topMessage)
+                    w2.int32(c.readInboxMaxId)
+                    w2.int32(c.readOutboxMaxId)
+                    w2.int32(c.unreadCount)
+                    w2.int32(c.unreadMentionsCount)
+                    w2.int32(c.unreadReactionsCount)
+                    w2.int32(c.unreadPollVotesCount)
+                    buffer.commit(w2)
                     c.notifySettings.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.pts {
                         buffer.appendInt32(value)
@@ -140,28 +144,36 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2) {
                         c.draft?.serialize(buffer, true)
                     }
+                    var w3 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x10), let value = c.folderId {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.ttlPeriod {
-                        buffer.appendInt32(value)
+                        w3.int32(value)
                     }
+                    buffer.commit(w3)
                 case .dialogFolder(let c):
-                    if boxed { buffer.appendUInt32(0x71bd134c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x71bd134c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.folder.serialize(buffer, true)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.topMessage)
-                    buffer.appendInt32(c.unreadMutedPeersCount)
-                    buffer.appendInt32(c.unreadUnmutedPeersCount)
-                    buffer.appendInt32(c.unreadMutedMessagesCount)
-                    buffer.appendInt32(c.unreadUnmutedMessagesCount)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int32(c.topMessage)
+                    w2.int32(c.unreadMutedPeersCount)
+                    w2.int32(c.unreadUnmutedPeersCount)
+                    w2.int32(c.unreadMutedMessagesCount)
+                    w2.int32(c.unreadUnmutedMessagesCount)
+                    buffer.commit(w2)
                 case .dialogCommunity(let c):
-                    if boxed { buffer.appendUInt32(0xf78a0973) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.communityId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf78a0973) }
+                    w1.int32(_flags)
+                    w1.int64(c.communityId)
+                    buffer.commit(w1)
                     c.notifySettings.serialize(buffer, true)
             }
         }
@@ -413,21 +425,25 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .wallPaper(let c):
-                    if boxed { buffer.appendUInt32(0xa437c3ed) }
                     let _flags = c.flags
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xa437c3ed) }
+                    w1.int64(c.id)
+                    w1.int32(_flags)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     c.document.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.settings?.serialize(buffer, true)
                     }
                 case .wallPaperNoFile(let c):
-                    if boxed { buffer.appendUInt32(0xe0804116) }
                     let _flags = c.flags
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xe0804116) }
+                    w1.int64(c.id)
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.settings?.serialize(buffer, true)
                     }
@@ -574,9 +590,11 @@ extension Api.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .termsOfService(let c):
-                    if boxed { buffer.appendUInt32(0x780a0310) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x780a0310) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.id.serialize(buffer, true)
                     buffer.appendTLString(c.text)
                     buffer.appendVector(c.entities, boxed: true)
@@ -680,9 +698,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputGameID(let c):
-                    if boxed { buffer.appendUInt32(0x032c3e77) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x032c3e77) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                 case .inputGameShortName(let c):
                     if boxed { buffer.appendUInt32(0xc331e80a) }
                     c.botId.serialize(buffer, true)
@@ -796,9 +816,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .secureRequiredType(let c):
-                    if boxed { buffer.appendUInt32(0x829d99da) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x829d99da) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.type.serialize(buffer, true)
                 case .secureRequiredTypeOneOf(let c):
                     if boxed { buffer.appendUInt32(0x027477b4) }
@@ -976,9 +998,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .attachMenuBotIcon(let c):
-                    if boxed { buffer.appendUInt32(0xb2a7386b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb2a7386b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.name)
                     c.icon.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.colors {
@@ -1068,8 +1092,10 @@ extension Api {
                 case .attachMenuBotsNotModified:
                     if boxed { buffer.appendUInt32(0xf1d88a5c) }
                 case .attachMenuBots(let c):
-                    if boxed { buffer.appendUInt32(0x3c4301c0) }
-                    buffer.appendInt64(c.hash)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x3c4301c0) }
+                    w1.int64(c.hash)
+                    buffer.commit(w1)
                     buffer.appendVector(c.bots, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -1213,27 +1239,33 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .forumTopicDeleted(let c):
-                    if boxed { buffer.appendUInt32(0x023f109b) }
-                    buffer.appendInt32(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x023f109b) }
+                    w1.int32(c.id)
+                    buffer.commit(w1)
                 case .forumTopic(let c):
-                    if boxed { buffer.appendUInt32(0xfcdad815) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xfcdad815) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.title)
-                    buffer.appendInt32(c.iconColor)
+                    var w2 = buffer.fieldWriter(reserving: 40)
+                    w2.int32(c.iconColor)
                     if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
-                        buffer.appendInt64(value)
+                        w2.int64(value)
                     }
-                    buffer.appendInt32(c.topMessage)
-                    buffer.appendInt32(c.readInboxMaxId)
-                    buffer.appendInt32(c.readOutboxMaxId)
-                    buffer.appendInt32(c.unreadCount)
-                    buffer.appendInt32(c.unreadMentionsCount)
-                    buffer.appendInt32(c.unreadReactionsCount)
-                    buffer.appendInt32(c.unreadPollVotesCount)
+                    w2.int32(c.topMessage)
+                    w2.int32(c.readInboxMaxId)
+                    w2.int32(c.readOutboxMaxId)
+                    w2.int32(c.unreadCount)
+                    w2.int32(c.unreadMentionsCount)
+                    w2.int32(c.unreadReactionsCount)
+                    w2.int32(c.unreadPollVotesCount)
+                    buffer.commit(w2)
                     c.fromId.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x10) {
@@ -1391,8 +1423,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputChatlistDialogFilter(let c):
-                    if boxed { buffer.appendUInt32(0xf3e0da33) }
-                    buffer.appendInt32(c.filterId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf3e0da33) }
+                    w1.int32(c.filterId)
+                    buffer.commit(w1)
             }
         }
 
@@ -1473,13 +1507,15 @@ extension Api.stories {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storyViewsList(let c):
-                    if boxed { buffer.appendUInt32(0x59d78fc5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
-                    buffer.appendInt32(c.viewsCount)
-                    buffer.appendInt32(c.forwardsCount)
-                    buffer.appendInt32(c.reactionsCount)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x59d78fc5) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    w1.int32(c.viewsCount)
+                    w1.int32(c.forwardsCount)
+                    w1.int32(c.reactionsCount)
+                    buffer.commit(w1)
                     buffer.appendVector(c.views, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -1598,9 +1634,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputBusinessRecipients(let c):
-                    if boxed { buffer.appendUInt32(0x6f8b32aa) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6f8b32aa) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -1704,9 +1742,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessChatLink(let c):
-                    if boxed { buffer.appendUInt32(0xb4ae666f) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xb4ae666f) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.link)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x1), let value = c.entities {
@@ -1877,11 +1917,15 @@ extension Api.users {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .savedMusicNotModified(let c):
-                    if boxed { buffer.appendUInt32(0xe3878aa4) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe3878aa4) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                 case .savedMusic(let c):
-                    if boxed { buffer.appendUInt32(0x34a2f297) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x34a2f297) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.documents, boxed: true)
             }
         }
@@ -2108,24 +2152,30 @@ extension Api {
                 case .buttonTypeRequestGeoLocation:
                     if boxed { buffer.appendUInt32(0x9beee140) }
                 case .buttonTypeRequestPoll(let c):
-                    if boxed { buffer.appendUInt32(0xaacfff84) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xaacfff84) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.quiz {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
+                    buffer.commit(w1)
                 case .buttonTypeRequestPeer(let c):
-                    if boxed { buffer.appendUInt32(0x4f58a237) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.buttonId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x4f58a237) }
+                    w1.int32(_flags)
+                    w1.int32(c.buttonId)
+                    buffer.commit(w1)
                     c.peerType.serialize(buffer, true)
                     buffer.appendInt32(c.maxQuantity)
                 case .inputButtonTypeRequestPeer(let c):
-                    if boxed { buffer.appendUInt32(0x3fe268fe) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.buttonId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x3fe268fe) }
+                    w1.int32(_flags)
+                    w1.int32(c.buttonId)
+                    buffer.commit(w1)
                     c.peerType.serialize(buffer, true)
                     buffer.appendInt32(c.maxQuantity)
                 case .buttonTypeSimpleWebView(let c):

@@ -67,15 +67,19 @@ extension Api.messages {
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .dialogsSlice(let c):
-                    if boxed { buffer.appendUInt32(0x71e094f3) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x71e094f3) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.dialogs, boxed: true)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                 case .dialogsNotModified(let c):
-                    if boxed { buffer.appendUInt32(0xf0e3e596) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf0e3e596) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
             }
         }
 
@@ -487,9 +491,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botInlineMessageMediaAuto(let c):
-                    if boxed { buffer.appendUInt32(0x764cf810) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x764cf810) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -498,9 +504,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageText(let c):
-                    if boxed { buffer.appendUInt32(0x8c7f65e2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8c7f65e2) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -509,26 +517,32 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaGeo(let c):
-                    if boxed { buffer.appendUInt32(0x051846fd) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x051846fd) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.geo.serialize(buffer, true)
+                    var w2 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x1), let value = c.heading {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.period {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaVenue(let c):
-                    if boxed { buffer.appendUInt32(0x8a86659c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8a86659c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.geo.serialize(buffer, true)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.address)
@@ -539,9 +553,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaContact(let c):
-                    if boxed { buffer.appendUInt32(0x18d1cdc2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x18d1cdc2) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.phoneNumber)
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
@@ -550,9 +566,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaInvoice(let c):
-                    if boxed { buffer.appendUInt32(0x354a9b09) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x354a9b09) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     if tlFlagIsSet(_flags, 0x1) {
@@ -564,9 +582,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageMediaWebPage(let c):
-                    if boxed { buffer.appendUInt32(0x809ad9a6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x809ad9a6) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
                     if tlFlagIsSet(_flags, 0x2), let value = c.entities {
                         buffer.appendVector(value, boxed: true)
@@ -576,9 +596,11 @@ extension Api {
                         c.replyMarkup?.serialize(buffer, true)
                     }
                 case .botInlineMessageRichMessage(let c):
-                    if boxed { buffer.appendUInt32(0x0a617e7b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0a617e7b) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.replyMarkup?.serialize(buffer, true)
                     }
@@ -1167,9 +1189,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .langPackLanguage(let c):
-                    if boxed { buffer.appendUInt32(0xeeca5ce3) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xeeca5ce3) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.name)
                     buffer.appendTLString(c.nativeName)
                     buffer.appendTLString(c.langCode)
@@ -1177,8 +1201,10 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.pluralCode)
-                    buffer.appendInt32(c.stringsCount)
-                    buffer.appendInt32(c.translatedCount)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.stringsCount)
+                    w2.int32(c.translatedCount)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.translationsUrl)
             }
         }
@@ -1295,14 +1321,18 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .webAuthorization(let c):
-                    if boxed { buffer.appendUInt32(0xa6f8f452) }
-                    buffer.appendInt64(c.hash)
-                    buffer.appendInt64(c.botId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xa6f8f452) }
+                    w1.int64(c.hash)
+                    w1.int64(c.botId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.domain)
                     buffer.appendTLString(c.browser)
                     buffer.appendTLString(c.platform)
-                    buffer.appendInt32(c.dateCreated)
-                    buffer.appendInt32(c.dateActive)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.dateCreated)
+                    w2.int32(c.dateActive)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.ip)
                     buffer.appendTLString(c.region)
             }
@@ -1391,9 +1421,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .statsPercentValue(let c):
-                    if boxed { buffer.appendUInt32(0xcbce2fe0) }
-                    buffer.appendDouble(c.part)
-                    buffer.appendDouble(c.total)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0xcbce2fe0) }
+                    w1.double(c.part)
+                    w1.double(c.total)
+                    buffer.commit(w1)
             }
         }
 
@@ -1470,15 +1502,17 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageViews(let c):
-                    if boxed { buffer.appendUInt32(0x455b853d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x455b853d) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.views {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.forwards {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.replies?.serialize(buffer, true)
                     }
@@ -1567,8 +1601,10 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .historyImport(let c):
-                    if boxed { buffer.appendUInt32(0x1662af0b) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x1662af0b) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
             }
         }
 
@@ -1861,25 +1897,29 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .requestPeerTypeUser(let c):
-                    if boxed { buffer.appendUInt32(0x5f3b8a00) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x5f3b8a00) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.bot {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.premium {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
+                    buffer.commit(w1)
                 case .requestPeerTypeChat(let c):
-                    if boxed { buffer.appendUInt32(0xc9f06e1b) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xc9f06e1b) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.forum {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.userAdminRights?.serialize(buffer, true)
                     }
@@ -1887,12 +1927,14 @@ extension Api {
                         c.botAdminRights?.serialize(buffer, true)
                     }
                 case .requestPeerTypeBroadcast(let c):
-                    if boxed { buffer.appendUInt32(0x339bef6c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x339bef6c) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
-                        buffer.appendBool(value)
+                        w1.bool(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.userAdminRights?.serialize(buffer, true)
                     }
@@ -1900,9 +1942,11 @@ extension Api {
                         c.botAdminRights?.serialize(buffer, true)
                     }
                 case .requestPeerTypeCreateBot(let c):
-                    if boxed { buffer.appendUInt32(0x3e81e078) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3e81e078) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.suggestedName {
                         buffer.appendTLString(value)
                     }
@@ -2150,18 +2194,20 @@ extension Api.premium {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .boostsStatus(let c):
-                    if boxed { buffer.appendUInt32(0x4959427a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.level)
-                    buffer.appendInt32(c.currentLevelBoosts)
-                    buffer.appendInt32(c.boosts)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x4959427a) }
+                    w1.int32(_flags)
+                    w1.int32(c.level)
+                    w1.int32(c.currentLevelBoosts)
+                    w1.int32(c.boosts)
                     if tlFlagIsSet(_flags, 0x10), let value = c.giftBoosts {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelBoosts {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.premiumAudience?.serialize(buffer, true)
                     }
@@ -2317,9 +2363,11 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendVector(c.options, boxed: true)
                 case .reportResultAddComment(let c):
-                    if boxed { buffer.appendUInt32(0x6f09ac31) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x6f09ac31) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.option)
                 case .reportResultReported:
                     if boxed { buffer.appendUInt32(0x8db33c4b) }
@@ -2431,10 +2479,12 @@ extension Api.communities {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .peerLinkRequests(let c):
-                    if boxed { buffer.appendUInt32(0x2244afad) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.totalCount)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x2244afad) }
+                    w1.int32(_flags)
+                    w1.int32(c.totalCount)
+                    buffer.commit(w1)
                     buffer.appendVector(c.requests, boxed: true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
                         buffer.appendTLString(value)

@@ -57,14 +57,18 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .photoEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x2331b22d) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x2331b22d) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                 case .photo(let c):
-                    if boxed { buffer.appendUInt32(0xfb197a65) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xfb197a65) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.fileReference)
                     buffer.appendInt32(c.date)
                     buffer.appendVector(c.sizes, boxed: true)
@@ -179,9 +183,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .contact(let c):
-                    if boxed { buffer.appendUInt32(0x145ade0b) }
-                    buffer.appendInt64(c.userId)
-                    buffer.appendBool(c.mutual)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x145ade0b) }
+                    w1.int64(c.userId)
+                    w1.bool(c.mutual)
+                    buffer.commit(w1)
             }
         }
 
@@ -282,9 +288,11 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .password(let c):
-                    if boxed { buffer.appendUInt32(0x957b50fb) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x957b50fb) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.currentAlgo?.serialize(buffer, true)
                     }
@@ -445,8 +453,10 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .archivedStickers(let c):
-                    if boxed { buffer.appendUInt32(0x4fcba9c8) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4fcba9c8) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.sets, boxed: true)
             }
         }
@@ -576,9 +586,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .fileHash(let c):
-                    if boxed { buffer.appendUInt32(0xf39b035c) }
-                    buffer.appendInt64(c.offset)
-                    buffer.appendInt32(c.limit)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf39b035c) }
+                    w1.int64(c.offset)
+                    w1.int32(c.limit)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.hash)
             }
         }
@@ -738,9 +750,11 @@ extension Api.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .countryCode(let c):
-                    if boxed { buffer.appendUInt32(0x4203c5ef) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x4203c5ef) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.countryCode)
                     if tlFlagIsSet(_flags, 0x1), let value = c.prefixes {
                         buffer.appendVector(value, boxed: true)
@@ -830,8 +844,10 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .searchResultsPositions(let c):
-                    if boxed { buffer.appendUInt32(0x53b22baf) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x53b22baf) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.positions, boxed: true)
             }
         }
@@ -1023,9 +1039,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsSubscription(let c):
-                    if boxed { buffer.appendUInt32(0x2e6eab1a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x2e6eab1a) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.untilDate)

@@ -237,19 +237,27 @@ extension Api {
                 case .sendMessageRecordVideoAction:
                     if boxed { buffer.appendUInt32(0xa187d66f) }
                 case .sendMessageUploadVideoAction(let c):
-                    if boxed { buffer.appendUInt32(0xe9763aec) }
-                    buffer.appendInt32(c.progress)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe9763aec) }
+                    w1.int32(c.progress)
+                    buffer.commit(w1)
                 case .sendMessageRecordAudioAction:
                     if boxed { buffer.appendUInt32(0xd52f73f7) }
                 case .sendMessageUploadAudioAction(let c):
-                    if boxed { buffer.appendUInt32(0xf351d7ab) }
-                    buffer.appendInt32(c.progress)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf351d7ab) }
+                    w1.int32(c.progress)
+                    buffer.commit(w1)
                 case .sendMessageUploadPhotoAction(let c):
-                    if boxed { buffer.appendUInt32(0xd1d34a26) }
-                    buffer.appendInt32(c.progress)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xd1d34a26) }
+                    w1.int32(c.progress)
+                    buffer.commit(w1)
                 case .sendMessageUploadDocumentAction(let c):
-                    if boxed { buffer.appendUInt32(0xaa0cd9e4) }
-                    buffer.appendInt32(c.progress)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xaa0cd9e4) }
+                    w1.int32(c.progress)
+                    buffer.commit(w1)
                 case .sendMessageGeoLocationAction:
                     if boxed { buffer.appendUInt32(0x176f8ba1) }
                 case .sendMessageChooseContactAction:
@@ -259,13 +267,17 @@ extension Api {
                 case .sendMessageRecordRoundAction:
                     if boxed { buffer.appendUInt32(0x88f27fbc) }
                 case .sendMessageUploadRoundAction(let c):
-                    if boxed { buffer.appendUInt32(0x243e1c66) }
-                    buffer.appendInt32(c.progress)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x243e1c66) }
+                    w1.int32(c.progress)
+                    buffer.commit(w1)
                 case .speakingInGroupCallAction:
                     if boxed { buffer.appendUInt32(0xd92c2285) }
                 case .sendMessageHistoryImportAction(let c):
-                    if boxed { buffer.appendUInt32(0xdbda9246) }
-                    buffer.appendInt32(c.progress)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xdbda9246) }
+                    w1.int32(c.progress)
+                    buffer.commit(w1)
                 case .sendMessageChooseStickerAction:
                     if boxed { buffer.appendUInt32(0xb05ac6b1) }
                 case .sendMessageEmojiInteraction(let c):
@@ -277,26 +289,34 @@ extension Api {
                     if boxed { buffer.appendUInt32(0xb665902e) }
                     buffer.appendTLString(c.emoticon)
                 case .sendMessageTextDraftAction(let c):
-                    if boxed { buffer.appendUInt32(0x3630b85a) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x3630b85a) }
+                    w1.int32(_flags)
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                     c.text.serialize(buffer, true)
                 case .inputSendMessageRichMessageDraftAction(let c):
-                    if boxed { buffer.appendUInt32(0xa937c7be) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xa937c7be) }
+                    w1.int32(_flags)
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                     c.richMessage.serialize(buffer, true)
                 case .sendMessageRichMessageDraftAction(let c):
-                    if boxed { buffer.appendUInt32(0x52564893) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x52564893) }
+                    w1.int32(_flags)
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
                     c.richMessage.serialize(buffer, true)
                 case .sendMessageStopDraftAction(let c):
-                    if boxed { buffer.appendUInt32(0xfbf902b0) }
-                    buffer.appendInt64(c.randomId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xfbf902b0) }
+                    w1.int64(c.randomId)
+                    buffer.commit(w1)
             }
         }
 
@@ -647,9 +667,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .messageEditData(let c):
-                    if boxed { buffer.appendUInt32(0x26b5dde6) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x26b5dde6) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -736,16 +758,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputSecureFileUploaded(let c):
-                    if boxed { buffer.appendUInt32(0x3334b0f0) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt32(c.parts)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x3334b0f0) }
+                    w1.int64(c.id)
+                    w1.int32(c.parts)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.md5Checksum)
                     buffer.appendTLBytes(c.fileHash)
                     buffer.appendTLBytes(c.secret)
                 case .inputSecureFile(let c):
-                    if boxed { buffer.appendUInt32(0x5367e5be) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x5367e5be) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
             }
         }
 
@@ -867,27 +893,29 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .wallPaperSettings(let c):
-                    if boxed { buffer.appendUInt32(0x372efcd0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0x372efcd0) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x1), let value = c.backgroundColor {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.secondBackgroundColor {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.thirdBackgroundColor {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x40), let value = c.fourthBackgroundColor {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.intensity {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.rotation {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x80), let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
@@ -1035,20 +1063,24 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .discussionMessage(let c):
-                    if boxed { buffer.appendUInt32(0xa6341782) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa6341782) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
+                    var w2 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x1), let value = c.maxId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.readInboxMaxId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.readOutboxMaxId {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.unreadCount)
+                    w2.int32(c.unreadCount)
+                    buffer.commit(w2)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -1292,9 +1324,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessWeeklyOpen(let c):
-                    if boxed { buffer.appendUInt32(0x120b1ab9) }
-                    buffer.appendInt32(c.startMinute)
-                    buffer.appendInt32(c.endMinute)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x120b1ab9) }
+                    w1.int32(c.startMinute)
+                    w1.int32(c.endMinute)
+                    buffer.commit(w1)
             }
         }
 
@@ -1367,9 +1401,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessLocation(let c):
-                    if boxed { buffer.appendUInt32(0xac5c1af7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xac5c1af7) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.geoPoint?.serialize(buffer, true)
                     }
@@ -1464,13 +1500,17 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botBusinessConnection(let c):
-                    if boxed { buffer.appendUInt32(0x8f34b2f5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x8f34b2f5) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.connectionId)
-                    buffer.appendInt64(c.userId)
-                    buffer.appendInt32(c.dcId)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 16)
+                    w2.int64(c.userId)
+                    w2.int32(c.dcId)
+                    w2.int32(c.date)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.rights?.serialize(buffer, true)
                     }
@@ -1667,14 +1707,20 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftAttributeIdModel(let c):
-                    if boxed { buffer.appendUInt32(0x48aaae3c) }
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x48aaae3c) }
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                 case .starGiftAttributeIdPattern(let c):
-                    if boxed { buffer.appendUInt32(0x4a162433) }
-                    buffer.appendInt64(c.documentId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x4a162433) }
+                    w1.int64(c.documentId)
+                    buffer.commit(w1)
                 case .starGiftAttributeIdBackdrop(let c):
-                    if boxed { buffer.appendUInt32(0x1f01c757) }
-                    buffer.appendInt32(c.backdropId)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1f01c757) }
+                    w1.int32(c.backdropId)
+                    buffer.commit(w1)
             }
         }
 

@@ -25,8 +25,10 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .contactStatus(let c):
-                    if boxed { buffer.appendUInt32(0x16d9703b) }
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x16d9703b) }
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     c.status.serialize(buffer, true)
             }
         }
@@ -288,15 +290,19 @@ extension Api {
                 case .updatesTooLong:
                     if boxed { buffer.appendUInt32(0xe317af7e) }
                 case .updateShortMessage(let c):
-                    if boxed { buffer.appendUInt32(0x313bc7f8) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.userId)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x313bc7f8) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    w1.int64(c.userId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
+                    w2.int32(c.date)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.fwdFrom?.serialize(buffer, true)
                     }
@@ -313,16 +319,20 @@ extension Api {
                         buffer.appendInt32(value)
                     }
                 case .updateShortChatMessage(let c):
-                    if boxed { buffer.appendUInt32(0x4d6deea5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt64(c.fromId)
-                    buffer.appendInt64(c.chatId)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x4d6deea5) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    w1.int64(c.fromId)
+                    w1.int64(c.chatId)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 12)
+                    w2.int32(c.pts)
+                    w2.int32(c.ptsCount)
+                    w2.int32(c.date)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x4) {
                         c.fwdFrom?.serialize(buffer, true)
                     }
@@ -347,24 +357,30 @@ extension Api {
                     buffer.appendVector(c.updates, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.seqStart)
-                    buffer.appendInt32(c.seq)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int32(c.date)
+                    w1.int32(c.seqStart)
+                    w1.int32(c.seq)
+                    buffer.commit(w1)
                 case .updates(let c):
                     if boxed { buffer.appendUInt32(0x74ae4240) }
                     buffer.appendVector(c.updates, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.seq)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.date)
+                    w1.int32(c.seq)
+                    buffer.commit(w1)
                 case .updateShortSentMessage(let c):
-                    if boxed { buffer.appendUInt32(0x9015e101) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.id)
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x9015e101) }
+                    w1.int32(_flags)
+                    w1.int32(c.id)
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    w1.int32(c.date)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x200) {
                         c.media?.serialize(buffer, true)
                     }
@@ -843,30 +859,34 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .chatInviteExported(let c):
-                    if boxed { buffer.appendUInt32(0xa22cbd96) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xa22cbd96) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.link)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt32(c.date)
+                    var w2 = buffer.fieldWriter(reserving: 36)
+                    w2.int64(c.adminId)
+                    w2.int32(c.date)
                     if tlFlagIsSet(_flags, 0x10), let value = c.startDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.expireDate {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.usageLimit {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x8), let value = c.usage {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.requested {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionExpired {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x100), let value = c.title {
                         buffer.appendTLString(value)
                     }
@@ -1119,9 +1139,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .inputPhoneCall(let c):
-                    if boxed { buffer.appendUInt32(0x1e36fded) }
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x1e36fded) }
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    buffer.commit(w1)
             }
         }
 
@@ -1306,9 +1328,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .urlAuthResultRequest(let c):
-                    if boxed { buffer.appendUInt32(0x3cd623ec) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x3cd623ec) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.bot.serialize(buffer, true)
                     buffer.appendTLString(c.domain)
                     if tlFlagIsSet(_flags, 0x4), let value = c.browser {
@@ -1333,9 +1357,11 @@ extension Api {
                         buffer.appendTLString(value)
                     }
                 case .urlAuthResultAccepted(let c):
-                    if boxed { buffer.appendUInt32(0x623a8fa0) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x623a8fa0) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.url {
                         buffer.appendTLString(value)
                     }
@@ -1526,11 +1552,15 @@ extension Api {
                 case .peerLocated(let c):
                     if boxed { buffer.appendUInt32(0xca461b5d) }
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.expires)
-                    buffer.appendInt32(c.distance)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    w1.int32(c.expires)
+                    w1.int32(c.distance)
+                    buffer.commit(w1)
                 case .peerSelfLocated(let c):
-                    if boxed { buffer.appendUInt32(0xf8ec284b) }
-                    buffer.appendInt32(c.expires)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf8ec284b) }
+                    w1.int32(c.expires)
+                    buffer.commit(w1)
             }
         }
 
@@ -1627,11 +1657,15 @@ extension Api.account {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .resetPasswordFailedWait(let c):
-                    if boxed { buffer.appendUInt32(0xe3779861) }
-                    buffer.appendInt32(c.retryDate)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe3779861) }
+                    w1.int32(c.retryDate)
+                    buffer.commit(w1)
                 case .resetPasswordRequestedWait(let c):
-                    if boxed { buffer.appendUInt32(0xe9effc7d) }
-                    buffer.appendInt32(c.untilDate)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xe9effc7d) }
+                    w1.int32(c.untilDate)
+                    buffer.commit(w1)
                 case .resetPasswordOk:
                     if boxed { buffer.appendUInt32(0xe926d63e) }
             }
@@ -1976,10 +2010,12 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starsGiftOption(let c):
-                    if boxed { buffer.appendUInt32(0x5e0589f1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.stars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x5e0589f1) }
+                    w1.int32(_flags)
+                    w1.int64(c.stars)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
@@ -2151,8 +2187,10 @@ extension Api.users {
                     if boxed { buffer.appendUInt32(0x62d706b8) }
                     buffer.appendVector(c.users, boxed: true)
                 case .usersSlice(let c):
-                    if boxed { buffer.appendUInt32(0x315a4974) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x315a4974) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.users, boxed: true)
             }
         }
@@ -2251,9 +2289,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .disallowedGiftsSettings(let c):
-                    if boxed { buffer.appendUInt32(0x71f276c4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x71f276c4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 
@@ -2514,32 +2554,38 @@ extension Api {
                 case .starGiftAuctionStateNotModified:
                     if boxed { buffer.appendUInt32(0xfe333952) }
                 case .starGiftAuctionState(let c):
-                    if boxed { buffer.appendUInt32(0x771a4e66) }
-                    buffer.appendInt32(c.version)
-                    buffer.appendInt32(c.startDate)
-                    buffer.appendInt32(c.endDate)
-                    buffer.appendInt64(c.minBidAmount)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0x771a4e66) }
+                    w1.int32(c.version)
+                    w1.int32(c.startDate)
+                    w1.int32(c.endDate)
+                    w1.int64(c.minBidAmount)
+                    buffer.commit(w1)
                     buffer.appendVector(c.bidLevels, boxed: true)
                     buffer.appendVector(c.topBidders, boxed: true)
-                    buffer.appendInt32(c.nextRoundAt)
-                    buffer.appendInt32(c.lastGiftNum)
-                    buffer.appendInt32(c.giftsLeft)
-                    buffer.appendInt32(c.currentRound)
-                    buffer.appendInt32(c.totalRounds)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int32(c.nextRoundAt)
+                    w2.int32(c.lastGiftNum)
+                    w2.int32(c.giftsLeft)
+                    w2.int32(c.currentRound)
+                    w2.int32(c.totalRounds)
+                    buffer.commit(w2)
                     buffer.appendVector(c.rounds, boxed: true)
                 case .starGiftAuctionStateFinished(let c):
-                    if boxed { buffer.appendUInt32(0x972dabbf) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.startDate)
-                    buffer.appendInt32(c.endDate)
-                    buffer.appendInt64(c.averagePrice)
+                    var w1 = buffer.fieldWriter(reserving: 32)
+                    if boxed { w1.uint32(0x972dabbf) }
+                    w1.int32(_flags)
+                    w1.int32(c.startDate)
+                    w1.int32(c.endDate)
+                    w1.int64(c.averagePrice)
                     if tlFlagIsSet(_flags, 0x1), let value = c.listedCount {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedCount {
-                        buffer.appendInt32(value)
+                        w1.int32(value)
                     }
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedUrl {
                         buffer.appendTLString(value)
                     }

@@ -106,9 +106,11 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x5a686d7c) }
                     c.chat.serialize(buffer, true)
                 case .chatInvite(let c):
-                    if boxed { buffer.appendUInt32(0x5c9d3702) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5c9d3702) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x20), let value = c.about {
                         buffer.appendTLString(value)
@@ -763,15 +765,19 @@ extension Api {
                 case .inputWebFileGeoPointLocation(let c):
                     if boxed { buffer.appendUInt32(0x9f2221c9) }
                     c.geoPoint.serialize(buffer, true)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.w)
-                    buffer.appendInt32(c.h)
-                    buffer.appendInt32(c.zoom)
-                    buffer.appendInt32(c.scale)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.w)
+                    w1.int32(c.h)
+                    w1.int32(c.zoom)
+                    w1.int32(c.scale)
+                    buffer.commit(w1)
                 case .inputWebFileAudioAlbumThumbLocation(let c):
-                    if boxed { buffer.appendUInt32(0xf46fe924) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xf46fe924) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.document?.serialize(buffer, true)
                     }
@@ -1017,9 +1023,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .page(let c):
-                    if boxed { buffer.appendUInt32(0x98657f0d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x98657f0d) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.url)
                     buffer.appendVector(c.blocks, boxed: true)
                     buffer.appendVector(c.photos, boxed: true)
@@ -1460,9 +1468,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .premiumSubscriptionOption(let c):
-                    if boxed { buffer.appendUInt32(0x5f2d1df2) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x5f2d1df2) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x8), let value = c.transaction {
                         buffer.appendTLString(value)
                     }
@@ -1581,12 +1591,14 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .autoSaveSettings(let c):
-                    if boxed { buffer.appendUInt32(0xc84834ce) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xc84834ce) }
+                    w1.int32(_flags)
                     if tlFlagIsSet(_flags, 0x4), let value = c.videoMaxSize {
-                        buffer.appendInt64(value)
+                        w1.int64(value)
                     }
+                    buffer.commit(w1)
             }
         }
 
@@ -1831,25 +1843,31 @@ extension Api {
                     buffer.appendInt64(c.queryId)
                     buffer.appendTLString(c.resultId)
                 case .mediaAreaGeoPoint(let c):
-                    if boxed { buffer.appendUInt32(0xcad5452d) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xcad5452d) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.coordinates.serialize(buffer, true)
                     c.geo.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.address?.serialize(buffer, true)
                     }
                 case .mediaAreaSuggestedReaction(let c):
-                    if boxed { buffer.appendUInt32(0x14455871) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x14455871) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.coordinates.serialize(buffer, true)
                     c.reaction.serialize(buffer, true)
                 case .mediaAreaChannelPost(let c):
                     if boxed { buffer.appendUInt32(0x770416af) }
                     c.coordinates.serialize(buffer, true)
-                    buffer.appendInt64(c.channelId)
-                    buffer.appendInt32(c.msgId)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.int64(c.channelId)
+                    w1.int32(c.msgId)
+                    buffer.commit(w1)
                 case .inputMediaAreaChannelPost(let c):
                     if boxed { buffer.appendUInt32(0x2271f2bf) }
                     c.coordinates.serialize(buffer, true)
@@ -1863,8 +1881,10 @@ extension Api {
                     if boxed { buffer.appendUInt32(0x49a6549c) }
                     c.coordinates.serialize(buffer, true)
                     buffer.appendTLString(c.emoji)
-                    buffer.appendDouble(c.temperatureC)
-                    buffer.appendInt32(c.color)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    w1.double(c.temperatureC)
+                    w1.int32(c.color)
+                    buffer.commit(w1)
                 case .mediaAreaStarGift(let c):
                     if boxed { buffer.appendUInt32(0x5787686d) }
                     c.coordinates.serialize(buffer, true)
@@ -2147,9 +2167,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .peerStories(let c):
-                    if boxed { buffer.appendUInt32(0x9a35e999) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x9a35e999) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.maxReadId {
                         buffer.appendInt32(value)
@@ -2332,14 +2354,16 @@ extension Api.smsjobs {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .status(let c):
-                    if boxed { buffer.appendUInt32(0x2aee9191) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.recentSent)
-                    buffer.appendInt32(c.recentSince)
-                    buffer.appendInt32(c.recentRemains)
-                    buffer.appendInt32(c.totalSent)
-                    buffer.appendInt32(c.totalSince)
+                    var w1 = buffer.fieldWriter(reserving: 28)
+                    if boxed { w1.uint32(0x2aee9191) }
+                    w1.int32(_flags)
+                    w1.int32(c.recentSent)
+                    w1.int32(c.recentSince)
+                    w1.int32(c.recentRemains)
+                    w1.int32(c.totalSent)
+                    w1.int32(c.totalSince)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.lastGiftSlug {
                         buffer.appendTLString(value)
                     }
@@ -2438,8 +2462,10 @@ extension Api.payments {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .connectedStarRefBots(let c):
-                    if boxed { buffer.appendUInt32(0x98d5ea1d) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x98d5ea1d) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.connectedBots, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -2583,9 +2609,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftUpgradePrice(let c):
-                    if boxed { buffer.appendUInt32(0x99ea331d) }
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.upgradeStars)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x99ea331d) }
+                    w1.int32(c.date)
+                    w1.int64(c.upgradeStars)
+                    buffer.commit(w1)
             }
         }
 
@@ -2672,14 +2700,18 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .starGiftAuctionAcquiredGift(let c):
-                    if boxed { buffer.appendUInt32(0x42b00348) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x42b00348) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.bidAmount)
-                    buffer.appendInt32(c.round)
-                    buffer.appendInt32(c.pos)
+                    var w2 = buffer.fieldWriter(reserving: 20)
+                    w2.int32(c.date)
+                    w2.int64(c.bidAmount)
+                    w2.int32(c.round)
+                    w2.int32(c.pos)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.message?.serialize(buffer, true)
                     }

@@ -135,39 +135,43 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .config(let c):
-                    if boxed { buffer.appendUInt32(0xcc1a241e) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt32(c.expires)
-                    buffer.appendBool(c.testMode)
-                    buffer.appendInt32(c.thisDc)
+                    var w1 = buffer.fieldWriter(reserving: 24)
+                    if boxed { w1.uint32(0xcc1a241e) }
+                    w1.int32(_flags)
+                    w1.int32(c.date)
+                    w1.int32(c.expires)
+                    w1.bool(c.testMode)
+                    w1.int32(c.thisDc)
+                    buffer.commit(w1)
                     buffer.appendVector(c.dcOptions, boxed: true)
                     buffer.appendTLString(c.dcTxtDomainName)
-                    buffer.appendInt32(c.chatSizeMax)
-                    buffer.appendInt32(c.megagroupSizeMax)
-                    buffer.appendInt32(c.forwardedCountMax)
-                    buffer.appendInt32(c.onlineUpdatePeriodMs)
-                    buffer.appendInt32(c.offlineBlurTimeoutMs)
-                    buffer.appendInt32(c.offlineIdleTimeoutMs)
-                    buffer.appendInt32(c.onlineCloudTimeoutMs)
-                    buffer.appendInt32(c.notifyCloudDelayMs)
-                    buffer.appendInt32(c.notifyDefaultDelayMs)
-                    buffer.appendInt32(c.pushChatPeriodMs)
-                    buffer.appendInt32(c.pushChatLimit)
-                    buffer.appendInt32(c.editTimeLimit)
-                    buffer.appendInt32(c.revokeTimeLimit)
-                    buffer.appendInt32(c.revokePmTimeLimit)
-                    buffer.appendInt32(c.ratingEDecay)
-                    buffer.appendInt32(c.stickersRecentLimit)
-                    buffer.appendInt32(c.channelsReadMediaPeriod)
+                    var w2 = buffer.fieldWriter(reserving: 88)
+                    w2.int32(c.chatSizeMax)
+                    w2.int32(c.megagroupSizeMax)
+                    w2.int32(c.forwardedCountMax)
+                    w2.int32(c.onlineUpdatePeriodMs)
+                    w2.int32(c.offlineBlurTimeoutMs)
+                    w2.int32(c.offlineIdleTimeoutMs)
+                    w2.int32(c.onlineCloudTimeoutMs)
+                    w2.int32(c.notifyCloudDelayMs)
+                    w2.int32(c.notifyDefaultDelayMs)
+                    w2.int32(c.pushChatPeriodMs)
+                    w2.int32(c.pushChatLimit)
+                    w2.int32(c.editTimeLimit)
+                    w2.int32(c.revokeTimeLimit)
+                    w2.int32(c.revokePmTimeLimit)
+                    w2.int32(c.ratingEDecay)
+                    w2.int32(c.stickersRecentLimit)
+                    w2.int32(c.channelsReadMediaPeriod)
                     if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.callReceiveTimeoutMs)
-                    buffer.appendInt32(c.callRingTimeoutMs)
-                    buffer.appendInt32(c.callConnectTimeoutMs)
-                    buffer.appendInt32(c.callPacketTimeoutMs)
+                    w2.int32(c.callReceiveTimeoutMs)
+                    w2.int32(c.callRingTimeoutMs)
+                    w2.int32(c.callConnectTimeoutMs)
+                    w2.int32(c.callPacketTimeoutMs)
+                    buffer.commit(w2)
                     buffer.appendTLString(c.meUrlPrefix)
                     if tlFlagIsSet(_flags, 0x80), let value = c.autoupdateUrlPrefix {
                         buffer.appendTLString(value)
@@ -184,18 +188,22 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1000), let value = c.staticMapsProvider {
                         buffer.appendTLString(value)
                     }
-                    buffer.appendInt32(c.captionLengthMax)
-                    buffer.appendInt32(c.messageLengthMax)
-                    buffer.appendInt32(c.webfileDcId)
+                    var w3 = buffer.fieldWriter(reserving: 12)
+                    w3.int32(c.captionLengthMax)
+                    w3.int32(c.messageLengthMax)
+                    w3.int32(c.webfileDcId)
+                    buffer.commit(w3)
                     if tlFlagIsSet(_flags, 0x4), let value = c.suggestedLangCode {
                         buffer.appendTLString(value)
                     }
+                    var w4 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x4), let value = c.langPackVersion {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.baseLangPackVersion {
-                        buffer.appendInt32(value)
+                        w4.int32(value)
                     }
+                    buffer.commit(w4)
                     if tlFlagIsSet(_flags, 0x8000) {
                         c.reactionsDefault?.serialize(buffer, true)
                     }
@@ -480,9 +488,11 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .botCallbackAnswer(let c):
-                    if boxed { buffer.appendUInt32(0x36585ea4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x36585ea4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1), let value = c.message {
                         buffer.appendTLString(value)
                     }
@@ -960,52 +970,62 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .phoneCallEmpty(let c):
-                    if boxed { buffer.appendUInt32(0x5366c915) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x5366c915) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                 case .phoneCallWaiting(let c):
-                    if boxed { buffer.appendUInt32(0xc5226f17) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt64(c.participantId)
+                    var w1 = buffer.fieldWriter(reserving: 44)
+                    if boxed { w1.uint32(0xc5226f17) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    w1.int64(c.adminId)
+                    w1.int64(c.participantId)
+                    buffer.commit(w1)
                     c.`protocol`.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1), let value = c.receiveDate {
                         buffer.appendInt32(value)
                     }
                 case .phoneCallRequested(let c):
-                    if boxed { buffer.appendUInt32(0x14b0ed0c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt64(c.participantId)
+                    var w1 = buffer.fieldWriter(reserving: 44)
+                    if boxed { w1.uint32(0x14b0ed0c) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    w1.int64(c.adminId)
+                    w1.int64(c.participantId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gAHash)
                     c.`protocol`.serialize(buffer, true)
                 case .phoneCallAccepted(let c):
-                    if boxed { buffer.appendUInt32(0x3660c311) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt64(c.participantId)
+                    var w1 = buffer.fieldWriter(reserving: 44)
+                    if boxed { w1.uint32(0x3660c311) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    w1.int64(c.adminId)
+                    w1.int64(c.participantId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gB)
                     c.`protocol`.serialize(buffer, true)
                 case .phoneCall(let c):
-                    if boxed { buffer.appendUInt32(0x30535af5) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
-                    buffer.appendInt64(c.accessHash)
-                    buffer.appendInt32(c.date)
-                    buffer.appendInt64(c.adminId)
-                    buffer.appendInt64(c.participantId)
+                    var w1 = buffer.fieldWriter(reserving: 44)
+                    if boxed { w1.uint32(0x30535af5) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    w1.int64(c.accessHash)
+                    w1.int32(c.date)
+                    w1.int64(c.adminId)
+                    w1.int64(c.participantId)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.gAOrB)
                     buffer.appendInt64(c.keyFingerprint)
                     c.`protocol`.serialize(buffer, true)
@@ -1015,10 +1035,12 @@ extension Api {
                         c.customParameters?.serialize(buffer, true)
                     }
                 case .phoneCallDiscarded(let c):
-                    if boxed { buffer.appendUInt32(0x50ca4de1) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0x50ca4de1) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x1) {
                         c.reason?.serialize(buffer, true)
                     }
@@ -1341,14 +1363,18 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .themeSettings(let c):
-                    if boxed { buffer.appendUInt32(0xfa58b6d4) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xfa58b6d4) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     c.baseTheme.serialize(buffer, true)
-                    buffer.appendInt32(c.accentColor)
+                    var w2 = buffer.fieldWriter(reserving: 8)
+                    w2.int32(c.accentColor)
                     if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -1455,10 +1481,12 @@ extension Api.messages {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .affectedFoundMessages(let c):
-                    if boxed { buffer.appendUInt32(0xef8d3e6c) }
-                    buffer.appendInt32(c.pts)
-                    buffer.appendInt32(c.ptsCount)
-                    buffer.appendInt32(c.offset)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xef8d3e6c) }
+                    w1.int32(c.pts)
+                    w1.int32(c.ptsCount)
+                    w1.int32(c.offset)
+                    buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
             }
         }
@@ -1605,10 +1633,12 @@ extension Api.stories {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .storyReactionsList(let c):
-                    if boxed { buffer.appendUInt32(0xaa5f789c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xaa5f789c) }
+                    w1.int32(_flags)
+                    w1.int32(c.count)
+                    buffer.commit(w1)
                     buffer.appendVector(c.reactions, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
@@ -1718,9 +1748,11 @@ extension Api {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .businessRecipients(let c):
-                    if boxed { buffer.appendUInt32(0x21108ff7) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x21108ff7) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x10), let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }

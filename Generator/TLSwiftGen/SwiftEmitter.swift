@@ -340,32 +340,81 @@ public struct SwiftEmitter {
         }
     }
 
-    /// Statements writing every field of `c` from payload `v` (an expression such as `c` or `self`).
-    func emitSerializeFields(_ c: Combinator, payload v: String, into w: SwiftWriter) {
-        let nats = natFields(c)
-        for nat in nats { w.line("let \(natLocal(nat.name)) = \(v).\(Naming.escaped(Naming.fieldName(nat.name)))") }
-        for field in c.fields {
-            if field.type == .nat {
-                w.line("buffer.appendInt32(\(natLocal(field.name)))")
-                continue
+    /// Statements writing the constructor ID (when `boxed`) and every field of `c` from payload `v` (an expression
+    /// such as `c` or `self`). Runs of two or more fixed-size writes go through one `TLFieldWriter`: one capacity
+    /// check and one count update per run instead of per field.
+    func emitSerializeFields(_ c: Combinator, id: UInt32, payload v: String, into w: SwiftWriter) {
+        for nat in natFields(c) {
+            w.line("let \(natLocal(nat.name)) = \(v).\(Naming.escaped(Naming.fieldName(nat.name)))")
+        }
+        var run: [Field?] = [nil]  // nil: the constructor ID, written when boxed
+        var runs = 0
+        func flushRun() {
+            defer { run = [] }
+            guard run.count >= 2 else {
+                for item in run { emitField(item, id: id, payload: v, writer: nil, into: w) }
+                return
             }
-            if field.type == .trueFlag { continue }
-            let access = "\(v).\(Naming.escaped(Naming.fieldName(field.name)))"
-            if let cond = field.condition {
-                let flagTest = "tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))"
-                switch field.type {
-                case .boxed, .bare, .generic:
-                    // Optional chaining borrows the object where it lies; `if let` copied it out of the payload, a
-                    // retain and a release per nested object (the optimizer did not remove them).
-                    w.block("if \(flagTest)") { emitWrite(field.type, value: "\(access)?", into: w, depth: 0) }
-                default:
-                    w.block("if \(flagTest), let value = \(access)") {
-                        emitWrite(field.type, value: "value", into: w, depth: 0)
-                    }
-                }
+            runs += 1
+            let writer = "w\(runs)"
+            let size = run.reduce(0) { $0 + ($1.flatMap { fixedWrite($0.type)?.size } ?? 4) }
+            w.line("var \(writer) = buffer.fieldWriter(reserving: \(size))")
+            for item in run { emitField(item, id: id, payload: v, writer: writer, into: w) }
+            w.line("buffer.commit(\(writer))")
+        }
+        for field in c.fields where field.type != .trueFlag {
+            if fixedWrite(field.type) != nil {
+                run.append(field)
             } else {
-                emitWrite(field.type, value: access, into: w, depth: 0)
+                flushRun()
+                emitField(field, id: id, payload: v, writer: nil, into: w)
             }
+        }
+        flushRun()
+    }
+
+    /// The bytes a field of `type` always takes on the wire and the `TLFieldWriter` method storing it, or nil when
+    /// its size depends on its value.
+    func fixedWrite(_ type: TLType) -> (size: Int, method: String)? {
+        switch type {
+        case .int, .nat: (4, "int32")
+        case .bool: (4, "bool")
+        case .long: (8, "int64")
+        case .double: (8, "double")
+        case .int128: (16, "int128")
+        case .int256: (32, "int256")
+        default: nil
+        }
+    }
+
+    /// One field (nil: the constructor ID) written to `buffer`, or through the field writer named `writer`.
+    func emitField(_ field: Field?, id: UInt32, payload v: String, writer: String?, into w: SwiftWriter) {
+        guard let field else {
+            w.line(writer.map { "if boxed { \($0).uint32(\(hexLiteral(id))) }" }
+                ?? "if boxed { buffer.appendUInt32(\(hexLiteral(id))) }")
+            return
+        }
+        func write(_ value: String) {
+            if let writer, let method = fixedWrite(field.type)?.method {
+                w.line("\(writer).\(method)(\(value))")
+            } else {
+                emitWrite(field.type, value: value, into: w, depth: 0)
+            }
+        }
+        if field.type == .nat {
+            write(natLocal(field.name))
+            return
+        }
+        let access = "\(v).\(Naming.escaped(Naming.fieldName(field.name)))"
+        guard let cond = field.condition else { return write(access) }
+        let flagTest = "tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))"
+        switch field.type {
+        case .boxed, .bare, .generic:
+            // Optional chaining borrows the object where it lies; `if let` copied it out of the payload, a retain
+            // and a release per nested object (the optimizer did not remove them).
+            w.block("if \(flagTest)") { write("\(access)?") }
+        default:
+            w.block("if \(flagTest), let value = \(access)") { write("value") }
         }
     }
 
@@ -597,8 +646,11 @@ public struct SwiftEmitter {
                             let pattern = hasPayload ? "case .\(caseName(c))(let c):" : "case .\(caseName(c)):"
                             w.line(pattern)
                             w.indented {
-                                w.line("if boxed { buffer.appendUInt32(\(hexLiteral(c.id))) }")
-                                if hasPayload { emitSerializeFields(c, payload: "c", into: w) }
+                                if hasPayload {
+                                    emitSerializeFields(c, id: c.id, payload: "c", into: w)
+                                } else {
+                                    w.line("if boxed { buffer.appendUInt32(\(hexLiteral(c.id))) }")
+                                }
                             }
                         }
                     }

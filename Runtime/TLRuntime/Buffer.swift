@@ -171,6 +171,26 @@ public final class Buffer {
         _count = p + 4 - _base
     }
 
+    // MARK: Runs of fixed-size fields
+
+    /// Room for a run of fixed-size fields (constructor ID, `#` words, integers, doubles, `Bool`s): generated
+    /// serializers reserve the most the run can write, store each field through the writer and `commit` it, so the
+    /// run pays one capacity check and one count update instead of one per field. Nothing else may append to the
+    /// buffer between the two calls.
+    @inlinable @inline(__always)
+    public func fieldWriter(reserving n: Int) -> TLFieldWriter {
+        _reserveAdditional(n)
+        let start = _base + _count
+        return TLFieldWriter(start, end: start + n)
+    }
+
+    /// Ends a run begun with `fieldWriter(reserving:)`: the fields written through `writer` become part of the buffer.
+    @inlinable @inline(__always)
+    public func commit(_ writer: TLFieldWriter) {
+        assert(writer._next <= writer._end, "a run of fields wrote more than it reserved")
+        _count = writer._next - _base
+    }
+
     // MARK: Variable-size appends
 
     /// Bytes as they are, without a length prefix or padding.
@@ -334,6 +354,49 @@ public final class Buffer {
     public func appendBytesVector(_ elements: [[UInt8]], boxed: Bool) {
         appendVectorHeader(count: elements.count, boxed: boxed)
         for element in elements { appendTLBytes(element) }
+    }
+}
+
+/// Stores fixed-size TL fields, little-endian, into room a `Buffer` reserved (`Buffer.fieldWriter(reserving:)`).
+/// Its methods do not check the room: the generator reserves the largest size the run can write.
+@frozen public struct TLFieldWriter {
+    @usableFromInline var _next: UnsafeMutableRawPointer
+    @usableFromInline let _end: UnsafeMutableRawPointer
+
+    @inlinable init(_ start: UnsafeMutableRawPointer, end: UnsafeMutableRawPointer) {
+        _next = start
+        _end = end
+    }
+
+    @inlinable @inline(__always)
+    mutating func _store<T: FixedWidthInteger>(_ v: T) {
+        _next.storeBytes(of: v.littleEndian, as: T.self)
+        _next += MemoryLayout<T>.size
+    }
+
+    /// TL `int`.
+    @inlinable @inline(__always) public mutating func int32(_ v: Int32) { _store(v) }
+    /// A constructor ID.
+    @inlinable @inline(__always) public mutating func uint32(_ v: UInt32) { _store(v) }
+    /// TL `long`.
+    @inlinable @inline(__always) public mutating func int64(_ v: Int64) { _store(v) }
+    /// TL `double`: the IEEE-754 bit pattern.
+    @inlinable @inline(__always) public mutating func double(_ v: Double) { _store(v.bitPattern) }
+    /// TL `Bool`: `boolTrue` or `boolFalse`.
+    @inlinable @inline(__always) public mutating func bool(_ v: Bool) {
+        _store(v ? TLConstructorID.boolTrue : TLConstructorID.boolFalse)
+    }
+    /// TL `int128`, in wire order.
+    @inlinable @inline(__always) public mutating func int128(_ v: TLInt128) {
+        _store(v._w0)
+        _store(v._w1)
+    }
+    /// TL `int256`, in wire order.
+    @inlinable @inline(__always) public mutating func int256(_ v: TLInt256) {
+        _store(v._w0)
+        _store(v._w1)
+        _store(v._w2)
+        _store(v._w3)
     }
 }
 

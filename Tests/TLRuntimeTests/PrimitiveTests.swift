@@ -130,6 +130,41 @@ import Testing
         for i in 0..<10_000 { #expect(try reader.readInt32() == Int32(i)) }
     }
 
+    /// A run through `TLFieldWriter` writes the bytes the single appends write, however much of its reservation it
+    /// uses, and grows the buffer when the reservation does not fit: at every fill level of a small buffer.
+    @Test func fieldWriterMatchesTheSingleAppends() throws {
+        let int128 = try TLInt128(wireBytes: (0..<16).map { UInt8($0 + 1) })
+        let int256 = try TLInt256(wireBytes: (0..<32).map { UInt8(200 - $0) })
+        for prefix in 0..<80 {
+            for skipped in [false, true] {
+                let expected = Buffer(capacity: 0), viaWriter = Buffer(capacity: 0)
+                for buffer in [expected, viaWriter] { buffer.appendRaw([UInt8](repeating: 0xa5, count: prefix)) }
+                expected.appendUInt32(0x1234_5678)
+                expected.appendInt32(-2)
+                if !skipped { expected.appendInt64(Int64.min + 3) }
+                expected.appendDouble(-0.0)
+                expected.appendBool(true)
+                expected.appendBool(false)
+                expected.appendInt128(int128)
+                expected.appendInt256(int256)
+
+                var w = viaWriter.fieldWriter(reserving: 4 + 4 + 8 + 8 + 4 + 4 + 16 + 32)
+                w.uint32(0x1234_5678)
+                w.int32(-2)
+                if !skipped { w.int64(Int64.min + 3) }  // reserved, but not written
+                w.double(-0.0)
+                w.bool(true)
+                w.bool(false)
+                w.int128(int128)
+                w.int256(int256)
+                viaWriter.commit(w)
+                #expect(viaWriter.bytes == expected.bytes, "after \(prefix) bytes, int64 \(skipped ? "skipped" : "written")")
+                viaWriter.appendInt32(7)  // the count the run committed is where the next append goes
+                #expect(viaWriter.count == expected.count + 4)
+            }
+        }
+    }
+
     @Test func removeAllKeepsOrReleasesCapacity() {
         let buffer = Buffer()
         buffer.appendRaw([UInt8](repeating: 1, count: 1000))

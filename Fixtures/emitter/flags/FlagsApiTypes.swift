@@ -26,8 +26,10 @@ extension FlagsApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .photo(let c):
-                    if boxed { buffer.appendUInt32(0x32e47466) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x32e47466) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                 case .photoEmpty:
                     if boxed { buffer.appendUInt32(0xb5a19f0a) }
             }
@@ -134,18 +136,22 @@ extension FlagsApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .user(let c):
-                    if boxed { buffer.appendUInt32(0xf3a846e9) }
                     let _flags = c.flags
                     let _flags2 = c.flags2
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf3a846e9) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
                         buffer.appendTLString(value)
                     }
+                    var w2 = buffer.fieldWriter(reserving: 8)
                     if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(_flags2)
+                    w2.int32(_flags2)
+                    buffer.commit(w2)
                     if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
@@ -289,9 +295,11 @@ extension FlagsApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .userStatus(let c):
-                    if boxed { buffer.appendUInt32(0x0ce86825) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x0ce86825) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
             }
         }
 

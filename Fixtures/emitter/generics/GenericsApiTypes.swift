@@ -25,8 +25,10 @@ extension GenericsApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .error(let c):
-                    if boxed { buffer.appendUInt32(0xc4b9f9bb) }
-                    buffer.appendInt32(c.code)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0xc4b9f9bb) }
+                    w1.int32(c.code)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.text)
             }
         }
@@ -93,9 +95,11 @@ extension GenericsApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .config(let c):
-                    if boxed { buffer.appendUInt32(0x70d0f553) }
-                    buffer.appendInt32(c.date)
-                    buffer.appendBool(c.testMode)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0x70d0f553) }
+                    w1.int32(c.date)
+                    w1.bool(c.testMode)
+                    buffer.commit(w1)
             }
         }
 

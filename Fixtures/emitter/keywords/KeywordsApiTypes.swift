@@ -48,18 +48,22 @@ extension KeywordsApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .keys(let c):
-                    if boxed { buffer.appendUInt32(0x1413010c) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x1413010c) }
+                    w1.int32(_flags)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.`default`)
-                    buffer.appendInt64(c.`static`)
-                    buffer.appendInt32(c.type)
-                    buffer.appendInt32(c.type_)
+                    var w2 = buffer.fieldWriter(reserving: 28)
+                    w2.int64(c.`static`)
+                    w2.int32(c.type)
+                    w2.int32(c.type_)
                     if tlFlagIsSet(_flags, 0x2), let value = c.`protocol` {
-                        buffer.appendInt32(value)
+                        w2.int32(value)
                     }
-                    buffer.appendInt32(c.init_)
-                    buffer.appendBool(c.`class`)
+                    w2.int32(c.init_)
+                    w2.bool(c.`class`)
+                    buffer.commit(w2)
                 case .`default`:
                     if boxed { buffer.appendUInt32(0x006e058b) }
             }

@@ -27,10 +27,12 @@ extension NamespacesApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .future_salt(let c):
-                    if boxed { buffer.appendUInt32(0x0949d9dc) }
-                    buffer.appendInt32(c.validSince)
-                    buffer.appendInt32(c.validUntil)
-                    buffer.appendInt64(c.salt)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x0949d9dc) }
+                    w1.int32(c.validSince)
+                    w1.int32(c.validUntil)
+                    w1.int64(c.salt)
+                    buffer.commit(w1)
             }
         }
 
@@ -103,10 +105,12 @@ extension NamespacesApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .message(let c):
-                    if boxed { buffer.appendUInt32(0x5bb8e511) }
-                    buffer.appendInt64(c.msgId)
-                    buffer.appendInt32(c.seqno)
-                    buffer.appendInt32(c.bytes)
+                    var w1 = buffer.fieldWriter(reserving: 20)
+                    if boxed { w1.uint32(0x5bb8e511) }
+                    w1.int64(c.msgId)
+                    w1.int32(c.seqno)
+                    w1.int32(c.bytes)
+                    buffer.commit(w1)
                     buffer.appendRaw(c.body)
             }
         }

@@ -27,9 +27,11 @@ extension NamespacesApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .future_salts(let c):
-                    if boxed { buffer.appendUInt32(0xae500895) }
-                    buffer.appendInt64(c.reqMsgId)
-                    buffer.appendInt32(c.now)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xae500895) }
+                    w1.int64(c.reqMsgId)
+                    w1.int32(c.now)
+                    buffer.commit(w1)
                     buffer.appendVector(c.salts, boxed: false, boxedElements: false)
             }
         }
@@ -108,9 +110,11 @@ extension NamespacesApi {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .resPQ(let c):
-                    if boxed { buffer.appendUInt32(0x45570f49) }
-                    buffer.appendInt128(c.nonce)
-                    buffer.appendInt256(c.newNonce)
+                    var w1 = buffer.fieldWriter(reserving: 52)
+                    if boxed { w1.uint32(0x45570f49) }
+                    w1.int128(c.nonce)
+                    w1.int256(c.newNonce)
+                    buffer.commit(w1)
                     buffer.appendTLBytes(c.pq)
             }
         }
@@ -196,8 +200,10 @@ extension NamespacesApi.messages {
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendInt32(c.count)
                 case .messagesNotModified(let c):
-                    if boxed { buffer.appendUInt32(0x74535f21) }
-                    buffer.appendInt32(c.count)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x74535f21) }
+                    w1.int32(c.count)
+                    buffer.commit(w1)
             }
         }
 
@@ -276,8 +282,10 @@ extension NamespacesApi.help {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .config(let c):
-                    if boxed { buffer.appendUInt32(0x05316cfa) }
-                    buffer.appendInt32(c.date)
+                    var w1 = buffer.fieldWriter(reserving: 8)
+                    if boxed { w1.uint32(0x05316cfa) }
+                    w1.int32(c.date)
+                    buffer.commit(w1)
             }
         }
 

@@ -46,17 +46,21 @@ extension Shop {
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
             switch self {
                 case .item(let c):
-                    if boxed { buffer.appendUInt32(0xf391eb97) }
                     let _flags = c.flags
-                    buffer.appendInt32(_flags)
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 16)
+                    if boxed { w1.uint32(0xf391eb97) }
+                    w1.int32(_flags)
+                    w1.int64(c.id)
+                    buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     if tlFlagIsSet(_flags, 0x1), let value = c.price {
                         buffer.appendInt32(value)
                     }
                 case .itemGone(let c):
-                    if boxed { buffer.appendUInt32(0xcf84c2ae) }
-                    buffer.appendInt64(c.id)
+                    var w1 = buffer.fieldWriter(reserving: 12)
+                    if boxed { w1.uint32(0xcf84c2ae) }
+                    w1.int64(c.id)
+                    buffer.commit(w1)
             }
         }
 
