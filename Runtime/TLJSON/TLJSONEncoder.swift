@@ -12,19 +12,28 @@ public struct TLJSONError: Error, Sendable, CustomStringConvertible, Equatable {
 }
 
 public struct TLJSONEncoder: Sendable {
-    private var constructors: [String: Combinator] = [:]
-    private var functions: [String: Combinator] = [:]
-    /// Boxed type name -> its constructor names, to check a nested object has a constructor of the field's type.
-    private var typeOfConstructor: [String: String] = [:]
+    /// Every schema's constructors and functions by name. Schemas may share a name for different combinators
+    /// (`message` is a constructor of `Message` in api.tl and in mtproto.tl), so each name keeps all of them.
+    private var byName: [String: [Candidate]] = [:]
 
-    /// Builds the encoder from checked schemas; earlier schemas win on a name both define.
+    private struct Candidate: Sendable {
+        var combinator: Combinator
+        /// The index of the schema that defines it.
+        var schema: Int
+        /// Its boxed result type, to check a nested object has a constructor of the field's type.
+        var type: String?
+    }
+
+    /// Builds the encoder from checked schemas. A name several schemas define means the one of the schema whose
+    /// combinator holds the object (`msg_container`'s `message` is mtproto.tl's), then the first schema whose
+    /// combinator has every field the object gives, then the first schema.
     public init(schemas: [Schema]) {
-        for schema in schemas {
-            for c in schema.constructors where constructors[c.name] == nil {
-                constructors[c.name] = c
-                if case .boxed(let type) = c.result { typeOfConstructor[c.name] = type }
+        for (index, schema) in schemas.enumerated() {
+            for c in schema.constructors + schema.functions {
+                var type: String? = nil
+                if c.kind == .constructor, case .boxed(let name) = c.result { type = name }
+                byName[c.name, default: []].append(Candidate(combinator: c, schema: index, type: type))
             }
-            for f in schema.functions where functions[f.name] == nil { functions[f.name] = f }
         }
     }
 
@@ -44,7 +53,7 @@ public struct TLJSONEncoder: Sendable {
     /// Encodes one boxed constructor or function value.
     public func encode(_ json: JSONValue) throws(TLJSONError) -> [UInt8] {
         let buffer = Buffer(capacity: 256)
-        try encodeObject(json, expected: nil, boxed: true, path: "$", into: buffer)
+        try encodeObject(json, expected: nil, boxed: true, inSchema: nil, path: "$", into: buffer)
         return buffer.bytes
     }
 
@@ -58,15 +67,22 @@ public struct TLJSONEncoder: Sendable {
         return try encode(value)
     }
 
-    /// The combinator a JSON object names in `"_"`.
-    func combinator(of json: JSONValue, path: String) throws(TLJSONError) -> Combinator {
-        guard case .object = json else { throw TLJSONError(path: path, message: "expected an object with \"_\", found \(kind(json))") }
+    /// The combinator a JSON object names in `"_"`, read as `init(schemas:)` says when schemas share the name.
+    private func candidate(of json: JSONValue, inSchema schema: Int?, path: String) throws(TLJSONError) -> Candidate {
+        guard case .object(let members) = json else {
+            throw TLJSONError(path: path, message: "expected an object with \"_\", found \(kind(json))")
+        }
         guard case .string(let name)? = json["_"] else {
             throw TLJSONError(path: path, message: "missing \"_\" (the constructor or function name)")
         }
-        if let c = constructors[name] { return c }
-        if let f = functions[name] { return f }
-        throw TLJSONError(path: path, message: "unknown constructor or function '\(name)'")
+        guard let all = byName[name], let first = all.first else {
+            throw TLJSONError(path: path, message: "unknown constructor or function '\(name)'")
+        }
+        if all.count == 1 { return first }
+        if let own = all.first(where: { $0.schema == schema }) { return own }
+        return all.first { candidate in
+            members.allSatisfy { key, _ in key == "_" || candidate.combinator.fields.contains { $0.name == key } }
+        } ?? first
     }
 
     private enum Expectation {
@@ -75,12 +91,13 @@ public struct TLJSONEncoder: Sendable {
         case function
     }
 
-    private func encodeObject(_ json: JSONValue, expected: Expectation?, boxed: Bool, path: String,
+    private func encodeObject(_ json: JSONValue, expected: Expectation?, boxed: Bool, inSchema outer: Int?, path: String,
                               into buffer: Buffer) throws(TLJSONError) {
-        let c = try combinator(of: json, path: path)
+        let found = try candidate(of: json, inSchema: outer, path: path)
+        let c = found.combinator
         switch expected {
         case .boxedType(let type)?:
-            guard c.kind == .constructor, typeOfConstructor[c.name] == type else {
+            guard c.kind == .constructor, found.type == type else {
                 throw TLJSONError(path: path, message: "'\(c.name)' is not a constructor of \(type)")
             }
         case .bareConstructor(let name)?:
@@ -128,11 +145,12 @@ public struct TLJSONEncoder: Sendable {
             }
             if let cond = field.condition, (flags[cond.flagsField] ?? 0) & (1 << UInt32(cond.bit)) == 0 { continue }
             // `message.body`: an embedded object whose length precedes it; tl-json writes it as hex.
-            try encodeValue(value, type: field.type, path: fieldPath, into: buffer)
+            try encodeValue(value, type: field.type, inSchema: found.schema, path: fieldPath, into: buffer)
         }
     }
 
-    private func encodeValue(_ json: JSONValue, type: TLType, path: String, into buffer: Buffer) throws(TLJSONError) {
+    private func encodeValue(_ json: JSONValue, type: TLType, inSchema schema: Int, path: String,
+                             into buffer: Buffer) throws(TLJSONError) {
         switch type {
         case .int, .nat:
             guard case .number(let text) = json, let v = Int32(text) else {
@@ -187,14 +205,15 @@ public struct TLJSONEncoder: Sendable {
             guard case .array(let items) = json else { throw TLJSONError(path: path, message: "expected an array, found \(kind(json))") }
             buffer.appendVectorHeader(count: items.count, boxed: boxed)
             for (i, item) in items.enumerated() {
-                try encodeValue(item, type: element, path: "\(path)[\(i)]", into: buffer)
+                try encodeValue(item, type: element, inSchema: schema, path: "\(path)[\(i)]", into: buffer)
             }
         case .boxed(let name):
-            try encodeObject(json, expected: .boxedType(name), boxed: true, path: path, into: buffer)
+            try encodeObject(json, expected: .boxedType(name), boxed: true, inSchema: schema, path: path, into: buffer)
         case .bare(let constructor):
-            try encodeObject(json, expected: .bareConstructor(constructor), boxed: false, path: path, into: buffer)
+            try encodeObject(json, expected: .bareConstructor(constructor), boxed: false, inSchema: schema, path: path,
+                             into: buffer)
         case .generic:
-            try encodeObject(json, expected: .function, boxed: true, path: path, into: buffer)
+            try encodeObject(json, expected: .function, boxed: true, inSchema: schema, path: path, into: buffer)
         }
     }
 

@@ -149,6 +149,32 @@ import TLSchema
         #expect(Decode.decode(Hex.encode(Self.payload(body: container))) { try decoder.decode(payload: $0) } == tree.description)
     }
 
+    /// `message` is a constructor of `Message` in both api.tl and mtproto.tl. What `tl decode` writes for mtproto.tl's,
+    /// in a container or alone, `tl encode` reads back to the same bytes (it used to take api.tl's and refuse
+    /// `msg_id`; found by FuzzTLDecode), and api.tl's `message` still encodes as api.tl's.
+    @Test func aNameBothSchemasDefineEncodesAsTheSchemaThatWroteIt() throws {
+        let encoder = TLJSONEncoder(schemas: Self.schemas)
+        let pong = Self.bytes { MT.Pong.pong(.init(msgId: 5, pingId: 6)).serialize($0, true) }
+        for body in [pong, []] {
+            let container = Self.bytes { b in
+                b.appendUInt32(0x73F1_F8DC)
+                b.appendInt32(1)
+                b.appendRaw(Self.message(id: -4_819_136_106_315_783_536, body: body))
+            }
+            let alone = Self.bytes { b in
+                b.appendUInt32(CRC32.checksum("message msg_id:long seqno:int bytes:int body:Object = Message"))
+                b.appendRaw(Self.message(id: 7, body: body))
+            }
+            for wire in [container, alone] {
+                let json = TLJSONWriter.json(try Self.registry.parse(bytes: wire))
+                #expect(try encoder.encode(json) == wire, "\(json)")
+            }
+        }
+        let apiMessage = Api.Message.message(.init(id: 1, peerId: .peerUser(.init(userId: 2)), date: 3, message: "hi"))
+        let wire = Self.bytes { apiMessage.serialize($0, true) }
+        #expect(try encoder.encode(TLJSONWriter.json(apiMessage)) == wire)
+    }
+
     @Test func malformedPayloadsAreErrorsNotCrashes() throws {
         let decoder = MTProtoPayloadDecoder(registry: Self.registry)
         let pong = Self.bytes { MT.Pong.pong(.init(msgId: 5, pingId: 6)).serialize($0, true) }
