@@ -357,8 +357,9 @@ public final class Buffer {
     }
 }
 
-/// Stores fixed-size TL fields, little-endian, into room a `Buffer` reserved (`Buffer.fieldWriter(reserving:)`).
-/// Its methods do not check the room: the generator reserves the largest size the run can write.
+/// Stores fixed-size TL fields, little-endian, into room a `Buffer` reserved (`Buffer.fieldWriter(reserving:)`), for
+/// generated serializers. Only debug builds check the room (the generator reserves the largest size the run can
+/// write, and the run's writes are fixed by the schema, not by data); storing past it corrupts memory.
 @frozen public struct TLFieldWriter {
     @usableFromInline var _next: UnsafeMutableRawPointer
     @usableFromInline let _end: UnsafeMutableRawPointer
@@ -370,6 +371,7 @@ public final class Buffer {
 
     @inlinable @inline(__always)
     mutating func _store<T: FixedWidthInteger>(_ v: T) {
+        assert(_end - _next >= MemoryLayout<T>.size, "a run of fields wrote more than it reserved")
         _next.storeBytes(of: v.littleEndian, as: T.self)
         _next += MemoryLayout<T>.size
     }

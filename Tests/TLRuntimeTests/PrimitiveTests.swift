@@ -165,6 +165,19 @@ import Testing
         }
     }
 
+    #if DEBUG
+    /// A run that stores more than it reserved stops at the store in debug builds, before writing past the room.
+    @Test func aFieldWriterStoringPastItsReservationTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let buffer = Buffer()
+            var w = buffer.fieldWriter(reserving: 6)
+            w.int32(1)
+            w.int32(2)
+            buffer.commit(w)
+        }
+    }
+    #endif
+
     @Test func removeAllKeepsOrReleasesCapacity() {
         let buffer = Buffer()
         buffer.appendRaw([UInt8](repeating: 1, count: 1000))
