@@ -341,7 +341,8 @@ public final class Buffer {
     /// `serialize` on each of `count` values from `base`, in place. Over a `~Copyable` `T` the compiler cannot copy an
     /// element before the call; over copyable `T`, unspecialized code copied and destroyed every element through its
     /// value witnesses (two indirect calls and a retain and release each; ~9 % of encoding the corpus's objects).
-    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
+    /// Inlined into `appendVector`, it keeps that: the loop is compiled over `~Copyable` before it is inlined.
+    @inline(__always)
     func _serializeElements<T: TLSerializable & ~Copyable>(_ base: UnsafePointer<T>, count: Int, boxed: Bool) {
         var index = 0
         while index < count {
