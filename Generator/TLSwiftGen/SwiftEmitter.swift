@@ -357,7 +357,8 @@ public struct SwiftEmitter {
             }
             runs += 1
             let writer = "w\(runs)"
-            let size = run.reduce(0) { $0 + ($1.flatMap { fixedWrite($0.type)?.size } ?? 4) }
+            // 4 bytes for the constructor ID (nil); only fixed-size fields enter a run.
+            let size = run.reduce(0) { total, item in total + (item.map { fixedWrite($0.type)?.size ?? 0 } ?? 4) }
             w.line("var \(writer) = buffer.fieldWriter(reserving: \(size))")
             for item in run { emitField(item, id: id, payload: v, writer: writer, into: w) }
             w.line("buffer.commit(\(writer))")

@@ -80,9 +80,12 @@ public struct TLJSONEncoder: Sendable {
         }
         if all.count == 1 { return first }
         if let own = all.first(where: { $0.schema == schema }) { return own }
-        return all.first { candidate in
-            members.allSatisfy { key, _ in key == "_" || candidate.combinator.fields.contains { $0.name == key } }
-        } ?? first
+        return all.first { strayMember(members, of: $0.combinator) == nil } ?? first
+    }
+
+    /// The first member of a JSON object that is neither `"_"` nor a field of `c`.
+    private func strayMember(_ members: [(String, JSONValue)], of c: Combinator) -> String? {
+        members.first { key, _ in key != "_" && !c.fields.contains { $0.name == key } }?.0
     }
 
     private enum Expectation {
@@ -108,9 +111,8 @@ public struct TLJSONEncoder: Sendable {
             break
         }
         guard case .object(let members) = json else { return }
-        let known = Set(c.fields.map(\.name) + ["_"])
-        if let stray = members.first(where: { !known.contains($0.0) }) {
-            throw TLJSONError(path: path, message: "'\(c.name)' has no field '\(stray.0)'")
+        if let stray = strayMember(members, of: c) {
+            throw TLJSONError(path: path, message: "'\(c.name)' has no field '\(stray)'")
         }
         if boxed { buffer.appendUInt32(c.id) }
 

@@ -133,25 +133,23 @@ public final class Buffer {
 
     /// TL `int128`, in wire order.
     public func appendInt128(_ v: TLInt128) {
-        _reserveAdditional(16)
-        (_base + _count).storeBytes(of: v._w0.littleEndian, as: UInt64.self)
-        (_base + _count + 8).storeBytes(of: v._w1.littleEndian, as: UInt64.self)
-        _count &+= 16
+        var writer = fieldWriter(reserving: 16)
+        writer.int128(v)
+        commit(writer)
     }
 
     /// TL `int256`, in wire order.
     public func appendInt256(_ v: TLInt256) {
-        _reserveAdditional(32)
-        (_base + _count).storeBytes(of: v._w0.littleEndian, as: UInt64.self)
-        (_base + _count + 8).storeBytes(of: v._w1.littleEndian, as: UInt64.self)
-        (_base + _count + 16).storeBytes(of: v._w2.littleEndian, as: UInt64.self)
-        (_base + _count + 24).storeBytes(of: v._w3.littleEndian, as: UInt64.self)
-        _count &+= 32
+        var writer = fieldWriter(reserving: 32)
+        writer.int256(v)
+        commit(writer)
     }
 
     /// TL `Bool`, which is always boxed: `boolTrue#997275b5` or `boolFalse#bc799737`.
     public func appendBool(_ v: Bool) {
-        _store(v ? TLConstructorID.boolTrue : TLConstructorID.boolFalse)
+        var writer = fieldWriter(reserving: 4)
+        writer.bool(v)
+        commit(writer)
     }
 
     /// A vector prefix: `vector#1cb5c415` when boxed, then the element count as an `int`.
